@@ -1,0 +1,23 @@
+"""BERT Lens — entry point: page config, navigation, the shared sidebar (model picker and status)."""
+
+import streamlit as st
+
+from components.model import active_bundle, model_picker, model_status
+
+st.set_page_config(page_title="BERT Lens", page_icon="🔎", layout="wide")
+
+PAGES = [
+    st.Page("pages/home.py", title="BERT Lens", icon=":material/home:", default=True),
+    st.Page("pages/tokenizer.py", title="Tokenizer", icon=":material/text_fields:"),
+    st.Page("pages/anatomy.py", title="Model anatomy", icon=":material/account_tree:"),
+    st.Page("pages/fill_mask.py", title="Fill-mask", icon=":material/edit_note:"),
+    st.Page("pages/next_sentence.py", title="Next sentence", icon=":material/arrow_forward:"),
+    st.Page("pages/attention.py", title="Attention", icon=":material/grid_on:"),
+    st.Page("pages/senses.py", title="Word senses", icon=":material/scatter_plot:"),
+]
+
+page = st.navigation(PAGES)
+with st.sidebar:
+    model_picker()
+    model_status(active_bundle())
+page.run()

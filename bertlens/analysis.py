@@ -1,0 +1,128 @@
+"""Tokenization and the one forward pass every page reads from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from bertlens.models import ModelBundle
+
+MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenization; 512 tokens never need more
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """One tokenized input (a sentence or a pair), already truncated to what the model accepts."""
+
+    input_ids: tuple[int, ...]
+    tokens: tuple[str, ...]
+    token_type_ids: tuple[int, ...]
+    word_ids: tuple[int | None, ...]  # index of the word within its sentence; None for special tokens
+    sequence_ids: tuple[int | None, ...]  # 0 = sentence A, 1 = sentence B, None = special token
+    offsets: tuple[tuple[int, int], ...]  # character span in its own sentence
+    full_length: int  # token count before truncation
+
+    @property
+    def truncated(self) -> bool:
+        return self.full_length > len(self.input_ids)
+
+    def __len__(self) -> int:
+        return len(self.input_ids)
+
+
+def input_problem(text: str) -> str | None:
+    """A message for text that cannot be analysed, or None when it is fine."""
+    if not text or not text.strip():
+        return "Type a sentence to analyse — the text box is empty."
+    return None
+
+
+def max_tokens(bundle: ModelBundle, cap: int | None = None) -> int:
+    limit = bundle.capabilities.max_positions
+    return min(limit, cap) if cap else limit
+
+
+def encode(tokenizer, text: str, text_b: str | None = None, max_length: int = 512) -> Encoding:
+    """Tokenize ``text`` (and ``text_b`` as sentence B), truncating to ``max_length`` tokens."""
+    text, text_b = text[:MAX_TEXT_CHARS], (text_b[:MAX_TEXT_CHARS] if text_b else None)
+    full_length = len(tokenizer(text, text_b, truncation=False)["input_ids"])
+    enc = tokenizer(
+        text,
+        text_b,
+        truncation=full_length > max_length,
+        max_length=max_length,
+        return_offsets_mapping=True,
+        return_token_type_ids=True,
+    )
+    ids = enc["input_ids"]
+    return Encoding(
+        input_ids=tuple(ids),
+        tokens=tuple(tokenizer.convert_ids_to_tokens(ids)),
+        token_type_ids=tuple(enc["token_type_ids"]),
+        word_ids=tuple(enc.word_ids()),
+        sequence_ids=tuple(enc.sequence_ids()),
+        offsets=tuple(tuple(span) for span in enc["offset_mapping"]),
+        full_length=full_length,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class Analysis:
+    """Everything one forward pass gives. Arrays are read-only: the result is cached and shared."""
+
+    encoding: Encoding
+    attentions: np.ndarray  # (layers, heads, query, key); each row sums to 1
+    hidden_states: np.ndarray  # (layers + 1, tokens, hidden); 0 is the embeddings output
+    pooler_output: np.ndarray | None  # (hidden,) or None when the checkpoint has no pooler
+    mask_positions: tuple[int, ...]  # token positions holding [MASK]
+    mlm_logits: np.ndarray | None  # (masks, vocab) at mask_positions; None without an MLM head
+    nsp_logits: np.ndarray | None  # (2,): index 0 = IsNext, 1 = NotNext; None without an NSP head
+
+
+def _frozen(tensor: torch.Tensor) -> np.ndarray:
+    array = tensor.detach().float().cpu().numpy()
+    array.flags.writeable = False
+    return array
+
+
+def forward(bundle: ModelBundle, encoding: Encoding) -> Analysis:
+    """One forward pass: attentions, hidden states, and the heads the checkpoint really has."""
+    model, caps = bundle.model, bundle.capabilities
+    device = bundle.device
+    input_ids = torch.tensor([encoding.input_ids], device=device)
+    token_type_ids = torch.tensor([encoding.token_type_ids], device=device)
+    mask_positions = tuple(i for i, t in enumerate(encoding.input_ids) if t == bundle.tokenizer.mask_token_id)
+    with torch.inference_mode():
+        out = model.bert(
+            input_ids=input_ids,
+            token_type_ids=token_type_ids,
+            attention_mask=torch.ones_like(input_ids),
+            output_attentions=True,
+            output_hidden_states=True,
+        )
+        sequence = out.last_hidden_state[0]
+        # The MLM decoder is the most expensive head (tokens x vocab): run it at the masks only.
+        mlm_logits = (
+            _frozen(model.cls.predictions(sequence[list(mask_positions)]))
+            if caps.has_mlm_head and mask_positions
+            else None
+        )
+        pooled = out.pooler_output[0] if caps.has_pooler else None
+        nsp_logits = _frozen(model.cls.seq_relationship(pooled)) if caps.has_nsp_head and pooled is not None else None
+    return Analysis(
+        encoding=encoding,
+        attentions=_frozen(torch.cat(out.attentions)),
+        hidden_states=_frozen(torch.cat(out.hidden_states)),
+        pooler_output=_frozen(pooled) if pooled is not None else None,
+        mask_positions=mask_positions,
+        mlm_logits=mlm_logits,
+        nsp_logits=nsp_logits,
+    )
+
+
+def analyze(bundle: ModelBundle, text: str, text_b: str | None = None, token_cap: int | None = None) -> Analysis:
+    """Tokenize (truncating to the model's positions) and run the one forward pass."""
+    encoding = encode(bundle.tokenizer, text, text_b or None, max_tokens(bundle, token_cap))
+    return forward(bundle, encoding)

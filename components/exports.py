@@ -1,0 +1,47 @@
+"""Tables and charts that can always be taken away: CSV for tables, PNG for charts.
+
+PNG export uses plotly's own modebar button (rendered in the browser by the plotly.js that
+Streamlit ships), so it works offline and needs no server-side image engine.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-").lower() or "bertlens"
+
+
+def png_config(filename: str, scale: int = 2) -> dict:
+    return {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "filename": _slug(filename), "scale": scale},
+    }
+
+
+def chart(fig: go.Figure, filename: str, key: str | None = None, **kwargs):
+    """A plotly chart with a 'Download plot as PNG' button named ``filename``.png."""
+    return st.plotly_chart(fig, config=png_config(filename), key=key or f"chart-{_slug(filename)}", **kwargs)
+
+
+def csv_download(df: pd.DataFrame, filename: str, label: str = "Download CSV", key: str | None = None) -> None:
+    st.download_button(
+        label,
+        df.to_csv(index=False).encode("utf-8"),
+        file_name=f"{_slug(filename)}.csv",
+        mime="text/csv",
+        key=key or f"csv-{_slug(filename)}",
+        icon=":material/download:",
+        on_click="ignore",
+    )
+
+
+def table(df: pd.DataFrame, filename: str, key: str | None = None, **kwargs) -> None:
+    """A dataframe with its CSV download button underneath."""
+    st.dataframe(df, hide_index=True, key=key, **kwargs)
+    csv_download(df, filename, key=f"csv-{key}" if key else None)

@@ -1,0 +1,52 @@
+"""Page scaffolding shared by every page: title, active model, fallback banner, input notices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
+
+from bertlens.analysis import Encoding, input_problem
+from bertlens.models import ModelBundle
+from components.model import active_bundle, fallback_banner
+from components.text import literal
+
+
+def page_header(title: str, intro: str) -> ModelBundle:
+    """Title, one-line intro, the active model (loading it if needed) and any fallback banner."""
+    st.title(title)
+    st.caption(intro)
+    bundle = active_bundle()
+    fallback_banner(bundle)
+    st.caption(f"Model: `{bundle.name}` — {bundle.capabilities.summary()}")
+    return bundle
+
+
+def require_text(text: str) -> bool:
+    """Show why ``text`` cannot be analysed; True when it can."""
+    problem = input_problem(text)
+    if problem:
+        st.info(problem)
+    return problem is None
+
+
+def truncation_notice(encoding: Encoding) -> None:
+    if encoding.truncated:
+        st.warning(
+            f"The input is {encoding.full_length} tokens long; the model reads at most {len(encoding)}. "
+            f"Only the first {len(encoding)} tokens are analysed."
+        )
+
+
+def quoted(text: str) -> None:
+    """User text shown literally, as a quote."""
+    st.markdown(f"> {literal(text)}")
+
+
+def nav_link(page_file: str, label: str) -> None:
+    """A link to another page; a plain URL link when the page runs outside ``app.py``'s navigation."""
+    try:
+        st.page_link(page_file, label=label)
+    except StreamlitPageNotFoundError:
+        st.markdown(f"[{label}](./{Path(page_file).stem})")

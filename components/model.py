@@ -1,0 +1,104 @@
+"""The one model-loading point, the model picker and the model's status.
+
+Every page gets its model through ``active_bundle()``: it works the same whether the page runs
+inside ``app.py`` or on its own (a shared link, ``AppTest.from_file("pages/x.py")``).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from bertlens.analysis import Analysis, analyze
+from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, ModelBundle, load_with_fallback
+from bertlens.settings import Settings, load_settings
+from components.text import literal
+
+CUSTOM = "Custom Hub id or folder…"
+MODEL_KEY, CUSTOM_KEY = "model", "custom_model"
+
+
+@st.cache_resource(show_spinner=False)
+def cached_bundle(name: str) -> ModelBundle:
+    """One frozen tokenizer+model per model name, shared by all sessions (never mutated)."""
+    return load_with_fallback(name, load=cached_bundle)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8, ttl=3600)
+def cached_analysis(model_name: str, text: str, text_b: str = "") -> Analysis:
+    """The one forward pass for (model, input).
+
+    ``cache_resource`` rather than ``cache_data``: at 512 tokens the attentions alone are
+    150 MB, which ``cache_data`` would copy (pickle) on every rerun. The arrays are read-only.
+    """
+    return analyze(cached_bundle(model_name), text, text_b or None, settings().token_cap)
+
+
+def settings() -> Settings:
+    """Read per run: cheap, and the environment (or secrets) may change between runs."""
+    return load_settings()
+
+
+def active_model_name() -> str:
+    """Sidebar choice, else the link's ``model`` (when it is one of the offered models), else the default."""
+    config = settings()
+    chosen = st.session_state.get(MODEL_KEY) or st.query_params.get(MODEL_KEY)
+    if chosen == CUSTOM and config.allow_custom_models:
+        return (st.session_state.get(CUSTOM_KEY) or "").strip() or config.default_model
+    return chosen if chosen in config.model_options else config.default_model
+
+
+def active_bundle() -> ModelBundle:
+    name = active_model_name()
+    if LOAD_COUNTS[name] == 0:  # first load in this process: show progress naming the model
+        with st.status(f"Loading {literal(name)}…", expanded=False) as status:
+            bundle = cached_bundle(name)
+            status.update(label=f"Loaded {literal(bundle.name)} in {bundle.load_seconds:.1f} s", state="complete")
+        return bundle
+    return cached_bundle(name)
+
+
+def model_picker() -> None:
+    """The sidebar's model choice (bound to the URL as ``model``)."""
+    config = settings()
+    options = [*config.model_options, *([CUSTOM] if config.allow_custom_models else [])]
+    st.selectbox(
+        "Model",
+        options,
+        key=MODEL_KEY,
+        bind="query-params",
+        help="Any BERT checkpoint: a Hugging Face Hub id or a local folder. "
+        f"{BUNDLED_MODEL} is bundled and works offline.",
+    )
+    if st.session_state.get(MODEL_KEY) == CUSTOM:
+        st.text_input("Hub id or local folder", key=CUSTOM_KEY, placeholder="e.g. bert-base-uncased or /models/my-bert")
+
+
+def model_status(bundle: ModelBundle) -> None:
+    """What is active and what it can do (sidebar)."""
+    caps = bundle.capabilities
+    st.markdown(f"**Active model:** `{bundle.name}`")
+    st.caption(caps.summary())
+    if not caps.has_mlm_head or not caps.has_nsp_head:
+        st.caption("Pages that need a missing head explain why instead of showing predictions.")
+
+
+def fallback_banner(bundle: ModelBundle) -> None:
+    """Say loudly when the requested model could not be loaded, why, and how to fix it."""
+    if not bundle.is_fallback:
+        return
+    headline = (
+        "**Offline** — the app is running on the bundled encoder"
+        if bundle.offline
+        else f"**Could not load {literal(bundle.requested)}** — the app is running on the bundled encoder"
+    )
+    st.warning(
+        f"{headline} `{BUNDLED_MODEL}` (6 layers, no fill-mask or next-sentence heads).\n\n"
+        f"Why: {literal(bundle.fallback_reason or '')}\n\n"
+        "To fix: on a connected machine run `hf download bert-base-uncased` (it fills the Hugging Face "
+        "cache, which works offline afterwards), or point BERT Lens at a model folder with "
+        "`BERTLENS_MODEL=/path/to/folder streamlit run app.py`.",
+        icon="⚠️",
+    )
+    if st.button("Retry loading", key="retry_model_load"):
+        cached_bundle.clear(bundle.requested)
+        st.rerun()

@@ -1,0 +1,13 @@
+"""Show user text literally: never as Markdown, never as HTML."""
+
+from __future__ import annotations
+
+import re
+
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
+
+
+def literal(text: str) -> str:
+    """Escape ``text`` so ``st.markdown``/``st.warning`` show it exactly as typed."""
+    escaped = _MARKDOWN_SPECIALS.sub(r"\\\1", text)
+    return escaped.replace("\n", " ")

@@ -1,0 +1,14 @@
+"""Model anatomy page (placeholder until its own issue fills it)."""
+
+import streamlit as st
+
+from components.layout import page_header, require_text, truncation_notice
+from components.model import active_model_name, cached_analysis
+from components.state import shared_text
+
+page_header("Model anatomy", "The configuration, where the parameters are, and the embeddings and pooler checked live.")
+text = shared_text()
+if require_text(text):
+    analysis = cached_analysis(active_model_name(), text)
+    truncation_notice(analysis.encoding)
+    st.write("Tokens:", list(analysis.encoding.tokens))

@@ -1,0 +1,58 @@
+"""Shared fixtures. Nothing here touches the network: models are tiny random BERTs saved to a
+temporary folder (over the real bert-base-uncased vocabulary) or the bundled MiniLM encoder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # belt and braces: no test may reach the Hub
+os.environ.pop("BERTLENS_HOSTED", None)
+
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from bertlens.models import BUNDLED_MODEL, ModelBundle, load_model  # noqa: E402
+from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE_FILES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))
+APPTEST_TIMEOUT = 120
+
+
+@pytest.fixture(scope="session")
+def tiny_pretraining_dir(tmp_path_factory) -> Path:
+    """A tiny BertForPreTraining checkpoint with both heads (MLM and NSP)."""
+    return save_random_bert(tmp_path_factory.mktemp("tiny-pretraining"), random_bert_config(**TINY_CONFIG))
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder_dir(tmp_path_factory) -> Path:
+    """A tiny bare BertModel checkpoint: no heads at all."""
+    return save_random_bert(tmp_path_factory.mktemp("tiny-encoder"), random_bert_config(**TINY_CONFIG), with_heads=False)
+
+
+@pytest.fixture(scope="session")
+def tiny_bundle(tiny_pretraining_dir) -> ModelBundle:
+    return load_model(str(tiny_pretraining_dir))
+
+
+@pytest.fixture(scope="session")
+def bundled() -> ModelBundle:
+    return load_model(BUNDLED_MODEL)
+
+
+@pytest.fixture
+def open_page(monkeypatch) -> Callable[..., AppTest]:
+    """Run a page file on its own, as a shared link would: ``open_page(path, model, **url_params)``."""
+
+    def run(path: str, model: str | Path = BUNDLED_MODEL, **params: str) -> AppTest:
+        monkeypatch.chdir(ROOT)
+        monkeypatch.setenv("BERTLENS_MODEL", str(model))
+        at = AppTest.from_file(str(ROOT / path), default_timeout=APPTEST_TIMEOUT)
+        at.query_params.update(params)
+        return at.run()
+
+    return run

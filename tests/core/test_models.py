@@ -1,0 +1,86 @@
+import socket
+import time
+
+import pytest
+
+from bertlens import models
+from bertlens.models import (
+    BUNDLED_MODEL,
+    DEFAULT_MODEL,
+    ModelUnavailable,
+    NotBertError,
+    initial_model_choice,
+    load_model,
+    load_with_fallback,
+)
+from bertlens.settings import load_settings
+
+
+def test_model_choice_order():
+    assert initial_model_choice({}) == DEFAULT_MODEL
+    assert initial_model_choice({"BERTLENS_MODEL": "  "}) == DEFAULT_MODEL
+    assert initial_model_choice({"BERTLENS_MODEL": "/models/mine"}) == "/models/mine"
+    # The environment's model comes first in the picker, then the standard choices.
+    options = load_settings({"BERTLENS_MODEL": "/models/mine"}).model_options
+    assert options[0] == "/models/mine" and DEFAULT_MODEL in options and BUNDLED_MODEL in options
+    assert load_settings({}).model_options[0] == DEFAULT_MODEL
+
+
+def test_bundled_encoder_has_no_heads(bundled):
+    caps = bundled.capabilities
+    assert (caps.has_mlm_head, caps.has_nsp_head) == (False, False)
+    assert (caps.num_layers, caps.num_heads, caps.hidden_size, caps.max_positions) == (6, 12, 384, 512)
+    assert caps.cased is False
+    assert not bundled.model.training
+    assert not any(p.requires_grad for p in bundled.model.parameters())
+    assert bundled.model.config._attn_implementation == "eager"
+
+
+def test_tiny_pretraining_model_has_both_heads(tiny_bundle):
+    caps = tiny_bundle.capabilities
+    assert (caps.has_mlm_head, caps.has_nsp_head, caps.has_pooler) == (True, True, True)
+    assert (caps.num_layers, caps.num_heads, caps.hidden_size) == (2, 4, 32)
+
+
+def test_bare_encoder_checkpoint_reports_no_heads(tiny_encoder_dir):
+    caps = load_model(str(tiny_encoder_dir)).capabilities
+    assert (caps.has_mlm_head, caps.has_nsp_head) == (False, False)
+
+
+def test_unreachable_model_falls_back_fast(monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    # A closed local port stands in for an unreachable Hub: the probe must give up at once.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    started = time.perf_counter()
+    bundle = load_with_fallback("no-such-org/no-such-bert")
+    assert time.perf_counter() - started < 10
+    assert bundle.name == BUNDLED_MODEL and bundle.requested == "no-such-org/no-such-bert"
+    assert bundle.offline and "cannot be reached" in bundle.fallback_reason
+
+
+def test_fallback_shares_the_loaded_encoder(bundled):
+    bundle = load_with_fallback("no-such-org/no-such-bert", load=lambda name: bundled)
+    assert bundle.model is bundled.model and bundle.is_fallback
+
+
+def test_missing_folder_is_reported_as_such():
+    with pytest.raises(ModelUnavailable, match="no model folder"):
+        load_model("/no/such/folder")
+
+
+def test_non_bert_checkpoint_is_refused(tmp_path):
+    from transformers import GPT2Config
+
+    GPT2Config(n_layer=1, n_embd=8, n_head=2).save_pretrained(tmp_path)
+    with pytest.raises(NotBertError, match="gpt2"):
+        load_model(str(tmp_path))
+    assert load_with_fallback(str(tmp_path), load=lambda name: load_model(BUNDLED_MODEL)).fallback_reason
+
+
+def test_load_counts_each_load(tiny_pretraining_dir):
+    before = models.LOAD_COUNTS[str(tiny_pretraining_dir)]
+    load_model(str(tiny_pretraining_dir))
+    assert models.LOAD_COUNTS[str(tiny_pretraining_dir)] == before + 1
