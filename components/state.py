@@ -1,7 +1,8 @@
 """Widgets bound to the URL, so a copied link reproduces the view.
 
-Streamlit's ``bind="query-params"`` keeps a widget and its URL parameter in sync (the widget key
-is the parameter name). It silently drops invalid URL values; ``warn_bad_param`` says so instead.
+Page-local settings use Streamlit's ``bind="query-params"`` (the widget key is the parameter
+name). It silently drops invalid URL values; ``warn_bad_param`` says so instead. Text shared
+across pages uses ``shared_text``.
 """
 
 from __future__ import annotations
@@ -50,8 +51,23 @@ def bound_int_slider(label: str, key: str, lo: int, hi: int, default: int = 0, *
     return st.slider(label, lo, hi, min(max(default, lo), hi), key=key, bind="query-params", **kwargs)
 
 
+def _remember(key: str) -> None:
+    st.session_state[f"_shared_{key}"] = st.session_state[key]
+
+
 def shared_text(label: str = "Sentence", key: str = "text", default: str = DEFAULT_TEXT, **kwargs) -> str:
-    """The sentence that follows the user from page to page; it lives in the URL as ``key``."""
-    return st.text_area(
-        label, value=default, key=key, bind="query-params", height=kwargs.pop("height", TEXT_HEIGHT), **kwargs
+    """Text that follows the user from page to page and lives in the URL as ``key``.
+
+    Not ``bind="query-params"``: a page switch drops the URL's parameters, and a bound widget
+    then falls back to its default. The value is kept in session state (seeded once from the
+    link) and written back to the URL on every run, so the link always reproduces the view.
+    """
+    remembered = f"_shared_{key}"
+    if remembered not in st.session_state:
+        st.session_state[remembered] = st.query_params.get(key, default)
+    st.session_state[key] = st.session_state[remembered]
+    value = st.text_area(
+        label, key=key, on_change=_remember, args=(key,), height=kwargs.pop("height", TEXT_HEIGHT), **kwargs
     )
+    st.query_params[key] = value
+    return value
