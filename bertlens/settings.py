@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, MODEL_CHOICES, initial_model_choice
 
 TRUE_WORDS = {"1", "true", "yes", "on"}
+ENV_PREFIX = "BERTLENS_"
 
 
 @dataclass(frozen=True)
@@ -50,3 +51,20 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         token_cap=_int(env, "BERTLENS_MAX_TOKENS", 256) if hosted else None,
         sentence_cap=_int(env, "BERTLENS_MAX_SENTENCES", 50 if hosted else 200),
     )
+
+
+def env_from_secrets(table: Mapping[str, Any]) -> dict[str, str]:
+    """A ``[bertlens]`` Streamlit secrets table as the environment variables it stands for.
+
+    Keys may be short (``hosted``, ``allowed_models``, ``max_tokens``, ``max_sentences``, ``model``)
+    or the variables' own names; booleans become "1"/"0" and lists comma-separated strings.
+    """
+    env = {}
+    for key, value in table.items():
+        name = key.upper() if key.upper().startswith(ENV_PREFIX) else ENV_PREFIX + key.upper()
+        if isinstance(value, bool):
+            value = "1" if value else "0"
+        elif isinstance(value, (list, tuple)):
+            value = ",".join(str(item) for item in value)
+        env[name] = str(value)
+    return env

@@ -6,11 +6,15 @@ inside ``app.py`` or on its own (a shared link, ``AppTest.from_file("pages/x.py"
 
 from __future__ import annotations
 
+import os
+from typing import Any, Mapping
+
 import streamlit as st
 
 from bertlens.analysis import Analysis, analyze
-from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, ModelBundle, load_with_fallback
-from bertlens.settings import Settings, load_settings
+from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, ModelBundle, load_with_fallback, needs_download
+from bertlens.settings import Settings, env_from_secrets, load_settings
+from components.state import warn_bad_param
 from components.text import literal
 
 CUSTOM = "Custom Hub id or folder…"
@@ -34,8 +38,18 @@ def cached_analysis(model_name: str, text: str, text_b: str = "") -> Analysis:
 
 
 def settings() -> Settings:
-    """Read per run: cheap, and the environment (or secrets) may change between runs."""
-    return load_settings()
+    """Read per run: cheap, and the environment (or secrets) may change between runs.
+
+    A ``[bertlens]`` table in Streamlit secrets sets the same values; the environment wins.
+    """
+    return load_settings({**env_from_secrets(_secret_settings()), **os.environ})
+
+
+def _secret_settings() -> Mapping[str, Any]:
+    try:
+        return st.secrets.get("bertlens") or {}
+    except FileNotFoundError:  # no secrets file: nothing to read
+        return {}
 
 
 def active_model_name() -> str:
@@ -50,20 +64,30 @@ def active_model_name() -> str:
 def active_bundle() -> ModelBundle:
     name = active_model_name()
     if LOAD_COUNTS[name] == 0:  # first load in this process: show progress naming the model
-        with st.status(f"Loading {literal(name)}…", expanded=False) as status:
+        action = "Downloading (first use) and loading" if needs_download(name) else "Loading"
+        with st.status(f"{action} {literal(name)}…", expanded=False) as status:
             bundle = cached_bundle(name)
             status.update(label=f"Loaded {literal(bundle.name)} in {bundle.load_seconds:.1f} s", state="complete")
         return bundle
     return cached_bundle(name)
 
 
+def picker_options() -> list[str]:
+    config = settings()
+    return [*config.model_options, *([CUSTOM] if config.allow_custom_models else [])]
+
+
+def refuse_unoffered_model() -> None:
+    """Say so when the link names a model this server does not offer (it is never loaded)."""
+    warn_bad_param(MODEL_KEY, lambda name: name in picker_options(), "one of the models this server offers")
+
+
 def model_picker() -> None:
     """The sidebar's model choice (bound to the URL as ``model``)."""
-    config = settings()
-    options = [*config.model_options, *([CUSTOM] if config.allow_custom_models else [])]
+    refuse_unoffered_model()  # before the bound picker drops the link's value
     st.selectbox(
         "Model",
-        options,
+        picker_options(),
         key=MODEL_KEY,
         bind="query-params",
         help="Any BERT checkpoint: a Hugging Face Hub id or a local folder. "
@@ -84,6 +108,7 @@ def model_status(bundle: ModelBundle) -> None:
 
 def fallback_banner(bundle: ModelBundle) -> None:
     """Say loudly when the requested model could not be loaded, why, and how to fix it."""
+    refuse_unoffered_model()
     if not bundle.is_fallback:
         return
     headline = (

@@ -1,0 +1,144 @@
+"""Real-browser fixtures: one headless Streamlit server and Debian's Chromium driven by Playwright.
+
+The server runs ``app.py`` on a free local port with a tiny random pre-training model (both heads,
+so fill-mask and next-sentence show numbers) and ``HF_HUB_OFFLINE=1``. Without Chromium or
+Playwright the tests are skipped, unless ``BERTLENS_REQUIRE_BROWSER=1`` (CI), where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Callable, Iterator
+from urllib.parse import urlencode
+
+import pytest
+
+from tests.conftest import ROOT
+
+CHROMIUM = os.environ.get("BERTLENS_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+REQUIRED = os.environ.get("BERTLENS_REQUIRE_BROWSER") == "1"
+SERVER_START_SECONDS = 90
+RUN_TIMEOUT_MS = 60_000  # one Streamlit run, first model load included
+
+try:
+    from playwright.sync_api import Page, expect, sync_playwright
+except ImportError:  # pragma: no cover - depends on the machine
+    sync_playwright = None
+
+
+def _missing_browser() -> str | None:
+    if sync_playwright is None:
+        return "Playwright for Python is not installed (pip install -r requirements-dev.txt)"
+    if not Path(CHROMIUM).exists():
+        return f"Chromium not found at {CHROMIUM} (apt-get install -y chromium)"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    problem = _missing_browser()
+    for item in items:
+        if "tests/browser/" not in item.nodeid.replace("\\", "/"):
+            continue
+        item.add_marker(pytest.mark.browser)
+        if problem and not REQUIRED:
+            item.add_marker(pytest.mark.skip(reason=f"browser tests skipped: {problem}"))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_healthy(url: str, server: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {server.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"streamlit did not become healthy in {SERVER_START_SECONDS} s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="session")
+def server_url(tiny_pretraining_dir, tmp_path_factory) -> Iterator[str]:
+    problem = _missing_browser()
+    if problem:
+        pytest.fail(f"BERTLENS_REQUIRE_BROWSER=1 but {problem}")
+    port = _free_port()
+    log = tmp_path_factory.mktemp("streamlit") / "server.log"
+    env = {
+        **os.environ,
+        "BERTLENS_MODEL": str(tiny_pretraining_dir),
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("BERTLENS_HOSTED", None)
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
+        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+    ]  # fmt: skip
+    with log.open("w") as out:
+        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, server, log)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+@pytest.fixture(scope="session")
+def browser(server_url):
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser) -> Iterator["Page"]:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(RUN_TIMEOUT_MS)
+    yield page
+    context.close()
+
+
+def wait_for_run(page: "Page") -> None:
+    """Wait until Streamlit is connected and the script has finished running (no fixed sleeps)."""
+    app = page.locator('[data-testid="stApp"]')
+    expect(app).to_have_attribute("data-test-connection-state", "CONNECTED", timeout=RUN_TIMEOUT_MS)
+    expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=RUN_TIMEOUT_MS)
+    expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=RUN_TIMEOUT_MS)
+
+
+@pytest.fixture
+def open_url(page, server_url) -> Callable[..., "Page"]:
+    """``open_url("attention", layer="3", text="…")``: open a deep link and wait for the run to end."""
+
+    def go(path: str = "", **params: str) -> "Page":
+        query = f"?{urlencode(params)}" if params else ""
+        page.goto(f"{server_url}/{path}{query}")
+        wait_for_run(page)
+        return page
+
+    return go

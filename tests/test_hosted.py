@@ -1,0 +1,156 @@
+"""Hosted mode (public links): an allowlist of models, no custom field, capped inputs.
+
+Settings come from the environment or from a ``[bertlens]`` table in Streamlit secrets.
+"""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, LOAD_COUNTS, MODEL_CHOICES
+from bertlens.settings import env_from_secrets, load_settings
+from components.model import CUSTOM
+from tests.conftest import APPTEST_TIMEOUT, ROOT
+
+# --- settings (pure) ---------------------------------------------------------------------------
+
+
+def test_not_hosted_by_default():
+    config = load_settings({})
+    assert not config.hosted and config.allow_custom_models
+    assert config.token_cap is None
+    assert config.model_options == MODEL_CHOICES
+
+
+@pytest.mark.parametrize("word", ["1", "true", "TRUE", " yes ", "on"])
+def test_hosted_switch_words(word):
+    assert load_settings({"BERTLENS_HOSTED": word}).hosted
+
+
+@pytest.mark.parametrize("word", ["0", "false", "no", "", "hosted"])
+def test_not_hosted_words(word):
+    assert not load_settings({"BERTLENS_HOSTED": word}).hosted
+
+
+def test_hosted_defaults_offer_default_and_bundled_only_with_caps():
+    config = load_settings({"BERTLENS_HOSTED": "1"})
+    assert config.model_options == (DEFAULT_MODEL, BUNDLED_MODEL)
+    assert not config.allow_custom_models
+    assert config.token_cap == 256 and config.sentence_cap == 50
+
+
+def test_hosted_allowlist_and_caps_from_env():
+    config = load_settings(
+        {
+            "BERTLENS_HOSTED": "1",
+            "BERTLENS_MODEL": BUNDLED_MODEL,
+            "BERTLENS_ALLOWED_MODELS": " bert-base-cased , ,bert-base-uncased,bert-base-cased",
+            "BERTLENS_MAX_TOKENS": "64",
+            "BERTLENS_MAX_SENTENCES": "12",
+        }
+    )
+    assert config.model_options == (BUNDLED_MODEL, "bert-base-cased", "bert-base-uncased")
+    assert (config.token_cap, config.sentence_cap) == (64, 12)
+
+
+@pytest.mark.parametrize("raw, expected", [("abc", 256), ("0", 1), ("-5", 1), ("1e3", 256), ("128", 128)])
+def test_malformed_caps_fall_back_to_sane_values(raw, expected):
+    assert load_settings({"BERTLENS_HOSTED": "1", "BERTLENS_MAX_TOKENS": raw}).token_cap == expected
+
+
+def test_secrets_table_becomes_environment_variables():
+    table = {
+        "hosted": True,
+        "allowed_models": ["bert-base-uncased", BUNDLED_MODEL],
+        "max_tokens": 128,
+        "BERTLENS_MAX_SENTENCES": 20,
+        "model": BUNDLED_MODEL,
+    }
+    assert env_from_secrets(table) == {
+        "BERTLENS_HOSTED": "1",
+        "BERTLENS_ALLOWED_MODELS": f"bert-base-uncased,{BUNDLED_MODEL}",
+        "BERTLENS_MAX_TOKENS": "128",
+        "BERTLENS_MAX_SENTENCES": "20",
+        "BERTLENS_MODEL": BUNDLED_MODEL,
+    }
+    config = load_settings(env_from_secrets(table))
+    assert config.hosted and config.token_cap == 128 and config.sentence_cap == 20
+    assert env_from_secrets({"hosted": False}) == {"BERTLENS_HOSTED": "0"}
+
+
+# --- the app in hosted mode --------------------------------------------------------------------
+
+
+@pytest.fixture
+def hosted_app(monkeypatch):
+    """``hosted_app(path, secrets=None, **url_params)``: run a file in hosted mode (env, or secrets only)."""
+
+    def run(path: str = "app.py", secrets: dict | None = None, **params: str) -> AppTest:
+        monkeypatch.chdir(ROOT)
+        monkeypatch.setenv("BERTLENS_MODEL", BUNDLED_MODEL)
+        if secrets is None:
+            monkeypatch.setenv("BERTLENS_HOSTED", "1")
+            monkeypatch.setenv("BERTLENS_ALLOWED_MODELS", BUNDLED_MODEL)
+        at = AppTest.from_file(str(ROOT / path), default_timeout=APPTEST_TIMEOUT)
+        if secrets is not None:
+            at.secrets["bertlens"] = secrets
+        at.query_params.update(params)
+        return at.run()
+
+    return run
+
+
+def warnings(at) -> str:
+    return " ".join(w.value for w in at.warning)
+
+
+def test_hosted_picker_has_no_custom_option(hosted_app):
+    at = hosted_app()
+    assert not at.exception
+    picker = at.sidebar.selectbox(key="model")
+    assert picker.options == [BUNDLED_MODEL]
+    assert not at.sidebar.text_input  # no custom id field
+    assert not [w for w in at.warning]
+
+
+def test_not_hosted_picker_offers_custom(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", BUNDLED_MODEL)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT).run()
+    assert CUSTOM in at.sidebar.selectbox(key="model").options
+
+
+def test_secrets_alone_turn_hosted_mode_on(hosted_app):
+    at = hosted_app(secrets={"hosted": True, "allowed_models": [BUNDLED_MODEL]})
+    assert not at.exception
+    assert CUSTOM not in at.sidebar.selectbox(key="model").options
+    assert at.sidebar.selectbox(key="model").options == [BUNDLED_MODEL]
+
+
+@pytest.mark.parametrize("path", ["app.py", "pages/tokenizer.py"])
+def test_off_list_model_in_the_link_is_refused(hosted_app, tiny_pretraining_dir, path):
+    """A loadable folder named in the link is still refused: visitors choose from the allowlist only."""
+    before = LOAD_COUNTS[str(tiny_pretraining_dir)]
+    at = hosted_app(path, model=str(tiny_pretraining_dir))
+    assert not at.exception
+    assert LOAD_COUNTS[str(tiny_pretraining_dir)] == before  # never loaded
+    assert "not one of the models this server offers" in warnings(at)
+    assert f"Model: `{BUNDLED_MODEL}`" in " ".join(c.value for c in at.caption)
+
+
+def test_off_list_hub_id_is_refused_without_a_download_attempt(hosted_app):
+    at = hosted_app(model="someone/huge-model")
+    assert not at.exception
+    assert LOAD_COUNTS["someone/huge-model"] == 0
+    assert "not one of the models this server offers" in warnings(at)
+    assert "huge" in warnings(at)
+
+
+def test_token_cap_applies(hosted_app, monkeypatch):
+    monkeypatch.setenv("BERTLENS_MAX_TOKENS", "8")
+    # A sentence no other test analyses (the forward pass is cached per model and text).
+    text = "hosted token cap check: one two three four five six seven eight nine ten"
+    at = hosted_app("pages/attention.py", text=text)
+    assert not at.exception
+    assert "reads at most 8" in warnings(at)
