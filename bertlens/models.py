@@ -144,6 +144,18 @@ def resolve_source(name: str) -> str:
     return str(Path(name).expanduser()) if Path(name).expanduser().is_dir() else name
 
 
+def needs_download(name: str, cache_dir: str | None = None) -> bool:
+    """True when loading ``name`` would have to fetch it from the Hub (not a folder, not cached)."""
+    if _is_local(name) or _looks_like_path(name):
+        return False
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        return not isinstance(try_to_load_from_cache(name, "config.json", cache_dir=cache_dir), str)
+    except ValueError:  # not a valid repo id: loading will say so
+        return False
+
+
 def _load_config(source: str, local: bool, progress: Progress):
     """Config from a folder or the HF cache; from the Hub only when it answers a quick probe."""
     try:

@@ -84,3 +84,16 @@ def test_load_counts_each_load(tiny_pretraining_dir):
     before = models.LOAD_COUNTS[str(tiny_pretraining_dir)]
     load_model(str(tiny_pretraining_dir))
     assert models.LOAD_COUNTS[str(tiny_pretraining_dir)] == before + 1
+
+
+def test_needs_download_only_for_uncached_hub_ids(tiny_pretraining_dir, tmp_path):
+    assert models.needs_download("bert-base-uncased", cache_dir=str(tmp_path))  # an empty cache
+    snapshot = tmp_path / "models--bert-base-uncased" / "snapshots" / "abc"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    (tmp_path / "models--bert-base-uncased" / "refs").mkdir()
+    (tmp_path / "models--bert-base-uncased" / "refs" / "main").write_text("abc")
+    assert not models.needs_download("bert-base-uncased", cache_dir=str(tmp_path))
+    assert not models.needs_download(BUNDLED_MODEL)
+    assert not models.needs_download(str(tiny_pretraining_dir))
+    assert not models.needs_download("/no/such/folder")
