@@ -1,14 +1,24 @@
-"""Tokenizer page (placeholder until its own issue fills it)."""
+"""Tokenizer page: how text becomes WordPiece tokens, ids, segments and attention masks."""
 
 import streamlit as st
 
-from components.layout import page_header, require_text, truncation_notice
-from components.model import active_model_name, cached_analysis
+from components import tokenizer_views as views
+from components.layout import page_header, require_text
+from components.model import active_model_name
 from components.state import shared_text
 
 page_header("Tokenizer", "How text becomes WordPiece tokens, ids, segments and attention masks.")
+model_name = active_model_name()
 text = shared_text()
-if require_text(text):
-    analysis = cached_analysis(active_model_name(), text)
-    truncation_notice(analysis.encoding)
-    st.write("Tokens:", list(analysis.encoding.tokens))
+text_b = views.sentence_b()
+
+tokens_tab, vocab_tab, padding_tab = st.tabs(["Tokens", "Vocabulary", "Padding lab"])
+with tokens_tab:
+    if require_text(text):
+        views.token_section(model_name, text, text_b)
+with vocab_tab:
+    views.vocabulary_section(model_name)
+with padding_tab:
+    st.caption("A batch must be a rectangle: short sentences are padded with [PAD], long ones truncated. "
+               "The attention mask tells the model which positions are real.")
+    views.padding_section(model_name)

@@ -1,0 +1,207 @@
+"""Where BERT's parameters are, and two live checks: the embeddings sum and the pooler."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from bertlens.analysis import Analysis
+from bertlens.models import ModelBundle
+
+NOT_IN_CHECKPOINT = "not in this checkpoint"
+
+CONFIG_FIELDS = (
+    ("vocab_size", "WordPiece vocabulary entries"),
+    ("hidden_size", "length of every token vector"),
+    ("num_hidden_layers", "encoder layers stacked"),
+    ("num_attention_heads", "attention heads per layer"),
+    ("intermediate_size", "width of each layer's feed-forward block"),
+    ("hidden_act", "feed-forward activation"),
+    ("max_position_embeddings", "longest input, in tokens"),
+    ("type_vocab_size", "segment (token type) embeddings: sentence A and B"),
+    ("layer_norm_eps", "LayerNorm epsilon"),
+    ("hidden_dropout_prob", "dropout while training (off here: eval mode)"),
+    ("attention_probs_dropout_prob", "attention dropout while training"),
+)
+
+
+def config_summary(config) -> pd.DataFrame:
+    rows = [{"setting": name, "value": str(getattr(config, name, "—")), "meaning": meaning} for name, meaning in CONFIG_FIELDS]
+    head_size = config.hidden_size // config.num_attention_heads
+    rows.insert(4, {"setting": "head size", "value": str(head_size), "meaning": "hidden_size / num_attention_heads"})
+    return pd.DataFrame(rows)
+
+
+def count(module: nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def parameter_counts(
+    model: nn.Module, has_pooler: bool = True, has_mlm_head: bool = True, has_nsp_head: bool = True
+) -> pd.DataFrame:
+    """Parameters by component (a ``BertModel`` or ``BertForPreTraining``).
+
+    Parts the checkpoint lacks (``has_*`` False, or no such module) have no count and say so.
+    The MLM decoder weight is the word-embedding matrix itself (tied): counted once, under embeddings.
+    Rows: part, component, parameters (None when absent), note; the last row is the checkpoint total.
+    """
+    bert = getattr(model, "bert", model)
+    heads = getattr(model, "cls", None)
+    emb, layers = bert.embeddings, bert.encoder.layer
+    rows: list[tuple[str, str, int | None, str]] = [
+        ("Embeddings", "word embeddings", count(emb.word_embeddings), "vocab_size × hidden_size"),
+        ("Embeddings", "position embeddings", count(emb.position_embeddings), "max_position_embeddings × hidden_size"),
+        ("Embeddings", "token type embeddings", count(emb.token_type_embeddings), "type_vocab_size × hidden_size"),
+        ("Embeddings", "LayerNorm", count(emb.LayerNorm), "scale and shift"),
+        ("Embeddings", "all embeddings", count(emb), ""),
+        ("Encoder layer 0", "attention", count(layers[0].attention), "query, key, value, output projection, LayerNorm"),
+        ("Encoder layer 0", "intermediate", count(layers[0].intermediate), "feed-forward up-projection"),
+        ("Encoder layer 0", "output", count(layers[0].output), "feed-forward down-projection, LayerNorm"),
+        ("Encoder layer 0", "one layer", count(layers[0]), "every layer has the same shape"),
+        ("Encoder", f"all {len(layers)} layers", count(bert.encoder), ""),
+    ]
+    pooler = count(bert.pooler) if has_pooler and bert.pooler is not None else None
+    rows.append(("Pooler", "dense + tanh on [CLS]", pooler, "" if pooler is not None else NOT_IN_CHECKPOINT))
+    base = count(bert) - (count(bert.pooler) if bert.pooler is not None and pooler is None else 0)
+    rows.append(("Base encoder", "total", base, "embeddings + encoder + pooler"))
+
+    mlm = heads.predictions if heads is not None and has_mlm_head else None
+    if mlm is not None:
+        tied = mlm.decoder.weight is emb.word_embeddings.weight
+        rows += [
+            ("MLM head", "transform (dense + LayerNorm)", count(mlm.transform), ""),
+            ("MLM head", "output bias", mlm.bias.numel(), "one per vocabulary entry"),
+            (
+                "MLM head",
+                "decoder weight",
+                0 if tied else mlm.decoder.weight.numel(),
+                "tied to the word embeddings: the same matrix, counted once" if tied else "its own matrix",
+            ),
+        ]
+    else:
+        rows.append(("MLM head", "fill-mask head", None, NOT_IN_CHECKPOINT))
+    nsp = heads.seq_relationship if heads is not None and has_nsp_head else None
+    rows.append(("NSP head", "is-next classifier", count(nsp) if nsp is not None else None, "" if nsp is not None else NOT_IN_CHECKPOINT))
+
+    total = base + sum(n or 0 for part, _, n, _ in rows if part.endswith("head"))
+    rows.append(("Checkpoint", "total", total, "base encoder + the heads it has; shared weights once"))
+    table = pd.DataFrame(rows, columns=["part", "component", "parameters", "note"])
+    table["parameters"] = table["parameters"].astype("Int64")
+    table["% of total"] = (100 * table["parameters"].astype("Float64") / total).round(2)
+    return table
+
+
+def bundle_parameter_counts(bundle: ModelBundle) -> pd.DataFrame:
+    caps = bundle.capabilities
+    return parameter_counts(bundle.model, caps.has_pooler, caps.has_mlm_head, caps.has_nsp_head)
+
+
+def named_parameters(model: nn.Module) -> pd.DataFrame:
+    """Every named parameter of ``model`` with its shape and size (shared tensors listed once)."""
+    return pd.DataFrame(
+        [
+            {"name": name, "shape": " × ".join(map(str, p.shape)), "parameters": p.numel()}
+            for name, p in model.named_parameters()
+        ]
+    )
+
+
+def bundle_named_parameters(bundle: ModelBundle) -> pd.DataFrame:
+    """The base encoder's named parameters, then those of the heads the checkpoint really has."""
+    caps = bundle.capabilities
+    table = named_parameters(bundle.model.bert)
+    if not caps.has_pooler:
+        table = table[~table["name"].str.startswith("pooler.")]
+    head_modules = [
+        ("cls.predictions", caps.has_mlm_head),
+        ("cls.seq_relationship", caps.has_nsp_head),
+    ]
+    heads = [
+        named_parameters(bundle.model.get_submodule(path)).assign(name=lambda t, path=path: path + "." + t["name"])
+        for path, present in head_modules
+        if present
+    ]
+    return pd.concat([table, *heads], ignore_index=True)
+
+
+# --- The many embeddings ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EmbeddingParts:
+    word: np.ndarray  # (tokens, hidden)
+    position: np.ndarray
+    token_type: np.ndarray
+    summed: np.ndarray  # word + position + token type
+    normalized: np.ndarray  # LayerNorm(summed)
+    module_output: np.ndarray  # what the embeddings module gave in the forward pass (hidden_states[0])
+
+    @property
+    def max_abs_difference(self) -> float:
+        return float(np.abs(self.normalized - self.module_output).max())
+
+    def norms(self) -> pd.DataFrame:
+        """The L2 norm of each part, per token."""
+        parts = {
+            "word": self.word,
+            "position": self.position,
+            "token type": self.token_type,
+            "sum": self.summed,
+            "LayerNorm(sum)": self.normalized,
+        }
+        return pd.DataFrame({f"‖{name}‖": np.linalg.norm(v, axis=-1) for name, v in parts.items()}).assign(
+            **{"max |difference|": np.abs(self.normalized - self.module_output).max(axis=-1)}
+        )
+
+
+def embedding_parts(bundle: ModelBundle, analysis: Analysis) -> EmbeddingParts:
+    """Look up the three embeddings of each token and add and normalise them by hand."""
+    emb = bundle.model.bert.embeddings
+    device = bundle.device
+    enc = analysis.encoding
+    ids = torch.tensor(enc.input_ids, device=device)
+    positions = torch.arange(len(enc), device=device)
+    types = torch.tensor(enc.token_type_ids, device=device)
+    with torch.inference_mode():
+        word, position, token_type = emb.word_embeddings(ids), emb.position_embeddings(positions), emb.token_type_embeddings(types)
+        summed = word + position + token_type
+        normalized = emb.LayerNorm(summed)
+    as_numpy = lambda t: t.float().cpu().numpy()  # noqa: E731
+    return EmbeddingParts(
+        word=as_numpy(word),
+        position=as_numpy(position),
+        token_type=as_numpy(token_type),
+        summed=as_numpy(summed),
+        normalized=as_numpy(normalized),
+        module_output=np.asarray(analysis.hidden_states[0]),
+    )
+
+
+# --- The pooler ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolerCheck:
+    by_hand: np.ndarray  # tanh(dense(final [CLS] vector))
+    pooler_output: np.ndarray  # what the model returned
+
+    @property
+    def max_abs_difference(self) -> float:
+        return float(np.abs(self.by_hand - self.pooler_output).max())
+
+
+def pooler_check(bundle: ModelBundle, analysis: Analysis) -> PoolerCheck | None:
+    """The final [CLS] vector through the pooler's dense layer and tanh, against ``pooler_output``.
+
+    None when the checkpoint has no pooler.
+    """
+    if analysis.pooler_output is None or not bundle.capabilities.has_pooler:
+        return None
+    cls_vector = torch.tensor(np.asarray(analysis.hidden_states[-1][0]), device=bundle.device)
+    with torch.inference_mode():
+        by_hand = torch.tanh(bundle.model.bert.pooler.dense(cls_vector)).float().cpu().numpy()
+    return PoolerCheck(by_hand=by_hand, pooler_output=np.asarray(analysis.pooler_output))

@@ -1,0 +1,309 @@
+"""What the tokenizer does to text: tokens and words, the vocabulary, padding and the attention mask."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from bertlens.analysis import MAX_TEXT_CHARS, Encoding
+from bertlens.models import ModelBundle
+
+SPECIAL_ROLES = {
+    "cls": "starts every input; its final vector summarises the input (pooler, NSP)",
+    "sep": "ends each sentence",
+    "pad": "fills short inputs up to the batch length (masked out)",
+    "unk": "stands for anything the vocabulary cannot spell",
+    "mask": "the hidden word the MLM head guesses",
+}
+UNUSED = re.compile(r"^\[unused(\d+)\]$")
+PaddingStrategy = Literal["longest", "max_length", "none"]
+STRATEGIES: tuple[PaddingStrategy, ...] = ("longest", "max_length", "none")
+# Seed 003, exercise 2.
+SEED_BATCH = (
+    "Great!",
+    "This is a medium length sentence about machine learning.",
+    "Short one.",
+    "This is the longest sentence in our batch and it talks about natural language processing and transformers.",
+)
+
+
+# --- The token table -------------------------------------------------------------------------
+
+
+def token_table(encoding: Encoding, text: str, text_b: str | None = None) -> pd.DataFrame:
+    """One row per token: position, token, id, its word, continuation piece, special, segment, mask."""
+    sentences = (text[:MAX_TEXT_CHARS], (text_b or "")[:MAX_TEXT_CHARS])
+    spans: dict[tuple[int, int], tuple[int, int]] = {}  # (sentence, word) -> character span
+    for seq, word, (start, end) in zip(encoding.sequence_ids, encoding.word_ids, encoding.offsets):
+        if word is not None:
+            lo, hi = spans.get((seq, word), (start, end))
+            spans[(seq, word)] = (min(lo, start), max(hi, end))
+    pieces_per_word = pd.Series(list(zip(encoding.sequence_ids, encoding.word_ids))).value_counts()
+    rows = []
+    for position, (token, token_id, seq, word, type_id) in enumerate(
+        zip(encoding.tokens, encoding.input_ids, encoding.sequence_ids, encoding.word_ids, encoding.token_type_ids)
+    ):
+        special = word is None
+        start, end = spans.get((seq, word), (0, 0))
+        rows.append(
+            {
+                "position": position,
+                "token": token,
+                "id": int(token_id),
+                "word": "" if special else sentences[seq][start:end],
+                "word index": None if special else word,
+                "sentence": "—" if seq is None else "AB"[seq],
+                "continuation (##)": token.startswith("##"),
+                "split word": not special and pieces_per_word[(seq, word)] > 1,
+                "special": special,
+                "token_type_ids": int(type_id),
+                "attention_mask": 1,  # one unpadded input: every token is real
+            }
+        )
+    table = pd.DataFrame(rows)
+    table["word index"] = table["word index"].astype("Int64")
+    return table
+
+
+def split_words(table: pd.DataFrame) -> pd.DataFrame:
+    """The words WordPiece cut into several pieces, with their pieces."""
+    words = table[table["split word"]].groupby(["sentence", "word index"], sort=False)
+    return pd.DataFrame(
+        [
+            {"sentence": seq, "word": group["word"].iloc[0], "pieces": " ".join(group["token"]), "count": len(group)}
+            for (seq, _), group in words
+        ],
+        columns=["sentence", "word", "pieces", "count"],
+    )
+
+
+@dataclass(frozen=True)
+class TokenCounts:
+    words: int
+    tokens: int  # including the special tokens
+    special: int
+    split_words: int
+    unknown: int  # [UNK] tokens: characters the vocabulary cannot spell (emoji, rare scripts)
+
+    @property
+    def pieces_per_word(self) -> float:
+        return (self.tokens - self.special) / self.words if self.words else 0.0
+
+
+def token_counts(table: pd.DataFrame, unk_token: str) -> TokenCounts:
+    real = table[~table["special"]]
+    return TokenCounts(
+        words=real.groupby(["sentence", "word index"]).ngroups,
+        tokens=len(table),
+        special=int(table["special"].sum()),
+        split_words=len(split_words(table)),
+        unknown=int((table["token"] == unk_token).sum()),
+    )
+
+
+def round_trip(tokenizer, encoding: Encoding) -> tuple[str, str]:
+    """The ids decoded back to text: with the special tokens the tokenizer added, and without."""
+    return tokenizer.decode(list(encoding.input_ids)), tokenizer.decode(list(encoding.input_ids), skip_special_tokens=True)
+
+
+# --- The vocabulary --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VocabularyFacts:
+    size: int
+    special: pd.DataFrame  # token, id, role
+    unused_count: int
+    unused_first: str | None
+    unused_last: str | None
+    kinds: pd.DataFrame  # kind of entry -> how many
+    cased: bool
+
+
+def vocabulary_facts(tokenizer) -> VocabularyFacts:
+    vocab: dict[str, int] = tokenizer.get_vocab()
+    special = pd.DataFrame(
+        [
+            {"token": getattr(tokenizer, f"{role}_token"), "id": getattr(tokenizer, f"{role}_token_id"), "role": what}
+            for role, what in SPECIAL_ROLES.items()
+            if getattr(tokenizer, f"{role}_token", None) is not None
+        ]
+    )
+    unused = sorted((t for t in vocab if UNUSED.match(t)), key=lambda t: int(UNUSED.match(t).group(1)))
+    special_tokens = set(special["token"])
+    kinds = pd.Series(
+        [
+            "special" if t in special_tokens
+            else "[unused…] (reserved, never seen in training)" if UNUSED.match(t)
+            else "continuation piece (##…)" if t.startswith("##")
+            else "single character" if len(t) == 1
+            else "word or word start"
+            for t in vocab
+        ]
+    ).value_counts()
+    return VocabularyFacts(
+        size=tokenizer.vocab_size,
+        special=special,
+        unused_count=len(unused),
+        unused_first=unused[0] if unused else None,
+        unused_last=unused[-1] if unused else None,
+        kinds=kinds.rename_axis("kind of entry").reset_index(name="entries"),
+        cased=is_cased(tokenizer),
+    )
+
+
+def is_cased(tokenizer) -> bool:
+    return tokenizer.tokenize("Hello") != tokenizer.tokenize("hello")
+
+
+@dataclass(frozen=True)
+class WordLookup:
+    word: str
+    normalized: str  # what the tokenizer looks up (lowercased and so on, for uncased models)
+    in_vocab: bool
+    pieces: tuple[str, ...]
+    ids: tuple[int, ...]
+
+
+def look_up(tokenizer, word: str) -> WordLookup:
+    """Is ``word`` one vocabulary entry? If not, the pieces WordPiece makes of it."""
+    word = word.strip()[:200]
+    normalizer = tokenizer.backend_tokenizer.normalizer
+    normalized = normalizer.normalize_str(word) if normalizer else word
+    pieces = tuple(tokenizer.tokenize(word))
+    vocab = tokenizer.get_vocab()
+    return WordLookup(
+        word=word,
+        normalized=normalized,
+        in_vocab=normalized in vocab,
+        pieces=pieces,
+        ids=tuple(tokenizer.convert_tokens_to_ids(list(pieces))),
+    )
+
+
+def case_variants(tokenizer, word: str) -> pd.DataFrame:
+    """How the word tokenizes as typed, lowercase, Capitalized and UPPERCASE."""
+    variants = dict.fromkeys([word, word.lower(), word.capitalize(), word.upper()])
+    rows = []
+    for variant in variants:
+        found = look_up(tokenizer, variant)
+        rows.append({"as typed": variant, "pieces": " ".join(found.pieces), "ids": " ".join(map(str, found.ids))})
+    return pd.DataFrame(rows)
+
+
+# --- Padding lab -----------------------------------------------------------------------------
+
+
+def batch_lines(text: str) -> list[str]:
+    """The non-empty lines of ``text``: one sentence per line."""
+    return [line.strip()[:MAX_TEXT_CHARS] for line in text.splitlines() if line.strip()]
+
+
+@dataclass(frozen=True)
+class PaddedBatch:
+    strategy: PaddingStrategy
+    sentences: tuple[str, ...]
+    input_ids: tuple[tuple[int, ...], ...]  # one row per sentence; rows differ in length without padding
+    attention_mask: tuple[tuple[int, ...], ...]
+    tokens: tuple[tuple[str, ...], ...]
+    full_lengths: tuple[int, ...]  # each sentence's length before truncation
+
+    @property
+    def width(self) -> int:
+        return max((len(row) for row in self.input_ids), default=0)
+
+    @property
+    def rectangular(self) -> bool:
+        return len({len(row) for row in self.input_ids}) <= 1
+
+    @property
+    def total(self) -> int:
+        return sum(len(row) for row in self.input_ids)
+
+    @property
+    def padding(self) -> int:
+        return sum(row.count(0) for row in self.attention_mask)
+
+    @property
+    def padding_share(self) -> float:
+        """Share of padding among all positions of the batch, in percent."""
+        return 100 * self.padding / self.total if self.total else 0.0
+
+    def matrix(self, values: str) -> np.ndarray:
+        """``input_ids`` or ``attention_mask`` as a (sentences, width) float array; NaN where a row has ended."""
+        rows = getattr(self, values)
+        out = np.full((len(rows), self.width), np.nan)
+        for i, row in enumerate(rows):
+            out[i, : len(row)] = row
+        return out
+
+
+def pad_batch(
+    tokenizer, sentences: Sequence[str], strategy: PaddingStrategy, max_length: int, truncation: bool
+) -> PaddedBatch:
+    """Encode the sentences as one batch, as ``tokenizer(..., padding=..., truncation=...)`` does."""
+    padding = {"longest": "longest", "max_length": "max_length", "none": False}[strategy]
+    sentences = list(sentences)
+    full = tokenizer(sentences, truncation=False)["input_ids"] if sentences else []
+    enc = tokenizer(sentences, padding=padding, truncation=truncation, max_length=max_length) if sentences else {}
+    ids = enc.get("input_ids", [])
+    return PaddedBatch(
+        strategy=strategy,
+        sentences=tuple(sentences),
+        input_ids=tuple(tuple(row) for row in ids),
+        attention_mask=tuple(tuple(row) for row in enc.get("attention_mask", [])),
+        tokens=tuple(tuple(tokenizer.convert_ids_to_tokens(row)) for row in ids),
+        full_lengths=tuple(len(row) for row in full),
+    )
+
+
+def padding_comparison(tokenizer, sentences: Sequence[str], max_length: int, truncation: bool) -> pd.DataFrame:
+    """Each strategy side by side: batch shape, real and padding tokens, share of padding."""
+    rows = []
+    for strategy in STRATEGIES:
+        batch = pad_batch(tokenizer, sentences, strategy, max_length, truncation)
+        shape = f"{len(batch.input_ids)} × {batch.width}" if batch.rectangular else "ragged (no tensor possible)"
+        label = f"max_length={max_length}" if strategy == "max_length" else strategy
+        rows.append(
+            {
+                "strategy": label,
+                "shape": shape,
+                "positions": batch.total,
+                "padding tokens": batch.padding,
+                "padding %": round(batch.padding_share, 2),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# --- Why the attention mask matters ----------------------------------------------------------
+
+
+def mask_effect(bundle: ModelBundle, batch: PaddedBatch) -> pd.DataFrame:
+    """L2 distance between each sentence's final [CLS] vector with and without the attention mask.
+
+    Without the mask the padding counts as real tokens, so the padded sentences' vectors change;
+    a sentence without padding is computed identically either way (distance 0.0).
+    """
+    if not batch.input_ids or not batch.rectangular:
+        raise ValueError("The mask effect needs a padded (rectangular) batch.")
+    device = bundle.device
+    input_ids = torch.tensor(batch.input_ids, device=device)
+    mask = torch.tensor(batch.attention_mask, device=device)
+    with torch.inference_mode():
+        with_mask = bundle.model.bert(input_ids=input_ids, attention_mask=mask).last_hidden_state[:, 0]
+        without = bundle.model.bert(input_ids=input_ids, attention_mask=torch.ones_like(mask)).last_hidden_state[:, 0]
+        distance = (with_mask - without).float().norm(dim=-1).cpu().numpy()
+    return pd.DataFrame(
+        {
+            "sentence": batch.sentences,
+            "real tokens": [sum(row) for row in batch.attention_mask],
+            "padding tokens": [row.count(0) for row in batch.attention_mask],
+            "[CLS] L2 distance": distance.astype(float),
+        }
+    )

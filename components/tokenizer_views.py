@@ -1,0 +1,249 @@
+"""Tokenizer page: cached results (keyed by primitives), plotly figures and section renderers."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from bertlens.analysis import Encoding, encode, max_tokens
+from bertlens.tokenization import (
+    SEED_BATCH,
+    STRATEGIES,
+    PaddedBatch,
+    TokenCounts,
+    VocabularyFacts,
+    WordLookup,
+    batch_lines,
+    case_variants,
+    look_up,
+    mask_effect,
+    pad_batch,
+    padding_comparison,
+    round_trip,
+    split_words,
+    token_counts,
+    token_table,
+    vocabulary_facts,
+)
+from components import exports
+from components.layout import truncation_notice
+from components.model import cached_bundle, settings
+from components.state import bound_int_slider, warn_bad_param
+from components.text import literal
+
+LAB_MAX_LINES = 32
+SPLIT_STYLE = "background-color: rgba(255, 196, 0, 0.25)"
+INT_COLUMN = st.column_config.NumberColumn(format="%d")
+TOKEN_COLUMNS = {name: INT_COLUMN for name in ("position", "id", "word index", "token_type_ids", "attention_mask")}
+
+
+def sentence_b() -> str:
+    """The optional second sentence (URL ``b``); blank means none."""
+    text_b = st.text_input("Sentence B (optional)", value="", key="b", bind="query-params", max_chars=5000)
+    return (text_b or "").strip()
+
+
+# --- Cached results --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TokenView:
+    encoding: Encoding
+    table: pd.DataFrame
+    split: pd.DataFrame
+    counts: TokenCounts
+    decoded: tuple[str, str]  # with and without the special tokens
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def token_view(model_name: str, text: str, text_b: str) -> TokenView:
+    bundle = cached_bundle(model_name)
+    tokenizer = bundle.tokenizer
+    encoding = encode(tokenizer, text, text_b or None, max_tokens(bundle, settings().token_cap))
+    table = token_table(encoding, text, text_b or None)
+    return TokenView(encoding, table, split_words(table), token_counts(table, tokenizer.unk_token), round_trip(tokenizer, encoding))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def vocabulary(model_name: str) -> VocabularyFacts:
+    return vocabulary_facts(cached_bundle(model_name).tokenizer)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def word_lookup(model_name: str, word: str) -> tuple[WordLookup, pd.DataFrame]:
+    tokenizer = cached_bundle(model_name).tokenizer
+    return look_up(tokenizer, word), case_variants(tokenizer, word)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def padding_lab(model_name: str, lines: tuple[str, ...], strategy: str, max_length: int, truncation: bool):
+    tokenizer = cached_bundle(model_name).tokenizer
+    return pad_batch(tokenizer, lines, strategy, max_length, truncation), padding_comparison(tokenizer, lines, max_length, truncation)
+
+
+@st.cache_data(max_entries=16, show_spinner="Running the batch with and without the mask…")
+def mask_distances(model_name: str, lines: tuple[str, ...], strategy: str, max_length: int) -> pd.DataFrame:
+    bundle = cached_bundle(model_name)
+    return mask_effect(bundle, pad_batch(bundle.tokenizer, lines, strategy, max_length, truncation=True))
+
+
+def highlight_split_words(table: pd.DataFrame):
+    split = table["split word"]
+    return table.style.apply(lambda row: [SPLIT_STYLE if split[row.name] else ""] * len(row), axis=1)
+
+
+# --- Figures ---------------------------------------------------------------------------------
+
+
+def batch_heatmap(batch: PaddedBatch, values: str, title: str) -> go.Figure:
+    """The batch's ids or mask as a (sentence × position) heatmap; hovering shows the token."""
+    z = batch.matrix(values)
+    hover = [[html.escape(t) for t in row] + [""] * (batch.width - len(row)) for row in batch.tokens]
+    is_mask = values == "attention_mask"
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            customdata=hover,
+            hovertemplate="sentence %{y}, position %{x}<br>token %{customdata}<br>value %{z}<extra></extra>",
+            colorscale=[[0, "#f1f1f1"], [1, "#1f77b4"]] if is_mask else "Viridis",
+            zmin=0,
+            zmax=1 if is_mask else None,
+            xgap=1,
+            ygap=1,
+        )
+    )
+    fig.update_layout(title=title, xaxis_title="position", yaxis_title="sentence", height=140 + 28 * len(z))
+    fig.update_yaxes(autorange="reversed", dtick=1)
+    return fig
+
+
+def padding_bars(comparison: pd.DataFrame) -> go.Figure:
+    fig = go.Figure(go.Bar(x=comparison["strategy"], y=comparison["padding %"], text=comparison["padding %"], texttemplate="%{text:.2f} %"))
+    fig.update_layout(title="Share of padding per strategy", yaxis_title="% of positions that are [PAD]", height=320)
+    return fig
+
+
+# --- Sections --------------------------------------------------------------------------------
+
+
+def token_section(model_name: str, text: str, text_b: str) -> None:
+    view = token_view(model_name, text, text_b)
+    truncation_notice(view.encoding)
+    counts = view.counts
+    cols = st.columns(4)
+    cols[0].metric("Words", counts.words)
+    cols[1].metric("Tokens (with special)", counts.tokens)
+    cols[2].metric("Words split into pieces", counts.split_words)
+    cols[3].metric("Pieces per word", f"{counts.pieces_per_word:.2f}")
+    if counts.split_words:
+        listed = "; ".join(f"{literal(w)} → {literal(p)}" for w, p in zip(view.split["word"], view.split["pieces"]))
+        st.markdown(f"**{counts.split_words} of {counts.words} words were split into pieces:** {listed}")
+    else:
+        st.markdown(f"Every one of the {counts.words} words is a single vocabulary entry.")
+    if counts.unknown:
+        unknown = view.table[view.table["token"] == cached_bundle(model_name).tokenizer.unk_token]["word"]
+        st.warning(
+            f"{counts.unknown} token(s) became [UNK]: the vocabulary cannot spell "
+            f"{', '.join(literal(w) for w in unknown)} (emoji and rare scripts often end up here)."
+        )
+    st.caption("Highlighted rows (and the *split word* column): the pieces of a word WordPiece cut up.")
+    st.dataframe(highlight_split_words(view.table), hide_index=True, key="token_table", column_config=TOKEN_COLUMNS)
+    exports.csv_download(view.table, "tokens", key="csv-token_table")
+    st.markdown("**Round trip** — the ids decoded back to text, with the special tokens the tokenizer added:")
+    st.code(view.decoded[0], language=None, wrap_lines=True)
+    st.caption("Without the special tokens (an uncased model also lowercases and strips accents):")
+    st.code(view.decoded[1], language=None, wrap_lines=True)
+
+
+def vocabulary_section(model_name: str) -> None:
+    facts = vocabulary(model_name)
+    cols = st.columns(3)
+    cols[0].metric("Vocabulary size", f"{facts.size:,}")
+    cols[1].metric("Special tokens", len(facts.special))
+    cols[2].metric("[unused…] tokens", facts.unused_count)
+    if facts.unused_count:
+        st.markdown(
+            f"The `[unused…]` tokens run from `{facts.unused_first}` to `{facts.unused_last}`: empty slots "
+            "kept so a fine-tuner can add words without resizing the embedding matrix."
+        )
+    left, right = st.columns(2)
+    with left:
+        exports.table(facts.special, "special-tokens", key="special_tokens", column_config={"id": INT_COLUMN})
+    with right:
+        exports.table(facts.kinds, "vocabulary-kinds", key="vocab_kinds")
+    word = st.text_input("Look up a word", value="Sinan", key="word", bind="query-params", max_chars=200)
+    if not (word or "").strip():
+        st.info("Type a word to look it up.")
+        return
+    found, variants = word_lookup(model_name, word)
+    shown = literal(found.word)
+    if found.in_vocab:
+        st.success(f"{shown} is in the vocabulary as {literal(found.normalized)} (id {found.ids[0]}).")
+    else:
+        st.info(f"{shown} is not in the vocabulary; WordPiece spells it as {len(found.pieces)} pieces: "
+                f"{' + '.join(literal(p) for p in found.pieces) or '(nothing)'}.")
+    if facts.cased:
+        st.markdown("**This model is cased:** capitals matter, so the variants below can become different tokens.")
+    else:
+        st.markdown("**This model is uncased:** the tokenizer lowercases (and strips accents) first, so every variant below gets the same ids.")
+    exports.table(variants, "case-variants", key="case_variants")
+
+
+def padding_controls(max_positions: int) -> tuple[list[str], str, int, bool]:
+    raw = st.text_area("Sentences, one per line", value="\n".join(SEED_BATCH), key="lines", bind="query-params", height=130)
+    lines = batch_lines(raw or "")
+    if len(lines) > LAB_MAX_LINES:
+        st.warning(f"The lab uses the first {LAB_MAX_LINES} of your {len(lines)} lines.")
+        lines = lines[:LAB_MAX_LINES]
+    warn_bad_param("pad", lambda v: v in STRATEGIES, f"one of {', '.join(STRATEGIES)}")
+    left, mid, right = st.columns([2, 3, 2])
+    strategy = left.radio("Padding", STRATEGIES, key="pad", bind="query-params", horizontal=True) or "longest"
+    with mid:
+        max_length = bound_int_slider("max_length N", "pad_len", 2, max_positions, 64)
+    truncation = right.toggle("Truncate to N", value=True, key="trunc", bind="query-params")
+    return lines, strategy, max_length, truncation
+
+
+def padding_section(model_name: str) -> None:
+    bundle = cached_bundle(model_name)
+    max_positions = bundle.capabilities.max_positions
+    lines, strategy, max_length, truncation = padding_controls(max_positions)
+    if not lines:
+        st.info("Type at least one sentence (one per line) to build a batch.")
+        return
+    batch, comparison = padding_lab(model_name, tuple(lines), strategy, max_length, truncation)
+    too_long = [i for i, row in enumerate(batch.input_ids) if len(row) > max_positions]
+    if too_long:
+        st.warning(f"Sentence(s) {', '.join(map(str, too_long))} are longer than the model's {max_positions} "
+                   "positions: turn on truncation, or the model cannot read them.")
+    if not batch.rectangular:
+        st.warning("These rows have different lengths, so they cannot be stacked into one tensor "
+                   "(without padding, or with long sentences and no truncation).")
+    exports.table(comparison, "padding-strategies", key="padding_comparison")
+    exports.chart(padding_bars(comparison), "padding-share", key="padding_bars")
+    exports.chart(batch_heatmap(batch, "input_ids", f"Token ids — padding: {strategy}"), "padded-ids", key="ids_heatmap")
+    exports.chart(batch_heatmap(batch, "attention_mask", "Attention mask (1 = real token, 0 = [PAD])"), "attention-mask", key="mask_heatmap")
+    mask_section(model_name, lines, strategy, max_length, max_positions)
+
+
+def mask_section(model_name: str, lines: list[str], strategy: str, max_length: int, max_positions: int) -> None:
+    st.subheader("Why the attention mask matters")
+    if strategy == "none":
+        st.caption("Without padding there is no batch tensor; this demo pads to the longest sentence.")
+        strategy = "longest"
+    distances = mask_distances(model_name, tuple(lines), strategy, min(max_length, max_positions))
+    st.markdown(
+        "Each sentence's final `[CLS]` vector computed **with** the attention mask and **without** it "
+        "(every `[PAD]` treated as a real token). A sentence with no padding is unchanged (distance 0); "
+        "padded sentences drift, because their tokens attend to the padding."
+    )
+    exports.table(distances, "attention-mask-effect", key="mask_effect", column_config={"[CLS] L2 distance": st.column_config.NumberColumn(format="%.6f")})
+    fig = go.Figure(go.Bar(x=np.arange(len(distances)), y=distances["[CLS] L2 distance"], customdata=[html.escape(s) for s in distances["sentence"]],
+                           hovertemplate="sentence %{x}: %{customdata}<br>distance %{y:.4f}<extra></extra>"))
+    fig.update_layout(title="[CLS] L2 distance, with vs without the mask", xaxis_title="sentence", yaxis_title="L2 distance", height=320)
+    exports.chart(fig, "attention-mask-effect", key="mask_bars")
