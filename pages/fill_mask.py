@@ -1,14 +1,57 @@
-"""Fill-mask page (placeholder until its own issue fills it)."""
+"""Fill-mask: BERT's guesses at each [MASK], and how likely it found the true word."""
 
 import streamlit as st
 
+from bertlens.mlm import MAX_K, mask_notices, missing_mask_message
+from components import prediction_views as views
 from components.layout import page_header, require_text, truncation_notice
 from components.model import active_model_name, cached_analysis
-from components.state import shared_text
+from components.state import bound_int_slider, int_in_range, keep_in_range, shared_text, warn_bad_param
 
-page_header("Fill-mask", "BERT's guesses for each [MASK] in the sentence.")
-text = shared_text()
-if require_text(text):
-    analysis = cached_analysis(active_model_name(), text)
-    truncation_notice(analysis.encoding)
-    st.write("Tokens:", list(analysis.encoding.tokens))
+bundle = page_header(
+    "Fill-mask",
+    "Masked language modelling, BERT's first pre-training task: hide a word behind [MASK] and let BERT guess it.",
+)
+text = shared_text(help="Put [MASK] (in capitals) where BERT should guess a word; several masks are allowed.")
+if not views.has_head(bundle, "fill-mask"):
+    views.no_head_explanation(bundle, "fill-mask")
+    st.stop()
+if not require_text(text):
+    st.stop()
+
+model_name = active_model_name()
+analysis = cached_analysis(model_name, text)
+truncation_notice(analysis.encoding)
+for note in mask_notices(text, analysis):
+    st.warning(note)
+
+missing = missing_mask_message(text)
+with st.expander("Mask a word of the sentence", expanded=missing is not None):
+    views.mask_word_helper(text)
+if missing:
+    st.info(missing)
+    st.stop()
+if not analysis.mask_positions:
+    st.stop()  # every mask is beyond the cut (said above)
+
+k = bound_int_slider("Top-k guesses per mask", "k", 1, MAX_K, default=10)
+guesses = views.mask_guesses(model_name, text, k)
+if len(guesses) > 1:
+    st.caption(
+        f"{len(guesses)} masks, predicted **jointly in one forward pass**: each guess sees the sentence with "
+        "every mask still hidden, never another mask's guess."
+    )
+views.mask_columns(guesses)
+
+st.subheader("True-word check")
+st.caption("Type the word the mask hides: how probable did BERT find it, at which rank, and what loss does that give?")
+word = st.text_input("Original word", key="true_word", bind="query-params", placeholder="e.g. paris")
+mask_number = 1
+if len(guesses) > 1:
+    warn_bad_param("at_mask", int_in_range(1, len(guesses)), f"a mask number from 1 to {len(guesses)}")
+    keep_in_range("at_mask", 1, len(guesses))
+    mask_number = st.selectbox(
+        "At mask", range(1, len(guesses) + 1), format_func=lambda n: f"Mask {n}", key="at_mask", bind="query-params"
+    )
+if word.strip():
+    views.true_word_view(views.true_word(model_name, text, word, mask_number), bundle.capabilities.vocab_size)

@@ -1,14 +1,69 @@
-"""Next sentence page (placeholder until its own issue fills it)."""
+"""Next sentence: does B follow A? The verdict, the segments, a ranking of candidates, an evaluation."""
 
 import streamlit as st
 
-from components.layout import page_header, require_text, truncation_notice
+from bertlens.nsp import DEFAULT_PAIRS, candidate_lines, next_sentence, segments_table
+from components import prediction_views as views
+from components.exports import table
+from components.layout import page_header, truncation_notice
 from components.model import active_model_name, cached_analysis
-from components.state import shared_text
 
-page_header("Next sentence", "Does sentence B follow sentence A?")
-text = shared_text()
-if require_text(text):
-    analysis = cached_analysis(active_model_name(), text)
-    truncation_notice(analysis.encoding)
-    st.write("Tokens:", list(analysis.encoding.tokens))
+DEFAULT_A, DEFAULT_B = "The weather is beautiful today.", "I think I'll go for a walk in the park."
+DEFAULT_CANDIDATES = f"{DEFAULT_B}\nDeep Learning is a branch of Machine Learning."
+
+
+def swap() -> None:
+    st.session_state["a"], st.session_state["b"] = st.session_state["b"], st.session_state["a"]
+
+
+def use_as_a(sentence: str) -> None:
+    st.session_state["a"] = sentence
+
+
+bundle = page_header(
+    "Next sentence",
+    "Next sentence prediction, BERT's second pre-training task: does sentence B follow sentence A?",
+)
+a = st.text_input("Sentence A", value=DEFAULT_A, key="a", bind="query-params")
+b = st.text_input("Sentence B", value=DEFAULT_B, key="b", bind="query-params")
+left, right = st.columns(2)
+left.button("Swap: B before A", on_click=swap, icon=":material/swap_vert:", key="swap")
+shared = st.session_state.get("text") or st.query_params.get("text")
+if shared and shared.strip() and shared != a:
+    right.button("Use the shared sentence as A", on_click=use_as_a, args=(shared,), key="use_shared")
+
+if not views.has_head(bundle, "next-sentence"):
+    views.no_head_explanation(bundle, "next-sentence")
+    st.stop()
+if not a.strip() or not b.strip():
+    st.info("Type both sentences: A, and the B that may or may not follow it.")
+    st.stop()
+
+model_name = active_model_name()
+analysis = cached_analysis(model_name, a, b)
+truncation_notice(analysis.encoding)
+views.verdict_view(next_sentence(analysis))
+
+with st.expander("Segments: how BERT tells A from B (token_type_ids)"):
+    st.caption("[CLS], A's tokens and the first [SEP] are segment 0 (A); B's tokens and the last [SEP] are segment 1 (B).")
+    table(segments_table(analysis), "nsp-segments", key="segments-table")
+
+st.subheader("Ranking: which B follows A best?")
+candidates = candidate_lines(
+    st.text_area("Candidate Bs, one per line", value=DEFAULT_CANDIDATES, key="candidates", bind="query-params")
+)
+if candidates:
+    with st.spinner("Scoring the candidates…"):
+        views.ranking_view(views.ranking(model_name, a.strip(), tuple(candidates)))
+else:
+    st.info("Type at least one candidate B, one per line.")
+
+st.subheader("Evaluation on labelled pairs")
+st.caption("Edit, add or delete rows (is_next ticked = B really follows A). Default: the ten pairs of the notebook's exercise.")
+pairs = st.data_editor(DEFAULT_PAIRS, num_rows="dynamic", hide_index=True, key="pairs", width="stretch")
+with st.spinner("Scoring the pairs…"):
+    result = views.evaluation(model_name, tuple(map(tuple, pairs.itertuples(index=False))))
+if result is None:
+    st.info("No pair to score: every row needs sentence A, sentence B and a label.")
+else:
+    views.evaluation_view(result)

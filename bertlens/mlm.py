@@ -1,0 +1,199 @@
+"""Masked language modelling: BERT's guesses at each [MASK], from the one forward pass.
+
+All masks of a sentence are predicted jointly, in one pass: each guess sees the sentence with
+every mask still hidden, never the other masks' guesses.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from bertlens.analysis import Analysis
+
+MANY_MASKS = 5  # above this, most of the context is hidden: say so (all masks are still predicted)
+MAX_K = 50
+
+# A word: letters/digits, with inner apostrophes or hyphens ("didn't", "well-known").
+_WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Probabilities over the last axis, computed stably in float64."""
+    shifted = np.asarray(logits, dtype=np.float64) - np.max(logits, axis=-1, keepdims=True)
+    exp = np.exp(shifted)
+    return exp / exp.sum(axis=-1, keepdims=True)
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = np.asarray(logits, dtype=np.float64) - np.max(logits, axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+@dataclass(frozen=True)
+class MaskGuesses:
+    """The top-k guesses at one [MASK]."""
+
+    mask_number: int  # 1 = the first [MASK] in the sentence
+    position: int  # its token position (0 = [CLS])
+    token_ids: tuple[int, ...]
+    tokens: tuple[str, ...]  # vocabulary form, e.g. "##s"
+    strings: tuple[str, ...]  # decoded, as transformers' fill-mask pipeline shows them
+    probabilities: tuple[float, ...]
+
+    def table(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "rank": range(1, len(self.tokens) + 1),
+                "token": self.tokens,
+                "decoded": self.strings,
+                "token_id": self.token_ids,
+                "probability": self.probabilities,
+            }
+        )
+
+
+def top_k_guesses(analysis: Analysis, tokenizer, k: int) -> list[MaskGuesses]:
+    """Top-``k`` tokens and softmax probabilities at every [MASK] (empty without masks or MLM head)."""
+    if analysis.mlm_logits is None:
+        return []
+    k = max(1, min(k, analysis.mlm_logits.shape[-1]))
+    probabilities = softmax(analysis.mlm_logits)
+    guesses = []
+    for number, (position, probs) in enumerate(zip(analysis.mask_positions, probabilities), start=1):
+        top = np.argpartition(-probs, k - 1)[:k]  # O(vocab), then sort only the k best
+        ids = [int(i) for i in top[np.argsort(-probs[top], kind="stable")]]
+        guesses.append(
+            MaskGuesses(
+                mask_number=number,
+                position=position,
+                token_ids=tuple(ids),
+                tokens=tuple(tokenizer.convert_ids_to_tokens(ids)),
+                strings=tuple(tokenizer.decode([i]) for i in ids),
+                probabilities=tuple(float(probs[i]) for i in ids),
+            )
+        )
+    return guesses
+
+
+@dataclass(frozen=True)
+class TrueWordCheck:
+    """How likely BERT found the original word at one mask."""
+
+    word: str
+    pieces: tuple[str, ...]  # the word's WordPiece tokens; only the first is scored
+    token: str
+    token_id: int
+    probability: float
+    rank: int  # 1 = BERT's top guess
+    loss: float  # cross-entropy −log p: what pre-training minimises at this mask
+
+    @property
+    def note(self) -> str | None:
+        if len(self.pieces) > 1:
+            return (
+                f"The word is {len(self.pieces)} WordPiece tokens ({' '.join(self.pieces)}); one [MASK] hides "
+                f"one token, so only the first piece, {self.pieces[0]}, is scored."
+            )
+        return None
+
+
+def true_word_problem(tokenizer, word: str) -> str | None:
+    """Why ``word`` cannot be scored, or None."""
+    if not word.strip():
+        return "Type the word that the mask hides."
+    pieces = tokenizer.tokenize(word.strip())
+    if not pieces:
+        return "That word has no tokens in this vocabulary."
+    if pieces[0] == tokenizer.unk_token:
+        return "That word is unknown to this vocabulary ([UNK]): BERT cannot predict it."
+    return None
+
+
+def check_true_word(analysis: Analysis, tokenizer, word: str, mask_number: int = 1) -> TrueWordCheck:
+    """Probability, rank and loss −log p of ``word`` (its first WordPiece) at one mask."""
+    if analysis.mlm_logits is None or not 1 <= mask_number <= len(analysis.mask_positions):
+        raise ValueError("no such mask with MLM logits")
+    pieces = tuple(tokenizer.tokenize(word.strip()))
+    token_id = int(tokenizer.convert_tokens_to_ids(pieces[0]))
+    log_probs = log_softmax(analysis.mlm_logits[mask_number - 1])
+    return TrueWordCheck(
+        word=word.strip(),
+        pieces=pieces,
+        token=pieces[0],
+        token_id=token_id,
+        probability=math.exp(log_probs[token_id]),
+        rank=1 + int(np.sum(log_probs > log_probs[token_id])),
+        loss=-float(log_probs[token_id]),
+    )
+
+
+@dataclass(frozen=True)
+class WordSpan:
+    word: str
+    start: int
+    end: int
+    occurrence: int  # 1 = the first time this word (case-insensitive) appears
+
+    @property
+    def label(self) -> str:
+        return self.word if self.occurrence == 1 else f"{self.word} (occurrence {self.occurrence})"
+
+
+def word_spans(text: str, mask_token: str = "[MASK]") -> list[WordSpan]:
+    """The words of ``text`` that could be masked (the mask tokens themselves excluded)."""
+    hidden = [(m.start(), m.end()) for m in re.finditer(re.escape(mask_token), text)]
+    seen: dict[str, int] = {}
+    spans = []
+    for match in _WORD.finditer(text):
+        if any(s <= match.start() < e for s, e in hidden):
+            continue
+        key = match.group().casefold()
+        seen[key] = seen.get(key, 0) + 1
+        spans.append(WordSpan(match.group(), match.start(), match.end(), seen[key]))
+    return spans
+
+
+def mask_span(text: str, span: WordSpan, mask_token: str = "[MASK]") -> str:
+    return text[: span.start] + mask_token + text[span.end :]
+
+
+def mask_word(text: str, word: str, occurrence: int = 1, mask_token: str = "[MASK]") -> str | None:
+    """``text`` with the ``occurrence``-th whole-word match of ``word`` (case-insensitive) masked; None if absent."""
+    for span in word_spans(text, mask_token):
+        if span.word.casefold() == word.strip().casefold() and span.occurrence == occurrence:
+            return mask_span(text, span, mask_token)
+    return None
+
+
+def mask_notices(text: str, analysis: Analysis, mask_token: str = "[MASK]") -> list[str]:
+    """What the reader should know about the masks before reading the guesses."""
+    in_text, analysed = text.count(mask_token), len(analysis.mask_positions)
+    notes = []
+    if in_text > analysed:
+        notes.append(
+            f"{in_text - analysed} of the {in_text} masks are beyond the {len(analysis.encoding)}-token cut, "
+            "so the model never sees them: they get no guesses."
+        )
+    if analysed > MANY_MASKS:
+        notes.append(
+            f"{analysed} masks: with this much of the sentence hidden, each guess has little context. "
+            "They are still all predicted jointly in one pass, and no guess sees another mask's guess."
+        )
+    if analysed and analysed == len(analysis.encoding) - 2 and len(analysis.encoding) > 2:
+        notes.append("There is nothing but masks: with no context, BERT's guesses show only its prior.")
+    return notes
+
+
+def missing_mask_message(text: str, mask_token: str = "[MASK]") -> str | None:
+    """A message when ``text`` has no mask; None when it has one."""
+    if mask_token in text:
+        return None
+    hint = ""
+    if mask_token.casefold() in text.casefold():
+        hint = f" It must be written exactly {mask_token}, in capitals."
+    return f"A {mask_token} is needed: put {mask_token} where BERT should guess a word, or mask a word below.{hint}"

@@ -1,0 +1,164 @@
+"""Next sentence prediction: does sentence B follow sentence A?
+
+The NSP head reads the pooled [CLS] vector and gives two logits: index 0 = IsNext, 1 = NotNext.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_score, recall_score
+
+from bertlens.analysis import Analysis, encode, max_tokens
+from bertlens.mlm import softmax
+from bertlens.models import ModelBundle
+
+BATCH_SIZE = 16
+LABELS = ("IsNext", "NotNext")
+
+# Seed 003, exercise 5: five true continuations and five unrelated pairs.
+DEFAULT_PAIRS = pd.DataFrame(
+    [
+        ("The weather forecast predicts heavy rain tomorrow.", "Don't forget to bring an umbrella when you go out.", True),
+        ("She studied hard for her final exams all week.", "Her efforts paid off when she received excellent grades.", True),
+        ("The company announced record profits in Q4.", "Shareholders were pleased with the financial results.", True),
+        ("Neural networks learn by adjusting their weights.", "This process is called backpropagation and uses gradient descent.", True),
+        ("The movie had stunning visual effects and great acting.", "It went on to win several Academy Awards that year.", True),
+        ("Quantum computing uses qubits instead of classical bits.", "Pizza is one of the most popular foods in Italy.", False),
+        ("The patient showed symptoms of seasonal allergies.", "The stock market reached an all-time high today.", False),
+        ("Python is a versatile programming language.", "Pythons are the largest snakes in the world.", False),
+        ("Climate change affects global weather patterns.", "The restaurant serves authentic Japanese cuisine.", False),
+        ("The team celebrated their championship victory.", "Photosynthesis converts light energy into chemical energy.", False),
+    ],
+    columns=["sentence_a", "sentence_b", "is_next"],
+)
+
+
+@dataclass(frozen=True)
+class NextSentence:
+    p_is_next: float
+    p_not_next: float
+
+    @property
+    def is_next(self) -> bool:
+        return self.p_is_next >= self.p_not_next
+
+    @property
+    def verdict(self) -> str:
+        sure = max(self.p_is_next, self.p_not_next)
+        return f"{'B follows A (IsNext)' if self.is_next else 'B does not follow A (NotNext)'} — {sure:.1%} sure"
+
+
+def from_logits(logits: np.ndarray) -> NextSentence:
+    p = softmax(logits)
+    return NextSentence(float(p[0]), float(p[1]))
+
+
+def next_sentence(analysis: Analysis) -> NextSentence | None:
+    """The verdict from the one forward pass; None when the model has no NSP head."""
+    return None if analysis.nsp_logits is None else from_logits(analysis.nsp_logits)
+
+
+def segments_table(analysis: Analysis) -> pd.DataFrame:
+    enc = analysis.encoding
+    return pd.DataFrame(
+        {
+            "position": range(len(enc)),
+            "token": enc.tokens,
+            "token_type_id": enc.token_type_ids,
+            "segment": ["A" if t == 0 else "B" for t in enc.token_type_ids],
+        }
+    )
+
+
+def _padded(rows, width: int, fill: int, device) -> torch.Tensor:
+    return torch.tensor([list(r) + [fill] * (width - len(r)) for r in rows], device=device)
+
+
+def is_next_probabilities(bundle: ModelBundle, pairs: list[tuple[str, str]], token_cap: int | None = None) -> np.ndarray:
+    """P(IsNext) for many (A, B) pairs: padded batches through the encoder, pooler and NSP head only."""
+    if not (bundle.capabilities.has_nsp_head and bundle.capabilities.has_pooler):
+        raise ValueError(f"{bundle.name} has no next-sentence head")
+    model, tokenizer = bundle.model, bundle.tokenizer
+    encodings = [encode(tokenizer, a, b, max_tokens(bundle, token_cap)) for a, b in pairs]
+    result = []
+    for start in range(0, len(encodings), BATCH_SIZE):
+        batch = encodings[start : start + BATCH_SIZE]
+        width = max(len(e) for e in batch)
+        with torch.inference_mode():
+            pooled = model.bert(
+                input_ids=_padded([e.input_ids for e in batch], width, tokenizer.pad_token_id, bundle.device),
+                token_type_ids=_padded([e.token_type_ids for e in batch], width, 0, bundle.device),
+                attention_mask=_padded([[1] * len(e) for e in batch], width, 0, bundle.device),
+            ).pooler_output
+            logits = model.cls.seq_relationship(pooled).float().cpu().numpy()
+        result.extend(softmax(logits)[:, 0])
+    return np.array(result, dtype=np.float64)
+
+
+def rank_candidates(bundle: ModelBundle, sentence_a: str, candidates: list[str], token_cap: int | None = None) -> pd.DataFrame:
+    """Candidate Bs for one A, most likely next first."""
+    p = is_next_probabilities(bundle, [(sentence_a, b) for b in candidates], token_cap)
+    table = pd.DataFrame({"candidate_b": candidates, "p_is_next": p, "p_not_next": 1 - p})
+    table = table.sort_values("p_is_next", ascending=False, kind="stable").reset_index(drop=True)
+    table.insert(0, "rank", range(1, len(table) + 1))
+    return table
+
+
+def candidate_lines(text: str) -> list[str]:
+    """One candidate per non-empty line, duplicates dropped."""
+    return list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    table: pd.DataFrame  # one row per scored pair, with prediction, confidence and correctness
+    accuracy: float
+    precision: float
+    recall: float
+    f1: float
+    confusion: pd.DataFrame  # rows: actual IsNext/NotNext; columns: predicted IsNext/NotNext
+    most_confident: int  # row of ``table`` with the highest confidence (first if tied)
+    skipped: int  # rows without both sentences and a label
+
+
+def usable_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Rows with two non-empty sentences and a True/False label (as edited in a table)."""
+    a = pairs["sentence_a"].fillna("").astype(str).str.strip()
+    b = pairs["sentence_b"].fillna("").astype(str).str.strip()
+    labelled = pairs["is_next"].map(lambda v: isinstance(v, (bool, np.bool_)))
+    keep = (a != "") & (b != "") & labelled
+    return pd.DataFrame({"sentence_a": a[keep], "sentence_b": b[keep], "is_next": pairs["is_next"][keep].astype(bool)})
+
+
+def scores_to_evaluation(pairs: pd.DataFrame, p_is_next: np.ndarray, skipped: int = 0) -> Evaluation:
+    """Metrics (IsNext is the positive class) from labelled pairs and their P(IsNext)."""
+    table = pairs.reset_index(drop=True).copy()
+    table["p_is_next"] = p_is_next
+    table["predicted_is_next"] = table["p_is_next"] >= 0.5
+    table["confidence"] = np.maximum(table["p_is_next"], 1 - table["p_is_next"])
+    table["correct"] = table["predicted_is_next"] == table["is_next"]
+    y_true, y_pred = table["is_next"].tolist(), table["predicted_is_next"].tolist()
+    matrix = confusion_matrix(y_true, y_pred, labels=[True, False])
+    return Evaluation(
+        table=table,
+        accuracy=float(accuracy_score(y_true, y_pred)),
+        precision=float(precision_score(y_true, y_pred, zero_division=0)),
+        recall=float(recall_score(y_true, y_pred, zero_division=0)),
+        f1=float(f1_score(y_true, y_pred, zero_division=0)),
+        confusion=pd.DataFrame(matrix, index=[f"actual {x}" for x in LABELS], columns=[f"predicted {x}" for x in LABELS]),
+        most_confident=int(table["confidence"].to_numpy().argmax()),
+        skipped=skipped,
+    )
+
+
+def evaluate_pairs(bundle: ModelBundle, pairs: pd.DataFrame, token_cap: int | None = None) -> Evaluation | None:
+    """Score every usable labelled pair; None when there is none."""
+    usable = usable_pairs(pairs)
+    if usable.empty:
+        return None
+    p = is_next_probabilities(bundle, list(zip(usable["sentence_a"], usable["sentence_b"])), token_cap)
+    return scores_to_evaluation(usable, p, skipped=len(pairs) - len(usable))

@@ -1,0 +1,199 @@
+"""Views of BERT's two pre-training heads: fill-mask guesses and next-sentence verdicts."""
+
+from __future__ import annotations
+
+import html
+import math
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from bertlens import mlm, nsp
+from bertlens.models import ModelBundle
+from components.exports import chart, table
+from components.model import cached_analysis, cached_bundle, settings
+from components.text import literal
+
+MASKS_PER_ROW = 3
+BAR = "#4c78a8"
+
+
+# ---- cached derived results (keyed by primitives) ----
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def mask_guesses(model_name: str, text: str, k: int) -> list[mlm.MaskGuesses]:
+    return mlm.top_k_guesses(cached_analysis(model_name, text), cached_bundle(model_name).tokenizer, k)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def true_word(model_name: str, text: str, word: str, mask_number: int) -> mlm.TrueWordCheck | str:
+    """The check, or why the word cannot be checked."""
+    tokenizer = cached_bundle(model_name).tokenizer
+    problem = mlm.true_word_problem(tokenizer, word)
+    return problem or mlm.check_true_word(cached_analysis(model_name, text), tokenizer, word, mask_number)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def ranking(model_name: str, sentence_a: str, candidates: tuple[str, ...]) -> pd.DataFrame:
+    return nsp.rank_candidates(cached_bundle(model_name), sentence_a, list(candidates), settings().token_cap)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def evaluation(model_name: str, rows: tuple[tuple, ...]) -> nsp.Evaluation | None:
+    pairs = pd.DataFrame(list(rows), columns=["sentence_a", "sentence_b", "is_next"])
+    return nsp.evaluate_pairs(cached_bundle(model_name), pairs, settings().token_cap)
+
+
+# ---- the missing-head explanation ----
+
+HEADS = {
+    "fill-mask": ("masked-language-model (MLM) head", "guess the hidden word at a [MASK]", "has_mlm_head"),
+    "next-sentence": ("next-sentence-prediction (NSP) head", "tell whether sentence B follows sentence A", "has_nsp_head"),
+}
+
+
+def has_head(bundle: ModelBundle, task: str) -> bool:
+    caps = bundle.capabilities
+    return getattr(caps, HEADS[task][2]) and (task != "next-sentence" or caps.has_pooler)
+
+
+def no_head_explanation(bundle: ModelBundle, task: str) -> None:
+    """Why there are no predictions here, and how to get a model that has the head."""
+    head, job = HEADS[task][:2]
+    st.info(
+        f"**No predictions with `{literal(bundle.name)}`: its checkpoint has no {head}.**\n\n"
+        f"It is an encoder only: it turns text into vectors, but the layer that would {job} was "
+        "never saved with it. Loading it anyway would fill the head with random numbers, and their "
+        "'predictions' would mean nothing — so BERT Lens shows none.\n\n"
+        "To see real predictions, use **bert-base-uncased** (it ships both pre-training heads): on a "
+        "connected machine run `hf download bert-base-uncased`, then pick it in the sidebar's **Model** "
+        "menu — or start the app with `BERTLENS_MODEL=/path/to/bert-base-uncased streamlit run app.py`.",
+        icon=":material/block:",
+    )
+
+
+# ---- figures ----
+
+
+def _label(token: str) -> str:
+    return html.escape(token)  # plotly reads <b>, <br>… in labels: show tokens literally
+
+
+def bar_figure(labels: list[str], values: list[float], title: str, x_title: str) -> go.Figure:
+    fig = go.Figure(go.Bar(x=values, y=[_label(t) for t in labels], orientation="h", marker_color=BAR))
+    fig.update_layout(
+        title=title,
+        xaxis_title=x_title,
+        yaxis={"autorange": "reversed", "type": "category"},
+        height=120 + 22 * len(labels),
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+    )
+    return fig
+
+
+def confusion_figure(confusion: pd.DataFrame) -> go.Figure:
+    fig = go.Figure(
+        go.Heatmap(
+            z=confusion.to_numpy(),
+            x=list(confusion.columns),
+            y=list(confusion.index),
+            text=confusion.to_numpy(),
+            texttemplate="%{text}",
+            colorscale="Blues",
+            showscale=False,
+        )
+    )
+    fig.update_layout(title="Confusion matrix", yaxis={"autorange": "reversed"}, height=320, margin={"t": 50})
+    return fig
+
+
+# ---- fill-mask views ----
+
+
+def mask_columns(guesses: list[mlm.MaskGuesses]) -> None:
+    """Each mask's guesses (table and bar chart), side by side, wrapping every MASKS_PER_ROW."""
+    for start in range(0, len(guesses), MASKS_PER_ROW):
+        for column, g in zip(st.columns(MASKS_PER_ROW), guesses[start : start + MASKS_PER_ROW]):
+            with column:
+                title = f"Mask {g.mask_number} · token {g.position}"
+                st.subheader(title)
+                name = f"fill-mask-{g.mask_number}"
+                chart(bar_figure(list(g.tokens), list(g.probabilities), title, "probability"), name, key=f"chart-{name}")
+                table(g.table(), name, key=f"table-{name}")
+
+
+def mask_word_helper(text: str) -> None:
+    """Pick a word of the sentence and replace it with [MASK] (seed 000's ``word_to_mask``)."""
+    spans = mlm.word_spans(text)
+    if not spans:
+        st.caption("There is no word here to mask.")
+        return
+    chosen = st.selectbox("Word to mask", range(len(spans)), format_func=lambda i: spans[i].label, key="word_to_mask")
+    masked = mlm.mask_span(text, spans[chosen])
+    st.caption("The sentence will become:")
+    st.text(masked)
+    st.button("Mask this word", on_click=_set_text, args=(masked,), key="mask_word")
+
+
+def _set_text(new_text: str) -> None:
+    st.session_state["text"] = new_text
+
+
+def true_word_view(check: mlm.TrueWordCheck | str, vocab_size: int) -> None:
+    if isinstance(check, str):
+        st.info(check)
+        return
+    if check.note:
+        st.caption(literal(check.note))
+    left, middle, right = st.columns(3)
+    left.metric(f"P({check.token})", f"{check.probability:.4g}")
+    middle.metric("Rank", f"{check.rank:,} of {vocab_size:,}")
+    right.metric("Loss −log p", f"{check.loss:.4f}")
+    st.markdown(
+        f"**What the loss means.** Pre-training taught BERT by minimising this number, the cross-entropy "
+        f"−log p of the true token at each mask. Here −log({check.probability:.4g}) = {check.loss:.4f}. "
+        "It is 0 only when BERT is certain of the right word (p = 1) and grows as p shrinks: "
+        f"0.69 at p = 0.5, 2.30 at p = 0.1. Guessing blindly among all {vocab_size:,} tokens would give "
+        f"−log(1/{vocab_size:,}) = {math.log(vocab_size):.2f}. A low loss needs the right word *and* confidence."
+    )
+
+
+# ---- next-sentence views ----
+
+
+def verdict_view(result: nsp.NextSentence) -> None:
+    left, right = st.columns(2)
+    left.metric("P(IsNext)", f"{result.p_is_next:.4f}")
+    right.metric("P(NotNext)", f"{result.p_not_next:.4f}")
+    (st.success if result.is_next else st.warning)(f"**Verdict:** {result.verdict}")
+    st.caption("Softmax of the NSP head's two logits (index 0 = IsNext), read from the pooled [CLS] vector.")
+
+
+def ranking_view(ranked: pd.DataFrame) -> None:
+    labels = [f"{r}. {b[:60]}" for r, b in zip(ranked["rank"], ranked["candidate_b"])]
+    chart(bar_figure(labels, ranked["p_is_next"].tolist(), "Candidates for B, by P(IsNext)", "P(IsNext)"), "nsp-ranking")
+    table(ranked, "nsp-ranking", key="ranking-table")
+
+
+def evaluation_view(result: nsp.Evaluation) -> None:
+    if result.skipped:
+        st.caption(f"{result.skipped} row(s) without both sentences and a label were left out.")
+    for column, (name, value) in zip(
+        st.columns(4),
+        (("Accuracy", result.accuracy), ("Precision", result.precision), ("Recall", result.recall), ("F1", result.f1)),
+    ):
+        column.metric(name, f"{value:.4f}")
+    st.caption("IsNext is the positive class; metrics from scikit-learn (precision/recall are 0 when undefined).")
+    best = result.table.iloc[result.most_confident]
+    st.success(
+        f"**Most confident pair** (row {result.most_confident + 1}, {best['confidence']:.2%} sure, "
+        f"{'correct' if best['correct'] else 'wrong'}): {literal(best['sentence_a'])} → {literal(best['sentence_b'])}"
+    )
+    left, right = st.columns([1, 2])
+    with left:
+        chart(confusion_figure(result.confusion), "nsp-confusion-matrix")
+    with right:
+        shown = result.table.assign(most_confident=lambda t: t.index == result.most_confident)
+        table(shown, "nsp-evaluation", key="evaluation-table")
