@@ -7,6 +7,7 @@ a missing head with random weights, and BERT Lens never shows predictions from t
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import time
@@ -205,6 +206,7 @@ def load_model(name: str, progress: Progress = lambda message: None) -> ModelBun
     """
     started = time.perf_counter()
     LOAD_COUNTS[name] += 1
+    logging.getLogger("bertlens").info("Loading model %s (load #%d in this process)", name, LOAD_COUNTS[name])
     source = resolve_source(name)
     config, cached = _load_config(source, _is_local(name), progress)
     if config.model_type != "bert":
