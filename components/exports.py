@@ -7,6 +7,7 @@ Streamlit ships), so it works offline and needs no server-side image engine.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -29,10 +30,13 @@ def chart(fig: go.Figure, filename: str, key: str | None = None, **kwargs):
     return st.plotly_chart(fig, config=png_config(filename), key=key or f"chart-{_slug(filename)}", **kwargs)
 
 
-def csv_download(df: pd.DataFrame, filename: str, label: str = "Download CSV", key: str | None = None) -> None:
+def csv_download(
+    df: pd.DataFrame | Callable[[], pd.DataFrame], filename: str, label: str = "Download CSV", key: str | None = None
+) -> None:
+    """A CSV download button. Pass a function returning the table to build a large CSV only on click."""
     st.download_button(
         label,
-        df.to_csv(index=False).encode("utf-8"),
+        (lambda: df().to_csv(index=False).encode("utf-8")) if callable(df) else df.to_csv(index=False).encode("utf-8"),
         file_name=f"{_slug(filename)}.csv",
         mime="text/csv",
         key=key or f"csv-{_slug(filename)}",

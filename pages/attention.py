@@ -1,14 +1,38 @@
-"""Attention page (placeholder until its own issue fills it)."""
+"""Attention page: every layer and head as a heatmap, a head view and thumbnails; head statistics
+that find the seeds' patterns; token focus; attention rollout. Everything reads the one forward pass."""
 
 import streamlit as st
 
+from components import attention_views as views
 from components.layout import page_header, require_text, truncation_notice
 from components.model import active_model_name, cached_analysis
 from components.state import shared_text
 
-page_header("Attention", "Every layer and head: who attends to whom.")
+bundle = page_header(
+    "Attention",
+    "Every layer and head: who attends to whom. Layers and heads are numbered from 0, as in bertviz.",
+)
+views.preset_buttons()
 text = shared_text()
+text_b = views.sentence_b()
+
 if require_text(text):
-    analysis = cached_analysis(active_model_name(), text)
+    model_name = active_model_name()
+    with st.spinner("Running the model…"):
+        analysis = cached_analysis(model_name, text, text_b)
     truncation_notice(analysis.encoding)
-    st.write("Tokens:", list(analysis.encoding.tokens))
+    page = views.PageInput(model_name, text, text_b, analysis)
+    heads = bundle.capabilities.num_heads
+
+    choice = views.controls(bundle)
+    heatmap, head_view, overview, statistics, focus = views.open_tabs()
+    if heatmap.open:
+        views.heatmap_section(page, choice, heads)
+    if head_view.open:
+        views.head_view_section(page, choice, heads)
+    if overview.open:
+        views.overview_section(page, choice, bundle)
+    if statistics.open:
+        views.statistics_section(page, choice)
+    if focus.open:
+        views.token_focus_section(page, choice, heads)
