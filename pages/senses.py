@@ -1,14 +1,52 @@
-"""Word senses page (placeholder until its own issue fills it)."""
+"""Word senses: one word in many sentences — where does its meaning emerge, layer by layer?"""
 
 import streamlit as st
 
-from components.layout import page_header, require_text, truncation_notice
-from components.model import active_model_name, cached_analysis
+from bertlens.analysis import max_tokens
+from components import senses_views as views
+from components.layout import page_header
+from components.model import active_model_name, settings
 from components.state import shared_text
 
-page_header("Word senses", "One word in many sentences: where does meaning emerge?")
-text = shared_text()
-if require_text(text):
-    analysis = cached_analysis(active_model_name(), text)
-    truncation_notice(analysis.encoding)
-    st.write("Tokens:", list(analysis.encoding.tokens))
+bundle = page_header(
+    "Word senses",
+    "One word in many sentences. Each occurrence is a point: its vector at the layer you choose. "
+    "Do the senses pull apart — and at which layer?",
+)
+request = views.sentence_input(settings().sentence_cap)
+text = shared_text(
+    "Your own sentence (optional)",
+    help="The sentence that follows you from page to page. If it contains the word, it joins the map as a star.",
+)
+if request:
+    model_name, max_length = active_model_name(), max_tokens(bundle, settings().token_cap)
+    layer, method = views.view_controls(bundle.capabilities.num_layers)
+    sentences = tuple(item.sentence for item in request.items)
+    labels = [item.sense or views.NO_LABEL for item in request.items]
+    if views.contains_word(bundle.tokenizer, text, request.word, max_length) and text.strip() not in sentences:
+        sentences, labels = (*sentences, text.strip()), [*labels, views.YOUR_SENSE]
+    words = views.word_vectors(model_name, request.word, sentences, max_length)
+    if views.found_enough(words, listed=len(request.items)):
+        point_labels = [labels[o.sentence_index] for o in words.occurrences]
+        sense_labels = [s if s not in (views.NO_LABEL, views.YOUR_SENSE) else "" for s in point_labels]
+        if method == "PCA 3D" and len(words.occurrences) < 3:
+            st.info("A 3D map needs at least three occurrences; showing PCA 2D.")
+            method = "PCA 2D"
+        vectors = views.at_layer(words.contextual, layer)
+
+        st.subheader("Map of the occurrences")
+        projection = views.projection(model_name, request.word, sentences, max_length, layer, method, words)
+        title = f"“{request.word}” — {views.layer_label(layer, words.num_layers)}, {method}"
+        views.occurrence_map(words, point_labels, projection, title)
+
+        st.subheader("Where do the senses separate?")
+        views.separation_chart(words, sense_labels, layer)
+
+        st.subheader("Similarity between occurrences")
+        views.similarity_section(vectors, words, point_labels)
+
+        st.subheader("Static vs contextual: would word2vec do this?")
+        views.static_section(words, sense_labels, layer)
+
+        st.subheader("The word in context vs reference words")
+        views.reference_section(model_name, vectors, words, point_labels, request, layer, max_length)

@@ -1,0 +1,359 @@
+"""One word in many sentences: its contextual vectors at every layer, and what they show.
+
+Input is a list of sentences, each with an optional sense label (pasted ``sentence | sense``
+lines or a CSV). Every occurrence of the target word becomes one point: the mean of its
+word pieces' hidden states. All sentences go through ``bundle.model.bert`` as one padded batch
+(attention mask on), split into chunks only to bound memory.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+from sklearn.decomposition import PCA
+from sklearn.manifold import MDS
+from sklearn.metrics import silhouette_score
+from sklearn.metrics.pairwise import cosine_distances, cosine_similarity
+
+from bertlens.analysis import Encoding, encode
+from bertlens.models import ModelBundle
+
+SEPARATOR = "|"
+MAX_WORD_CHARS = 50
+LAST_K_CHOICES = (2, 3, 4)  # "mean of the last k layers" options (seed 001 uses the last four)
+PROJECTIONS = ("PCA 2D", "PCA 3D", "MDS 2D")  # MDS runs on cosine distances
+
+Progress = Callable[[int, int], None]  # (sentences done, sentences in all)
+
+
+class SenseInputError(ValueError):
+    """Sentences that cannot be read; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class LabelledSentence:
+    sentence: str
+    sense: str  # "" when unlabelled
+
+
+# ---------------------------------------------------------------- input
+
+
+def parse_lines(text: str) -> list[LabelledSentence]:
+    """``sentence | sense`` lines (the sense is optional; blank lines are skipped)."""
+    items = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        sentence, _, sense = line.partition(SEPARATOR)
+        if SEPARATOR in sense:
+            raise SenseInputError(f"Line {number} has more than one '{SEPARATOR}': write `sentence | sense`.")
+        if not sentence.strip():
+            raise SenseInputError(f"Line {number} has a sense label but no sentence before the '{SEPARATOR}'.")
+        items.append(LabelledSentence(sentence.strip(), sense.strip()))
+    return items
+
+
+def parse_csv(data: bytes | str) -> list[LabelledSentence]:
+    """A CSV with a ``sentence`` column and an optional ``sense`` column (header names ignore case)."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            raise SenseInputError("The CSV file is not UTF-8 text.") from error
+    try:
+        rows = list(csv.reader(io.StringIO(data, newline="")))
+    except csv.Error as error:
+        raise SenseInputError(f"The CSV file cannot be read: {error}.") from error
+    rows = [row for row in rows if any(cell.strip() for cell in row)]
+    if not rows:
+        raise SenseInputError("The CSV file is empty.")
+    header = [cell.strip().lower() for cell in rows[0]]
+    if "sentence" not in header:
+        raise SenseInputError("The CSV file needs a header row with a `sentence` column (and optionally `sense`).")
+    at_sentence, at_sense = header.index("sentence"), header.index("sense") if "sense" in header else None
+    items = []
+    for number, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise SenseInputError(f"CSV row {number} has {len(row)} cells; the header has {len(header)}.")
+        if not row[at_sentence].strip():
+            raise SenseInputError(f"CSV row {number} has no sentence.")
+        items.append(LabelledSentence(row[at_sentence].strip(), row[at_sense].strip() if at_sense is not None else ""))
+    if not items:
+        raise SenseInputError("The CSV file has a header but no sentences.")
+    return items
+
+
+def word_problem(word: str) -> str | None:
+    """A message for a target word that cannot be looked for, or None."""
+    if not word.strip():
+        return "Type the word to look for."
+    if len(word.strip()) > MAX_WORD_CHARS:
+        return f"The word is longer than {MAX_WORD_CHARS} characters; type a single word."
+    return None
+
+
+# ---------------------------------------------------------------- finding the word
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    sentence_index: int
+    start: int  # character span of the word in its sentence
+    end: int
+    positions: tuple[int, ...]  # token positions of its word pieces
+    pieces: tuple[str, ...]
+
+
+def find_word(encoding: Encoding, sentence: str, word: str) -> list[tuple[int, int, tuple[int, ...]]]:
+    """Every (start, end, token positions) where ``word`` stands as a whole word, ignoring case.
+
+    A match counts when its tokens begin and end exactly at its edges and at word edges of the
+    tokenizer's own word split (``word_ids``): "field" is not found inside "fields" or "midfield".
+    """
+    word_ids, offsets = encoding.word_ids, encoding.offsets
+    found = []
+    for match in re.finditer(re.escape(word.strip()), sentence, flags=re.IGNORECASE):
+        start, end = match.span()
+        positions = tuple(
+            i for i, (a, b) in enumerate(offsets) if word_ids[i] is not None and a < end and b > start and b > a
+        )
+        if not positions:
+            continue  # not tokenized (e.g. cut off by truncation, or characters the tokenizer drops)
+        first, last = positions[0], positions[-1]
+        whole = (
+            offsets[first][0] == start
+            and offsets[last][1] == end
+            and (first == 0 or word_ids[first - 1] != word_ids[first])
+            and (last + 1 == len(word_ids) or word_ids[last + 1] != word_ids[last])
+        )
+        if whole:
+            found.append((start, end, positions))
+    return found
+
+
+# ---------------------------------------------------------------- the batched forward pass
+
+
+def _chunks(lengths: Sequence[int], max_sentences: int, max_tokens: int) -> list[list[int]]:
+    """Sentence indices, shortest first, in chunks of at most ``max_sentences`` and ``max_tokens`` padded tokens."""
+    chunks: list[list[int]] = []
+    for i in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+        if chunks and len(chunks[-1]) < max_sentences and (len(chunks[-1]) + 1) * lengths[i] <= max_tokens:
+            chunks[-1].append(i)
+        else:
+            chunks.append([i])
+    return chunks
+
+
+def batched_piece_means(
+    bundle: ModelBundle,
+    encodings: Sequence[Encoding],
+    selections: Sequence[Sequence[tuple[int, ...]]],
+    progress: Progress | None = None,
+    chunk_sentences: int = 32,
+    chunk_tokens: int = 8192,
+) -> list[np.ndarray]:
+    """For each sentence and each selected position group: the mean hidden state at every layer.
+
+    One padded batch with an attention mask, so padding changes nothing; split into chunks of
+    similar length only to bound memory. Returns, per sentence, an array (groups, layers + 1, hidden).
+    """
+    model, device = bundle.model.bert, bundle.device
+    pad_id = bundle.tokenizer.pad_token_id or 0
+    results: list[np.ndarray] = [np.empty(0)] * len(encodings)
+    done = 0
+    for chunk in _chunks([len(e) for e in encodings], chunk_sentences, chunk_tokens):
+        width = max(len(encodings[i]) for i in chunk)
+        ids = torch.full((len(chunk), width), pad_id, dtype=torch.long)
+        types = torch.zeros_like(ids)
+        mask = torch.zeros_like(ids)
+        for row, i in enumerate(chunk):
+            n = len(encodings[i])
+            ids[row, :n] = torch.tensor(encodings[i].input_ids)
+            types[row, :n] = torch.tensor(encodings[i].token_type_ids)
+            mask[row, :n] = 1
+        with torch.inference_mode():
+            out = model(
+                input_ids=ids.to(device),
+                token_type_ids=types.to(device),
+                attention_mask=mask.to(device),
+                output_hidden_states=True,
+            )
+            hidden = torch.stack(out.hidden_states, dim=1)  # (batch, layers + 1, tokens, hidden)
+            for row, i in enumerate(chunk):
+                groups = [hidden[row][:, list(group)].mean(dim=1) for group in selections[i]]
+                results[i] = (
+                    torch.stack(groups).float().cpu().numpy()
+                    if groups
+                    else np.zeros((0, hidden.shape[1], hidden.shape[-1]), dtype=np.float32)
+                )
+        done += len(chunk)
+        if progress:
+            progress(done, len(encodings))
+    return results
+
+
+@dataclass(frozen=True, eq=False)
+class WordVectors:
+    """Every occurrence of ``word`` and its vectors."""
+
+    word: str
+    sentences: tuple[str, ...]
+    occurrences: tuple[Occurrence, ...]
+    contextual: np.ndarray  # (occurrences, layers + 1, hidden): mean of the pieces; 0 = embeddings output
+    static: np.ndarray  # (occurrences, hidden): mean of the pieces' input (word-piece) embeddings
+    missing: tuple[int, ...]  # sentences in which the word was not found
+    truncated: tuple[int, ...]  # sentences cut to the model's maximum length
+
+    @property
+    def num_layers(self) -> int:
+        return self.contextual.shape[1] - 1
+
+
+def embed_word(
+    bundle: ModelBundle,
+    sentences: Sequence[str],
+    word: str,
+    max_length: int = 512,
+    progress: Progress | None = None,
+    chunk_sentences: int = 32,
+) -> WordVectors:
+    """Find ``word`` in every sentence and read its vectors from one padded, batched forward pass."""
+    encodings = [encode(bundle.tokenizer, s, max_length=max_length) for s in sentences]
+    found = [find_word(e, s, word) for e, s in zip(encodings, sentences)]
+    vectors = batched_piece_means(bundle, encodings, [[p for *_, p in f] for f in found], progress, chunk_sentences)
+    occurrences = tuple(
+        Occurrence(i, start, end, positions, tuple(encodings[i].tokens[p] for p in positions))
+        for i, spans in enumerate(found)
+        for start, end, positions in spans
+    )
+    table = bundle.model.bert.embeddings.word_embeddings.weight
+    static = [
+        table[[encodings[o.sentence_index].input_ids[p] for p in o.positions]].mean(dim=0).float().cpu().numpy()
+        for o in occurrences
+    ]
+    hidden = bundle.capabilities.hidden_size
+    return WordVectors(
+        word=word.strip(),
+        sentences=tuple(sentences),
+        occurrences=occurrences,
+        contextual=np.concatenate(vectors) if occurrences else np.zeros((0, bundle.capabilities.num_layers + 1, hidden)),
+        static=np.stack(static) if static else np.zeros((0, hidden)),
+        missing=tuple(i for i, f in enumerate(found) if not f),
+        truncated=tuple(i for i, e in enumerate(encodings) if e.truncated),
+    )
+
+
+# ---------------------------------------------------------------- layer choice
+
+
+def layer_options(num_layers: int) -> list[str]:
+    """"0" (embeddings output) … str(num_layers), then "lastK" = mean of the last K layers."""
+    return [str(i) for i in range(num_layers + 1)] + [f"last{k}" for k in LAST_K_CHOICES if k <= num_layers]
+
+
+def layer_range(option: str, num_layers: int) -> range:
+    """The hidden states whose mean an option stands for; ValueError for an unknown option."""
+    if option not in layer_options(num_layers):
+        raise ValueError(f"unknown layer option {option!r}")
+    if option.startswith("last"):
+        return range(num_layers + 1 - int(option[4:]), num_layers + 1)
+    return range(int(option), int(option) + 1)
+
+
+def layer_label(option: str, num_layers: int) -> str:
+    layers = layer_range(option, num_layers)
+    if len(layers) > 1:
+        return f"mean of the last {len(layers)} layers (hidden states {layers[0]}–{layers[-1]})"
+    return "hidden state 0 (embeddings output)" if layers[0] == 0 else f"layer {layers[0]}"
+
+
+def at_layer(contextual: np.ndarray, option: str) -> np.ndarray:
+    """(occurrences, hidden): the vectors for a layer option."""
+    return contextual[:, list(layer_range(option, contextual.shape[1] - 1))].mean(axis=1)
+
+
+# ---------------------------------------------------------------- what the vectors show
+
+
+@dataclass(frozen=True)
+class Projection:
+    coords: np.ndarray  # (points, 2 or 3)
+    explained: tuple[float, ...] | None  # PCA's explained variance ratio per axis; None for MDS
+
+
+def project(vectors: np.ndarray, method: str = PROJECTIONS[0]) -> Projection:
+    """PCA in 2D or 3D, or metric MDS on cosine distances (fixed random_state, so reproducible)."""
+    if method == "MDS 2D":
+        mds = MDS(n_components=2, metric="precomputed", init="classical_mds", random_state=0)
+        return Projection(mds.fit_transform(cosine_distances(vectors)), None)
+    if method not in PROJECTIONS:
+        raise ValueError(f"unknown projection {method!r}")
+    pca = PCA(n_components=3 if method == "PCA 3D" else 2)
+    coords = pca.fit_transform(vectors)
+    return Projection(coords, tuple(float(r) for r in pca.explained_variance_ratio_))
+
+
+def separation(vectors: np.ndarray, labels: Sequence[str]) -> float | None:
+    """Silhouette of the labels on cosine distance (−1…1; higher = senses apart), over labelled points.
+
+    None when it is undefined: fewer than two senses, or as many senses as labelled points.
+    """
+    keep = [i for i, label in enumerate(labels) if label]
+    kept = [labels[i] for i in keep]
+    if not 2 <= len(set(kept)) <= len(kept) - 1:
+        return None
+    return float(silhouette_score(vectors[keep], kept, metric="cosine"))
+
+
+def separation_by_layer(contextual: np.ndarray, labels: Sequence[str]) -> list[float | None]:
+    return [separation(contextual[:, layer], labels) for layer in range(contextual.shape[1])]
+
+
+def nearest_neighbours(vectors: np.ndarray, k: int = 3) -> list[list[tuple[int, float]]]:
+    """For each point, its ``k`` most cosine-similar other points as (index, similarity)."""
+    sims = cosine_similarity(vectors)
+    np.fill_diagonal(sims, -np.inf)
+    order = np.argsort(-sims, axis=1, kind="stable")[:, : min(k, len(vectors) - 1)]
+    return [[(int(j), float(sims[i, j])) for j in row] for i, row in enumerate(order)]
+
+
+def pairwise_cosines(vectors: np.ndarray) -> np.ndarray:
+    """Cosine similarity of every distinct pair (upper triangle)."""
+    sims = cosine_similarity(vectors)
+    return sims[np.triu_indices(len(vectors), k=1)]
+
+
+def static_vs_contextual(words: WordVectors, labels: Sequence[str]) -> list[dict]:
+    """Mean pairwise cosine among occurrences — same sense, different senses, all — for the static
+    input embedding (what word2vec would give: one vector per word) and every hidden state."""
+    same = np.array([[a == b and bool(a) for b in labels] for a in labels])
+    differ = np.array([[a != b and bool(a) and bool(b) for b in labels] for a in labels])
+    upper = np.triu(np.ones_like(same, dtype=bool), k=1)
+
+    def row(name: str, vectors: np.ndarray) -> dict:
+        sims = cosine_similarity(vectors)
+        pick = lambda where: float(sims[where & upper].mean()) if (where & upper).any() else None  # noqa: E731
+        return {"vectors": name, "same sense": pick(same), "different senses": pick(differ), "all pairs": pick(upper)}
+
+    rows = [row("static (input word-piece embedding)", words.static)]
+    rows += [row(layer_label(str(layer), words.num_layers), words.contextual[:, layer]) for layer in range(words.num_layers + 1)]
+    return rows
+
+
+def reference_vectors(bundle: ModelBundle, words: Sequence[str], max_length: int = 512) -> dict[str, np.ndarray]:
+    """Each reference word read on its own, as seed 004 reads "snake": word -> (layers + 1, hidden).
+
+    Words the tokenizer drops entirely (nothing left to read) are left out.
+    """
+    encodings = [encode(bundle.tokenizer, w, max_length=max_length) for w in words]
+    found = [find_word(e, w, w)[:1] for e, w in zip(encodings, words)]
+    vectors = batched_piece_means(bundle, encodings, [[p for *_, p in f] for f in found])
+    return {w: v[0] for w, v in zip(words, vectors) if len(v)}

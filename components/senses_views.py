@@ -1,0 +1,318 @@
+"""Word-senses page: its inputs (preset, pasted lines or CSV), cached results and figures.
+
+Hover texts and legend names are plotly pseudo-HTML, not Markdown: user text goes through
+``html.escape`` there, and through ``literal`` everywhere Streamlit renders Markdown.
+"""
+
+from __future__ import annotations
+
+import html
+import textwrap
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from sklearn.metrics.pairwise import cosine_similarity
+
+from bertlens.analysis import encode
+from bertlens.sense_presets import PRESETS
+from bertlens.senses import (
+    PROJECTIONS,
+    LabelledSentence,
+    Projection,
+    SenseInputError,
+    WordVectors,
+    at_layer,
+    embed_word,
+    find_word,
+    layer_label,
+    layer_options,
+    layer_range,
+    nearest_neighbours,
+    pairwise_cosines,
+    parse_csv,
+    parse_lines,
+    project,
+    reference_vectors,
+    separation,
+    separation_by_layer,
+    static_vs_contextual,
+    word_problem,
+)
+from components import exports
+from components.model import cached_bundle
+from components.state import warn_bad_param
+from components.text import literal
+
+SOURCES = ("Preset", "Paste lines", "Upload CSV")
+YOUR_SENSE = "your sentence"
+NO_LABEL = "(no label)"
+MAX_LISTED = 15  # sentences listed in a warning
+MAX_CSV_BYTES = 2_000_000
+
+
+@dataclass(frozen=True)
+class SenseRequest:
+    word: str
+    items: tuple[LabelledSentence, ...]
+    references: tuple[str, ...]
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def _seed_from_preset(name: str, only_unset: bool = False) -> None:
+    """Set the word and reference words to the preset's (when switching preset, or on first load)."""
+    preset = PRESETS.get(name, PRESETS["field"])
+    for key, value in (("word", preset.word), ("refs", ", ".join(preset.references))):
+        if not only_unset or (key not in st.session_state and key not in st.query_params):
+            st.session_state[key] = value
+
+
+def _preset_items() -> tuple[LabelledSentence, ...]:
+    warn_bad_param("preset", lambda raw: raw in PRESETS, f"one of the presets ({', '.join(PRESETS)})")
+    name = st.selectbox(
+        "Preset", list(PRESETS), key="preset", bind="query-params",
+        on_change=lambda: _seed_from_preset(st.session_state["preset"]),
+    )
+    st.caption(PRESETS[name].description)
+    return PRESETS[name].sentences
+
+
+def _pasted_items() -> tuple[LabelledSentence, ...] | None:
+    default = "\n".join(f"{s.sentence} | {s.sense}" for s in PRESETS["field"].sentences)
+    text = st.text_area("One sentence per line: `sentence | sense` (the sense is optional)", default, key="lines",
+                        bind="query-params", height=200)
+    try:
+        return tuple(parse_lines(text))
+    except SenseInputError as error:
+        st.error(literal(str(error)))
+        return None
+
+
+def _uploaded_items() -> tuple[LabelledSentence, ...] | None:
+    upload = st.file_uploader("CSV with the columns `sentence` and `sense`", type="csv", key="csv_upload")
+    if upload is None:
+        st.info("Choose a CSV file: a header row `sentence,sense`, then one sentence per row.")
+        return None
+    if upload.size > MAX_CSV_BYTES:
+        st.error(f"The file is larger than {MAX_CSV_BYTES // 1_000_000} MB.")
+        return None
+    try:
+        return tuple(parse_csv(upload.getvalue()))
+    except SenseInputError as error:
+        st.error(literal(str(error)))
+        return None
+
+
+def sentence_input(sentence_cap: int) -> SenseRequest | None:
+    """Source, sentences, target word and reference words; None (with a message) when unusable."""
+    warn_bad_param("source", lambda raw: raw in SOURCES, f"one of {', '.join(SOURCES)}")
+    source = st.radio("Sentences", SOURCES, key="source", bind="query-params", horizontal=True)
+    items = {"Preset": _preset_items, "Paste lines": _pasted_items, "Upload CSV": _uploaded_items}[source]()
+    _seed_from_preset(st.session_state.get("preset") or st.query_params.get("preset", ""), only_unset=True)
+    left, right = st.columns(2)
+    word = left.text_input("Word to follow", key="word", bind="query-params", max_chars=200).strip()
+    refs = right.text_input("Reference words, read on their own (comma-separated)", key="refs", bind="query-params")
+    if items is None:
+        return None
+    if problem := word_problem(word):
+        st.info(problem)
+        return None
+    if len(items) < 2:
+        st.info("Give at least two sentences: one sentence gives nothing to compare.")
+        return None
+    if len(items) > sentence_cap:
+        st.warning(f"{len(items)} sentences given; only the first {sentence_cap} are read (the limit on this "
+                   "server, set by `BERTLENS_MAX_SENTENCES`).")
+        items = items[:sentence_cap]
+    references = tuple(dict.fromkeys(r.strip() for r in refs.split(",") if r.strip() and len(r.strip()) <= 50))
+    return SenseRequest(word, tuple(items), references[:10])
+
+
+def view_controls(num_layers: int) -> tuple[str, str]:
+    """The layer option (URL ``layer``: 0 … last, or ``lastK``) and the projection (URL ``projection``)."""
+    options = layer_options(num_layers)
+    warn_bad_param("layer", lambda raw: raw in options,
+                   f"a layer from 0 to {num_layers} or one of {', '.join(o for o in options if o.startswith('last'))}")
+    warn_bad_param("projection", lambda raw: raw in PROJECTIONS, f"one of {', '.join(PROJECTIONS)}")
+    if st.session_state.get("layer") not in (None, *options):  # e.g. after switching to a smaller model
+        st.session_state["layer"] = options[num_layers]
+    left, right = st.columns(2)
+    layer = left.selectbox(
+        "Layer", options, index=num_layers, key="layer", bind="query-params",
+        help="0 = the embeddings output (before any attention). lastK = the mean of the last K layers, "
+        "a common choice for word vectors (seed notebook 001 uses the last four).",
+    )
+    projection = right.radio("Projection", PROJECTIONS, key="projection", bind="query-params", horizontal=True,
+                             help="PCA keeps the directions of largest variance; MDS keeps cosine distances.")
+    left.caption(f"Showing {layer_label(layer, num_layers)}.")
+    return layer, projection
+
+
+# ---------------------------------------------------------------- cached results
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def word_vectors(model_name: str, word: str, sentences: tuple[str, ...], max_length: int) -> WordVectors:
+    """The batched forward pass, with a progress bar while it runs (created in here, so a cache hit replays it)."""
+    bar = st.progress(0.0, text=f"Reading {len(sentences)} sentences…")
+    words = embed_word(cached_bundle(model_name), sentences, word, max_length,
+                       progress=lambda done, total: bar.progress(done / total, text=f"Read {done} of {total} sentences…"))
+    bar.empty()
+    return words
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def references(model_name: str, words: tuple[str, ...], max_length: int) -> dict[str, np.ndarray]:
+    return reference_vectors(cached_bundle(model_name), words, max_length)
+
+
+@st.cache_data(max_entries=32, show_spinner="Projecting…")
+def projection(model_name: str, word: str, sentences: tuple[str, ...], max_length: int, layer: str, method: str,
+               _words: WordVectors) -> Projection:
+    """Keyed by the primitives that determine ``_words`` (the result of ``word_vectors`` for them)."""
+    return project(at_layer(_words.contextual, layer), method)
+
+
+def contains_word(tokenizer, sentence: str, word: str, max_length: int) -> bool:
+    return bool(sentence.strip()) and bool(find_word(encode(tokenizer, sentence, max_length=max_length), sentence, word))
+
+
+def found_enough(words: WordVectors, listed: int) -> bool:
+    """Say which sentences lack the word (listed, not dropped silently); True when there is something to plot."""
+    missing = [i for i in words.missing if i < listed]
+    if missing:
+        lines = "\n".join(f"- {literal(words.sentences[i])}" for i in missing[:MAX_LISTED])
+        more = f"\n\n…and {len(missing) - MAX_LISTED} more." if len(missing) > MAX_LISTED else ""
+        where = "any of the sentences" if len(missing) == listed else f"{len(missing)} of {listed} sentences"
+        st.warning(f"“{literal(words.word)}” was not found (as a whole word) in {where}:\n\n{lines}{more}")
+    cut = [i for i in words.truncated if i < listed]
+    if cut:
+        st.caption(f"{len(cut)} sentence(s) were longer than the model reads and were cut; a word after the cut is not found.")
+    if len(words.occurrences) < 2:
+        if words.occurrences:
+            st.info(f"“{literal(words.word)}” occurs only once: a map needs at least two occurrences.")
+        return False
+    return True
+
+
+# ---------------------------------------------------------------- figures and tables
+
+
+def _hover(sentence: str, start: int, end: int, sense: str) -> str:
+    """The sentence, wrapped, with the word in bold; escaped (plotly renders a few HTML tags)."""
+    marked = f"{sentence[:start]}\ue000{sentence[start:end]}\ue001{sentence[end:]}"
+    body = html.escape("\n".join(textwrap.wrap(marked, 70))).replace("\n", "<br>")
+    return f"<b>{html.escape(sense)}</b><br>" + body.replace("\ue000", "<b>").replace("\ue001", "</b>")
+
+
+def points_table(words: WordVectors, labels: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({
+        "point": range(1, len(words.occurrences) + 1),
+        "sense": labels,
+        "sentence": [words.sentences[o.sentence_index] for o in words.occurrences],
+        "pieces": [" ".join(o.pieces) for o in words.occurrences],
+    })
+
+
+def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, title: str) -> None:
+    points = points_table(words, labels)
+    axes = [f"PC{i + 1} ({r:.1%} of variance)" for i, r in enumerate(proj.explained)] if proj.explained else ["MDS 1", "MDS 2"]
+    fig = go.Figure()
+    for sense in dict.fromkeys(sorted(labels, key=lambda s: s == YOUR_SENSE)):
+        rows = [i for i, label in enumerate(labels) if label == sense]
+        hover = [_hover(points.sentence[i], o.start, o.end, sense) for i, o in ((i, words.occurrences[i]) for i in rows)]
+        style = dict(name=html.escape(sense), text=hover, hovertemplate="%{text}<extra></extra>", mode="markers")
+        marker = dict(size=16, symbol="star", line=dict(width=1, color="black")) if sense == YOUR_SENSE else dict(size=11)
+        coords = proj.coords[rows]
+        if coords.shape[1] == 3:
+            fig.add_trace(go.Scatter3d(x=coords[:, 0], y=coords[:, 1], z=coords[:, 2], marker={**marker, "size": 6}, **style))
+        else:
+            fig.add_trace(go.Scatter(x=coords[:, 0], y=coords[:, 1], marker=marker, **style))
+    if proj.coords.shape[1] == 3:
+        fig.update_layout(scene=dict(xaxis_title=axes[0], yaxis_title=axes[1], zaxis_title=axes[2]))
+    else:
+        fig.update_layout(xaxis_title=axes[0], yaxis_title=axes[1])
+    fig.update_layout(title=html.escape(title), height=560, legend_title_text="sense")
+    exports.chart(fig, f"senses-{words.word}-map", key="senses-map")
+    for i, name in enumerate("xyz"[: proj.coords.shape[1]]):
+        points[name] = proj.coords[:, i]
+    exports.table(points, f"senses-{words.word}-coordinates", key="senses-coordinates")
+
+
+def separation_chart(words: WordVectors, sense_labels: list[str], layer: str) -> None:
+    scores = separation_by_layer(words.contextual, sense_labels)
+    if all(s is None for s in scores):
+        st.info("Separation needs sense labels: at least two senses, and more labelled points than senses.")
+        return
+    fig = go.Figure(go.Scatter(x=list(range(len(scores))), y=scores, mode="lines+markers", name="silhouette"))
+    chosen = layer_range(layer, words.num_layers)
+    fig.add_vrect(x0=chosen[0] - 0.3, x1=chosen[-1] + 0.3, fillcolor="orange", opacity=0.2, line_width=0)
+    fig.update_layout(xaxis=dict(title="hidden state (0 = embeddings output)", dtick=1), yaxis_title="silhouette (cosine)",
+                      title="How well the sense labels separate, layer by layer", height=380)
+    exports.chart(fig, f"senses-{words.word}-separation", key="senses-separation")
+    score = separation(at_layer(words.contextual, layer), sense_labels)
+    st.caption(f"Silhouette at {layer_label(layer, words.num_layers)}: {score:.3f}. It runs from −1 to 1: near 1, points of "
+               "the same sense are close and other senses far; near 0, the senses overlap. Shaded: the chosen layer(s).")
+
+
+def similarity_section(vectors: np.ndarray, words: WordVectors, labels: list[str]) -> None:
+    order = sorted(range(len(labels)), key=lambda i: labels[i])  # same senses side by side
+    names = [html.escape(f"{i + 1}. {labels[i]}") for i in order]
+    sims = cosine_similarity(vectors)[np.ix_(order, order)]
+    fig = go.Figure(go.Heatmap(z=sims, x=names, y=names, colorscale="Viridis", colorbar_title="cosine",
+                               hovertemplate="%{y} ↔ %{x}<br>cosine %{z:.3f}<extra></extra>"))
+    fig.update_layout(title="Cosine similarity between occurrences (grouped by sense)", height=560, yaxis_autorange="reversed")
+    exports.chart(fig, f"senses-{words.word}-similarity", key="senses-similarity")
+    rows = [
+        {"point": i + 1, "sense": labels[i], "rank": rank + 1, "neighbour": j + 1, "neighbour sense": labels[j],
+         "cosine": sim, "same sense": labels[i] == labels[j], "sentence": words.sentences[words.occurrences[i].sentence_index],
+         "neighbour sentence": words.sentences[words.occurrences[j].sentence_index]}
+        for i, near in enumerate(nearest_neighbours(vectors)) for rank, (j, sim) in enumerate(near)
+    ]
+    st.markdown("**Nearest neighbours** of each point (cosine similarity)")
+    exports.table(pd.DataFrame(rows), f"senses-{words.word}-neighbours", key="senses-neighbours")
+
+
+def static_section(words: WordVectors, sense_labels: list[str], layer: str) -> None:
+    static, contextual = pairwise_cosines(words.static), pairwise_cosines(at_layer(words.contextual, layer))
+    pieces = sorted({" ".join(o.pieces) for o in words.occurrences})
+    st.markdown(
+        f"Before BERT reads the context, “{literal(words.word)}” is just the row(s) of the word-piece embedding matrix "
+        f"for {literal(', '.join(pieces))}: the same in every sentence with those pieces. Pairwise cosine of these static "
+        f"vectors: **{static.min():.3f} – {static.max():.3f}**. A word2vec-style table gives each word one such vector, so "
+        f"it cannot tell the senses apart. The contextual vectors at {layer_label(layer, words.num_layers)}: "
+        f"**{contextual.min():.3f} – {contextual.max():.3f}**."
+    )
+    table = pd.DataFrame(static_vs_contextual(words, sense_labels))
+    fig = go.Figure([go.Scatter(x=table["vectors"], y=table[col], mode="lines+markers", name=col)
+                     for col in ("same sense", "different senses", "all pairs") if table[col].notna().any()])
+    fig.update_layout(title="Mean pairwise cosine: static embedding vs each hidden state", yaxis_title="mean cosine",
+                      height=400, xaxis_tickangle=-30)
+    exports.chart(fig, f"senses-{words.word}-static-vs-contextual", key="senses-static")
+    exports.table(table, f"senses-{words.word}-static-vs-contextual", key="senses-static-table")
+
+
+def reference_section(model_name: str, vectors: np.ndarray, words: WordVectors, labels: list[str],
+                      request: SenseRequest, layer: str, max_length: int) -> None:
+    if not request.references:
+        st.caption("Type reference words above (e.g. “snake, programming” for “python”) to compare with them.")
+        return
+    refs = references(model_name, request.references, max_length)
+    if dropped := [r for r in request.references if r not in refs]:
+        st.caption(f"Left out (nothing to read after tokenization): {literal(', '.join(dropped))}")
+    if not refs:
+        return
+    sims = cosine_similarity(vectors, np.stack([at_layer(v[None], layer)[0] for v in refs.values()]))
+    table = pd.DataFrame(sims, columns=[f"cosine with “{r}”" for r in refs])
+    table.insert(0, "sense", labels)
+    st.markdown(f"Each reference word is read **on its own** (as seed notebook 004 reads “snake”), at the same layer "
+                "choice. Mean cosine per sense:")
+    exports.table(table.groupby("sense", sort=False).mean().reset_index(), f"senses-{words.word}-references",
+                  key="senses-references")
+    with st.expander("Every occurrence"):
+        table.insert(1, "sentence", [words.sentences[o.sentence_index] for o in words.occurrences])
+        exports.table(table, f"senses-{words.word}-references-all", key="senses-references-all")
