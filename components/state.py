@@ -55,6 +55,16 @@ def _remember(key: str) -> None:
     st.session_state[f"_shared_{key}"] = st.session_state[key]
 
 
+def set_shared_text(value: str, key: str = "text") -> None:
+    """Replace the shared sentence, e.g. from a button's callback (before its text area is drawn)."""
+    st.session_state[f"_shared_{key}"] = value
+
+
+def remembered_shared_text(key: str = "text") -> str | None:
+    """The shared sentence on a page that does not show it (None before any page has)."""
+    return st.session_state.get(f"_shared_{key}") or st.query_params.get(key)
+
+
 def shared_text(label: str = "Sentence", key: str = "text", default: str = DEFAULT_TEXT, **kwargs) -> str:
     """Text that follows the user from page to page and lives in the URL as ``key``.
 
