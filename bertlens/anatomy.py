@@ -47,7 +47,8 @@ def parameter_counts(
 
     Parts the checkpoint lacks (``has_*`` False, or no such module) have no count and say so.
     The MLM decoder weight is the word-embedding matrix itself (tied): counted once, under embeddings.
-    Rows: part, component, parameters (None when absent), note; the last row is the checkpoint total.
+    Rows: part, component, parameters (None when absent), note, and whether the row is one of the
+    pieces that add up to the checkpoint total (the others are subtotals); the last row is that total.
     """
     bert = getattr(model, "bert", model)
     heads = getattr(model, "cls", None)
@@ -90,6 +91,8 @@ def parameter_counts(
     total = base + sum(n or 0 for part, _, n, _ in rows if part.endswith("head"))
     rows.append(("Checkpoint", "total", total, "base encoder + the heads it has; shared weights once"))
     table = pd.DataFrame(rows, columns=["part", "component", "parameters", "note"])
+    subtotal = table["component"].isin(["all embeddings", "one layer", "total"]) | (table["part"] == "Encoder layer 0")
+    table["adds up to total"] = ~subtotal & table["parameters"].notna()
     table["parameters"] = table["parameters"].astype("Int64")
     table["% of total"] = (100 * table["parameters"].astype("Float64") / total).round(2)
     return table
@@ -111,21 +114,20 @@ def named_parameters(model: nn.Module) -> pd.DataFrame:
 
 
 def bundle_named_parameters(bundle: ModelBundle) -> pd.DataFrame:
-    """The base encoder's named parameters, then those of the heads the checkpoint really has."""
+    """The checkpoint's named parameters: the base encoder's (named as in ``BertModel``), then those of
+    the heads it really has. The tied MLM decoder weight is listed once, as the word embeddings."""
     caps = bundle.capabilities
-    table = named_parameters(bundle.model.bert)
-    if not caps.has_pooler:
-        table = table[~table["name"].str.startswith("pooler.")]
-    head_modules = [
-        ("cls.predictions", caps.has_mlm_head),
-        ("cls.seq_relationship", caps.has_nsp_head),
-    ]
-    heads = [
-        named_parameters(bundle.model.get_submodule(path)).assign(name=lambda t, path=path: path + "." + t["name"])
-        for path, present in head_modules
-        if present
-    ]
-    return pd.concat([table, *heads], ignore_index=True)
+    present = {
+        "bert.": True,
+        "bert.pooler.": caps.has_pooler,
+        "cls.predictions.": caps.has_mlm_head,
+        "cls.seq_relationship.": caps.has_nsp_head,
+    }
+    table = named_parameters(bundle.model)
+    prefix = table["name"].map(lambda name: max((p for p in present if name.startswith(p)), key=len))
+    table = table[prefix.map(present)].reset_index(drop=True)
+    table["name"] = table["name"].str.removeprefix("bert.")
+    return table
 
 
 # --- The many embeddings ---------------------------------------------------------------------

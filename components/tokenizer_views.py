@@ -44,7 +44,7 @@ TOKEN_COLUMNS = {name: INT_COLUMN for name in ("position", "id", "word index", "
 
 def sentence_b() -> str:
     """The optional second sentence (URL ``b``); blank means none."""
-    text_b = st.text_input("Sentence B (optional)", value="", key="b", bind="query-params", max_chars=5000)
+    text_b = st.text_input("Sentence B (optional)", value="", key="b", bind="query-params")
     return (text_b or "").strip()
 
 
@@ -176,7 +176,7 @@ def vocabulary_section(model_name: str) -> None:
         exports.table(facts.special, "special-tokens", key="special_tokens", column_config={"id": INT_COLUMN})
     with right:
         exports.table(facts.kinds, "vocabulary-kinds", key="vocab_kinds")
-    word = st.text_input("Look up a word", value="Sinan", key="word", bind="query-params", max_chars=200)
+    word = st.text_input("Look up a word", value="Sinan", key="word", bind="query-params")
     if not (word or "").strip():
         st.info("Type a word to look it up.")
         return

@@ -1,14 +1,24 @@
-"""Model anatomy page (placeholder until its own issue fills it)."""
+"""Model anatomy page: the configuration, where the parameters are, and the embeddings and pooler checked live."""
 
 import streamlit as st
 
+from components import anatomy_views as views
 from components.layout import page_header, require_text, truncation_notice
 from components.model import active_model_name, cached_analysis
 from components.state import shared_text
+from components.tokenizer_views import sentence_b
 
 page_header("Model anatomy", "The configuration, where the parameters are, and the embeddings and pooler checked live.")
+model_name = active_model_name()
+
+st.subheader("Parameters")
+views.architecture_section(model_name)
+
+st.subheader("The many embeddings")
 text = shared_text()
+text_b = sentence_b()
 if require_text(text):
-    analysis = cached_analysis(active_model_name(), text)
-    truncation_notice(analysis.encoding)
-    st.write("Tokens:", list(analysis.encoding.tokens))
+    truncation_notice(cached_analysis(model_name, text, text_b).encoding)
+    views.embeddings_section(model_name, text, text_b)
+    st.subheader("Pooler")
+    views.pooler_section(model_name, text, text_b)

@@ -1,0 +1,167 @@
+"""Model anatomy page: cached results (keyed by primitives), plotly figures and section renderers."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from bertlens.anatomy import (
+    NOT_IN_CHECKPOINT,
+    EmbeddingParts,
+    PoolerCheck,
+    bundle_named_parameters,
+    bundle_parameter_counts,
+    config_summary,
+    embedding_parts,
+    pooler_check,
+)
+from components import exports
+from components.model import cached_analysis, cached_bundle
+from components.state import bound_int_slider
+
+CHECK_TOLERANCE = 1e-4  # float32 arithmetic in a different order differs by ~1e-7
+COUNT_COLUMN = st.column_config.NumberColumn(format="localized")
+
+
+# --- Cached results --------------------------------------------------------------------------
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def architecture(model_name: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Config summary, parameter counts by component, named parameters."""
+    bundle = cached_bundle(model_name)
+    return config_summary(bundle.model.config), bundle_parameter_counts(bundle), bundle_named_parameters(bundle)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def embeddings(model_name: str, text: str, text_b: str) -> EmbeddingParts:
+    return embedding_parts(cached_bundle(model_name), cached_analysis(model_name, text, text_b))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def pooler(model_name: str, text: str, text_b: str) -> PoolerCheck | None:
+    return pooler_check(cached_bundle(model_name), cached_analysis(model_name, text, text_b))
+
+
+# --- Figures ---------------------------------------------------------------------------------
+
+
+def parameter_sunburst(counts: pd.DataFrame) -> go.Figure:
+    """The pieces that add up to the total, grouped by part."""
+    leaves = counts[counts["adds up to total"]]
+    parts = leaves.groupby("part", sort=False)["parameters"].sum()
+    fig = go.Figure(
+        go.Sunburst(
+            ids=[*parts.index, *(leaves["part"] + "/" + leaves["component"])],
+            labels=[*parts.index, *leaves["component"]],
+            parents=["" for _ in parts.index] + list(leaves["part"]),
+            values=[*parts.astype(int), *leaves["parameters"].astype(int)],
+            branchvalues="total",
+            hovertemplate="%{label}: %{value:,} parameters (%{percentRoot:.2%})<extra></extra>",
+        )
+    )
+    fig.update_layout(title="Where the parameters are", height=460, margin=dict(t=50, l=0, r=0, b=0))
+    return fig
+
+
+def embedding_heatmap(parts: EmbeddingParts, position: int, token: str) -> go.Figure:
+    rows = {
+        "word": parts.word,
+        "position": parts.position,
+        "token type": parts.token_type,
+        "sum": parts.summed,
+        "LayerNorm(sum)": parts.normalized,
+        "embeddings output": parts.module_output,
+    }
+    z = np.stack([v[position] for v in rows.values()])
+    limit = float(np.abs(z).max()) or 1.0
+    fig = go.Figure(go.Heatmap(z=z, y=list(rows), colorscale="RdBu", zmid=0, zmin=-limit, zmax=limit,
+                               hovertemplate="%{y}, dimension %{x}: %{z:.4f}<extra></extra>"))
+    fig.update_layout(title=f"Token {position} ({html.escape(token)}): its embeddings, dimension by dimension",
+                      xaxis_title="hidden dimension", height=330)
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def pooler_scatter(check: PoolerCheck) -> go.Figure:
+    fig = go.Figure(go.Scattergl(x=check.by_hand, y=check.pooler_output, mode="markers", marker=dict(size=5),
+                                 hovertemplate="by hand %{x:.5f}<br>pooler_output %{y:.5f}<extra></extra>"))
+    fig.add_shape(type="line", x0=-1, y0=-1, x1=1, y1=1, line=dict(dash="dot", color="gray"))
+    fig.update_layout(title="tanh(dense([CLS])) against pooler_output, one dot per dimension",
+                      xaxis_title="by hand", yaxis_title="pooler_output", height=420)
+    return fig
+
+
+# --- Sections --------------------------------------------------------------------------------
+
+
+def architecture_section(model_name: str) -> None:
+    config, counts, named = architecture(model_name)
+    total = int(counts["parameters"].iloc[-1])
+    base = counts.set_index(["part", "component"])["parameters"]
+    st.markdown(
+        f"**{total:,} parameters** in this checkpoint: embeddings {int(base[('Embeddings', 'all embeddings')]):,}, "
+        f"one encoder layer {int(base[('Encoder layer 0', 'one layer')]):,}, "
+        f"base encoder {int(base[('Base encoder', 'total')]):,}, {len(named)} named parameters."
+    )
+    if (counts["note"] == NOT_IN_CHECKPOINT).any():
+        st.caption(
+            "Rows marked “not in this checkpoint” are parts this model does not ship (an encoder-only checkpoint "
+            "has no fill-mask or next-sentence head). bert-base-uncased has both: run `hf download bert-base-uncased` "
+            "on a connected machine, then pick it, or start with `BERTLENS_MODEL=/path/to/folder`."
+        )
+    if (counts["component"] == "decoder weight").any():
+        st.caption("The MLM decoder reuses the word-embedding matrix (weight tying): it is counted once.")
+    left, right = st.columns([3, 2])
+    with left:
+        exports.table(counts, "parameter-counts", key="parameter_counts", column_config={"parameters": COUNT_COLUMN})
+    with right:
+        exports.chart(parameter_sunburst(counts), "parameters", key="parameter_sunburst")
+    with st.expander("Configuration"):
+        exports.table(config, "config", key="config")
+    filter_text = st.text_input("Filter the named parameters", key="filter", bind="query-params",
+                                placeholder="e.g. layer.0.attention or LayerNorm")
+    shown = named[named["name"].str.contains((filter_text or "").strip(), case=False, regex=False)]
+    st.caption(f"{len(shown)} of {len(named)} named parameters · {int(shown['parameters'].sum()):,} parameters")
+    exports.table(shown, "named-parameters", key="named_parameters", column_config={"parameters": COUNT_COLUMN})
+
+
+def embeddings_section(model_name: str, text: str, text_b: str) -> None:
+    parts = embeddings(model_name, text, text_b)
+    encoding = cached_analysis(model_name, text, text_b).encoding
+    difference = parts.max_abs_difference
+    st.markdown(
+        "Each token's vector entering layer 0 is **LayerNorm(word + position + token type)**: three table "
+        "look-ups added, then normalised. Computed by hand here and compared with the embeddings module's output."
+    )
+    check_result("LayerNorm(word + position + type) vs embeddings output", difference)
+    position = bound_int_slider("Token position", "pos", 0, len(encoding) - 1, 0)
+    exports.chart(embedding_heatmap(parts, position, encoding.tokens[position]), "embeddings", key="embedding_heatmap")
+    norms = parts.norms()
+    norms.insert(0, "token", encoding.tokens)
+    norms.insert(1, "token_type_ids", encoding.token_type_ids)
+    exports.table(norms, "embedding-norms", key="embedding_norms")
+
+
+def pooler_section(model_name: str, text: str, text_b: str) -> None:
+    check = pooler(model_name, text, text_b)
+    if check is None:
+        st.info("This checkpoint has no pooler weights, so there is no pooler_output to check.")
+        return
+    st.markdown("The pooler is one dense layer with tanh on the final `[CLS]` vector. Done by hand:")
+    check_result("tanh(dense(final [CLS])) vs pooler_output", check.max_abs_difference)
+    exports.chart(pooler_scatter(check), "pooler-check", key="pooler_scatter")
+    values = pd.DataFrame({"dimension": range(len(check.by_hand)), "by hand": check.by_hand, "pooler_output": check.pooler_output})
+    exports.table(values, "pooler-check", key="pooler_values")
+
+
+def check_result(label: str, difference: float) -> None:
+    st.metric(f"max |difference|: {label}", f"{difference:.2e}")
+    if difference < CHECK_TOLERANCE:
+        st.success(f"Equal up to float32 rounding (max |difference| = {difference:.2e}).")
+    else:
+        st.error(f"They differ (max |difference| = {difference:.2e}).")

@@ -1,0 +1,142 @@
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from transformers import BertForPreTraining
+
+from bertlens.analysis import analyze
+from bertlens.anatomy import (
+    NOT_IN_CHECKPOINT,
+    bundle_named_parameters,
+    bundle_parameter_counts,
+    config_summary,
+    embedding_parts,
+    named_parameters,
+    parameter_counts,
+    pooler_check,
+)
+from bertlens.synthetic import random_bert_config
+
+
+@pytest.fixture(scope="module")
+def bert_base():
+    """A random BertForPreTraining with bert-base-uncased's exact configuration (no download)."""
+    torch.manual_seed(0)
+    return BertForPreTraining(random_bert_config()).eval()
+
+
+def counts_by_name(table):
+    return table.set_index(["part", "component"])["parameters"]
+
+
+def test_bert_base_parameter_counts(bert_base):
+    counts = counts_by_name(parameter_counts(bert_base.bert))  # seeds 003 and 004
+    assert counts[("Base encoder", "total")] == 109_482_240
+    assert counts[("Embeddings", "all embeddings")] == 23_837_184
+    assert counts[("Embeddings", "word embeddings")] == 23_440_896
+    assert counts[("Embeddings", "position embeddings")] == 393_216
+    assert counts[("Embeddings", "token type embeddings")] == 1_536
+    assert counts[("Embeddings", "LayerNorm")] == 1_536
+    assert counts[("Encoder layer 0", "one layer")] == 7_087_872
+    assert counts[("Encoder layer 0", "attention")] == 2_363_904
+    assert counts[("Encoder layer 0", "intermediate")] == 2_362_368
+    assert counts[("Encoder layer 0", "output")] == 2_361_600
+    assert counts[("Encoder", "all 12 layers")] == 85_054_464
+    assert counts[("Pooler", "dense + tanh on [CLS]")] == 590_592
+    assert counts[("Checkpoint", "total")] == 109_482_240  # a bare BertModel has no heads
+    assert pd.isna(counts[("MLM head", "fill-mask head")]) and pd.isna(counts[("NSP head", "is-next classifier")])
+
+
+def test_bert_base_named_parameters(bert_base):
+    named = named_parameters(bert_base.bert)
+    assert len(named) == 199 and named["parameters"].sum() == 109_482_240
+    assert named["name"].tolist()[:5] == [
+        "embeddings.word_embeddings.weight",
+        "embeddings.position_embeddings.weight",
+        "embeddings.token_type_embeddings.weight",
+        "embeddings.LayerNorm.weight",
+        "embeddings.LayerNorm.bias",
+    ]
+    assert named.set_index("name").loc["encoder.layer.0.attention.self.query.weight", "shape"] == "768 × 768"
+    assert named["name"].tolist()[-2:] == ["pooler.dense.weight", "pooler.dense.bias"]
+
+
+def test_heads_count_the_tied_decoder_once(bert_base):
+    table = parameter_counts(bert_base)
+    counts = counts_by_name(table)
+    unique_total = sum(p.numel() for p in bert_base.parameters())  # parameters() yields a shared tensor once
+    assert counts[("Checkpoint", "total")] == unique_total == 110_106_428
+    assert counts[("MLM head", "decoder weight")] == 0
+    assert "tied" in table.set_index("component").loc["decoder weight", "note"]
+    assert counts[("MLM head", "transform (dense + LayerNorm)")] == 592_128
+    assert counts[("MLM head", "output bias")] == 30_522
+    assert counts[("NSP head", "is-next classifier")] == 1_538
+    assert table.loc[table["adds up to total"], "parameters"].sum() == unique_total
+    assert table["% of total"].iloc[-1] == 100
+
+
+def test_missing_pooler_and_heads_are_not_counted(bert_base):
+    table = parameter_counts(bert_base, has_pooler=False, has_mlm_head=False, has_nsp_head=False)
+    counts = counts_by_name(table)
+    assert counts[("Base encoder", "total")] == counts[("Checkpoint", "total")] == 109_482_240 - 590_592
+    absent = table[table["parameters"].isna()]
+    assert absent["part"].tolist() == ["Pooler", "MLM head", "NSP head"]
+    assert set(absent["note"]) == {NOT_IN_CHECKPOINT}
+    assert table.loc[table["adds up to total"], "parameters"].sum() == counts[("Checkpoint", "total")]
+
+
+def test_config_summary(bert_base):
+    summary = config_summary(bert_base.config).set_index("setting")["value"]
+    assert summary["hidden_size"] == "768" and summary["num_hidden_layers"] == "12"
+    assert summary["head size"] == "64" and summary["intermediate_size"] == "3072"
+
+
+def test_bundled_encoder_has_no_heads(bundled):
+    table = bundle_parameter_counts(bundled)
+    counts = counts_by_name(table)
+    assert counts[("Checkpoint", "total")] == sum(p.numel() for p in bundled.model.bert.parameters()) == 22_713_216
+    assert table.set_index("part").loc[["MLM head", "NSP head"], "note"].tolist() == [NOT_IN_CHECKPOINT] * 2
+    named = bundle_named_parameters(bundled)
+    assert len(named) == 103 and not named["name"].str.startswith("cls.").any()
+
+
+def test_bundle_with_heads_lists_them(tiny_bundle):
+    named = bundle_named_parameters(tiny_bundle)
+    assert "cls.predictions.transform.dense.weight" in set(named["name"])
+    assert "cls.seq_relationship.weight" in set(named["name"])
+    assert "cls.predictions.decoder.weight" not in set(named["name"])  # tied: listed once, as the word embeddings
+    total = counts_by_name(bundle_parameter_counts(tiny_bundle))[("Checkpoint", "total")]
+    assert named["parameters"].sum() == total == sum(p.numel() for p in tiny_bundle.model.parameters())
+
+
+def test_many_embeddings_add_up(bundled):
+    analysis = analyze(bundled, "I am Sinan", "And you?")  # seed 004's example phrase, as a pair
+    parts = embedding_parts(bundled, analysis)
+    emb = bundled.model.bert.embeddings
+    ids = list(analysis.encoding.input_ids)
+    np.testing.assert_array_equal(parts.word, emb.word_embeddings.weight[ids].numpy())
+    np.testing.assert_array_equal(parts.position, emb.position_embeddings.weight[: len(ids)].numpy())
+    np.testing.assert_array_equal(parts.token_type, emb.token_type_embeddings.weight[list(analysis.encoding.token_type_ids)].numpy())
+    assert parts.max_abs_difference < 1e-5
+    with torch.no_grad():
+        module = emb(input_ids=torch.tensor([ids]), token_type_ids=torch.tensor([analysis.encoding.token_type_ids]))[0]
+    np.testing.assert_allclose(parts.normalized, module.numpy(), atol=1e-5)
+    norms = parts.norms()
+    assert len(norms) == len(ids) and (norms["max |difference|"] < 1e-5).all()
+    # The first and last word embeddings are [CLS] and [SEP]: the same for every input (seed 004).
+    other = embedding_parts(bundled, analyze(bundled, "I am Matt"))
+    np.testing.assert_array_equal(parts.word[0], other.word[0])
+
+
+def test_pooler_check(bundled, tiny_bundle):
+    analysis = analyze(bundled, "Sinan loves a beautiful day")
+    check = pooler_check(bundled, analysis)
+    assert check.max_abs_difference < 1e-6
+    with torch.no_grad():
+        reference = bundled.model.bert(input_ids=torch.tensor([analysis.encoding.input_ids])).pooler_output[0]
+    np.testing.assert_allclose(check.by_hand, reference.numpy(), atol=1e-5)
+    assert pooler_check(tiny_bundle, analyze(tiny_bundle, "hello")).max_abs_difference < 1e-6
+    no_pooler = replace(bundled, capabilities=replace(bundled.capabilities, has_pooler=False))
+    assert pooler_check(no_pooler, analysis) is None

@@ -1,0 +1,175 @@
+import numpy as np
+import pytest
+import torch
+from transformers import AutoTokenizer
+
+from bertlens.analysis import encode
+from bertlens.models import bundled_model_path
+from bertlens.tokenization import (
+    SEED_BATCH,
+    batch_lines,
+    case_variants,
+    is_cased,
+    look_up,
+    mask_effect,
+    pad_batch,
+    padding_comparison,
+    round_trip,
+    split_words,
+    token_counts,
+    token_table,
+    vocabulary_facts,
+)
+
+SEED_SENTENCE = "Sinan loves a beautiful day"
+
+
+def table_for(tokenizer, text, text_b=None):
+    return token_table(encode(tokenizer, text, text_b), text, text_b)
+
+
+def test_seed_token_table(bundled):
+    table = table_for(bundled.tokenizer, SEED_SENTENCE)
+    assert table["id"].tolist() == [101, 8254, 2319, 7459, 1037, 3376, 2154, 102]
+    assert table["token"].tolist()[1:3] == ["sin", "##an"]
+    assert table["word"].tolist() == ["", "Sinan", "Sinan", "loves", "a", "beautiful", "day", ""]
+    assert table["word index"].tolist()[1:7] == [0, 0, 1, 2, 3, 4]
+    assert table["continuation (##)"].tolist() == [False, False, True, False, False, False, False, False]
+    assert table["split word"].tolist() == [False, True, True, False, False, False, False, False]
+    assert table["special"].tolist() == [True] + [False] * 6 + [True]
+    assert set(table["token_type_ids"]) == {0} and set(table["attention_mask"]) == {1}
+    counts = token_counts(table, bundled.tokenizer.unk_token)
+    assert (counts.words, counts.tokens, counts.special, counts.split_words, counts.unknown) == (5, 8, 2, 1, 0)
+    assert counts.pieces_per_word == pytest.approx(6 / 5)
+
+
+def test_seed_003_exercise_1_split_words(bundled):
+    sentence = "The pre-trained BERT model uses WordPiece tokenization with 30,522 tokens."
+    table = table_for(bundled.tokenizer, sentence)
+    assert table["token"].tolist() == [
+        "[CLS]", "the", "pre", "-", "trained", "bert", "model", "uses", "word", "##piece", "token",
+        "##ization", "with", "30", ",", "52", "##2", "token", "##s", ".", "[SEP]",
+    ]  # fmt: skip
+    split = split_words(table)
+    assert split["word"].tolist() == ["WordPiece", "tokenization", "522", "tokens"]
+    assert split["pieces"].tolist() == ["word ##piece", "token ##ization", "52 ##2", "token ##s"]
+    assert split["count"].tolist() == [2, 2, 2, 2]
+
+
+def test_pair_segments_and_words(bundled):
+    table = table_for(bundled.tokenizer, "I went to the store.", "At the store, I bought fresh strawberries.")
+    b_rows = table[table["sentence"] == "B"]
+    assert set(b_rows["token_type_ids"]) == {1}
+    assert set(table[table["sentence"] == "A"]["token_type_ids"]) == {0}
+    assert split_words(table).set_index("word").loc["strawberries", "pieces"] == "straw ##berries"
+    assert table["token"].tolist().count("[SEP]") == 2
+
+
+def test_round_trip_shows_the_added_special_tokens(bundled):
+    enc = encode(bundled.tokenizer, "A simple sentence!")  # seed 004
+    assert enc.input_ids == (101, 1037, 3722, 6251, 999, 102)
+    assert round_trip(bundled.tokenizer, enc) == ("[CLS] a simple sentence! [SEP]", "a simple sentence!")
+    pair = encode(bundled.tokenizer, "a b", "c")
+    assert round_trip(bundled.tokenizer, pair)[0] == "[CLS] a b [SEP] c [SEP]"
+
+
+def test_unknown_characters_are_counted(bundled):
+    table = table_for(bundled.tokenizer, "I love 🤖 <b>html</b>")
+    assert token_counts(table, "[UNK]").unknown == 1
+    assert table.loc[table["token"] == "[UNK]", "word"].tolist() == ["🤖"]
+
+
+def test_vocabulary_facts_match_seed_003(bundled):
+    facts = vocabulary_facts(bundled.tokenizer)
+    assert facts.size == 30522 and not facts.cased
+    assert dict(zip(facts.special["token"], facts.special["id"])) == {
+        "[CLS]": 101, "[SEP]": 102, "[PAD]": 0, "[UNK]": 100, "[MASK]": 103,
+    }  # fmt: skip
+    assert (facts.unused_count, facts.unused_first, facts.unused_last) == (994, "[unused0]", "[unused993]")
+    assert facts.kinds["entries"].sum() == 30522
+    assert facts.kinds.set_index("kind of entry")["entries"].filter(like="unused").item() == 994
+
+
+def test_word_lookup(bundled):
+    sinan = look_up(bundled.tokenizer, "Sinan")  # seed 004: 'sinan' in tokenizer.vocab is False
+    assert (sinan.normalized, sinan.in_vocab, sinan.pieces, sinan.ids) == ("sinan", False, ("sin", "##an"), (8254, 2319))
+    field = look_up(bundled.tokenizer, "field")  # seed 000: tokenizer.vocab["field"]
+    assert field.in_vocab and field.ids == (2492,)
+
+
+@pytest.fixture(scope="module")
+def cased_tokenizer():
+    return AutoTokenizer.from_pretrained(bundled_model_path(), do_lower_case=False)
+
+
+def test_case_variants_uncased_vs_cased(bundled, cased_tokenizer):
+    uncased = case_variants(bundled.tokenizer, "Hello")
+    assert uncased["as typed"].tolist() == ["Hello", "hello", "HELLO"]
+    assert set(uncased["ids"]) == {"7592"}
+    assert is_cased(cased_tokenizer) and not is_cased(bundled.tokenizer)
+    cased = case_variants(cased_tokenizer, "Hello").set_index("as typed")["pieces"]
+    assert cased["hello"] == "hello" and cased["Hello"] == "[UNK]"
+
+
+def test_seed_003_padding_percentages(bundled):
+    comparison = padding_comparison(bundled.tokenizer, SEED_BATCH, 64, truncation=True).set_index("strategy")
+    assert comparison.loc["longest", "shape"] == "4 × 20"
+    assert comparison.loc["longest", "padding %"] == 48.75
+    assert comparison.loc["max_length=64", "shape"] == "4 × 64"
+    assert comparison.loc["max_length=64", "padding %"] == 83.98
+    assert comparison.loc["none", "padding tokens"] == 0 and comparison.loc["none", "positions"] == 4 + 12 + 5 + 20
+
+
+def test_padded_matrices(bundled):
+    batch = pad_batch(bundled.tokenizer, SEED_BATCH, "longest", 64, truncation=True)
+    ids, mask = batch.matrix("input_ids"), batch.matrix("attention_mask")
+    assert ids.shape == mask.shape == (4, 20)
+    assert mask.sum(axis=1).tolist() == [4, 12, 5, 20]
+    assert (ids[mask == 0] == 0).all() and batch.tokens[0][-1] == "[PAD]"
+    ragged = pad_batch(bundled.tokenizer, SEED_BATCH, "none", 64, truncation=True)
+    assert not ragged.rectangular and np.isnan(ragged.matrix("input_ids")[0, 4])
+
+
+def test_truncation(bundled):
+    cut = pad_batch(bundled.tokenizer, SEED_BATCH, "max_length", 8, truncation=True)
+    assert {len(row) for row in cut.input_ids} == {8} and cut.tokens[3][-1] == "[SEP]"
+    assert cut.full_lengths == (4, 12, 5, 20)
+    uncut = pad_batch(bundled.tokenizer, SEED_BATCH, "max_length", 8, truncation=False)
+    assert [len(row) for row in uncut.input_ids] == [8, 12, 8, 20] and not uncut.rectangular
+
+
+def test_batch_lines():
+    assert batch_lines("  one \n\n   \ntwo\n") == ["one", "two"]
+    assert batch_lines("") == []
+
+
+def cls_alone(bundle, sentence):
+    with torch.no_grad():
+        ids = torch.tensor([bundle.tokenizer(sentence)["input_ids"]])
+        return bundle.model.bert(input_ids=ids).last_hidden_state[0, 0]
+
+
+def test_attention_mask_matters_seed_003(bundled):
+    batch = pad_batch(bundled.tokenizer, ["hello world", "hello"], "longest", 512, truncation=True)
+    distances = mask_effect(bundled, batch)["[CLS] L2 distance"].tolist()
+    assert distances[0] == 0.0 and distances[1] > 0.1
+
+
+def test_mask_effect_against_unpadded_reference(bundled):
+    batch = pad_batch(bundled.tokenizer, SEED_BATCH, "longest", 512, truncation=True)
+    effect = mask_effect(bundled, batch)
+    assert effect["padding tokens"].tolist() == [16, 8, 15, 0]
+    distances = effect["[CLS] L2 distance"].to_numpy()
+    assert distances[3] == 0.0 and (distances[:3] > 0.1).all()
+    # With the mask, a padded sentence's [CLS] is what the sentence gives alone; without it, it drifts.
+    ids = torch.tensor(batch.input_ids)
+    with torch.no_grad():
+        unmasked = bundled.model.bert(input_ids=ids).last_hidden_state[:, 0]
+    for i, sentence in enumerate(SEED_BATCH):
+        assert (unmasked[i] - cls_alone(bundled, sentence)).norm().item() == pytest.approx(distances[i], rel=1e-3, abs=1e-4)
+    assert not bundled.model.training and not bundled.model.bert._forward_hooks
+
+
+def test_mask_effect_needs_a_rectangle(bundled):
+    with pytest.raises(ValueError):
+        mask_effect(bundled, pad_batch(bundled.tokenizer, SEED_BATCH, "none", 64, truncation=True))

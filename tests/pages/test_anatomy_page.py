@@ -1,0 +1,81 @@
+"""The model anatomy page opened as a shared link (URL parameters)."""
+
+import pytest
+
+from bertlens.analysis import encode
+from bertlens.anatomy import NOT_IN_CHECKPOINT
+
+PAGE = "pages/anatomy.py"
+
+
+def frame(at, column):
+    """The first table on the page that has ``column``."""
+    return next(d for d in at.dataframe if column in d.value.columns)
+
+
+def shown(at) -> str:
+    return " ".join(str(e.value) for kind in ("markdown", "caption", "warning", "info", "success", "error") for e in getattr(at, kind))
+
+
+def test_bundled_encoder_counts_checks_and_missing_heads(open_page, bundled):
+    at = open_page(PAGE, text="Sinan loves a beautiful day")
+    assert not at.exception
+    total = sum(p.numel() for p in bundled.model.bert.parameters())
+    assert f"**{total:,} parameters**" in shown(at) and "103 named parameters" in shown(at)
+    counts = frame(at, "adds up to total").value
+    assert counts["parameters"].iloc[-1] == total
+    assert counts.set_index("part").loc[["MLM head", "NSP head"], "note"].tolist() == [NOT_IN_CHECKPOINT] * 2
+    assert "hf download bert-base-uncased" in shown(at)
+    assert len(frame(at, "shape").value) == 103
+    successes = [s.value for s in at.success]
+    assert len(successes) == 2 and all("Equal up to float32 rounding" in s for s in successes)
+    norms = frame(at, "‖word‖").value
+    assert norms["token"].tolist() == ["[CLS]", "sin", "##an", "loves", "a", "beautiful", "day", "[SEP]"]
+    assert (norms["max |difference|"] < 1e-5).all()
+    assert len(frame(at, "pooler_output").value) == bundled.capabilities.hidden_size
+
+
+def test_pretraining_checkpoint_counts_its_heads(open_page, tiny_pretraining_dir, tiny_bundle):
+    at = open_page(PAGE, tiny_pretraining_dir, text="hello world")
+    assert not at.exception
+    counts = frame(at, "adds up to total").value.set_index("component")
+    assert counts.loc["decoder weight", "parameters"] == 0 and "tied" in counts.loc["decoder weight", "note"]
+    assert counts.loc["is-next classifier", "parameters"] == 2 * tiny_bundle.capabilities.hidden_size + 2
+    assert counts["parameters"].iloc[-1] == sum(p.numel() for p in tiny_bundle.model.parameters())
+    assert "weight tying" in shown(at)
+
+
+def test_filter_and_token_from_the_link(open_page, bundled):
+    at = open_page(PAGE, text="Sinan loves a beautiful day", filter="layer.0.attention", pos="2")
+    named = frame(at, "shape").value
+    assert len(named) == 10 and named["name"].str.contains("layer.0.attention", regex=False).all()
+    assert at.text_input(key="filter").value == "layer.0.attention"
+    assert at.slider(key="pos").value == 2
+    heatmap = next(c for c in at.get("plotly_chart") if "Token 2" in c.proto.spec)
+    assert "##an" in heatmap.proto.spec
+
+
+def test_second_sentence_gets_token_type_one(open_page, bundled):
+    at = open_page(PAGE, text="I am Sinan", b="And you?")
+    assert at.text_input(key="b").value == "And you?"
+    norms = frame(at, "‖word‖").value
+    expected = encode(bundled.tokenizer, "I am Sinan", "And you?").token_type_ids
+    assert norms["token_type_ids"].tolist() == list(expected) and 1 in expected
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"text": ""}, "empty"),
+        ({"text": "  "}, "empty"),
+        ({"text": "word " * 700}, "702 tokens long"),
+        ({"text": "🤖 <script>alert(1)</script> **x**"}, "Equal up to float32 rounding"),
+        ({"text": "hello", "pos": "99"}, "`pos` parameter"),
+        ({"text": "hello", "pos": "-1"}, "`pos` parameter"),
+    ],
+)
+def test_bad_input_gets_a_message(open_page, params, message):
+    at = open_page(PAGE, **params)
+    assert not at.exception, at.exception
+    assert message in shown(at)
+    assert frame(at, "adds up to total").value["parameters"].iloc[-1] > 0  # the architecture is always shown

@@ -1,0 +1,127 @@
+"""The tokenizer page opened as a shared link (URL parameters), on the bundled encoder."""
+
+import json
+
+import pytest
+from transformers import AutoTokenizer
+
+from bertlens.models import bundled_model_path
+from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
+
+PAGE = "pages/tokenizer.py"
+
+
+def frame(at, column):
+    """The first table on the page that has ``column``."""
+    return next(d for d in at.dataframe if column in d.value.columns)
+
+
+def shown(at) -> str:
+    return " ".join(str(e.value) for kind in ("markdown", "caption", "warning", "info", "success", "error") for e in getattr(at, kind))
+
+
+def test_seed_sentence_from_the_link(open_page):
+    at = open_page(PAGE, text="Sinan loves a beautiful day")
+    assert not at.exception
+    table = frame(at, "token_type_ids")
+    assert table.value["id"].tolist() == [101, 8254, 2319, 7459, 1037, 3376, 2154, 102]
+    assert table.value["split word"].tolist() == [False, True, True, False, False, False, False, False]
+    formats = json.loads(table.proto.columns)
+    assert formats["id"]["type_config"]["format"] == "%d"  # plain integers, no thousands separators
+    assert "1 of 5 words were split into pieces" in shown(at)
+    assert [m.value for m in at.metric][:3] == ["5", "8", "1"]
+    assert "[CLS] sinan loves a beautiful day [SEP]" in [c.value for c in at.code]
+
+
+def test_second_sentence_from_the_link(open_page):
+    at = open_page(PAGE, text="I went to the store.", b="At the store, I bought fresh strawberries.")
+    assert at.text_input(key="b").value == "At the store, I bought fresh strawberries."
+    table = frame(at, "token_type_ids").value
+    assert set(table.loc[table["sentence"] == "B", "token_type_ids"]) == {1}
+    assert table["token"].tolist().count("[SEP]") == 2
+    assert any(c.value.endswith("[SEP] at the store, i bought fresh strawberries. [SEP]") for c in at.code)
+
+
+def test_vocabulary_and_lookup(open_page):
+    at = open_page(PAGE, text="hello", word="field")
+    special = frame(at, "role").value
+    assert dict(zip(special["token"], special["id"])) == {"[CLS]": 101, "[SEP]": 102, "[PAD]": 0, "[UNK]": 100, "[MASK]": 103}
+    assert "[unused0]" in shown(at) and "[unused993]" in shown(at)
+    assert "id 2492" in " ".join(s.value for s in at.success)
+    assert "uncased" in shown(at)
+
+
+def test_default_lookup_is_sinan(open_page):
+    at = open_page(PAGE, text="hello")
+    assert "sin + \\#\\#an" in " ".join(i.value for i in at.info)
+    assert set(frame(at, "as typed").value["ids"]) == {"8254 2319"}
+
+
+def test_padding_lab_defaults_to_seed_003(open_page):
+    at = open_page(PAGE, text="hello")
+    comparison = frame(at, "padding %").value.set_index("strategy")
+    assert comparison.loc["longest", "padding %"] == 48.75
+    assert comparison.loc["max_length=64", "padding %"] == 83.98
+    distances = frame(at, "[CLS] L2 distance").value
+    assert distances["[CLS] L2 distance"].iloc[3] == 0.0  # the longest sentence has no padding
+    assert (distances["[CLS] L2 distance"].iloc[:3] > 0.1).all()
+
+
+def test_padding_lab_from_the_link(open_page):
+    at = open_page(PAGE, text="hello", lines="hello world\nhello", pad="max_length", pad_len="6", trunc="true")
+    assert at.radio(key="pad").value == "max_length" and at.slider(key="pad_len").value == 6
+    comparison = frame(at, "padding %").value.set_index("strategy")
+    assert comparison.loc["max_length=6", "shape"] == "2 × 6"
+    assert comparison.loc["max_length=6", "padding %"] == round(100 * 5 / 12, 2)
+    assert comparison.loc["longest", "padding %"] == 12.5
+    distances = frame(at, "[CLS] L2 distance").value["[CLS] L2 distance"].tolist()
+    assert distances[0] > 0.1 and distances[1] > 0.1  # both padded to 6 positions: both change
+    assert len(at.get("plotly_chart")) == 4  # padding shares, id and mask heatmaps, mask distances
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"text": ""}, "empty"),
+        ({"text": "   \n  "}, "empty"),
+        ({"text": "word " * 700}, "702 tokens long"),
+        ({"text": "I love 🤖🤖"}, "became [UNK]"),
+        ({"text": "hello", "pad": "sideways"}, "`pad` parameter"),
+        ({"text": "hello", "pad_len": "abc"}, "`pad_len` parameter"),
+        ({"text": "hello", "lines": "  \n "}, "at least one sentence"),
+        ({"text": "hello", "word": " "}, "Type a word"),
+        ({"text": "hello", "pad": "none"}, "cannot be stacked"),
+    ],
+)
+def test_bad_input_gets_a_message(open_page, params, message):
+    at = open_page(PAGE, **params)
+    assert not at.exception, at.exception
+    assert message in shown(at)
+
+
+def test_html_and_markdown_are_shown_literally(open_page):
+    text = "<b>bold</b> **strong** [link](http://example.com) `code`"
+    at = open_page(PAGE, text=text)
+    assert not at.exception
+    assert at.text_area(key="text").value == text
+    words = frame(at, "token_type_ids").value["word"].tolist()
+    assert "<" in words and "**" not in words and "*" in words
+    for element in at.markdown:
+        assert "<b>" not in element.value and "](http" not in element.value
+
+
+@pytest.fixture(scope="module")
+def cased_model_dir(tmp_path_factory):
+    """A tiny random BERT whose tokenizer keeps capitals (the bert-base-uncased vocabulary, not lowercased)."""
+    folder = save_random_bert(tmp_path_factory.mktemp("tiny-cased"), random_bert_config(**TINY_CONFIG))
+    AutoTokenizer.from_pretrained(bundled_model_path(), do_lower_case=False).save_pretrained(folder)
+    return folder
+
+
+def test_cased_model_shows_case_matters(open_page, cased_model_dir):
+    at = open_page(PAGE, cased_model_dir, text="Hello hello", word="Hello")
+    assert not at.exception
+    assert "This model is cased" in shown(at)
+    variants = frame(at, "as typed").value.set_index("as typed")["pieces"]
+    assert variants["Hello"] == "[UNK]" and variants["hello"] == "hello"
+    assert frame(at, "token_type_ids").value["token"].tolist() == ["[CLS]", "[UNK]", "hello", "[SEP]"]
