@@ -9,23 +9,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 from typing import Callable, Iterator
 from urllib.parse import urlencode
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.live_server import streamlit_server
 
 CHROMIUM = os.environ.get("BERTLENS_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 REQUIRED = os.environ.get("BERTLENS_REQUIRE_BROWSER") == "1"
-SERVER_START_SECONDS = 90
 RUN_TIMEOUT_MS = 60_000  # one Streamlit run, first model load included
 
 try:
@@ -52,58 +46,13 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=f"browser tests skipped: {problem}"))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_healthy(url: str, server: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + SERVER_START_SECONDS
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {server.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"streamlit did not become healthy in {SERVER_START_SECONDS} s:\n{log.read_text()[-3000:]}")
-
-
 @pytest.fixture(scope="session")
 def server_url(tiny_pretraining_dir, tmp_path_factory) -> Iterator[str]:
     problem = _missing_browser()
     if problem:
         pytest.fail(f"BERTLENS_REQUIRE_BROWSER=1 but {problem}")
-    port = _free_port()
-    log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    env = {
-        **os.environ,
-        "BERTLENS_MODEL": str(tiny_pretraining_dir),
-        "HF_HUB_OFFLINE": "1",
-        "PYTHONUNBUFFERED": "1",
-    }
-    env.pop("BERTLENS_HOSTED", None)
-    command = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
-        "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
-        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-    ]  # fmt: skip
-    with log.open("w") as out:
-        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, server, log)
+    with streamlit_server(tiny_pretraining_dir, tmp_path_factory.mktemp("streamlit") / "server.log") as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
 
 
 @pytest.fixture(scope="session")

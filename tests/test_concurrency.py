@@ -1,0 +1,123 @@
+"""A class hitting one shared link at once: 16 real sessions x 20 interactions against a real server.
+
+Each session speaks Streamlit's own browser protocol over the websocket (what a browser tab does,
+without rendering), so all sessions run in the server at the same time, each in its own script
+thread. Checked: every run finishes without an exception, every session sees its own sentence
+(never another session's), and the model is loaded exactly once by the server process.
+
+Why not AppTest in threads: AppTest swaps process-wide runtime singletons around each run, so
+concurrent AppTests in one process are not safe. Why not 16 Chromium tabs: on 2 cores rendering
+would dominate; the server's concurrency is what is tested here (tests/browser covers rendering).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from tests.live_server import model_loads, streamlit_server
+
+websockets = pytest.importorskip("websockets")
+from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
+from streamlit.proto.WidgetStates_pb2 import WidgetStates  # noqa: E402
+
+SESSIONS = 16
+INTERACTIONS = 20
+PAGES = ("tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses")
+# Sentences several sessions type at the same time (same cache entries, computed concurrently) ...
+COMMON = tuple(f"The {animal} sat on the [MASK] near the river bank." for animal in ("cat", "dog", "bird", "fox"))
+# The page whose typed text is its own sentence A, not the shared sentence (not echoed by the server).
+OWN_TEXT_PAGES = {"next_sentence"}
+RUN_SECONDS = 120  # generous: 16 sessions share 2 cores
+FINISHED = ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
+
+
+def sentence(session: int, step: int) -> str:
+    """... and sentences only one session types."""
+    return COMMON[(session + step) % len(COMMON)] if step % 2 else f"Student {session} tries sentence {step} with a [MASK]."
+
+
+class Session:
+    """One browser tab, minus the rendering."""
+
+    def __init__(self, websocket, page: str):
+        self.websocket, self.page = websocket, page
+        self.page_hash = ""
+        self.text_widget_id: str | None = None
+
+    async def run(self, text: str | None = None) -> list:
+        """A rerun (first load, or after typing ``text``); returns the elements drawn."""
+        message = BackMsg()
+        state = message.rerun_script
+        state.query_string = "text=Students+open+the+link+together."
+        state.page_name, state.page_script_hash = self.page, self.page_hash
+        if text is not None:
+            widgets = WidgetStates()
+            widget = widgets.widgets.add()
+            widget.id, widget.string_value = self.text_widget_id, text
+            state.widget_states.CopyFrom(widgets)
+        await self.websocket.send(message.SerializeToString())
+        elements = []
+        while True:
+            reply = ForwardMsg()
+            reply.ParseFromString(await asyncio.wait_for(self.websocket.recv(), RUN_SECONDS))
+            kind = reply.WhichOneof("type")
+            if kind == "navigation":  # the page actually run (new_session names app.py's hash)
+                self.page_hash = reply.navigation.page_script_hash
+            elif kind == "delta" and reply.delta.WhichOneof("type") == "new_element":
+                elements.append(reply.delta.new_element)
+            elif kind == "script_finished":
+                assert reply.script_finished == FINISHED, (self.page, reply.script_finished)
+                return elements
+
+
+def drawn(elements, kind: str) -> list:
+    return [getattr(e, kind) for e in elements if e.WhichOneof("type") == kind]
+
+
+async def student(url: str, number: int) -> list[float]:
+    """Open a page, then type INTERACTIONS sentences; returns each typed run's seconds."""
+    page = PAGES[number % len(PAGES)]
+    address = url.replace("http://", "ws://") + "/_stcore/stream"
+    async with websockets.connect(address, subprotocols=["streamlit"], max_size=None) as websocket:
+        session = Session(websocket, page)
+        elements = await session.run()
+        assert not drawn(elements, "exception"), (page, drawn(elements, "exception"))
+        inputs = [*drawn(elements, "text_area"), *drawn(elements, "text_input")]
+        shared = [i.id for i in inputs if i.id.endswith("-text")]
+        session.text_widget_id = (shared or [i.id for i in drawn(elements, "text_input")])[0]
+        seconds = []
+        for step in range(INTERACTIONS):
+            text = sentence(number, step)
+            started = time.perf_counter()
+            elements = await session.run(text)
+            seconds.append(time.perf_counter() - started)
+            assert not drawn(elements, "exception"), (page, text, drawn(elements, "exception"))
+            if page not in OWN_TEXT_PAGES:  # the shared sentence comes back as this session typed it
+                assert text in [area.value for area in drawn(elements, "text_area")], (page, text)
+    return seconds
+
+
+async def classroom(url: str) -> list[list[float]]:
+    return await asyncio.gather(*(student(url, number) for number in range(SESSIONS)))
+
+
+def test_sixteen_sessions_twenty_interactions_one_model_load(tiny_pretraining_dir, tmp_path):
+    log = tmp_path / "server.log"
+    with streamlit_server(tiny_pretraining_dir, log) as url:
+        started = time.perf_counter()
+        seconds = asyncio.run(classroom(url))
+        wall = time.perf_counter() - started
+    assert [len(runs) for runs in seconds] == [INTERACTIONS] * SESSIONS
+    every = sorted(s for runs in seconds for s in runs)  # reported (pytest -s), never asserted
+    print(
+        f"\n{SESSIONS} sessions x {INTERACTIONS} interactions in {wall:.1f} s; per interaction: "
+        f"median {every[len(every) // 2]:.2f} s, p95 {every[int(len(every) * 0.95)]:.2f} s, max {every[-1]:.2f} s"
+    )
+    loads = model_loads(log)
+    assert len(loads) == 1, loads
+    assert str(tiny_pretraining_dir) in loads[0]
+    assert "Traceback" not in log.read_text()
