@@ -41,7 +41,7 @@ from bertlens.attention import (
 from bertlens.models import ModelBundle
 from components.exports import chart, csv_download, table
 from components.model import active_model_name, cached_analysis
-from components.state import bound_int_slider, warn_bad_param
+from components.state import bound_int_slider, set_shared_text, warn_bad_param
 
 COLORS = "Blues"
 ACCENT = "#d62728"
@@ -169,13 +169,13 @@ def lines_per_row(n: int) -> int:
 
 
 def _line_segments(matrix: np.ndarray, focus: int | None) -> list[tuple[int, int, float]]:
-    """(query, key, weight) lines of at least MIN_LINE_WEIGHT: all of ``focus``'s, else each row's strongest."""
+    """(query, key, weight) lines: every line of ``focus``, else each row's strongest (≥ MIN_LINE_WEIGHT)."""
     n = matrix.shape[0]
-    rows = [focus] if focus is not None else range(n)
-    per_row = n if focus is not None else lines_per_row(n)
+    if focus is not None:
+        return [(focus, k, float(w)) for k, w in enumerate(matrix[focus]) if w > 0]
     segments = []
-    for q in rows:
-        keys = np.argsort(matrix[q])[::-1][:per_row]
+    for q in range(n):
+        keys = np.argsort(matrix[q])[::-1][: lines_per_row(n)]
         segments += [(q, int(k), float(matrix[q, k])) for k in keys if matrix[q, k] >= MIN_LINE_WEIGHT]
     return segments
 
@@ -412,7 +412,8 @@ def _pick_token(chart_key: str) -> None:
 def _apply_preset(preset: Preset) -> None:
     encoding = cached_analysis(active_model_name(), preset.text, preset.text_b).encoding
     focus, targets = preset_focus(preset, encoding)
-    st.session_state.update(text=preset.text, b=preset.text_b, focus=None, token=focus, targets=targets)
+    set_shared_text(preset.text)
+    st.session_state.update(b=preset.text_b, focus=None, token=focus, targets=targets)
 
 
 def _bound_choice(widget, label: str, options: list[str], key: str, **kwargs) -> str:
@@ -467,9 +468,8 @@ def controls(bundle: ModelBundle) -> Choice:
     caps = bundle.capabilities
     left, right = st.columns(2)
     with left:
-        view_label = _bound_choice(
-            st.segmented_control, "Show", list(VIEWS.values()), "view", default=VIEWS["raw"], required=True
-        )
+        fresh = {} if "view" in st.session_state else {"default": VIEWS["raw"]}  # never a default beside a set value
+        view_label = _bound_choice(st.segmented_control, "Show", list(VIEWS.values()), "view", required=True, **fresh)
         view = "rollout" if view_label == VIEWS["rollout"] else "raw"
         mean = st.toggle("Average the heads of the layer", key="mean", bind="query-params", disabled=view == "rollout")
     with right:
@@ -533,7 +533,7 @@ def statistics_section(page: PageInput, choice: Choice) -> None:
             continue
         value = stats[pattern.statistic][found]
         st.button(
-            f"{pattern.name}: layer {found[0]}, head {found[1]} ({STATISTIC_BY_KEY[pattern.statistic].label.lower()} {value:.2f})",
+            f"{pattern.name}: layer {found[0]}, head {found[1]} ({STATISTIC_BY_KEY[pattern.statistic].label}: {value:.2f})",
             key=f"find_{pattern.statistic}",
             on_click=_select_head,
             args=found,

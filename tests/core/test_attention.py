@@ -1,0 +1,200 @@
+"""Attention core: the drawn matrix is the model's own, statistics find constructed heads, rollout
+matches a hand computation, thumbnails keep rows summing to 1, pairs are marked."""
+
+import numpy as np
+import pytest
+import torch
+
+from bertlens.analysis import analyze, encode
+from bertlens.attention import (
+    PATTERNS,
+    PRESETS,
+    downsample,
+    find_head,
+    focus_across_layers,
+    head_statistics,
+    layer_stack,
+    matching_preset,
+    mosaic,
+    preset_focus,
+    rollout,
+    sentence_b_start,
+    statistics_table,
+    thumbnail_size,
+    token_labels,
+)
+from components.attention_views import head_view_figure, matrix_figure, overview_figure
+
+PAIR = ("I went to the store.", "At the store, I bought fresh strawberries.")
+
+
+def model_attentions(bundle, encoding) -> np.ndarray:
+    """The reference: the model's own ``output_attentions`` (layers, heads, q, k)."""
+    with torch.no_grad():
+        out = bundle.model(
+            input_ids=torch.tensor([encoding.input_ids]),
+            token_type_ids=torch.tensor([encoding.token_type_ids]),
+            output_attentions=True,
+        )
+    return torch.cat(out.attentions).numpy()
+
+
+@pytest.mark.parametrize("texts", [("The cat sat on the mat",), PAIR])
+@pytest.mark.parametrize("layer, head", [(0, 0), (2, 6), (5, 11)])
+def test_drawn_matrix_is_the_models_own_attention(bundled, texts, layer, head):
+    analysis = analyze(bundled, *texts)
+    reference = model_attentions(bundled, analysis.encoding)
+    fig = matrix_figure(layer_stack(analysis.attentions, head)[layer], analysis.encoding, "t")
+    drawn = np.asarray(fig.data[0].z)
+    np.testing.assert_allclose(drawn, reference[layer, head], atol=1e-6)
+    np.testing.assert_allclose(drawn.sum(axis=1), 1.0, atol=1e-5)
+    assert list(fig.data[0].y) == list(token_labels(analysis.encoding))  # queries on rows
+    mean = np.asarray(matrix_figure(layer_stack(analysis.attentions, None)[layer], analysis.encoding, "t").data[0].z)
+    np.testing.assert_allclose(mean, reference[layer].mean(axis=0), atol=1e-6)
+
+
+def constructed(encoding, layers=3, heads=4) -> np.ndarray:
+    """Uniform attention everywhere; tests then plant perfect patterns in chosen heads."""
+    n = len(encoding)
+    return np.full((layers, heads, n, n), 1.0 / n, dtype=np.float32)
+
+
+def one_hot_rows(n: int, target_of) -> np.ndarray:
+    matrix = np.zeros((n, n), dtype=np.float32)
+    for q in range(n):
+        matrix[q, target_of(q)] = 1.0
+    return matrix
+
+
+def test_statistics_find_planted_heads(tiny_bundle):
+    encoding = encode(tiny_bundle.tokenizer, *PAIR)
+    n, ids, segments = len(encoding), encoding.input_ids, encoding.sequence_ids
+    seps = [i for i, t in enumerate(encoding.tokens) if t == "[SEP]"]
+    attentions = constructed(encoding)
+    attentions[1, 2] = one_hot_rows(n, lambda q: min(q + 1, n - 1))  # next token
+    attentions[2, 1] = one_hot_rows(n, lambda q: max(q - 1, 0))  # previous token
+    attentions[0, 3] = 0.0
+    attentions[0, 3][:, seps] = 1.0 / len(seps)  # [SEP] sink
+
+    def same_word_other_sentence(q):
+        hits = [k for k in range(n) if ids[k] == ids[q] and None not in (segments[k], segments[q]) and segments[k] != segments[q]]
+        return hits[0] if hits else q
+
+    attentions[2, 3] = one_hot_rows(n, same_word_other_sentence)
+    stats = head_statistics(attentions, encoding)
+
+    found = {pattern.statistic: find_head(stats, pattern.statistic) for pattern in PATTERNS}
+    assert found["next"] == (1, 2) and found["previous"] == (2, 1)
+    assert found["sep"] == (0, 3) and found["other_sentence"] == (2, 3)
+    assert stats["next"][1, 2] == pytest.approx(1.0) and stats["previous"][2, 1] == pytest.approx(1.0)
+    assert stats["sep"][0, 3] == pytest.approx(1.0) and stats["other_sentence"][2, 3] == pytest.approx(1.0)
+    assert stats["entropy"][0, 0] == pytest.approx(np.log2(n), rel=1e-5)  # uniform rows
+    assert stats["entropy"][1, 2] == pytest.approx(0.0, abs=1e-6)
+    assert stats["cls"][0, 0] == pytest.approx(1.0 / n)
+
+
+def test_same_word_elsewhere_and_single_sentence(tiny_bundle):
+    encoding = encode(tiny_bundle.tokenizer, "the cat saw the cat")
+    n, ids = len(encoding), encoding.input_ids
+    attentions = constructed(encoding, layers=2, heads=2)
+    attentions[1, 0] = one_hot_rows(n, lambda q: next((k for k in range(1, n - 1) if k != q and ids[k] == ids[q]), q))
+    stats = head_statistics(attentions, encoding)
+    assert find_head(stats, "same_token") == (1, 0)
+    assert stats["same_token"][1, 0] == pytest.approx(1.0)
+    assert find_head(stats, "other_sentence") is None  # no pair: undefined, never a guess
+    assert statistics_table(stats).shape == (4, 2 + len(stats))
+
+
+def test_rollout_matches_hand_computation():
+    attentions = np.array(
+        [
+            [[[1.0, 0.0], [0.5, 0.5]], [[0.0, 1.0], [0.5, 0.5]]],  # layer 0: mean [[.5,.5],[.5,.5]]
+            [[[1.0, 0.0], [1.0, 0.0]], [[1.0, 0.0], [1.0, 0.0]]],  # layer 1: mean [[1,0],[1,0]]
+        ],
+        dtype=np.float32,
+    )
+    # Layer 0: (mean + I) / row sums = [[1.5,.5],[.5,1.5]] / 2.
+    layer0 = np.array([[0.75, 0.25], [0.25, 0.75]])
+    # Layer 1: [[2,0],[1,1]] / row sums = [[1,0],[.5,.5]]; rollout = that @ layer0.
+    layer1 = np.array([[0.75, 0.25], [0.5, 0.5]])
+    result = rollout(attentions)
+    np.testing.assert_allclose(result[0], layer0, atol=1e-7)
+    np.testing.assert_allclose(result[1], layer1, atol=1e-7)
+    np.testing.assert_allclose(layer_stack(attentions, 0, "rollout"), result)
+
+
+def test_rollout_rows_sum_to_one_on_the_model(bundled):
+    analysis = analyze(bundled, "The animal didn't cross the street because it was too tired.")
+    result = rollout(analysis.attentions)
+    assert result.shape == (6, len(analysis.encoding), len(analysis.encoding))
+    np.testing.assert_allclose(result.sum(axis=-1), 1.0, atol=1e-5)
+
+
+def test_downsample_block_means_keep_rows_summing_to_one():
+    matrix = np.array([[0.5, 0.5, 0, 0], [0, 0, 1, 0], [0.25, 0.25, 0.25, 0.25], [0, 0, 0, 1]], dtype=np.float32)
+    np.testing.assert_allclose(downsample(matrix, 2), [[0.5, 0.5], [0.25, 0.75]])
+    rng = np.random.default_rng(0)
+    big = rng.random((2, 3, 100, 100)).astype(np.float32)
+    big /= big.sum(-1, keepdims=True)
+    small = downsample(big, 48)
+    assert small.shape == (2, 3, 48, 48)
+    np.testing.assert_allclose(small.sum(-1), 1.0, atol=1e-5)
+    np.testing.assert_array_equal(downsample(big, 200), big)  # never enlarged
+
+
+def test_thumbnails_are_small_and_in_their_tiles():
+    assert thumbnail_size(512, 12, 12) <= 48 and thumbnail_size(512, 24, 16) ** 2 * 24 * 16 <= 160_000
+    assert thumbnail_size(9, 6, 12) == 9
+    rng = np.random.default_rng(1)
+    attentions = rng.random((2, 3, 10, 10)).astype(np.float32)
+    grid = mosaic(attentions, 4)
+    assert grid.shape == (2 * 5 - 1, 3 * 5 - 1)
+    np.testing.assert_allclose(grid[5:9, 10:14], downsample(attentions[1, 2], 4))
+    assert np.isnan(grid[4]).all()  # gap between layers
+    fig = overview_figure(grid, 4, 2, 3, (1, 2))
+    picker = fig.data[1]
+    assert [list(c) for c in picker.customdata][-1] == [1, 2] and len(picker.customdata) == 6
+
+
+def test_pair_segments_are_marked(bundled):
+    encoding = encode(bundled.tokenizer, *PAIR)
+    start = sentence_b_start(encoding)
+    assert encoding.tokens[start] == "at" and encoding.tokens[start - 1] == "[SEP]"
+    assert sentence_b_start(encode(bundled.tokenizer, PAIR[0])) is None
+    matrix = np.eye(len(encoding), dtype=np.float32)
+    heatmap = matrix_figure(matrix, encoding, "t")
+    lines = {(s.x0, s.y0) for s in heatmap.layout.shapes}
+    assert (start - 0.5, 0) in lines and (0, start - 0.5) in lines  # a vertical and a horizontal line
+    head_view = head_view_figure(matrix, encoding, None, "t")
+    assert [s.y0 for s in head_view.layout.shapes] == [start - 0.5]
+
+
+def test_head_view_stays_small_and_focuses(bundled):
+    encoding = encode(bundled.tokenizer, "word " * 600)
+    rng = np.random.default_rng(2)
+    matrix = rng.random((512, 512)).astype(np.float32) ** 8
+    matrix /= matrix.sum(-1, keepdims=True)
+    lines = sum(len(t.x) // 3 for t in head_view_figure(matrix, encoding, None, "t").data if t.mode == "lines")
+    assert 0 < lines <= 1500
+    focused = head_view_figure(matrix, encoding, 7, "t")
+    starts = {y for t in focused.data if t.mode == "lines" for y in t.y[::3]}
+    assert starts == {7}
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.name)
+def test_presets_find_their_tokens(bundled, preset):
+    encoding = encode(bundled.tokenizer, preset.text, preset.text_b)
+    focus, targets = preset_focus(preset, encoding)
+    assert encoding.tokens[focus].lower() == preset.focus.lower()
+    assert [encoding.tokens[t].lower() for t in targets] == [w.lower() for w in preset.targets]
+    assert matching_preset(preset.text, preset.text_b) is preset
+
+
+def test_animal_it_focus_across_layers(bundled):
+    preset = next(p for p in PRESETS if p.text.endswith("tired."))
+    analysis = analyze(bundled, preset.text)
+    focus, targets = preset_focus(preset, analysis.encoding)
+    stack = layer_stack(analysis.attentions, 3)
+    values = focus_across_layers(stack, focus, targets)
+    assert values.shape == (6, 2)
+    np.testing.assert_allclose(values[:, 1], analysis.attentions[:, 3, focus, targets[1]])

@@ -1,0 +1,149 @@
+"""Attention page opened as a shared link (AppTest) on the bundled encoder."""
+
+import base64
+import json
+
+import numpy as np
+import pytest
+
+from bertlens.analysis import analyze
+from bertlens.attention import find_head, head_statistics, rollout, sentence_b_start, token_labels
+from components.attention_views import TABS, page_payload
+
+PAGE = "pages/attention.py"
+PAIR = {"text": "I went to the store.", "b": "At the store, I bought fresh strawberries."}
+FIVE_MB = 5_000_000
+
+
+def specs(at) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def typed(array: dict) -> np.ndarray:
+    """Values exactly as sent to the browser (plotly's base64 typed array)."""
+    values = np.frombuffer(base64.b64decode(array["bdata"]), dtype=np.dtype(array["dtype"]))
+    return values.reshape([int(d) for d in str(array["shape"]).split(",")]) if "shape" in array else values
+
+
+def drawn_z(spec: dict) -> np.ndarray:
+    return typed(spec["data"][0]["z"])
+
+
+def warnings(at) -> str:
+    return " ".join(w.value for w in at.warning)
+
+
+def test_link_selects_layer_and_head_and_draws_the_models_matrix(open_page, bundled):
+    text = "The cat sat on the mat"
+    at = open_page(PAGE, text=text, layer="2", head="6")
+    assert not at.exception
+    assert at.slider(key="layer").value == 2 and at.slider(key="head").value == 6
+    (heatmap,) = specs(at)
+    assert heatmap["layout"]["title"]["text"] == "Layer 2, head 6"
+    expected = analyze(bundled, text).attentions[2, 6]
+    np.testing.assert_allclose(drawn_z(heatmap), expected, atol=1e-7)
+    np.testing.assert_allclose(drawn_z(heatmap).sum(axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "params, fragment",
+    [
+        ({"layer": "99"}, "`layer` parameter (99) is not a whole number from 0 to 5"),
+        ({"head": "-1"}, "`head` parameter (\\-1) is not a whole number from 0 to 11"),
+        ({"layer": "abc"}, "`layer` parameter (abc)"),
+        ({"view": "bogus"}, "`view` parameter (bogus)"),
+        ({"tab": "nope"}, "`tab` parameter (nope)"),
+        ({"tab": "Token focus", "token": "99 zz"}, "`token` parameter (99 zz)"),
+    ],
+)
+def test_malformed_link_parameters_warn_and_fall_back(open_page, params, fragment):
+    at = open_page(PAGE, text="The cat sat on the mat", **params)
+    assert not at.exception
+    assert fragment in warnings(at)
+    assert at.slider(key="layer").value == 0 and at.slider(key="head").value == 0
+
+
+def test_pair_is_marked_on_the_heatmap(open_page, bundled):
+    at = open_page(PAGE, **PAIR)
+    assert at.text_input(key="b").value == PAIR["b"]
+    (heatmap,) = specs(at)
+    encoding = analyze(bundled, PAIR["text"], PAIR["b"]).encoding
+    start = sentence_b_start(encoding)
+    assert heatmap["data"][0]["y"] == list(token_labels(encoding))
+    assert {(s["x0"], s["y0"]) for s in heatmap["layout"]["shapes"]} == {(start - 0.5, 0), (0, start - 0.5)}
+
+
+def test_mean_and_rollout_views(open_page, bundled):
+    text = "The cat sat on the mat"
+    attentions = analyze(bundled, text).attentions
+    at = open_page(PAGE, text=text, layer="3", mean="true")
+    (heatmap,) = specs(at)
+    assert heatmap["layout"]["title"]["text"] == "Layer 3, mean of 12 heads"
+    np.testing.assert_allclose(drawn_z(heatmap), attentions[3].mean(axis=0), atol=1e-6)
+    at = open_page(PAGE, text=text, layer="3", view="Rollout")
+    (heatmap,) = specs(at)
+    assert at.slider(key="head").disabled and "not explanation" in " ".join(c.value for c in at.caption)
+    np.testing.assert_allclose(drawn_z(heatmap), rollout(attentions)[3], atol=1e-6)
+
+
+def test_find_the_head_selects_the_strongest_head(open_page, bundled):
+    at = open_page(PAGE, tab="Head statistics", **PAIR)
+    assert not at.exception
+    stats = head_statistics(*(lambda a: (a.attentions, a.encoding))(analyze(bundled, PAIR["text"], PAIR["b"])))
+    layer, head = find_head(stats, "previous")
+    at.button(key="find_previous").click().run()
+    assert (at.slider(key="layer").value, at.slider(key="head").value) == (layer, head)
+    (heatmap,) = specs(at)  # the heatmap tab opens on the chosen head
+    assert heatmap["layout"]["title"]["text"] == f"Layer {layer}, head {head}"
+
+
+def test_statistics_tab_has_a_table_with_csv(open_page):
+    at = open_page(PAGE, tab="Head statistics", text="The cat sat on the mat", stat="To [SEP]")
+    assert not at.exception
+    assert specs(at)[0]["layout"]["title"]["text"].startswith("To [SEP]")
+    assert at.dataframe[0].value.shape == (6 * 12, 9)
+    assert any(d.proto.label.startswith("Download") for d in at.get("download_button"))
+
+
+def test_preset_sets_the_pair_and_the_token_focus(open_page):
+    at = open_page(PAGE, tab="Token focus")
+    at.button(key="preset_1").click().run()  # the store pair
+    assert not at.exception
+    assert at.text_area(key="text").value == PAIR["text"] and at.text_input(key="b").value == PAIR["b"]
+    assert at.selectbox(key="token").value == 10  # "store" in sentence B
+    assert at.multiselect(key="targets").value == [5, 7]  # "store" in sentence A, [SEP]
+    assert len(specs(at)) == 2
+
+
+def test_default_sentence_focuses_it_on_animal_and_street(open_page, bundled):
+    at = open_page(PAGE, tab="Token focus", layer="4", head="1")
+    encoding = analyze(bundled, at.text_area(key="text").value).encoding
+    token, targets = at.selectbox(key="token").value, at.multiselect(key="targets").value
+    assert encoding.tokens[token] == "it" and [encoding.tokens[t] for t in targets] == ["animal", "street"]
+    row, layers = specs(at)
+    values = np.array([typed(trace["y"]) for trace in layers["data"] if trace.get("mode") == "lines+markers"])
+    reference = analyze(bundled, at.text_area(key="text").value).attentions[:, 1, token][:, targets].T
+    np.testing.assert_allclose(values, reference, atol=1e-6)
+
+
+@pytest.mark.parametrize("tab", TABS)
+def test_every_tab_opens(open_page, tab):
+    at = open_page(PAGE, tab=tab, **PAIR)
+    assert not at.exception and specs(at)
+
+
+def test_empty_text_gets_a_message(open_page):
+    at = open_page(PAGE, text="   ")
+    assert not at.exception and "empty" in " ".join(i.value for i in at.info)
+
+
+def test_512_tokens_run_and_stay_under_5_mb(open_page, bundled):
+    text = "The animal didn't cross the street because it was too tired. " * 60
+    total = sum(page_payload(analyze(bundled, text)).values())
+    assert total < FIVE_MB  # every figure of every tab together
+    for tab in ("Heatmap", "All heads"):  # the two largest, as the page really sends them
+        at = open_page(PAGE, text=text, tab=tab)
+        assert not at.exception
+        assert "only the first 512 tokens" in warnings(at).lower()
+        sent = sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
+        assert 0 < sent < FIVE_MB
