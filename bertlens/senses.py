@@ -68,7 +68,7 @@ def parse_csv(data: bytes | str) -> list[LabelledSentence]:
         except UnicodeDecodeError as error:
             raise SenseInputError("The CSV file is not UTF-8 text.") from error
     try:
-        rows = list(csv.reader(io.StringIO(data, newline="")))
+        rows = list(csv.reader(io.StringIO(data, newline=""), strict=True))
     except csv.Error as error:
         raise SenseInputError(f"The CSV file cannot be read: {error}.") from error
     rows = [row for row in rows if any(cell.strip() for cell in row)]

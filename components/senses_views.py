@@ -88,7 +88,7 @@ def _pasted_items() -> tuple[LabelledSentence, ...] | None:
     try:
         return tuple(parse_lines(text))
     except SenseInputError as error:
-        st.error(literal(str(error)))
+        st.error(str(error))  # our own message: numbers and column names, no user text
         return None
 
 
@@ -103,7 +103,7 @@ def _uploaded_items() -> tuple[LabelledSentence, ...] | None:
     try:
         return tuple(parse_csv(upload.getvalue()))
     except SenseInputError as error:
-        st.error(literal(str(error)))
+        st.error(str(error))  # our own message: numbers and column names, no user text
         return None
 
 

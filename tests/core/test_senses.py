@@ -1,0 +1,243 @@
+"""Word senses core: parsing, finding the word, the batched pass, layers, projections, separation."""
+
+import numpy as np
+import pytest
+import torch
+from sklearn.decomposition import PCA
+from sklearn.metrics import silhouette_score
+from sklearn.metrics.pairwise import cosine_similarity
+
+from bertlens.analysis import encode
+from bertlens.sense_presets import PRESETS
+from bertlens.senses import (
+    LabelledSentence,
+    SenseInputError,
+    at_layer,
+    embed_word,
+    find_word,
+    layer_label,
+    layer_options,
+    layer_range,
+    nearest_neighbours,
+    parse_csv,
+    parse_lines,
+    project,
+    reference_vectors,
+    separation,
+    separation_by_layer,
+    static_vs_contextual,
+    word_problem,
+)
+
+FIELD = PRESETS["field"]
+FIELD_SENTENCES = [s.sentence for s in FIELD.sentences]
+FIELD_LABELS = [s.sense for s in FIELD.sentences]
+
+
+def model_vectors(bundle, sentences, word):
+    """Reference: each sentence alone through bundle.model.bert; the word found by its token ids.
+    Returns (sentences, layers + 1, hidden): the mean of the word's pieces at every hidden state."""
+    ids = bundle.tokenizer(word, add_special_tokens=False)["input_ids"]
+    rows = []
+    for sentence in sentences:
+        enc = bundle.tokenizer(sentence, return_tensors="pt")
+        row = enc["input_ids"][0].tolist()
+        start = next(i for i in range(len(row)) if row[i : i + len(ids)] == ids)
+        with torch.no_grad():
+            out = bundle.model.bert(**enc, output_hidden_states=True)
+        rows.append(torch.stack(out.hidden_states)[:, 0, start : start + len(ids)].mean(1).numpy())
+    return np.stack(rows)
+
+
+def assert_equal_up_to_sign(ours, ref, atol):
+    for j in range(ref.shape[1]):
+        sign = np.sign(ours[:, j] @ ref[:, j])
+        np.testing.assert_allclose(sign * ours[:, j], ref[:, j], atol=atol)
+
+
+@pytest.fixture(scope="module")
+def field_words(bundled):
+    return embed_word(bundled, FIELD_SENTENCES, "field")
+
+
+@pytest.fixture(scope="module")
+def field_reference(bundled):
+    return model_vectors(bundled, FIELD_SENTENCES, "field")
+
+
+# ---------------------------------------------------------------- real weights
+
+
+def test_field_senses_separate_better_at_the_last_layer_than_at_layer_1(bundled, field_words, field_reference):
+    scores = separation_by_layer(field_words.contextual, FIELD_LABELS)
+    assert len(scores) == bundled.capabilities.num_layers + 1
+    assert scores[-1] > scores[1]
+    # The score is sklearn's silhouette on cosine distance of the model's own vectors.
+    for layer in (1, -1):
+        reference = silhouette_score(field_reference[:, layer], FIELD_LABELS, metric="cosine")
+        assert scores[layer] == pytest.approx(reference, abs=1e-4)
+
+
+def test_plotted_coordinates_are_pca_of_the_models_hidden_states(field_words, field_reference):
+    ref = PCA(n_components=2).fit(field_reference[:, -1])
+    ours = project(at_layer(field_words.contextual, "6"))
+    assert_equal_up_to_sign(ours.coords, ref.transform(field_reference[:, -1]), 1e-4)
+    np.testing.assert_allclose(ours.explained, ref.explained_variance_ratio_, atol=1e-5)
+    # Mean of the last four layers (seed 001: hidden_states[-4:]), in 3D.
+    mean4 = field_reference[:, -4:].mean(axis=1)
+    assert_equal_up_to_sign(project(at_layer(field_words.contextual, "last4"), "PCA 3D").coords, PCA(3).fit_transform(mean4), 1e-4)
+
+
+def test_batched_pass_equals_one_sentence_at_a_time(bundled, field_words, field_reference):
+    np.testing.assert_allclose(field_words.contextual, field_reference, atol=1e-5)  # one padded batch of 8
+    long = "Field, " + "after a long walk we came to a wide green field " * 6
+    sentences = [FIELD_SENTENCES[2], long, FIELD_SENTENCES[7]]
+    chunked = embed_word(bundled, sentences, "field", chunk_sentences=2)
+    alone = np.concatenate([embed_word(bundled, [s], "field").contextual for s in sentences])
+    assert len(chunked.occurrences) == 9  # every occurrence is a point
+    np.testing.assert_allclose(chunked.contextual, alone, atol=1e-5)
+
+
+def test_progress_reports_every_chunk(tiny_bundle):
+    calls = []
+    embed_word(tiny_bundle, [f"The field number {i}." for i in range(7)], "field", progress=lambda *a: calls.append(a), chunk_sentences=3)
+    assert calls == [(3, 7), (6, 7), (7, 7)]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "word", "pieces"),
+    [("At the store, I bought fresh strawberries.", "strawberries", ("straw", "##berries")),
+     ("Sinan loves a beautiful day", "sinan", ("sin", "##an"))],
+)
+def test_multi_piece_word_is_the_mean_of_its_pieces(bundled, sentence, word, pieces):
+    words = embed_word(bundled, [sentence], word)
+    (occurrence,) = words.occurrences
+    assert occurrence.pieces == pieces
+    np.testing.assert_allclose(words.contextual[0], model_vectors(bundled, [sentence], word.lower())[0], atol=1e-5)
+    table = bundled.model.bert.embeddings.word_embeddings.weight
+    ids = bundled.tokenizer.convert_tokens_to_ids(list(pieces))
+    np.testing.assert_allclose(words.static[0], table[ids].mean(0).numpy(), atol=1e-7)
+
+
+def test_static_embedding_is_identical_in_every_sentence_contextual_is_not(bundled, field_words):
+    table = bundled.model.bert.embeddings.word_embeddings.weight
+    np.testing.assert_array_equal(field_words.static, np.tile(table[2492].numpy(), (8, 1)))  # "field" is id 2492
+    rows = static_vs_contextual(field_words, FIELD_LABELS)
+    assert rows[0]["all pairs"] == pytest.approx(1.0) and rows[0]["different senses"] == pytest.approx(1.0)
+    sims = cosine_similarity(field_words.contextual[:, -1])
+    assert rows[-1]["all pairs"] == pytest.approx(sims[np.triu_indices(8, 1)].mean(), abs=1e-6)
+    assert rows[-1]["all pairs"] < 0.9
+
+
+def test_reference_words_are_read_alone_like_seed_004(bundled):
+    refs = reference_vectors(bundled, ["snake", "programming", "\u200b"])
+    assert set(refs) == {"snake", "programming"}  # a word with nothing to tokenize is left out
+    for word, vectors in refs.items():
+        ids = bundled.tokenizer.encode(word)
+        with torch.no_grad():
+            out = bundled.model.bert(torch.tensor([ids]), output_hidden_states=True)
+        np.testing.assert_allclose(vectors[-1], out.last_hidden_state[0, 1].numpy(), atol=1e-5)
+
+
+# ---------------------------------------------------------------- finding the word
+
+
+def test_word_is_found_case_insensitively_as_a_whole_word_only(tiny_bundle):
+    sentence = "Field hockey: the fields near the midfield, and a field."
+    found = find_word(encode(tiny_bundle.tokenizer, sentence), sentence, "FIELD")
+    assert [sentence[a:b] for a, b, _ in found] == ["Field", "field"]
+    assert found[1][0] == sentence.rindex("field")
+
+
+def test_missing_and_truncated_sentences_are_reported(tiny_bundle):
+    sentences = ["The field is green.", "No such word here.", "word " * 30 + "field"]
+    words = embed_word(tiny_bundle, sentences, "field", max_length=16)
+    assert words.missing == (1, 2) and words.truncated == (2,)
+    assert [o.sentence_index for o in words.occurrences] == [0]
+
+
+# ---------------------------------------------------------------- layers, projections, neighbours
+
+
+def test_layer_options_and_ranges():
+    assert layer_options(2) == ["0", "1", "2", "last2"]
+    assert layer_options(12)[-3:] == ["last2", "last3", "last4"]
+    assert layer_range("last4", 12) == range(9, 13)  # seed 001: hidden_states[-4:]
+    assert layer_label("0", 6) == "hidden state 0 (embeddings output)"
+    with pytest.raises(ValueError):
+        layer_range("99", 6)
+    contextual = np.arange(2 * 7 * 3, dtype=float).reshape(2, 7, 3)
+    np.testing.assert_allclose(at_layer(contextual, "last2"), contextual[:, 5:7].mean(axis=1))
+
+
+def test_mds_is_reproducible(field_words):
+    vectors = at_layer(field_words.contextual, "6")
+    first, second = project(vectors, "MDS 2D"), project(vectors, "MDS 2D")
+    assert first.coords.shape == (8, 2) and first.explained is None
+    np.testing.assert_array_equal(first.coords, second.coords)
+
+
+def test_nearest_neighbours_match_brute_force():
+    vectors = np.random.default_rng(0).normal(size=(6, 5))
+    sims = cosine_similarity(vectors)
+    for i, near in enumerate(nearest_neighbours(vectors, k=2)):
+        others = sorted((j for j in range(6) if j != i), key=lambda j: -sims[i, j])
+        assert [j for j, _ in near] == others[:2]
+        assert near[0][1] == pytest.approx(sims[i, others[0]])
+
+
+def test_separation_is_undefined_without_two_senses():
+    vectors = np.random.default_rng(0).normal(size=(4, 5))
+    assert separation(vectors, ["a", "a", "a", "a"]) is None
+    assert separation(vectors, ["a", "b", "", ""]) is None  # unlabelled points are left out
+    assert separation(vectors, ["a", "a", "b", "b"]) == pytest.approx(silhouette_score(vectors, list("aabb"), metric="cosine"))
+
+
+# ---------------------------------------------------------------- input
+
+
+def test_parse_lines():
+    items = parse_lines("I love my pet python | snake\n\n  I love coding in python|code  \nNo label here\n")
+    assert items == [
+        LabelledSentence("I love my pet python", "snake"),
+        LabelledSentence("I love coding in python", "code"),
+        LabelledSentence("No label here", ""),
+    ]
+    with pytest.raises(SenseInputError, match="Line 2 has more than one"):
+        parse_lines("ok | a\na | b | c")
+    with pytest.raises(SenseInputError, match="Line 1 has a sense label but no sentence"):
+        parse_lines(" | lonely label")
+
+
+def test_parse_csv():
+    data = '\ufeffSentence,Sense\n"Yes, the bank is open.",money\nThe river bank.,river\n\n'.encode()
+    assert parse_csv(data) == [LabelledSentence("Yes, the bank is open.", "money"), LabelledSentence("The river bank.", "river")]
+    assert parse_csv("sentence\nA field.\n") == [LabelledSentence("A field.", "")]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [(b"", "empty"), (b"text,label\na,b\n", "`sentence` column"), (b"sentence,sense\n", "no sentences"),
+     (b"sentence,sense\na,b,c\n", "row 2 has 3 cells"), (b"sentence,sense\n,b\n", "row 2 has no sentence"),
+     ("sentence\ncaf\u00e9\n".encode("latin-1"), "not UTF-8"), (b'sentence\n"unclosed\n', "cannot be read")],
+)
+def test_parse_csv_errors(data, message):
+    with pytest.raises(SenseInputError, match=message):
+        parse_csv(data)
+
+
+def test_word_problem():
+    assert word_problem("  ") and word_problem("x" * 51)
+    assert word_problem("field") is None
+
+
+def test_presets_are_balanced_and_every_sentence_has_the_word(bundled):
+    assert FIELD.sentences[0] == LabelledSentence("Zinedine Zidane is the greatest on the field.", "Football Pitch")
+    assert len(FIELD.sentences) == 8 and len(set(FIELD_LABELS)) == 5
+    assert PRESETS["python"].references == ("snake", "programming")
+    for name, preset in PRESETS.items():
+        senses = [s.sense for s in preset.sentences]
+        if name != "field":
+            assert len(senses) >= 8 and len({senses.count(s) for s in senses}) == 1, name
+        for s in preset.sentences:
+            assert find_word(encode(bundled.tokenizer, s.sentence), s.sentence, preset.word), s

@@ -1,0 +1,104 @@
+"""Word senses page, opened on its own with URL parameters (as a shared link opens it)."""
+
+import numpy as np
+import torch
+from sklearn.decomposition import PCA
+
+from bertlens.models import BUNDLED_MODEL
+from bertlens.sense_presets import PRESETS
+from components.text import literal
+
+PAGE = "pages/senses.py"
+
+
+def coordinates(at):
+    return next(d.value for d in at.dataframe if {"x", "y", "sense"} <= set(d.value.columns))
+
+
+def messages(at, kind):
+    return " ".join(str(e.value) for e in getattr(at, kind))
+
+
+def test_link_with_word_preset_and_layer_reproduces_the_view(open_page, bundled):
+    at = open_page(PAGE, BUNDLED_MODEL, preset="python", word="python", layer="last4", text="I feed my python mice")
+    assert not at.exception, at.exception
+    assert at.selectbox(key="preset").value == "python"
+    assert at.selectbox(key="layer").value == "last4"
+    assert at.text_input(key="word").value == "python"
+    assert at.text_input(key="refs").value == "snake, programming"
+    assert at.text_area(key="text").value == "I feed my python mice"
+    assert "mean of the last 4 layers" in messages(at, "caption")
+    assert not at.warning and not at.error
+    points = coordinates(at)
+    preset = PRESETS["python"]
+    # Every preset sentence is a point, and the shared sentence joins as "your sentence".
+    assert list(points.sentence) == [s.sentence for s in preset.sentences] + ["I feed my python mice"]
+    assert list(points.sense)[-1] == "your sentence"
+    # Plotted coordinates = PCA of the model's own vectors (mean of the last 4 hidden states) at the word.
+    tok = bundled.tokenizer
+    reference = []
+    for sentence in points.sentence:
+        enc = tok(sentence, return_tensors="pt")
+        position = enc["input_ids"][0].tolist().index(tok.convert_tokens_to_ids("python"))
+        with torch.no_grad():
+            hidden = bundled.model.bert(**enc, output_hidden_states=True).hidden_states
+        reference.append(torch.stack(hidden[-4:])[:, 0, position].mean(0).numpy())
+    expected = PCA(n_components=2).fit_transform(np.stack(reference))
+    for axis, column in enumerate("xy"):
+        ours = points[column].to_numpy()
+        np.testing.assert_allclose(np.sign(ours @ expected[:, axis]) * ours, expected[:, axis], atol=1e-4)
+
+
+def test_preset_link_alone_uses_the_presets_word(open_page):
+    at = open_page(PAGE, BUNDLED_MODEL, preset="bank", layer="0", projection="MDS 2D")
+    assert not at.exception
+    assert at.text_input(key="word").value == "bank"
+    assert at.radio(key="projection").value == "MDS 2D"
+    assert len(coordinates(at)) == len(PRESETS["bank"].sentences)
+    assert "hidden state 0 (embeddings output)" in messages(at, "caption")
+
+
+def test_missing_word_warning_lists_the_sentences(open_page):
+    at = open_page(PAGE, BUNDLED_MODEL, preset="field", word="on")
+    assert not at.exception
+    warning = messages(at, "warning")
+    assert "not found (as a whole word) in 4 of 8 sentences" in warning
+    for item in PRESETS["field"].sentences[4:]:  # the four without "on"
+        assert literal(item.sentence) in warning
+    assert len(coordinates(at)) == 4  # "on" in the football, rugby and baseball sentences
+
+
+def test_bad_links_get_messages_not_exceptions(open_page):
+    at = open_page(PAGE, BUNDLED_MODEL, preset="nope", layer="99", projection="x", word="zzz")
+    assert not at.exception
+    warning = messages(at, "warning")
+    assert "`preset` parameter" in warning and "`layer` parameter" in warning and "`projection` parameter" in warning
+    assert "not found (as a whole word) in any of the sentences" in warning
+    assert not at.dataframe  # nothing to plot
+
+    at = open_page(PAGE, BUNDLED_MODEL, word="<b>x</b>")
+    assert not at.exception and "“" + literal("<b>x</b>") + "” was not found" in messages(at, "warning")
+
+
+def test_pasted_lines_and_their_errors(open_page, tiny_pretraining_dir):
+    at = open_page(PAGE, tiny_pretraining_dir, source="Paste lines", word="bank", layer="last4")
+    assert not at.exception
+    assert "`layer` parameter" in messages(at, "warning")  # the tiny model has 2 layers
+    assert at.selectbox(key="layer").options == ["0", "1", "2", "last2"]
+    at.text_area(key="lines").input("The bank is open. | money\nThe river bank. | river\nA bank loan. | money").run()
+    assert not at.exception and len(coordinates(at)) == 3
+    at.text_area(key="lines").input("one | two | three\nok").run()
+    assert "Line 1 has more than one" in messages(at, "error") and not at.dataframe
+    at.text_area(key="lines").input("Only one bank here. | money").run()
+    assert "at least two sentences" in messages(at, "info")
+    at.text_input(key="word").input("  ").run()
+    assert "Type the word to look for" in messages(at, "info")
+
+
+def test_uploaded_csv(open_page, tiny_pretraining_dir):
+    at = open_page(PAGE, tiny_pretraining_dir, source="Upload CSV", word="apple")
+    assert "Choose a CSV file" in messages(at, "info")
+    at.file_uploader(key="csv_upload").set_value(("s.csv", b"sentence,sense\nAn apple pie.,fruit\nApple shares.,company\n", "text/csv")).run()
+    assert not at.exception and list(coordinates(at).sense) == ["fruit", "company"]
+    at.file_uploader(key="csv_upload").set_value(("s.csv", b"text\nAn apple pie.\n", "text/csv")).run()
+    assert "`sentence` column" in messages(at, "error") and not at.dataframe
