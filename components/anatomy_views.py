@@ -77,12 +77,16 @@ def embedding_heatmap(parts: EmbeddingParts, position: int, token: str) -> go.Fi
         "LayerNorm(sum)": parts.normalized,
         "embeddings output": parts.module_output,
     }
-    z = np.stack([v[position] for v in rows.values()])
-    limit = float(np.abs(z).max()) or 1.0
-    fig = go.Figure(go.Heatmap(z=z, y=list(rows), colorscale="RdBu", zmid=0, zmin=-limit, zmax=limit,
-                               hovertemplate="%{y}, dimension %{x}: %{z:.4f}<extra></extra>"))
-    fig.update_layout(title=f"Token {position} ({html.escape(token)}): its embeddings, dimension by dimension",
-                      xaxis_title="hidden dimension", height=330)
+    values = np.stack([v[position] for v in rows.values()])
+    # Each row on its own colour scale (raw look-ups are ~100x smaller than LayerNorm's output);
+    # the hover shows the real value.
+    scale = np.percentile(np.abs(values), 99, axis=1, keepdims=True)
+    z = np.clip(values / np.where(scale > 0, scale, 1.0), -1, 1)
+    fig = go.Figure(go.Heatmap(z=z, y=list(rows), customdata=values, colorscale="RdBu", zmid=0, zmin=-1, zmax=1,
+                               showscale=False, hovertemplate="%{y}, dimension %{x}: %{customdata:.4f}<extra></extra>"))
+    fig.update_layout(title=f"Token {position} ({html.escape(token)}): its embeddings, dimension by dimension "
+                      "(each row on its own colour scale)", xaxis_title="hidden dimension", height=330,
+                      margin=dict(l=140))
     fig.update_yaxes(autorange="reversed")
     return fig
 

@@ -37,6 +37,7 @@ from components.state import bound_int_slider, warn_bad_param
 from components.text import literal
 
 LAB_MAX_LINES = 32
+TEXT_IN_CELLS = 32  # write each cell's value when the batch is at most this wide
 SPLIT_STYLE = "background-color: rgba(255, 196, 0, 0.25)"
 INT_COLUMN = st.column_config.NumberColumn(format="%d")
 TOKEN_COLUMNS = {name: INT_COLUMN for name in ("position", "id", "word index", "token_type_ids", "attention_mask")}
@@ -101,7 +102,7 @@ def highlight_split_words(table: pd.DataFrame):
 
 
 def batch_heatmap(batch: PaddedBatch, values: str, title: str) -> go.Figure:
-    """The batch's ids or mask as a (sentence × position) heatmap; hovering shows the token."""
+    """The batch's ids or mask as a (sentence × position) heatmap; [PAD] cells are grey, hover shows the token."""
     z = batch.matrix(values)
     hover = [[html.escape(t) for t in row] + [""] * (batch.width - len(row)) for row in batch.tokens]
     is_mask = values == "attention_mask"
@@ -109,10 +110,13 @@ def batch_heatmap(batch: PaddedBatch, values: str, title: str) -> go.Figure:
         go.Heatmap(
             z=z,
             customdata=hover,
-            hovertemplate="sentence %{y}, position %{x}<br>token %{customdata}<br>value %{z}<extra></extra>",
-            colorscale=[[0, "#f1f1f1"], [1, "#1f77b4"]] if is_mask else "Viridis",
+            hovertemplate="sentence %{y}, position %{x}<br>token %{customdata}<br>value %{z:d}<extra></extra>",
+            # Value 0 ([PAD]'s id, or a masked position) is grey; real tokens are blue.
+            colorscale=[[0, "#e6e6e6"], [1e-9, "#c6dbef"], [1, "#08306b"]] if not is_mask else [[0, "#e6e6e6"], [1, "#1f77b4"]],
             zmin=0,
-            zmax=1 if is_mask else None,
+            zmax=1 if is_mask else max(float(np.nanmax(z)), 1.0),
+            showscale=not is_mask,
+            texttemplate="%{z:d}" if batch.width <= TEXT_IN_CELLS else None,
             xgap=1,
             ygap=1,
         )
@@ -123,7 +127,8 @@ def batch_heatmap(batch: PaddedBatch, values: str, title: str) -> go.Figure:
 
 
 def padding_bars(comparison: pd.DataFrame) -> go.Figure:
-    fig = go.Figure(go.Bar(x=comparison["strategy"], y=comparison["padding %"], text=comparison["padding %"], texttemplate="%{text:.2f} %"))
+    fig = go.Figure(go.Bar(x=comparison["strategy"], y=comparison["padding %"], text=comparison["padding %"], texttemplate="%{text:.2f} %",
+                 textposition="outside", cliponaxis=False))
     fig.update_layout(title="Share of padding per strategy", yaxis_title="% of positions that are [PAD]", height=320)
     return fig
 
@@ -246,4 +251,5 @@ def mask_section(model_name: str, lines: list[str], strategy: str, max_length: i
     fig = go.Figure(go.Bar(x=np.arange(len(distances)), y=distances["[CLS] L2 distance"], customdata=[html.escape(s) for s in distances["sentence"]],
                            hovertemplate="sentence %{x}: %{customdata}<br>distance %{y:.4f}<extra></extra>"))
     fig.update_layout(title="[CLS] L2 distance, with vs without the mask", xaxis_title="sentence", yaxis_title="L2 distance", height=320)
+    fig.update_xaxes(dtick=1)
     exports.chart(fig, "attention-mask-effect", key="mask_bars")

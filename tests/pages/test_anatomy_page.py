@@ -4,17 +4,9 @@ import pytest
 
 from bertlens.analysis import encode
 from bertlens.anatomy import NOT_IN_CHECKPOINT
+from tests.pages.test_tokenizer_page import frame, shown
 
 PAGE = "pages/anatomy.py"
-
-
-def frame(at, column):
-    """The first table on the page that has ``column``."""
-    return next(d for d in at.dataframe if column in d.value.columns)
-
-
-def shown(at) -> str:
-    return " ".join(str(e.value) for kind in ("markdown", "caption", "warning", "info", "success", "error") for e in getattr(at, kind))
 
 
 def test_bundled_encoder_counts_checks_and_missing_heads(open_page, bundled):
