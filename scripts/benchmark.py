@@ -1,0 +1,361 @@
+"""Benchmark BERT Lens against the floor (a bare forward pass). Not part of the tests.
+
+    python scripts/benchmark.py                 # full run (a few minutes on 2 cores)
+    python scripts/benchmark.py --repeats 1     # quicker, noisier
+
+Uses a randomly initialised model with bert-base-uncased's exact configuration, saved to a
+temporary folder and loaded through BERT Lens's real loading path (speed and memory do not depend
+on the weight values; nothing is downloaded). Prints Markdown tables: machine, timings per input
+length (16, 128, 512 tokens) with each page's compute as a ratio to the floor, cached repeats,
+model load time, peak memory (separate subprocesses), transformers' fill-mask pipeline, and the
+bytes the attention page sends to the browser. Compare ratios, not absolute times.
+
+Targets: page compute <= 1.2 x floor; cached repeat <= 50 ms; peak memory <= 1.2 GiB with one
+bert-base-sized model; attention payload <= 5 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.pop("BERTLENS_HOSTED", None)
+warnings.filterwarnings("ignore")
+
+import streamlit.logger  # noqa: E402
+import torch  # noqa: E402
+from transformers.utils import logging as transformers_logging  # noqa: E402
+
+streamlit.logger.set_log_level("error")  # "no runtime" notes: the cached functions run bare here
+transformers_logging.disable_progress_bar()
+
+from bertlens.analysis import analyze, encode  # noqa: E402
+from bertlens.synthetic import random_bert_config, save_random_bert  # noqa: E402
+
+LENGTHS = (16, 128, 512)
+TARGET_RATIO, TARGET_CACHED_MS, TARGET_GIB, TARGET_PAYLOAD_MB = 1.2, 50, 1.2, 5
+WORDS = "the students read a short story about a quiet village near the river and then wrote".split()
+GIB = 2**30
+
+
+# --- inputs -------------------------------------------------------------------------------------
+
+
+def sentence_of(tokenizer, tokens: int) -> str:
+    """A sentence of exactly ``tokens`` tokens ([CLS] and [SEP] included) with one [MASK]."""
+    words = [WORDS[i % len(WORDS)] for i in range(tokens - 4)]
+    words.insert(len(words) // 2, "[MASK]")
+    text = " ".join(words) + "."
+    assert len(encode(tokenizer, text).input_ids) == tokens, tokens
+    return text
+
+
+def pair_of(tokenizer, tokens: int) -> tuple[str, str]:
+    """Sentences A and B that together make ``tokens`` tokens ([CLS] A [SEP] B [SEP])."""
+    a_words = (tokens - 3) // 2
+    b_words = tokens - 3 - a_words - 1
+    a = " ".join(WORDS[i % len(WORDS)] for i in range(a_words))
+    b = " ".join(WORDS[(i + 5) % len(WORDS)] for i in range(b_words)) + "."
+    assert len(encode(tokenizer, a, b).input_ids) == tokens, tokens
+    return a, b
+
+
+# --- timing -------------------------------------------------------------------------------------
+
+
+def seconds(work: Callable[[], object], repeats: int) -> float:
+    """Median wall time of ``repeats`` calls after one warm-up call."""
+    work()
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def once(work: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started
+
+
+def ms(value: float) -> str:
+    return f"{value * 1000:,.1f} ms" if value < 1 else f"{value:,.2f} s"
+
+
+def verdict(ok: bool) -> str:
+    return "✅" if ok else "❌"
+
+
+# --- the machine --------------------------------------------------------------------------------
+
+
+def machine() -> list[tuple[str, str]]:
+    cpu = platform.processor() or "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / GIB
+    except (ValueError, OSError):
+        ram = float("nan")
+    import streamlit
+    import transformers
+
+    return [
+        ("CPU", cpu),
+        ("cores (os.cpu_count)", str(os.cpu_count())),
+        ("RAM", f"{ram:.1f} GiB"),
+        ("torch threads", str(torch.get_num_threads())),
+        ("python / torch / transformers / streamlit", f"{platform.python_version()} / {torch.__version__} / "
+         f"{transformers.__version__} / {streamlit.__version__}"),
+        ("OS", platform.platform()),
+    ]  # fmt: skip
+
+
+# --- each page's compute: the core calls its default view makes for a newly typed input ---------
+
+
+def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[], object]]:
+    """Uncached: what each page computes when a user types a new sentence (default view)."""
+    from bertlens import anatomy, attention, mlm, nsp, tokenization
+    from components import attention_views
+
+    tokenizer = bundle.tokenizer
+    a, b = pair
+    candidates = ["I think I'll go for a walk in the park.", "Deep Learning is a branch of Machine Learning."]
+
+    def tokenizer_page():
+        encoding = encode(tokenizer, text)
+        table = tokenization.token_table(encoding, text)
+        return tokenization.split_words(table), tokenization.token_counts(table, tokenizer.unk_token), \
+            tokenization.round_trip(tokenizer, encoding)  # fmt: skip
+
+    def anatomy_page():
+        analysis = analyze(bundle, text)
+        return anatomy.embedding_parts(bundle, analysis), anatomy.pooler_check(bundle, analysis)
+
+    def fill_mask_page():
+        return mlm.top_k_guesses(analyze(bundle, text), tokenizer, 10)
+
+    def next_sentence_page():
+        analysis = analyze(bundle, a, b)
+        return nsp.next_sentence(analysis), nsp.segments_table(analysis), nsp.rank_candidates(bundle, a, candidates)
+
+    def attention_page():
+        analysis = analyze(bundle, text)
+        stats = attention.head_statistics(analysis.attentions, analysis.encoding)
+        return stats, attention_views.page_figures(analysis)
+
+    return {
+        "tokenizer": tokenizer_page,
+        "anatomy": anatomy_page,
+        "fill-mask": fill_mask_page,
+        "next sentence": next_sentence_page,
+        "attention": attention_page,
+    }
+
+
+def senses_rows(bundle, repeats: int) -> list[tuple[str, str]]:
+    """The word-senses page's batch (the default preset) vs a bare batched forward of the same sentences."""
+    from bertlens import senses
+    from bertlens.sense_presets import PRESETS
+
+    preset = PRESETS["field"]
+    sentences = [s.sentence for s in preset.sentences]
+    batch = bundle.tokenizer(sentences, padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        floor = seconds(lambda: bundle.model.bert(batch["input_ids"], attention_mask=batch["attention_mask"]), repeats)
+
+    def page():
+        words = senses.embed_word(bundle, sentences, preset.word)
+        labels = [s.sense for s in preset.sentences]
+        vectors = senses.at_layer(words.contextual, str(words.num_layers))
+        return senses.project(vectors), senses.separation_by_layer(words.contextual, labels), \
+            senses.reference_vectors(bundle, preset.references)  # fmt: skip
+
+    compute = seconds(page, repeats)
+    width = batch["input_ids"].shape[1]
+    return [
+        (f"word senses: bare batched forward ({len(sentences)} sentences × {width} tokens)", ms(floor)),
+        ("word senses: page compute (vectors, projection, separation, reference words)",
+         f"{ms(compute)} = {compute / floor:.2f} × floor {verdict(compute <= TARGET_RATIO * floor)}"),
+    ]  # fmt: skip
+
+
+# --- cached repeats -----------------------------------------------------------------------------
+
+
+def cached_rows(folder: str, text: str) -> list[tuple[str, str]]:
+    """The Streamlit cache hit: the second call of the cached functions, and a full page rerun (AppTest)."""
+    from streamlit.testing.v1 import AppTest
+
+    from components import attention_views, prediction_views
+    from components.model import cached_analysis
+
+    rows = []
+    cached = {
+        "cached_analysis (the shared forward pass)": lambda: cached_analysis(folder, text),
+        "fill-mask top-k (st.cache_data)": lambda: prediction_views.mask_guesses(folder, text, 10),
+        "attention head statistics (st.cache_data)": lambda: attention_views.cached_statistics(folder, text, ""),
+    }
+    for name, call in cached.items():
+        call()  # computes and stores
+        hit = seconds(call, 5)
+        rows.append((f"cache hit: {name}", f"{ms(hit)} {verdict(hit * 1000 <= TARGET_CACHED_MS)}"))
+    os.environ["BERTLENS_MODEL"] = folder
+    for page in ("tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses"):
+        at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=600)
+        at.query_params["text"] = text
+        first = once(at.run)
+        rerun = seconds(at.run, 3)
+        assert not at.exception, (page, at.exception)
+        rows.append((f"page rerun, every cache hit (AppTest, whole script): {page}",
+                     f"{ms(rerun)} (first run {ms(first)})"))  # fmt: skip
+    return rows
+
+
+# --- memory (each in its own process) -----------------------------------------------------------
+
+MEMORY_CHILD = "--memory-child"
+
+
+def memory_child(kind: str, folder: str) -> None:
+    """Load and run one forward pass at 512 tokens the BERT Lens way or the seeds' way; print peak RSS."""
+    from bertlens.models import load_model
+
+    if kind == "imports":
+        pass
+    elif kind == "lens":
+        bundle = load_model(folder)
+        analyze(bundle, sentence_of(bundle.tokenizer, 512))
+    elif kind == "seeds":  # the notebooks: three separate models, each with its own copy of the encoder
+        from transformers import AutoTokenizer, BertForMaskedLM, BertForNextSentencePrediction, BertModel
+
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        text = sentence_of(tokenizer, 512)
+        inputs = tokenizer(text, return_tensors="pt")
+        models = [cls.from_pretrained(folder, attn_implementation="eager").eval()
+                  for cls in (BertModel, BertForMaskedLM, BertForNextSentencePrediction)]  # fmt: skip
+        with torch.inference_mode():
+            models[0](**inputs, output_attentions=True, output_hidden_states=True)
+            models[1](**inputs)
+            models[2](**inputs)
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)  # Linux: kilobytes
+
+
+def peak_rss(kind: str, folder: str) -> int:
+    out = subprocess.run([sys.executable, __file__, MEMORY_CHILD, kind, folder], capture_output=True, text=True,
+                         check=True, env={**os.environ, "TRANSFORMERS_VERBOSITY": "error"})  # fmt: skip
+    return int(out.stdout.strip().splitlines()[-1])
+
+
+def memory_rows(folder: str) -> list[tuple[str, str]]:
+    base, lens, seeds = (peak_rss(kind, folder) for kind in ("imports", "lens", "seeds"))
+    return [
+        ("peak RSS: python + torch + transformers imported, no model", f"{base / GIB:.2f} GiB"),
+        ("peak RSS: BERT Lens — one BertForPreTraining, one analysis at 512 tokens",
+         f"{lens / GIB:.2f} GiB {verdict(lens / GIB <= TARGET_GIB)}"),
+        ("peak RSS: the seeds' way — BertModel + BertForMaskedLM + BertForNextSentencePrediction, "
+         "a forward pass each at 512 tokens", f"{seeds / GIB:.2f} GiB ({seeds / lens:.2f} × BERT Lens)"),
+    ]  # fmt: skip
+
+
+# --- the table ----------------------------------------------------------------------------------
+
+
+def markdown(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5, help="timed calls per measurement (median; 512 tokens: at most 3)")
+    parser.add_argument("--skip-memory", action="store_true", help="skip the memory subprocesses")
+    args = parser.parse_args()
+
+    from transformers import BertModel, pipeline
+
+    from bertlens.models import load_model
+    from components import attention_views
+    from components.model import cached_bundle
+
+    print("## Machine\n")
+    print(markdown(machine(), ("", "")))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = str(save_random_bert(Path(tmp) / "bert-base-uncased-random", random_bert_config()))
+        load = once(lambda: load_model(folder))
+        bundle = cached_bundle(folder)  # the app's own cached instance (also used by the cached rows)
+        sdpa = BertModel.from_pretrained(folder, attn_implementation="sdpa").eval()
+        fill_mask = pipeline("fill-mask", model=folder, tokenizer=folder, device=-1)
+
+        timing_rows = []
+        for length in LENGTHS:
+            repeats = min(args.repeats, 3) if length >= 512 else args.repeats
+            text, pair = sentence_of(bundle.tokenizer, length), pair_of(bundle.tokenizer, length)
+            input_ids = torch.tensor([encode(bundle.tokenizer, text).input_ids])
+            with torch.inference_mode():
+                floor = seconds(lambda: bundle.model.bert(input_ids), repeats)
+                reference = seconds(lambda: sdpa(input_ids), repeats)
+            row = {"floor: bundle.model.bert(input_ids)": ms(floor),
+                   "reference: BertModel forward, default SDPA attention": f"{ms(reference)} ({reference / floor:.2f} ×)",
+                   "analyze: the shared pass (attentions, hidden states, heads)": None}  # fmt: skip
+            shared = seconds(lambda: analyze(bundle, text), repeats)
+            row["analyze: the shared pass (attentions, hidden states, heads)"] = f"{ms(shared)} ({shared / floor:.2f} ×)"
+            for page, work in page_work(bundle, text, pair).items():
+                compute = seconds(work, repeats)
+                row[f"page compute: {page}"] = f"{ms(compute)} ({compute / floor:.2f} × {verdict(compute <= TARGET_RATIO * floor)})"
+            baseline = seconds(lambda: fill_mask(text, top_k=10), repeats)
+            row["baseline: transformers pipeline('fill-mask'), top 10"] = f"{ms(baseline)} ({baseline / floor:.2f} ×)"
+            timing_rows.append(row)
+
+        print(f"\n## Timings (median of {args.repeats} calls, 3 at 512 tokens; × = ratio to the floor; target ≤ {TARGET_RATIO} ×)\n")
+        names = list(timing_rows[0])
+        print(markdown([(name, *(row[name] for row in timing_rows)) for name in names],
+                       ("", *(f"{n} tokens" for n in LENGTHS))))  # fmt: skip
+
+        print("\n## Word senses (the default preset, a batch)\n")
+        print(markdown(senses_rows(bundle, args.repeats), ("", "")))
+
+        print(f"\n## Cached repeats (128 tokens; target ≤ {TARGET_CACHED_MS} ms for a cache hit)\n")
+        print(markdown(cached_rows(folder, sentence_of(bundle.tokenizer, 128)), ("", "")))
+
+        analysis = analyze(bundle, sentence_of(bundle.tokenizer, 512))
+        payload = attention_views.page_payload(analysis)
+        total = sum(payload.values())
+        other = [("model load (load_model: config, tokenizer, weights, eval)", ms(load)),
+                 ("attention page payload at 512 tokens, all figures (plotly JSON)",
+                  f"{total / 1e6:.2f} MB {verdict(total / 1e6 <= TARGET_PAYLOAD_MB)}"),
+                 *((f"… {name}", f"{size / 1e6:.2f} MB") for name, size in payload.items())]  # fmt: skip
+        if not args.skip_memory:
+            other += memory_rows(folder)
+        print("\n## Load, payload and memory\n")
+        print(markdown(other, ("", "")))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == MEMORY_CHILD:
+        memory_child(sys.argv[2], sys.argv[3])
+    else:
+        main()
