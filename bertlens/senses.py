@@ -292,8 +292,11 @@ class Projection:
 def project(vectors: np.ndarray, method: str = PROJECTIONS[0]) -> Projection:
     """PCA in 2D or 3D, or metric MDS on cosine distances (fixed random_state, so reproducible)."""
     if method == "MDS 2D":
+        distances = cosine_distances(vectors)
+        if not distances.any():  # all points identical: nothing to spread out
+            return Projection(np.zeros((len(vectors), 2)), None)
         mds = MDS(n_components=2, metric="precomputed", init="classical_mds", random_state=0)
-        return Projection(mds.fit_transform(cosine_distances(vectors)), None)
+        return Projection(mds.fit_transform(distances), None)
     if method not in PROJECTIONS:
         raise ValueError(f"unknown projection {method!r}")
     pca = PCA(n_components=3 if method == "PCA 3D" else 2)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import plotly.colors
 import plotly.graph_objects as go
 import streamlit as st
 from sklearn.metrics.pairwise import cosine_similarity
@@ -51,6 +52,7 @@ YOUR_SENSE = "your sentence"
 NO_LABEL = "(no label)"
 MAX_LISTED = 15  # sentences listed in a warning
 MAX_CSV_BYTES = 2_000_000
+PALETTE = plotly.colors.qualitative.Plotly  # distinct hues (Streamlit's theme would use shades of one)
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,9 @@ def sentence_input(sentence_cap: int) -> SenseRequest | None:
     if problem := word_problem(word):
         st.info(problem)
         return None
+    if len(unique := tuple(dict.fromkeys(items))) < len(items):
+        st.caption(f"{len(items) - len(unique)} repeated line(s) left out: each sentence counts once.")
+        items = unique
     if len(items) < 2:
         st.info("Give at least two sentences: one sentence gives nothing to compare.")
         return None
@@ -222,11 +227,12 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
     points = points_table(words, labels)
     axes = [f"PC{i + 1} ({r:.1%} of variance)" for i, r in enumerate(proj.explained)] if proj.explained else ["MDS 1", "MDS 2"]
     fig = go.Figure()
-    for sense in dict.fromkeys(sorted(labels, key=lambda s: s == YOUR_SENSE)):
+    for n, sense in enumerate(dict.fromkeys(sorted(labels, key=lambda s: s == YOUR_SENSE))):
         rows = [i for i, label in enumerate(labels) if label == sense]
         hover = [_hover(points.sentence[i], o.start, o.end, sense) for i, o in ((i, words.occurrences[i]) for i in rows)]
         style = dict(name=html.escape(sense), text=hover, hovertemplate="%{text}<extra></extra>", mode="markers")
-        marker = dict(size=16, symbol="star", line=dict(width=1, color="black")) if sense == YOUR_SENSE else dict(size=11)
+        marker = (dict(size=18, symbol="star", color="gold", line=dict(width=1, color="black")) if sense == YOUR_SENSE
+                  else dict(size=11, color=PALETTE[n % len(PALETTE)], line=dict(width=0.5, color="white")))
         coords = proj.coords[rows]
         if coords.shape[1] == 3:
             fig.add_trace(go.Scatter3d(x=coords[:, 0], y=coords[:, 1], z=coords[:, 2], marker={**marker, "size": 6}, **style))
@@ -255,8 +261,10 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str) ->
                       title="How well the sense labels separate, layer by layer", height=380)
     exports.chart(fig, f"senses-{words.word}-separation", key="senses-separation")
     score = separation(at_layer(words.contextual, layer), sense_labels)
+    single = [s for s in dict.fromkeys(sense_labels) if s and sense_labels.count(s) == 1]
     st.caption(f"Silhouette at {layer_label(layer, words.num_layers)}: {score:.3f}. It runs from −1 to 1: near 1, points of "
-               "the same sense are close and other senses far; near 0, the senses overlap. Shaded: the chosen layer(s).")
+               "the same sense are close and other senses far; near 0, the senses overlap. Shaded: the chosen layer(s)."
+               + (f" Senses with one point count 0 (scikit-learn's convention): {literal(', '.join(single))}." if single else ""))
 
 
 def similarity_section(vectors: np.ndarray, words: WordVectors, labels: list[str]) -> None:
@@ -288,10 +296,12 @@ def static_section(words: WordVectors, sense_labels: list[str], layer: str) -> N
         f"**{contextual.min():.3f} – {contextual.max():.3f}**."
     )
     table = pd.DataFrame(static_vs_contextual(words, sense_labels))
-    fig = go.Figure([go.Scatter(x=table["vectors"], y=table[col], mode="lines+markers", name=col)
-                     for col in ("same sense", "different senses", "all pairs") if table[col].notna().any()])
+    x = ["static", *map(str, range(words.num_layers + 1))]
+    fig = go.Figure([go.Scatter(x=x, y=table[col], mode="lines+markers", name=col, line_color=color)
+                     for col, color in zip(("same sense", "different senses", "all pairs"), PALETTE) if table[col].notna().any()])
     fig.update_layout(title="Mean pairwise cosine: static embedding vs each hidden state", yaxis_title="mean cosine",
-                      height=400, xaxis_tickangle=-30)
+                      xaxis_title="static = input word-piece embedding (word2vec-like); 0 = embeddings output; 1… = layers",
+                      height=400, xaxis_type="category")
     exports.chart(fig, f"senses-{words.word}-static-vs-contextual", key="senses-static")
     exports.table(table, f"senses-{words.word}-static-vs-contextual", key="senses-static-table")
 

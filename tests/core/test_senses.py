@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 import torch
+from scipy.stats import spearmanr
 from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
-from sklearn.metrics.pairwise import cosine_similarity
+from sklearn.metrics.pairwise import cosine_distances, cosine_similarity, euclidean_distances
 
 from bertlens.analysis import encode
 from bertlens.sense_presets import PRESETS
@@ -170,11 +171,15 @@ def test_layer_options_and_ranges():
     np.testing.assert_allclose(at_layer(contextual, "last2"), contextual[:, 5:7].mean(axis=1))
 
 
-def test_mds_is_reproducible(field_words):
+def test_mds_is_reproducible_and_keeps_cosine_order(field_words):
     vectors = at_layer(field_words.contextual, "6")
     first, second = project(vectors, "MDS 2D"), project(vectors, "MDS 2D")
     assert first.coords.shape == (8, 2) and first.explained is None
     np.testing.assert_array_equal(first.coords, second.coords)
+    # The map's distances follow the cosine distances (rank correlation of all pairs).
+    pairs = np.triu_indices(8, 1)
+    assert spearmanr(cosine_distances(vectors)[pairs], euclidean_distances(first.coords)[pairs]).statistic > 0.8
+    np.testing.assert_array_equal(project(np.ones((3, 4)), "MDS 2D").coords, np.zeros((3, 2)))  # identical points
 
 
 def test_nearest_neighbours_match_brute_force():

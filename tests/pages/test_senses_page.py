@@ -102,3 +102,11 @@ def test_uploaded_csv(open_page, tiny_pretraining_dir):
     assert not at.exception and list(coordinates(at).sense) == ["fruit", "company"]
     at.file_uploader(key="csv_upload").set_value(("s.csv", b"text\nAn apple pie.\n", "text/csv")).run()
     assert "`sentence` column" in messages(at, "error") and not at.dataframe
+
+
+def test_sentence_cap_is_explained(open_page, monkeypatch, tiny_pretraining_dir):
+    monkeypatch.setenv("BERTLENS_MAX_SENTENCES", "3")
+    at = open_page(PAGE, tiny_pretraining_dir, preset="apple")
+    assert not at.exception
+    assert "12 sentences given; only the first 3 are read" in messages(at, "warning")
+    assert len(coordinates(at)) == 3
