@@ -6,6 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
+from streamlit.runtime.pages_manager import PagesManager
 
 from bertlens.analysis import Encoding, input_problem
 from bertlens.models import ModelBundle
@@ -13,8 +14,21 @@ from components.model import active_bundle, fallback_banner
 from components.text import literal
 
 
+def run_inside_app() -> None:
+    """Make a shared link open the page inside ``app.py`` (sidebar, wide layout) on a fresh server.
+
+    Until some session has run ``app.py``'s ``st.navigation``, Streamlit treats the ``pages/``
+    folder as an old-style multipage app and runs a deep-linked page file directly. Switching
+    that mode off and rerunning sends this session (same URL) through ``app.py``.
+    """
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def page_header(title: str, intro: str) -> ModelBundle:
     """Title, one-line intro, the active model (loading it if needed) and any fallback banner."""
+    run_inside_app()
     st.title(title)
     st.caption(intro)
     bundle = active_bundle()
