@@ -199,6 +199,10 @@ def vocabulary_section(model_name: str) -> None:
     exports.table(variants, "case-variants", key="case_variants")
 
 
+def warn_bad_flag(key: str) -> None:
+    warn_bad_param(key, lambda raw: raw.lower() in ("true", "false"), "true or false")
+
+
 def padding_controls(max_positions: int) -> tuple[list[str], str, int, bool]:
     raw = st.text_area("Sentences, one per line", value="\n".join(SEED_BATCH), key="lines", bind="query-params", height=130)
     lines = batch_lines(raw or "")
@@ -210,6 +214,7 @@ def padding_controls(max_positions: int) -> tuple[list[str], str, int, bool]:
     strategy = left.radio("Padding", STRATEGIES, key="pad", bind="query-params", horizontal=True) or "longest"
     with mid:
         max_length = bound_int_slider("max_length N", "pad_len", 2, max_positions, 64)
+    warn_bad_flag("trunc")
     truncation = right.toggle("Truncate to N", value=True, key="trunc", bind="query-params")
     return lines, strategy, max_length, truncation
 
@@ -238,18 +243,25 @@ def padding_section(model_name: str) -> None:
 
 def mask_section(model_name: str, lines: list[str], strategy: str, max_length: int, max_positions: int) -> None:
     st.subheader("Why the attention mask matters")
-    if strategy == "none":
-        st.caption("Without padding there is no batch tensor; this demo pads to the longest sentence.")
-        strategy = "longest"
-    distances = mask_distances(model_name, tuple(lines), strategy, min(max_length, max_positions))
     st.markdown(
         "Each sentence's final `[CLS]` vector computed **with** the attention mask and **without** it "
         "(every `[PAD]` treated as a real token). A sentence with no padding is unchanged (distance 0); "
         "padded sentences drift, because their tokens attend to the padding."
     )
-    exports.table(distances, "attention-mask-effect", key="mask_effect", column_config={"[CLS] L2 distance": st.column_config.NumberColumn(format="%.6f")})
-    fig = go.Figure(go.Bar(x=np.arange(len(distances)), y=distances["[CLS] L2 distance"], customdata=[html.escape(s) for s in distances["sentence"]],
+    # Two forward passes over the whole batch: run on request (the choice is kept in the link).
+    warn_bad_flag("mask_demo")
+    if not st.toggle("Run the batch with and without the mask", key="mask_demo", bind="query-params"):
+        return
+    if strategy == "none":
+        st.caption("Without padding there is no batch tensor; this demo pads to the longest sentence.")
+        strategy = "longest"
+    distances = mask_distances(model_name, tuple(lines), strategy, min(max_length, max_positions))
+    exports.table(distances, "attention-mask-effect", key="mask_effect",
+                  column_config={"[CLS] L2 distance": st.column_config.NumberColumn(format="%.6f")})
+    fig = go.Figure(go.Bar(x=np.arange(len(distances)), y=distances["[CLS] L2 distance"],
+                           customdata=[html.escape(s) for s in distances["sentence"]],
                            hovertemplate="sentence %{x}: %{customdata}<br>distance %{y:.4f}<extra></extra>"))
-    fig.update_layout(title="[CLS] L2 distance, with vs without the mask", xaxis_title="sentence", yaxis_title="L2 distance", height=320)
+    fig.update_layout(title="[CLS] L2 distance, with vs without the mask", xaxis_title="sentence",
+                      yaxis_title="L2 distance", height=320)
     fig.update_xaxes(dtick=1)
     exports.chart(fig, "attention-mask-effect", key="mask_bars")

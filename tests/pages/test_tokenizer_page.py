@@ -58,7 +58,7 @@ def test_default_lookup_is_sinan(open_page):
 
 
 def test_padding_lab_defaults_to_seed_003(open_page):
-    at = open_page(PAGE, text="hello")
+    at = open_page(PAGE, text="hello", mask_demo="true")
     comparison = frame(at, "padding %").value.set_index("strategy")
     assert comparison.loc["longest", "padding %"] == 48.75
     assert comparison.loc["max_length=64", "padding %"] == 83.98
@@ -68,7 +68,7 @@ def test_padding_lab_defaults_to_seed_003(open_page):
 
 
 def test_padding_lab_from_the_link(open_page):
-    at = open_page(PAGE, text="hello", lines="hello world\nhello", pad="max_length", pad_len="6", trunc="true")
+    at = open_page(PAGE, text="hello", lines="hello world\nhello", pad="max_length", pad_len="6", trunc="true", mask_demo="true")
     assert at.radio(key="pad").value == "max_length" and at.slider(key="pad_len").value == 6
     comparison = frame(at, "padding %").value.set_index("strategy")
     assert comparison.loc["max_length=6", "shape"] == "2 × 6"
@@ -91,12 +91,23 @@ def test_padding_lab_from_the_link(open_page):
         ({"text": "hello", "lines": "  \n "}, "at least one sentence"),
         ({"text": "hello", "word": " "}, "Type a word"),
         ({"text": "hello", "pad": "none"}, "cannot be stacked"),
+        ({"text": "hello", "pad": "none", "mask_demo": "true"}, "pads to the longest sentence"),
+        ({"text": "hello", "mask_demo": "maybe"}, "`mask_demo` parameter"),
+        ({"text": "hello", "trunc": "2"}, "`trunc` parameter"),
     ],
 )
 def test_bad_input_gets_a_message(open_page, params, message):
     at = open_page(PAGE, **params)
     assert not at.exception, at.exception
     assert message in shown(at)
+
+
+def test_mask_comparison_runs_on_request(open_page):
+    at = open_page(PAGE, text="hello")
+    assert at.toggle(key="mask_demo").value is False
+    assert not any("[CLS] L2 distance" in d.value.columns for d in at.dataframe)
+    at.toggle(key="mask_demo").set_value(True).run()
+    assert frame(at, "[CLS] L2 distance").value["[CLS] L2 distance"].iloc[3] == 0.0
 
 
 def test_html_and_markdown_are_shown_literally(open_page):
