@@ -30,7 +30,10 @@ CONFIG_FIELDS = (
 
 
 def config_summary(config) -> pd.DataFrame:
-    rows = [{"setting": name, "value": str(getattr(config, name, "—")), "meaning": meaning} for name, meaning in CONFIG_FIELDS]
+    rows = [
+        {"setting": name, "value": str(getattr(config, name, "—")), "meaning": meaning}
+        for name, meaning in CONFIG_FIELDS
+    ]
     head_size = config.hidden_size // config.num_attention_heads
     rows.insert(4, {"setting": "head size", "value": str(head_size), "meaning": "hidden_size / num_attention_heads"})
     return pd.DataFrame(rows)
@@ -86,7 +89,10 @@ def parameter_counts(
     else:
         rows.append(("MLM head", "fill-mask head", None, NOT_IN_CHECKPOINT))
     nsp = heads.seq_relationship if heads is not None and has_nsp_head else None
-    rows.append(("NSP head", "is-next classifier", count(nsp) if nsp is not None else None, "" if nsp is not None else NOT_IN_CHECKPOINT))
+    if nsp is not None:
+        rows.append(("NSP head", "is-next classifier", count(nsp), "IsNext / NotNext from the pooled [CLS]"))
+    else:
+        rows.append(("NSP head", "is-next classifier", None, NOT_IN_CHECKPOINT))
 
     total = base + sum(n or 0 for part, _, n, _ in rows if part.endswith("head"))
     rows.append(("Checkpoint", "total", total, "base encoder + the heads it has; shared weights once"))
@@ -169,7 +175,9 @@ def embedding_parts(bundle: ModelBundle, analysis: Analysis) -> EmbeddingParts:
     positions = torch.arange(len(enc), device=device)
     types = torch.tensor(enc.token_type_ids, device=device)
     with torch.inference_mode():
-        word, position, token_type = emb.word_embeddings(ids), emb.position_embeddings(positions), emb.token_type_embeddings(types)
+        word = emb.word_embeddings(ids)
+        position = emb.position_embeddings(positions)
+        token_type = emb.token_type_embeddings(types)
         summed = word + position + token_type
         normalized = emb.LayerNorm(summed)
     as_numpy = lambda t: t.float().cpu().numpy()  # noqa: E731

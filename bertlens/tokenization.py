@@ -108,7 +108,8 @@ def token_counts(table: pd.DataFrame, unk_token: str) -> TokenCounts:
 
 def round_trip(tokenizer, encoding: Encoding) -> tuple[str, str]:
     """The ids decoded back to text: with the special tokens the tokenizer added, and without."""
-    return tokenizer.decode(list(encoding.input_ids)), tokenizer.decode(list(encoding.input_ids), skip_special_tokens=True)
+    ids = list(encoding.input_ids)
+    return tokenizer.decode(ids), tokenizer.decode(ids, skip_special_tokens=True)
 
 
 # --- The vocabulary --------------------------------------------------------------------------

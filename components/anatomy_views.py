@@ -159,7 +159,9 @@ def pooler_section(model_name: str, text: str, text_b: str) -> None:
     st.markdown("The pooler is one dense layer with tanh on the final `[CLS]` vector. Done by hand:")
     check_result("tanh(dense(final [CLS])) vs pooler_output", check.max_abs_difference)
     exports.chart(pooler_scatter(check), "pooler-check", key="pooler_scatter")
-    values = pd.DataFrame({"dimension": range(len(check.by_hand)), "by hand": check.by_hand, "pooler_output": check.pooler_output})
+    values = pd.DataFrame(
+        {"dimension": range(len(check.by_hand)), "by hand": check.by_hand, "pooler_output": check.pooler_output}
+    )
     exports.table(values, "pooler-check", key="pooler_values")
 
 

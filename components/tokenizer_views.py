@@ -37,6 +37,7 @@ from components.state import bound_int_slider, warn_bad_param
 from components.text import literal
 
 LAB_MAX_LINES = 32
+PAD_GREY = "#e6e6e6"
 TEXT_IN_CELLS = 32  # write each cell's value when the batch is at most this wide
 SPLIT_STYLE = "background-color: rgba(255, 196, 0, 0.25)"
 INT_COLUMN = st.column_config.NumberColumn(format="%d")
@@ -67,7 +68,8 @@ def token_view(model_name: str, text: str, text_b: str) -> TokenView:
     tokenizer = bundle.tokenizer
     encoding = encode(tokenizer, text, text_b or None, max_tokens(bundle, settings().token_cap))
     table = token_table(encoding, text, text_b or None)
-    return TokenView(encoding, table, split_words(table), token_counts(table, tokenizer.unk_token), round_trip(tokenizer, encoding))
+    counts = token_counts(table, tokenizer.unk_token)
+    return TokenView(encoding, table, split_words(table), counts, round_trip(tokenizer, encoding))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -84,7 +86,8 @@ def word_lookup(model_name: str, word: str) -> tuple[WordLookup, pd.DataFrame]:
 @st.cache_data(max_entries=32, show_spinner=False)
 def padding_lab(model_name: str, lines: tuple[str, ...], strategy: str, max_length: int, truncation: bool):
     tokenizer = cached_bundle(model_name).tokenizer
-    return pad_batch(tokenizer, lines, strategy, max_length, truncation), padding_comparison(tokenizer, lines, max_length, truncation)
+    batch = pad_batch(tokenizer, lines, strategy, max_length, truncation)
+    return batch, padding_comparison(tokenizer, lines, max_length, truncation)
 
 
 @st.cache_data(max_entries=16, show_spinner="Running the batch with and without the mask…")
@@ -112,7 +115,7 @@ def batch_heatmap(batch: PaddedBatch, values: str, title: str) -> go.Figure:
             customdata=hover,
             hovertemplate="sentence %{y}, position %{x}<br>token %{customdata}<br>value %{z:d}<extra></extra>",
             # Value 0 ([PAD]'s id, or a masked position) is grey; real tokens are blue.
-            colorscale=[[0, "#e6e6e6"], [1e-9, "#c6dbef"], [1, "#08306b"]] if not is_mask else [[0, "#e6e6e6"], [1, "#1f77b4"]],
+            colorscale=[[0, PAD_GREY], [1, "#1f77b4"]] if is_mask else [[0, PAD_GREY], [1e-9, "#c6dbef"], [1, "#08306b"]],
             zmin=0,
             zmax=1 if is_mask else max(float(np.nanmax(z)), 1.0),
             showscale=not is_mask,
@@ -127,8 +130,9 @@ def batch_heatmap(batch: PaddedBatch, values: str, title: str) -> go.Figure:
 
 
 def padding_bars(comparison: pd.DataFrame) -> go.Figure:
-    fig = go.Figure(go.Bar(x=comparison["strategy"], y=comparison["padding %"], text=comparison["padding %"], texttemplate="%{text:.2f} %",
-                 textposition="outside", cliponaxis=False))
+    bars = go.Bar(x=comparison["strategy"], y=comparison["padding %"], text=comparison["padding %"],
+                  texttemplate="%{text:.2f} %", textposition="outside", cliponaxis=False)
+    fig = go.Figure(bars)
     fig.update_layout(title="Share of padding per strategy", yaxis_title="% of positions that are [PAD]", height=320)
     return fig
 
@@ -195,7 +199,8 @@ def vocabulary_section(model_name: str) -> None:
     if facts.cased:
         st.markdown("**This model is cased:** capitals matter, so the variants below can become different tokens.")
     else:
-        st.markdown("**This model is uncased:** the tokenizer lowercases (and strips accents) first, so every variant below gets the same ids.")
+        st.markdown("**This model is uncased:** the tokenizer lowercases (and strips accents) first, "
+                    "so every variant below gets the same ids.")
     exports.table(variants, "case-variants", key="case_variants")
 
 
@@ -204,7 +209,8 @@ def warn_bad_flag(key: str) -> None:
 
 
 def padding_controls(max_positions: int) -> tuple[list[str], str, int, bool]:
-    raw = st.text_area("Sentences, one per line", value="\n".join(SEED_BATCH), key="lines", bind="query-params", height=130)
+    raw = st.text_area("Sentences, one per line", value="\n".join(SEED_BATCH), key="lines", bind="query-params",
+                       height=130)
     lines = batch_lines(raw or "")
     if len(lines) > LAB_MAX_LINES:
         st.warning(f"The lab uses the first {LAB_MAX_LINES} of your {len(lines)} lines.")
@@ -236,8 +242,9 @@ def padding_section(model_name: str) -> None:
                    "(without padding, or with long sentences and no truncation).")
     exports.table(comparison, "padding-strategies", key="padding_comparison")
     exports.chart(padding_bars(comparison), "padding-share", key="padding_bars")
-    exports.chart(batch_heatmap(batch, "input_ids", f"Token ids — padding: {strategy}"), "padded-ids", key="ids_heatmap")
-    exports.chart(batch_heatmap(batch, "attention_mask", "Attention mask (1 = real token, 0 = [PAD])"), "attention-mask", key="mask_heatmap")
+    ids_title, mask_title = f"Token ids — padding: {strategy}", "Attention mask (1 = real token, 0 = [PAD])"
+    exports.chart(batch_heatmap(batch, "input_ids", ids_title), "padded-ids", key="ids_heatmap")
+    exports.chart(batch_heatmap(batch, "attention_mask", mask_title), "attention-mask", key="mask_heatmap")
     mask_section(model_name, lines, strategy, max_length, max_positions)
 
 
