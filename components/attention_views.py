@@ -168,16 +168,18 @@ def lines_per_row(n: int) -> int:
     return max(1, min(n, MAX_HEAD_VIEW_SEGMENTS // n))
 
 
-def _line_segments(matrix: np.ndarray, focus: int | None) -> list[tuple[int, int, float]]:
-    """(query, key, weight) lines: every line of ``focus``, else each row's strongest (≥ MIN_LINE_WEIGHT)."""
+def _line_segments(matrix: np.ndarray, focus: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(queries, keys, weights) of the lines: every line of ``focus``, else each row's strongest
+    ``lines_per_row`` of at least MIN_LINE_WEIGHT."""
     n = matrix.shape[0]
     if focus is not None:
-        return [(focus, k, float(w)) for k, w in enumerate(matrix[focus]) if w > 0]
-    segments = []
-    for q in range(n):
-        keys = np.argsort(matrix[q])[::-1][: lines_per_row(n)]
-        segments += [(q, int(k), float(matrix[q, k])) for k in keys if matrix[q, k] >= MIN_LINE_WEIGHT]
-    return segments
+        keys = np.flatnonzero(matrix[focus] > 0)
+        return np.full(keys.shape, focus), keys, matrix[focus, keys]
+    keys = np.argsort(-matrix, axis=1, kind="stable")[:, : lines_per_row(n)]
+    weights = np.take_along_axis(matrix, keys, axis=1)
+    queries = np.broadcast_to(np.arange(n)[:, None], keys.shape)
+    strong = weights >= MIN_LINE_WEIGHT
+    return queries[strong], keys[strong], weights[strong]
 
 
 def head_view_figure(matrix: np.ndarray, encoding: Encoding, focus: int | None, title: str) -> go.Figure:
@@ -186,14 +188,13 @@ def head_view_figure(matrix: np.ndarray, encoding: Encoding, focus: int | None, 
     n = len(labels)
     fig = go.Figure()
     levels = (0.0, 0.1, 0.25, 0.5, 0.75)  # weight bands: one trace each, darker and thicker
-    segments = _line_segments(matrix, focus)
+    queries, keys, weights = _line_segments(matrix, focus)
     for band, low in enumerate(levels):
         high = levels[band + 1] if band + 1 < len(levels) else 1.01
         xs, ys = [], []
-        for q, k, w in segments:
-            if low <= w < high:
-                xs += [0, 1, None]
-                ys += [q, k, None]
+        for q, k in zip(*(a[(weights >= low) & (weights < high)].tolist() for a in (queries, keys))):
+            xs += [0, 1, None]
+            ys += [q, k, None]
         if xs:
             fig.add_trace(
                 go.Scatter(
@@ -205,19 +206,32 @@ def head_view_figure(matrix: np.ndarray, encoding: Encoding, focus: int | None, 
                     showlegend=False,
                 )
             )
+    tokens = list(encoding.tokens)
     for side, x, position in (("query", 0, "middle left"), ("key", 1, "middle right")):
-        colors = [ACCENT if i == focus else "#333" for i in range(n)]
         fig.add_trace(
             go.Scatter(
-                x=[x] * n,
-                y=list(range(n)),
+                x=np.full(n, x),
+                y=np.arange(n),
                 mode="markers+text",
-                text=[label.split(" ", 1)[1] for label in labels],
+                text=tokens,
                 textposition=position,
-                textfont=dict(color=colors),
-                marker=dict(size=9, color=colors, opacity=0.6),
-                customdata=list(range(n)),
+                marker=dict(size=9, color="#555", opacity=0.6),
+                customdata=np.arange(n),
                 hovertemplate=f"{side} %{{customdata}}: %{{text}}<extra></extra>",
+                showlegend=False,
+            )
+        )
+    if focus is not None:
+        fig.add_trace(
+            go.Scatter(
+                x=[0],
+                y=[focus],
+                mode="markers+text",
+                text=[tokens[focus]],
+                textposition="middle left",
+                textfont=dict(color=ACCENT),
+                marker=dict(size=9, color=ACCENT),
+                hoverinfo="skip",
                 showlegend=False,
             )
         )
@@ -302,17 +316,24 @@ def statistics_figure(values: np.ndarray, statistic: str, selected: tuple[int, i
         title=f"{label} — every head",
         height=int(80 + 40 * layers),
         margin=dict(l=10, r=10, t=50, b=10),
-        xaxis=dict(title="head", dtick=1),
-        yaxis=dict(title="layer", dtick=1, autorange="reversed"),
+        xaxis=dict(title="head", dtick=1, range=[-0.5, heads - 0.5]),
+        yaxis=dict(title="layer", dtick=1, range=[layers - 0.5, -0.5]),
     )
     return fig
 
 
 def focus_row_figure(row: np.ndarray, encoding: Encoding, token: int, targets: list[int], title: str) -> go.Figure:
     labels = list(token_labels(encoding))
-    colors = [ACCENT if i in targets else "#1f77b4" for i in range(len(labels))]
+    kind = np.zeros(len(labels))  # 0 = other token, 1 = the focused token, 2 = a target
+    kind[token], kind[list(targets)] = 1, 2
+    palette = [[0, "#1f77b4"], [0.5, "#555"], [1, ACCENT]]
     fig = go.Figure(
-        go.Bar(x=labels, y=np.asarray(row, dtype=np.float32), marker_color=colors, hovertemplate="%{x}: %{y:.6f}<extra></extra>")
+        go.Bar(
+            x=labels,
+            y=np.asarray(row, dtype=np.float32),
+            marker=dict(color=kind, colorscale=palette, cmin=0, cmax=2),
+            hovertemplate="%{x}: %{y:.6f}<extra></extra>",
+        )
     )
     fig.update_layout(
         title=f"Where {labels[token]!r} looks — {title}",
@@ -466,14 +487,15 @@ def sentence_b() -> str:
 def controls(bundle: ModelBundle) -> Choice:
     """View, averaging, layer and head — all in the URL."""
     caps = bundle.capabilities
-    left, right = st.columns(2)
-    with left:
+    show, layer_column, head_column = st.columns([1.2, 1, 1])
+    with show:
         fresh = {} if "view" in st.session_state else {"default": VIEWS["raw"]}  # never a default beside a set value
         view_label = _bound_choice(st.segmented_control, "Show", list(VIEWS.values()), "view", required=True, **fresh)
         view = "rollout" if view_label == VIEWS["rollout"] else "raw"
         mean = st.toggle("Average the heads of the layer", key="mean", bind="query-params", disabled=view == "rollout")
-    with right:
+    with layer_column:
         layer = bound_int_slider("Layer", "layer", 0, caps.num_layers - 1)
+    with head_column:
         head = bound_int_slider("Head", "head", 0, caps.num_heads - 1, disabled=mean or view == "rollout")
     st.caption(CAVEAT)
     return Choice(layer=layer, head=head, mean=mean, view=view)
