@@ -50,9 +50,9 @@ class MaskGuesses:
             {
                 "rank": range(1, len(self.tokens) + 1),
                 "token": self.tokens,
-                "decoded": self.strings,
-                "token_id": self.token_ids,
                 "probability": self.probabilities,
+                "token_id": self.token_ids,
+                "decoded": self.strings,
             }
         )
 
@@ -176,8 +176,8 @@ def mask_notices(text: str, analysis: Analysis, mask_token: str = "[MASK]") -> l
     notes = []
     if in_text > analysed:
         notes.append(
-            f"{in_text - analysed} of the {in_text} masks are beyond the {len(analysis.encoding)}-token cut, "
-            "so the model never sees them: they get no guesses."
+            f"{in_text - analysed} of {in_text} {mask_token} tokens lie beyond the {len(analysis.encoding)}-token cut: "
+            "the model never sees them, so they get no guesses."
         )
     if analysed > MANY_MASKS:
         notes.append(

@@ -13,10 +13,12 @@ from bertlens import mlm, nsp
 from bertlens.models import ModelBundle
 from components.exports import chart, table
 from components.model import cached_analysis, cached_bundle, settings
+from components.state import set_shared_text
 from components.text import literal
 
 MASKS_PER_ROW = 3
 BAR = "#4c78a8"
+PROBABILITY = st.column_config.NumberColumn(format="%.4g")
 
 
 # ---- cached derived results (keyed by primitives) ----
@@ -82,10 +84,20 @@ def _label(token: str) -> str:
 
 
 def bar_figure(labels: list[str], values: list[float], title: str, x_title: str) -> go.Figure:
-    fig = go.Figure(go.Bar(x=values, y=[_label(t) for t in labels], orientation="h", marker_color=BAR))
+    fig = go.Figure(
+        go.Bar(
+            x=values,
+            y=[_label(t) for t in labels],
+            orientation="h",
+            marker_color=BAR,
+            text=[f"{v:.3g}" for v in values],
+            textposition="auto",
+            hovertemplate="%{y}: %{x:.4g}<extra></extra>",
+        )
+    )
     fig.update_layout(
         title=title,
-        xaxis_title=x_title,
+        xaxis={"title": x_title, "tickformat": ".2~g"},
         yaxis={"autorange": "reversed", "type": "category"},
         height=120 + 22 * len(labels),
         margin={"l": 10, "r": 10, "t": 50, "b": 40},
@@ -114,14 +126,14 @@ def confusion_figure(confusion: pd.DataFrame) -> go.Figure:
 
 def mask_columns(guesses: list[mlm.MaskGuesses]) -> None:
     """Each mask's guesses (table and bar chart), side by side, wrapping every MASKS_PER_ROW."""
-    for start in range(0, len(guesses), MASKS_PER_ROW):
-        for column, g in zip(st.columns(MASKS_PER_ROW), guesses[start : start + MASKS_PER_ROW]):
+    per_row = min(len(guesses), MASKS_PER_ROW)
+    for start in range(0, len(guesses), per_row):
+        for column, g in zip(st.columns(per_row), guesses[start : start + per_row]):
             with column:
                 title = f"Mask {g.mask_number} · token {g.position}"
-                st.subheader(title)
                 name = f"fill-mask-{g.mask_number}"
                 chart(bar_figure(list(g.tokens), list(g.probabilities), title, "probability"), name, key=f"chart-{name}")
-                table(g.table(), name, key=f"table-{name}")
+                table(g.table(), name, key=f"table-{name}", column_config={"probability": PROBABILITY})
 
 
 def mask_word_helper(text: str) -> None:
@@ -134,11 +146,7 @@ def mask_word_helper(text: str) -> None:
     masked = mlm.mask_span(text, spans[chosen])
     st.caption("The sentence will become:")
     st.text(masked)
-    st.button("Mask this word", on_click=_set_text, args=(masked,), key="mask_word")
-
-
-def _set_text(new_text: str) -> None:
-    st.session_state["text"] = new_text
+    st.button("Mask this word", on_click=set_shared_text, args=(masked,), key="mask_word")
 
 
 def true_word_view(check: mlm.TrueWordCheck | str, vocab_size: int) -> None:
@@ -149,7 +157,7 @@ def true_word_view(check: mlm.TrueWordCheck | str, vocab_size: int) -> None:
         st.caption(literal(check.note))
     left, middle, right = st.columns(3)
     left.metric(f"P({check.token})", f"{check.probability:.4g}")
-    middle.metric("Rank", f"{check.rank:,} of {vocab_size:,}")
+    middle.metric(f"Rank (of {vocab_size:,})", f"{check.rank:,}")
     right.metric("Loss −log p", f"{check.loss:.4f}")
     st.markdown(
         f"**What the loss means.** Pre-training taught BERT by minimising this number, the cross-entropy "
@@ -186,14 +194,17 @@ def evaluation_view(result: nsp.Evaluation) -> None:
     ):
         column.metric(name, f"{value:.4f}")
     st.caption("IsNext is the positive class; metrics from scikit-learn (precision/recall are 0 when undefined).")
-    best = result.table.iloc[result.most_confident]
-    st.success(
-        f"**Most confident pair** (row {result.most_confident + 1}, {best['confidence']:.2%} sure, "
-        f"{'correct' if best['correct'] else 'wrong'}): {literal(best['sentence_a'])} → {literal(best['sentence_b'])}"
-    )
-    left, right = st.columns([1, 2])
+    left, right = st.columns([2, 3])
     with left:
         chart(confusion_figure(result.confusion), "nsp-confusion-matrix")
     with right:
-        shown = result.table.assign(most_confident=lambda t: t.index == result.most_confident)
-        table(shown, "nsp-evaluation", key="evaluation-table")
+        best = result.table.iloc[result.most_confident]
+        st.success(
+            f"**Most confident pair** (row {result.most_confident + 1}, {best['confidence']:.2%} sure, "
+            f"{'correct' if best['correct'] else 'wrong'}):\n\n"
+            f"A: {literal(best['sentence_a'])}\n\nB: {literal(best['sentence_b'])}"
+        )
+        st.caption("Confidence = the larger of P(IsNext) and P(NotNext). Sure is not the same as right.")
+    shown = result.table.assign(most_confident=lambda t: t.index == result.most_confident)
+    narrow = st.column_config.TextColumn(width="medium")
+    table(shown, "nsp-evaluation", key="evaluation-table", column_config={"sentence_a": narrow, "sentence_b": narrow})

@@ -26,10 +26,11 @@ for note in mask_notices(text, analysis):
     st.warning(note)
 
 missing = missing_mask_message(text)
+if missing:
+    st.info(missing)
 with st.expander("Mask a word of the sentence", expanded=missing is not None):
     views.mask_word_helper(text)
 if missing:
-    st.info(missing)
     st.stop()
 if not analysis.mask_positions:
     st.stop()  # every mask is beyond the cut (said above)
@@ -51,7 +52,7 @@ if len(guesses) > 1:
     warn_bad_param("at_mask", int_in_range(1, len(guesses)), f"a mask number from 1 to {len(guesses)}")
     keep_in_range("at_mask", 1, len(guesses))
     mask_number = st.selectbox(
-        "At mask", range(1, len(guesses) + 1), format_func=lambda n: f"Mask {n}", key="at_mask", bind="query-params"
+        "At mask", range(1, len(guesses) + 1), key="at_mask", bind="query-params"
     )
 if word.strip():
     views.true_word_view(views.true_word(model_name, text, word, mask_number), bundle.capabilities.vocab_size)

@@ -7,6 +7,7 @@ from components import prediction_views as views
 from components.exports import table
 from components.layout import page_header, truncation_notice
 from components.model import active_model_name, cached_analysis
+from components.state import remembered_shared_text
 
 DEFAULT_A, DEFAULT_B = "The weather is beautiful today.", "I think I'll go for a walk in the park."
 DEFAULT_CANDIDATES = f"{DEFAULT_B}\nDeep Learning is a branch of Machine Learning."
@@ -28,7 +29,7 @@ a = st.text_input("Sentence A", value=DEFAULT_A, key="a", bind="query-params")
 b = st.text_input("Sentence B", value=DEFAULT_B, key="b", bind="query-params")
 left, right = st.columns(2)
 left.button("Swap: B before A", on_click=swap, icon=":material/swap_vert:", key="swap")
-shared = st.session_state.get("text") or st.query_params.get("text")
+shared = remembered_shared_text()
 if shared and shared.strip() and shared != a:
     right.button("Use the shared sentence as A", on_click=use_as_a, args=(shared,), key="use_shared")
 

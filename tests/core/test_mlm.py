@@ -1,0 +1,157 @@
+"""Fill-mask core: guesses equal transformers' fill-mask pipeline; the true-word check equals the MLM loss."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from transformers import BertForMaskedLM, pipeline
+
+from bertlens import mlm
+from bertlens.analysis import analyze
+
+ONE_MASK = "The capital of France is [MASK]."
+THREE_MASKS = "The [MASK] brown fox [MASK] over the [MASK] dog."
+
+
+@pytest.fixture(scope="module")
+def masked_lm(tiny_pretraining_dir):
+    """The tiny pre-training checkpoint as BertForMaskedLM: the cls.predictions weights map across."""
+    model, info = BertForMaskedLM.from_pretrained(tiny_pretraining_dir, output_loading_info=True)
+    assert info["missing_keys"] == set() and info["mismatched_keys"] == set()
+    return model.eval()
+
+
+def reference_fill_mask(masked_lm, tokenizer, text: str, k: int) -> list[list[dict]]:
+    """transformers' fill-mask pipeline, one list of guesses per mask."""
+    result = pipeline("fill-mask", model=masked_lm, tokenizer=tokenizer, top_k=k)(text)
+    return [result] if isinstance(result[0], dict) else result
+
+
+def assert_same_guesses(ours: list[mlm.MaskGuesses], reference: list[list[dict]]) -> None:
+    assert len(ours) == len(reference)
+    for guesses, expected in zip(ours, reference):
+        assert list(guesses.token_ids) == [e["token"] for e in expected]
+        assert list(guesses.strings) == [e["token_str"] for e in expected]
+        np.testing.assert_allclose(guesses.probabilities, [e["score"] for e in expected], rtol=1e-5, atol=1e-9)
+
+
+@pytest.mark.parametrize("text", [ONE_MASK, THREE_MASKS])
+@pytest.mark.parametrize("k", [1, 5, 50])
+def test_guesses_equal_the_fill_mask_pipeline(tiny_bundle, masked_lm, text, k):
+    ours = mlm.top_k_guesses(analyze(tiny_bundle, text), tiny_bundle.tokenizer, k)
+    assert_same_guesses(ours, reference_fill_mask(masked_lm, tiny_bundle.tokenizer, text, k))
+    assert [g.mask_number for g in ours] == list(range(1, len(ours) + 1))
+    assert all(tiny_bundle.tokenizer.convert_ids_to_tokens(g.token_ids) == list(g.tokens) for g in ours)
+
+
+def test_guess_table_has_one_row_per_token(tiny_bundle):
+    (guesses,) = mlm.top_k_guesses(analyze(tiny_bundle, ONE_MASK), tiny_bundle.tokenizer, 4)
+    table = guesses.table()
+    assert list(table["rank"]) == [1, 2, 3, 4] and list(table["token"]) == list(guesses.tokens)
+    assert table["probability"].is_monotonic_decreasing
+
+
+def test_no_mlm_head_means_no_guesses(bundled):
+    assert mlm.top_k_guesses(analyze(bundled, ONE_MASK), bundled.tokenizer, 10) == []
+
+
+def mlm_loss(masked_lm, tokenizer, masked: str, original: str) -> float:
+    """Seed 003's reference: the model's own loss with labels at the mask only."""
+    inputs = tokenizer(masked, return_tensors="pt")
+    labels = tokenizer(original, return_tensors="pt")["input_ids"]
+    labels = torch.where(inputs.input_ids == tokenizer.mask_token_id, labels, -100)
+    with torch.no_grad():
+        return masked_lm(**inputs, labels=labels).loss.item()
+
+
+def test_true_word_check_equals_the_model_loss(tiny_bundle, masked_lm):
+    tokenizer = tiny_bundle.tokenizer
+    check = mlm.check_true_word(analyze(tiny_bundle, ONE_MASK), tokenizer, " Paris ")
+    assert check.token == "paris" and check.note is None
+    assert check.loss == pytest.approx(mlm_loss(masked_lm, tokenizer, ONE_MASK, "The capital of France is Paris."), abs=1e-5)
+    assert check.probability == pytest.approx(math.exp(-check.loss))
+    with torch.no_grad():
+        logits = masked_lm(**tokenizer(ONE_MASK, return_tensors="pt")).logits[0, 6]
+    probs = logits.softmax(-1)
+    assert check.probability == pytest.approx(probs[check.token_id].item(), rel=1e-5)
+    assert check.rank == 1 + int((probs > probs[check.token_id]).sum())
+
+
+def test_true_word_at_a_later_mask(tiny_bundle, masked_lm):
+    tokenizer = tiny_bundle.tokenizer
+    analysis = analyze(tiny_bundle, THREE_MASKS)
+    check = mlm.check_true_word(analysis, tokenizer, "lazy", mask_number=3)
+    inputs = tokenizer(THREE_MASKS, return_tensors="pt")
+    with torch.no_grad():
+        logits = masked_lm(**inputs).logits[0, analysis.mask_positions[2]]
+    assert check.loss == pytest.approx(-logits.log_softmax(-1)[check.token_id].item(), abs=1e-5)
+    with pytest.raises(ValueError):
+        mlm.check_true_word(analysis, tokenizer, "lazy", mask_number=4)
+
+
+def test_several_piece_word_scores_its_first_piece(tiny_bundle):
+    analysis = analyze(tiny_bundle, ONE_MASK)
+    check = mlm.check_true_word(analysis, tiny_bundle.tokenizer, "backpropagation")
+    assert check.pieces == ("back", "##pro", "##pa", "##gation") and check.token == "back"
+    assert "4 WordPiece tokens" in check.note and "first piece, back" in check.note
+    assert check.probability == pytest.approx(mlm.check_true_word(analysis, tiny_bundle.tokenizer, "back").probability)
+
+
+@pytest.mark.parametrize(
+    "word, expected", [("", "Type the word"), ("   ", "Type the word"), ("😀", "[UNK]"), ("paris", None)]
+)
+def test_true_word_problems(tiny_bundle, word, expected):
+    problem = mlm.true_word_problem(tiny_bundle.tokenizer, word)
+    assert problem is None if expected is None else expected in problem
+
+
+def test_seed_word_to_mask():
+    assert mlm.mask_word("The cat chased the mouse.", "cat") == "The [MASK] chased the mouse."
+
+
+def test_mask_word_whole_words_and_occurrences():
+    text = "The cat chased the concatenated cat."
+    assert mlm.mask_word(text, "the", occurrence=2) == "The cat chased [MASK] concatenated cat."
+    assert mlm.mask_word(text, "cat", occurrence=2) == "The cat chased the concatenated [MASK]."
+    assert mlm.mask_word(text, "cat", occurrence=3) is None and mlm.mask_word(text, "dog") is None
+    assert mlm.mask_word("It didn't rain.", "didn't") == "It [MASK] rain."
+
+
+def test_existing_masks_are_not_words():
+    spans = mlm.word_spans("The [MASK] sat on the mat.")
+    assert [s.label for s in spans] == ["The", "sat", "on", "the (occurrence 2)", "mat"]
+    assert mlm.word_spans("") == [] and mlm.word_spans("😀 !!") == []
+
+
+def test_missing_mask_message():
+    assert "A [MASK] is needed" in mlm.missing_mask_message("The cat chased the mouse.")
+    assert "in capitals" in mlm.missing_mask_message("The [mask] chased the mouse.")
+    assert mlm.missing_mask_message(ONE_MASK) is None
+
+
+@pytest.mark.parametrize("text", [ONE_MASK, "x[MASK]y [MASK][MASK]", "[mask] and [ MASK ]", "[MASK]"])
+def test_counting_masks_in_text_matches_the_tokenizer(tiny_bundle, text):
+    ids = tiny_bundle.tokenizer(text)["input_ids"]
+    assert text.count("[MASK]") == ids.count(tiny_bundle.tokenizer.mask_token_id)
+
+
+def test_notices_for_many_masks_and_only_masks(tiny_bundle):
+    many = " ".join(["[MASK]"] * 20)
+    notes = mlm.mask_notices(many, analyze(tiny_bundle, many))
+    assert any("20 masks" in n and "jointly" in n for n in notes)
+    assert any("nothing but masks" in n for n in notes)
+    assert len(mlm.top_k_guesses(analyze(tiny_bundle, many), tiny_bundle.tokenizer, 3)) == 20
+    only = mlm.mask_notices("[MASK]", analyze(tiny_bundle, "[MASK]"))
+    assert only == ["There is nothing but masks: with no context, BERT's guesses show only its prior."]
+    assert mlm.mask_notices(ONE_MASK, analyze(tiny_bundle, ONE_MASK)) == []
+
+
+def test_masks_beyond_the_cut_are_reported(tiny_bundle):
+    text = "[MASK] is here. " + "word " * 600 + "and [MASK] is beyond the cut."
+    analysis = analyze(tiny_bundle, text)
+    assert len(analysis.mask_positions) == 1
+    (note,) = mlm.mask_notices(text, analysis)
+    assert "1 of 2 [MASK] tokens lie beyond the 512-token cut" in note
+    beyond_only = "word " * 600 + "[MASK]"
+    assert "1 of 1 [MASK] tokens" in mlm.mask_notices(beyond_only, analyze(tiny_bundle, beyond_only))[0]

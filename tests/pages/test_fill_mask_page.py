@@ -1,0 +1,119 @@
+"""Fill-mask page opened from a link: the numbers on screen equal transformers' fill-mask pipeline."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from bertlens.models import BUNDLED_MODEL
+from tests.core.test_mlm import masked_lm, mlm_loss, reference_fill_mask  # noqa: F401 (fixture)
+
+PAGE = "pages/fill_mask.py"
+ONE_MASK = "The capital of France is [MASK]."
+
+
+def shown(at) -> str:
+    return " ".join(str(e.value) for e in [*at.markdown, *at.caption, *at.warning, *at.info, *at.success])
+
+
+def guess_tables(at):
+    return [df.value for df in at.dataframe]
+
+
+def assert_tables_equal_pipeline(at, reference):
+    tables = guess_tables(at)
+    assert len(tables) == len(reference)
+    for table, expected in zip(tables, reference):
+        assert table["token_id"].tolist() == [e["token"] for e in expected]
+        assert table["decoded"].tolist() == [e["token_str"] for e in expected]
+        np.testing.assert_allclose(table["probability"], [e["score"] for e in expected], rtol=1e-5, atol=1e-9)
+
+
+@pytest.mark.parametrize("k", [3, 17])
+def test_one_mask_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm, k):
+    at = open_page(PAGE, tiny_pretraining_dir, text=ONE_MASK, k=str(k))
+    assert not at.exception
+    assert at.text_area(key="text").value == ONE_MASK and at.slider(key="k").value == k
+    assert_tables_equal_pipeline(at, reference_fill_mask(masked_lm, tiny_bundle.tokenizer, ONE_MASK, k))
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_several_masks_side_by_side(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
+    text = "The [MASK] brown fox [MASK] over the [MASK] dog."
+    at = open_page(PAGE, tiny_pretraining_dir, text=text, k="4")
+    assert not at.exception
+    assert_tables_equal_pipeline(at, reference_fill_mask(masked_lm, tiny_bundle.tokenizer, text, 4))
+    assert "jointly in one forward pass" in shown(at)
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert titles == ["Mask 1 · token 2", "Mask 2 · token 5", "Mask 3 · token 8"]
+
+
+def test_true_word_check_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
+    at = open_page(PAGE, tiny_pretraining_dir, text=ONE_MASK, true_word="Paris")
+    loss = mlm_loss(masked_lm, tiny_bundle.tokenizer, ONE_MASK, "The capital of France is Paris.")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Loss −log p"] == f"{loss:.4f}"
+    assert metrics["P(paris)"] == f"{np.exp(-loss):.4g}"
+    with torch.no_grad():
+        probs = masked_lm(**tiny_bundle.tokenizer(ONE_MASK, return_tensors="pt")).logits[0, 6].softmax(-1)
+    paris = tiny_bundle.tokenizer.convert_tokens_to_ids("paris")
+    assert metrics["Rank (of 30,522)"] == f"{1 + int((probs > probs[paris]).sum()):,}"
+    assert "What the loss means" in shown(at) and "10.33" in shown(at)  # log(30522): a blind guess
+
+
+def test_true_word_at_a_chosen_mask_and_a_several_piece_word(open_page, tiny_pretraining_dir):
+    at = open_page(PAGE, tiny_pretraining_dir, text="The [MASK] of [MASK] is big.", true_word="backpropagation", at_mask="2")
+    assert not at.exception and at.selectbox(key="at_mask").value == 2
+    assert "only the first piece, back, is scored" in shown(at)
+    at = open_page(PAGE, tiny_pretraining_dir, text=ONE_MASK, true_word="😀")
+    assert "unknown to this vocabulary" in shown(at) and not at.metric
+
+
+@pytest.mark.parametrize("bad", ["abc", "0", "99", "-1"])
+def test_malformed_k_gets_a_message_and_the_default(open_page, tiny_pretraining_dir, bad):
+    at = open_page(PAGE, tiny_pretraining_dir, text=ONE_MASK, k=bad)
+    assert not at.exception
+    assert any("`k`" in w.value and "from 1 to 50" in w.value for w in at.warning)
+    assert at.slider(key="k").value == 10 and len(at.dataframe[0].value) == 10
+
+
+def test_no_mask_offers_the_word_to_mask_helper(open_page, tiny_pretraining_dir):
+    at = open_page(PAGE, tiny_pretraining_dir, text="The cat chased the mouse.")
+    assert not at.exception and "A [MASK] is needed" in shown(at) and not at.dataframe
+    at.selectbox(key="word_to_mask").select(1).run()  # "cat", as in seed 000
+    at.button(key="mask_word").click().run()
+    assert at.text_area(key="text").value == "The [MASK] chased the mouse."
+    assert not at.exception and len(at.dataframe) == 1
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (" ".join(["[MASK]"] * 20), "20 masks"),
+        ("[MASK]", "nothing but masks"),
+        ("word " * 600 + "[MASK].", "beyond the 512-token cut"),
+        ("   ", "empty"),
+        ("The [mask] sat.", "in capitals"),
+    ],
+)
+def test_bad_input_gets_a_clear_message(open_page, tiny_pretraining_dir, text, message):
+    at = open_page(PAGE, tiny_pretraining_dir, text=text)
+    assert not at.exception
+    assert message in shown(at)
+
+
+@pytest.mark.parametrize("text", ["😀🔥 [MASK] 🎉", "<b>bold</b> [MASK] <script>alert(1)</script>"])
+def test_odd_text_is_predicted_and_shown_literally(open_page, tiny_pretraining_dir, text):
+    at = open_page(PAGE, tiny_pretraining_dir, text=text)
+    assert not at.exception and at.text_area(key="text").value == text and len(at.dataframe) == 1
+    assert "<script>" not in shown(at) and "<b>" not in shown(at)
+
+
+def test_bundled_encoder_gets_the_explanation_and_no_numbers(open_page):
+    at = open_page(PAGE, BUNDLED_MODEL, text=ONE_MASK, true_word="paris")
+    assert not at.exception
+    explanation = " ".join(i.value for i in at.info)
+    assert "no masked-language-model (MLM) head" in explanation and "hf download bert-base-uncased" in explanation
+    assert not at.dataframe and not at.metric and not at.get("plotly_chart")
+    assert at.text_area(key="text").value == ONE_MASK

@@ -1,0 +1,101 @@
+"""Next sentence page opened from a link: the numbers on screen equal the model's own NSP head."""
+
+import pytest
+from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
+
+from bertlens.models import BUNDLED_MODEL
+from bertlens.nsp import DEFAULT_PAIRS
+from tests.core.test_nsp import nsp_model, reference_p_is_next  # noqa: F401 (fixture)
+
+PAGE = "pages/next_sentence.py"
+A, B = "The capital of France is Paris.", "It is a big city."
+
+
+def shown(at) -> str:
+    return " ".join(str(e.value) for e in [*at.markdown, *at.caption, *at.warning, *at.info, *at.success])
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_pair_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, nsp_model):
+    at = open_page(PAGE, tiny_pretraining_dir, a=A, b=B)
+    assert not at.exception
+    assert at.text_input(key="a").value == A and at.text_input(key="b").value == B
+    (p,) = reference_p_is_next(nsp_model, tiny_bundle.tokenizer, [(A, B)])
+    assert metrics(at)["P(IsNext)"] == f"{p:.4f}" and metrics(at)["P(NotNext)"] == f"{1 - p:.4f}"
+    verdict = "B follows A (IsNext)" if p >= 0.5 else "B does not follow A (NotNext)"
+    assert f"{verdict} — {max(p, 1 - p):.1%} sure" in shown(at)
+    segments = at.dataframe[0].value
+    assert segments["token_type_id"].tolist() == tiny_bundle.tokenizer(A, B)["token_type_ids"]
+
+
+def test_defaults_are_the_seed_pair(open_page, tiny_pretraining_dir):
+    at = open_page(PAGE, tiny_pretraining_dir)
+    assert at.text_input(key="a").value == "The weather is beautiful today."
+    assert at.text_input(key="b").value == "I think I'll go for a walk in the park."
+
+
+def test_swap_puts_b_before_a(open_page, tiny_pretraining_dir, tiny_bundle, nsp_model):
+    at = open_page(PAGE, tiny_pretraining_dir, a=A, b=B)
+    at.button(key="swap").click().run()
+    assert not at.exception
+    assert at.text_input(key="a").value == B and at.text_input(key="b").value == A
+    (p,) = reference_p_is_next(nsp_model, tiny_bundle.tokenizer, [(B, A)])
+    assert metrics(at)["P(IsNext)"] == f"{p:.4f}"
+
+
+def test_use_the_shared_sentence_as_a(open_page, tiny_pretraining_dir):
+    at = open_page(PAGE, tiny_pretraining_dir, text="Sinan loves a beautiful day", a=A, b=B)
+    at.button(key="use_shared").click().run()
+    assert not at.exception and at.text_input(key="a").value == "Sinan loves a beautiful day"
+
+
+def test_ranking_of_candidates(open_page, tiny_pretraining_dir, tiny_bundle, nsp_model):
+    candidates = ["It is a big city.", "Bananas are yellow.", "Its museums are famous."]
+    at = open_page(PAGE, tiny_pretraining_dir, a=A, b=B, candidates="\n".join(candidates))
+    ranked = at.dataframe[1].value
+    expected = dict(zip(candidates, reference_p_is_next(nsp_model, tiny_bundle.tokenizer, [(A, c) for c in candidates])))
+    assert ranked["candidate_b"].tolist() == sorted(candidates, key=expected.get, reverse=True)
+    assert ranked["p_is_next"].tolist() == pytest.approx([expected[c] for c in ranked["candidate_b"]], abs=1e-6)
+
+
+def test_evaluation_of_the_seed_pairs(open_page, tiny_pretraining_dir, tiny_bundle, nsp_model):
+    at = open_page(PAGE, tiny_pretraining_dir)
+    p = reference_p_is_next(nsp_model, tiny_bundle.tokenizer, zip(DEFAULT_PAIRS["sentence_a"], DEFAULT_PAIRS["sentence_b"]))
+    y_true, y_pred = DEFAULT_PAIRS["is_next"].tolist(), [x >= 0.5 for x in p]
+    shown_metrics = metrics(at)
+    for name, score in [("Accuracy", accuracy_score), ("Precision", precision_score), ("Recall", recall_score), ("F1", f1_score)]:
+        kwargs = {} if name == "Accuracy" else {"zero_division": 0}
+        assert shown_metrics[name] == f"{score(y_true, y_pred, **kwargs):.4f}"
+    results = at.dataframe[-1].value
+    assert results["p_is_next"].tolist() == pytest.approx(p, abs=1e-6)
+    best = max(range(10), key=lambda i: max(p[i], 1 - p[i]))
+    assert results["most_confident"].tolist() == [i == best for i in range(10)]
+    assert f"Most confident pair** (row {best + 1}" in shown(at)
+    assert len(at.get("plotly_chart")) == 2  # ranking and confusion matrix
+
+
+@pytest.mark.parametrize(
+    "a, b, message",
+    [("", B, "Type both sentences"), (A, "   ", "Type both sentences"), ("word " * 600, B, "Only the first 512 tokens")],
+)
+def test_bad_input_gets_a_clear_message(open_page, tiny_pretraining_dir, a, b, message):
+    at = open_page(PAGE, tiny_pretraining_dir, a=a, b=b)
+    assert not at.exception and message in shown(at)
+
+
+def test_odd_text_is_shown_literally(open_page, tiny_pretraining_dir):
+    a, b = "<script>alert(1)</script> 😀", "**not bold** [MASK]"
+    at = open_page(PAGE, tiny_pretraining_dir, a=a, b=b, candidates=b)
+    assert not at.exception and at.text_input(key="a").value == a
+    assert "<script>" not in shown(at) and "P(IsNext)" in metrics(at)
+
+
+def test_bundled_encoder_gets_the_explanation_and_no_numbers(open_page):
+    at = open_page(PAGE, BUNDLED_MODEL, a=A, b=B)
+    assert not at.exception
+    explanation = " ".join(i.value for i in at.info)
+    assert "no next-sentence-prediction (NSP) head" in explanation and "hf download bert-base-uncased" in explanation
+    assert not at.metric and not at.dataframe and not at.get("plotly_chart")
