@@ -202,7 +202,7 @@ def batched_piece_means(
 
 @dataclass(frozen=True, eq=False)
 class WordVectors:
-    """Every occurrence of ``word`` and its vectors."""
+    """Every occurrence of ``word`` and its vectors (and the reference words', read in the same pass)."""
 
     word: str
     sentences: tuple[str, ...]
@@ -211,6 +211,7 @@ class WordVectors:
     static: np.ndarray  # (occurrences, hidden): mean of the pieces' input (word-piece) embeddings
     missing: tuple[int, ...]  # sentences in which the word was not found
     truncated: tuple[int, ...]  # sentences cut to the model's maximum length
+    references: dict[str, np.ndarray]  # reference word read on its own -> (layers + 1, hidden)
 
     @property
     def num_layers(self) -> int:
@@ -224,14 +225,21 @@ def embed_word(
     max_length: int = 512,
     progress: Progress | None = None,
     chunk_sentences: int = 32,
+    references: Sequence[str] = (),
 ) -> WordVectors:
-    """Find ``word`` in every sentence and read its vectors from one padded, batched forward pass."""
-    encodings = [encode(bundle.tokenizer, s, max_length=max_length) for s in sentences]
+    """Find ``word`` in every sentence and read its vectors from one padded, batched forward pass.
+
+    Each reference word is read on its own, as seed 004 reads "snake", in the same pass; reference
+    words the tokenizer drops entirely (nothing left to read) are left out.
+    """
+    texts = [*sentences, *references]
+    encodings = [encode(bundle.tokenizer, text, max_length=max_length) for text in texts]
     found = [find_word(e, s, word) for e, s in zip(encodings, sentences)]
+    found += [find_word(e, r, r)[:1] for e, r in zip(encodings[len(sentences) :], references)]
     vectors = batched_piece_means(bundle, encodings, [[p for *_, p in f] for f in found], progress, chunk_sentences)
     occurrences = tuple(
         Occurrence(i, start, end, positions, tuple(encodings[i].tokens[p] for p in positions))
-        for i, spans in enumerate(found)
+        for i, spans in enumerate(found[: len(sentences)])
         for start, end, positions in spans
     )
     table = bundle.model.bert.embeddings.word_embeddings.weight
@@ -239,16 +247,27 @@ def embed_word(
         table[[encodings[o.sentence_index].input_ids[p] for p in o.positions]].mean(dim=0).float().cpu().numpy()
         for o in occurrences
     ]
-    hidden = bundle.capabilities.hidden_size
+    caps = bundle.capabilities
     return WordVectors(
         word=word.strip(),
         sentences=tuple(sentences),
         occurrences=occurrences,
-        contextual=np.concatenate(vectors) if occurrences else np.zeros((0, bundle.capabilities.num_layers + 1, hidden)),
-        static=np.stack(static) if static else np.zeros((0, hidden)),
-        missing=tuple(i for i, f in enumerate(found) if not f),
-        truncated=tuple(i for i, e in enumerate(encodings) if e.truncated),
+        contextual=(
+            np.concatenate(vectors[: len(sentences)])
+            if occurrences
+            else np.zeros((0, caps.num_layers + 1, caps.hidden_size), dtype=np.float32)
+        ),
+        static=np.stack(static) if static else np.zeros((0, caps.hidden_size), dtype=np.float32),
+        missing=tuple(i for i, f in enumerate(found[: len(sentences)]) if not f),
+        truncated=tuple(i for i, e in enumerate(encodings[: len(sentences)]) if e.truncated),
+        references={r: v[0] for r, v in zip(references, vectors[len(sentences) :]) if len(v)},
     )
+
+
+def reference_vectors(bundle: ModelBundle, words: Sequence[str], max_length: int = 512) -> dict[str, np.ndarray]:
+    """Reference words alone (word -> (layers + 1, hidden)); ``embed_word(..., references=)`` reads them
+    in the sentences' own pass."""
+    return embed_word(bundle, (), "", max_length, references=words).references
 
 
 # ---------------------------------------------------------------- layer choice
@@ -347,16 +366,7 @@ def static_vs_contextual(words: WordVectors, labels: Sequence[str]) -> list[dict
         return {"vectors": name, "same sense": pick(same), "different senses": pick(differ), "all pairs": pick(upper)}
 
     rows = [row("static (input word-piece embedding)", words.static)]
-    rows += [row(layer_label(str(layer), words.num_layers), words.contextual[:, layer]) for layer in range(words.num_layers + 1)]
+    for layer in range(words.num_layers + 1):
+        rows.append(row(layer_label(str(layer), words.num_layers), words.contextual[:, layer]))
     return rows
 
-
-def reference_vectors(bundle: ModelBundle, words: Sequence[str], max_length: int = 512) -> dict[str, np.ndarray]:
-    """Each reference word read on its own, as seed 004 reads "snake": word -> (layers + 1, hidden).
-
-    Words the tokenizer drops entirely (nothing left to read) are left out.
-    """
-    encodings = [encode(bundle.tokenizer, w, max_length=max_length) for w in words]
-    found = [find_word(e, w, w)[:1] for e, w in zip(encodings, words)]
-    vectors = batched_piece_means(bundle, encodings, [[p for *_, p in f] for f in found])
-    return {w: v[0] for w, v in zip(words, vectors) if len(v)}

@@ -36,7 +36,6 @@ from bertlens.senses import (
     parse_csv,
     parse_lines,
     project,
-    reference_vectors,
     separation,
     separation_by_layer,
     static_vs_contextual,
@@ -161,18 +160,16 @@ def view_controls(num_layers: int) -> tuple[str, str]:
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def word_vectors(model_name: str, word: str, sentences: tuple[str, ...], max_length: int) -> WordVectors:
+def word_vectors(model_name: str, word: str, sentences: tuple[str, ...], references: tuple[str, ...],
+                 max_length: int) -> WordVectors:
     """The batched forward pass, with a progress bar while it runs (created in here, so a cache hit replays it)."""
     bar = st.progress(0.0, text=f"Reading {len(sentences)} sentences…")
-    words = embed_word(cached_bundle(model_name), sentences, word, max_length,
-                       progress=lambda done, total: bar.progress(done / total, text=f"Read {done} of {total} sentences…"))
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / total, text=f"Read {done} of {total} sentences…")
+
+    words = embed_word(cached_bundle(model_name), sentences, word, max_length, progress, references=references)
     bar.empty()
     return words
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def references(model_name: str, words: tuple[str, ...], max_length: int) -> dict[str, np.ndarray]:
-    return reference_vectors(cached_bundle(model_name), words, max_length)
 
 
 @st.cache_data(max_entries=32, show_spinner="Projecting…")
@@ -183,7 +180,8 @@ def projection(model_name: str, word: str, sentences: tuple[str, ...], max_lengt
 
 
 def contains_word(tokenizer, sentence: str, word: str, max_length: int) -> bool:
-    return bool(sentence.strip()) and bool(find_word(encode(tokenizer, sentence, max_length=max_length), sentence, word))
+    encoding = encode(tokenizer, sentence, max_length=max_length)
+    return bool(sentence.strip()) and bool(find_word(encoding, sentence, word))
 
 
 def found_enough(words: WordVectors, listed: int) -> bool:
@@ -196,7 +194,8 @@ def found_enough(words: WordVectors, listed: int) -> bool:
         st.warning(f"“{literal(words.word)}” was not found (as a whole word) in {where}:\n\n{lines}{more}")
     cut = [i for i in words.truncated if i < listed]
     if cut:
-        st.caption(f"{len(cut)} sentence(s) were longer than the model reads and were cut; a word after the cut is not found.")
+        st.caption(f"{len(cut)} sentence(s) were longer than the model reads and were cut; "
+                   "a word after the cut is not found.")
     if len(words.occurrences) < 2:
         if words.occurrences:
             st.info(f"“{literal(words.word)}” occurs only once: a map needs at least two occurrences.")
@@ -214,6 +213,11 @@ def _hover(sentence: str, start: int, end: int, sense: str) -> str:
     return f"<b>{html.escape(sense)}</b><br>" + body.replace("\ue000", "<b>").replace("\ue001", "</b>")
 
 
+def _span(values: np.ndarray) -> str:
+    low, high = f"{values.min():.3f}", f"{values.max():.3f}"
+    return f"{low} for every pair" if low == high else f"{low} – {high}"
+
+
 def points_table(words: WordVectors, labels: list[str]) -> pd.DataFrame:
     return pd.DataFrame({
         "point": range(1, len(words.occurrences) + 1),
@@ -225,17 +229,23 @@ def points_table(words: WordVectors, labels: list[str]) -> pd.DataFrame:
 
 def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, title: str) -> None:
     points = points_table(words, labels)
-    axes = [f"PC{i + 1} ({r:.1%} of variance)" for i, r in enumerate(proj.explained)] if proj.explained else ["MDS 1", "MDS 2"]
+    axes = ["MDS 1", "MDS 2"]
+    if proj.explained:
+        axes = [f"PC{i + 1} ({ratio:.1%} of variance)" for i, ratio in enumerate(proj.explained)]
     fig = go.Figure()
     for n, sense in enumerate(dict.fromkeys(sorted(labels, key=lambda s: s == YOUR_SENSE))):
         rows = [i for i, label in enumerate(labels) if label == sense]
-        hover = [_hover(points.sentence[i], o.start, o.end, sense) for i, o in ((i, words.occurrences[i]) for i in rows)]
+        hover = [_hover(points.sentence[i], words.occurrences[i].start, words.occurrences[i].end, sense) for i in rows]
         style = dict(name=html.escape(sense), text=hover, hovertemplate="%{text}<extra></extra>", mode="markers")
-        marker = (dict(size=18, symbol="star", color="gold", line=dict(width=1, color="black")) if sense == YOUR_SENSE
-                  else dict(size=11, color=PALETTE[n % len(PALETTE)], line=dict(width=0.5, color="white")))
+        marker = (
+            dict(size=18, symbol="star", color="gold", line=dict(width=1, color="black"))
+            if sense == YOUR_SENSE
+            else dict(size=11, color=PALETTE[n % len(PALETTE)], line=dict(width=0.5, color="white"))
+        )
         coords = proj.coords[rows]
         if coords.shape[1] == 3:
-            fig.add_trace(go.Scatter3d(x=coords[:, 0], y=coords[:, 1], z=coords[:, 2], marker={**marker, "size": 6}, **style))
+            x, y, z = coords.T
+            fig.add_trace(go.Scatter3d(x=x, y=y, z=z, marker={**marker, "size": 6}, **style))
         else:
             fig.add_trace(go.Scatter(x=coords[:, 0], y=coords[:, 1], marker=marker, **style))
     if proj.coords.shape[1] == 3:
@@ -257,29 +267,39 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str) ->
     fig = go.Figure(go.Scatter(x=list(range(len(scores))), y=scores, mode="lines+markers", name="silhouette"))
     chosen = layer_range(layer, words.num_layers)
     fig.add_vrect(x0=chosen[0] - 0.3, x1=chosen[-1] + 0.3, fillcolor="orange", opacity=0.2, line_width=0)
-    fig.update_layout(xaxis=dict(title="hidden state (0 = embeddings output)", dtick=1), yaxis_title="silhouette (cosine)",
-                      title="How well the sense labels separate, layer by layer", height=380)
+    fig.update_layout(
+        xaxis=dict(title="hidden state (0 = embeddings output)", dtick=1),
+        yaxis_title="silhouette (cosine)",
+        title="How well the sense labels separate, layer by layer",
+        height=380,
+    )
     exports.chart(fig, f"senses-{words.word}-separation", key="senses-separation")
     score = separation(at_layer(words.contextual, layer), sense_labels)
     single = [s for s in dict.fromkeys(sense_labels) if s and sense_labels.count(s) == 1]
-    st.caption(f"Silhouette at {layer_label(layer, words.num_layers)}: {score:.3f}. It runs from −1 to 1: near 1, points of "
-               "the same sense are close and other senses far; near 0, the senses overlap. Shaded: the chosen layer(s)."
-               + (f" Senses with one point count 0 (scikit-learn's convention): {literal(', '.join(single))}." if single else ""))
+    note = f" Senses with one point count 0 (scikit-learn's rule): {literal(', '.join(single))}." if single else ""
+    st.caption(
+        f"Silhouette at {layer_label(layer, words.num_layers)}: {score:.3f}. It runs from −1 to 1: near 1, points of "
+        "the same sense are close and other senses far; near 0, the senses overlap. Shaded: the chosen layer(s)." + note
+    )
 
 
 def similarity_section(vectors: np.ndarray, words: WordVectors, labels: list[str]) -> None:
     order = sorted(range(len(labels)), key=lambda i: labels[i])  # same senses side by side
     names = [html.escape(f"{i + 1}. {labels[i]}") for i in order]
     sims = cosine_similarity(vectors)[np.ix_(order, order)]
+    hover = "%{y} ↔ %{x}<br>cosine %{z:.3f}<extra></extra>"
     fig = go.Figure(go.Heatmap(z=sims, x=names, y=names, colorscale="Viridis", colorbar_title="cosine",
-                               hovertemplate="%{y} ↔ %{x}<br>cosine %{z:.3f}<extra></extra>"))
-    fig.update_layout(title="Cosine similarity between occurrences (grouped by sense)", height=560, yaxis_autorange="reversed")
+                               hovertemplate=hover))
+    fig.update_layout(title="Cosine similarity between occurrences (grouped by sense)", height=560)
+    fig.update_yaxes(autorange="reversed")
     exports.chart(fig, f"senses-{words.word}-similarity", key="senses-similarity")
+    sentences = [words.sentences[o.sentence_index] for o in words.occurrences]
     rows = [
         {"point": i + 1, "sense": labels[i], "rank": rank + 1, "neighbour": j + 1, "neighbour sense": labels[j],
-         "cosine": sim, "same sense": labels[i] == labels[j], "sentence": words.sentences[words.occurrences[i].sentence_index],
-         "neighbour sentence": words.sentences[words.occurrences[j].sentence_index]}
-        for i, near in enumerate(nearest_neighbours(vectors)) for rank, (j, sim) in enumerate(near)
+         "cosine": sim, "same sense": labels[i] == labels[j],
+         "sentence": sentences[i], "neighbour sentence": sentences[j]}
+        for i, near in enumerate(nearest_neighbours(vectors))
+        for rank, (j, sim) in enumerate(near)
     ]
     st.markdown("**Nearest neighbours** of each point (cosine similarity)")
     exports.table(pd.DataFrame(rows), f"senses-{words.word}-neighbours", key="senses-neighbours")
@@ -289,29 +309,36 @@ def static_section(words: WordVectors, sense_labels: list[str], layer: str) -> N
     static, contextual = pairwise_cosines(words.static), pairwise_cosines(at_layer(words.contextual, layer))
     pieces = sorted({" ".join(o.pieces) for o in words.occurrences})
     st.markdown(
-        f"Before BERT reads the context, “{literal(words.word)}” is just the row(s) of the word-piece embedding matrix "
-        f"for {literal(', '.join(pieces))}: the same in every sentence with those pieces. Pairwise cosine of these static "
-        f"vectors: **{static.min():.3f} – {static.max():.3f}**. A word2vec-style table gives each word one such vector, so "
-        f"it cannot tell the senses apart. The contextual vectors at {layer_label(layer, words.num_layers)}: "
-        f"**{contextual.min():.3f} – {contextual.max():.3f}**."
+        f"Before BERT reads the context, “{literal(words.word)}” is just the row(s) of the word-piece embedding "
+        f"matrix for {literal(', '.join(pieces))}: the same in every sentence with those pieces. Pairwise cosine of "
+        f"these static vectors: **{_span(static)}**. A word2vec-style table gives each word one such vector, so it "
+        f"cannot tell the senses apart. The contextual vectors at {layer_label(layer, words.num_layers)}: "
+        f"**{_span(contextual)}**."
     )
     table = pd.DataFrame(static_vs_contextual(words, sense_labels))
     x = ["static", *map(str, range(words.num_layers + 1))]
-    fig = go.Figure([go.Scatter(x=x, y=table[col], mode="lines+markers", name=col, line_color=color)
-                     for col, color in zip(("same sense", "different senses", "all pairs"), PALETTE) if table[col].notna().any()])
-    fig.update_layout(title="Mean pairwise cosine: static embedding vs each hidden state", yaxis_title="mean cosine",
-                      xaxis_title="static = input word-piece embedding (word2vec-like); 0 = embeddings output; 1… = layers",
-                      height=400, xaxis_type="category")
+    columns = [c for c in ("same sense", "different senses", "all pairs") if table[c].notna().any()]
+    fig = go.Figure(
+        [go.Scatter(x=x, y=table[c], mode="lines+markers", name=c, line_color=PALETTE[i]) for i, c in enumerate(columns)]
+    )
+    fig.update_layout(
+        title="Mean pairwise cosine: static embedding vs each hidden state",
+        yaxis_title="mean cosine",
+        xaxis=dict(type="category", title="static = input word-piece embedding (word2vec-like); "
+                   "0 = embeddings output; 1… = layers"),
+        height=400,
+    )
     exports.chart(fig, f"senses-{words.word}-static-vs-contextual", key="senses-static")
     exports.table(table, f"senses-{words.word}-static-vs-contextual", key="senses-static-table")
 
 
-def reference_section(model_name: str, vectors: np.ndarray, words: WordVectors, labels: list[str],
-                      request: SenseRequest, layer: str, max_length: int) -> None:
+def reference_section(
+    vectors: np.ndarray, words: WordVectors, labels: list[str], request: SenseRequest, layer: str
+) -> None:
     if not request.references:
         st.caption("Type reference words above (e.g. “snake, programming” for “python”) to compare with them.")
         return
-    refs = references(model_name, request.references, max_length)
+    refs = words.references
     if dropped := [r for r in request.references if r not in refs]:
         st.caption(f"Left out (nothing to read after tokenization): {literal(', '.join(dropped))}")
     if not refs:
@@ -319,10 +346,10 @@ def reference_section(model_name: str, vectors: np.ndarray, words: WordVectors, 
     sims = cosine_similarity(vectors, np.stack([at_layer(v[None], layer)[0] for v in refs.values()]))
     table = pd.DataFrame(sims, columns=[f"cosine with “{r}”" for r in refs])
     table.insert(0, "sense", labels)
-    st.markdown(f"Each reference word is read **on its own** (as seed notebook 004 reads “snake”), at the same layer "
-                "choice. Mean cosine per sense:")
-    exports.table(table.groupby("sense", sort=False).mean().reset_index(), f"senses-{words.word}-references",
-                  key="senses-references")
+    st.markdown("Each reference word is read **on its own** (as seed notebook 004 reads “snake”), at the same "
+                "layer choice. Mean cosine per sense:")
+    per_sense = table.groupby("sense", sort=False).mean().reset_index()
+    exports.table(per_sense, f"senses-{words.word}-references", key="senses-references")
     with st.expander("Every occurrence"):
         table.insert(1, "sentence", [words.sentences[o.sentence_index] for o in words.occurrences])
         exports.table(table, f"senses-{words.word}-references-all", key="senses-references-all")

@@ -25,7 +25,7 @@ if request:
     labels = [item.sense or views.NO_LABEL for item in request.items]
     if views.contains_word(bundle.tokenizer, text, request.word, max_length) and text.strip() not in sentences:
         sentences, labels = (*sentences, text.strip()), [*labels, views.YOUR_SENSE]
-    words = views.word_vectors(model_name, request.word, sentences, max_length)
+    words = views.word_vectors(model_name, request.word, sentences, request.references, max_length)
     if views.found_enough(words, listed=len(request.items)):
         point_labels = [labels[o.sentence_index] for o in words.occurrences]
         sense_labels = [s if s not in (views.NO_LABEL, views.YOUR_SENSE) else "" for s in point_labels]
@@ -49,4 +49,4 @@ if request:
         views.static_section(words, sense_labels, layer)
 
         st.subheader("The word in context vs reference words")
-        views.reference_section(model_name, vectors, words, point_labels, request, layer, max_length)
+        views.reference_section(vectors, words, point_labels, request, layer)

@@ -131,8 +131,11 @@ def test_static_embedding_is_identical_in_every_sentence_contextual_is_not(bundl
 
 
 def test_reference_words_are_read_alone_like_seed_004(bundled):
-    refs = reference_vectors(bundled, ["snake", "programming", "\u200b"])
+    words = embed_word(bundled, FIELD_SENTENCES[:2], "field", references=["snake", "programming", "\u200b"])
+    refs = words.references  # read in the sentences' own batch
     assert set(refs) == {"snake", "programming"}  # a word with nothing to tokenize is left out
+    assert len(words.occurrences) == 2 and words.missing == ()
+    np.testing.assert_allclose(reference_vectors(bundled, ["snake"])["snake"], refs["snake"], atol=1e-5)
     for word, vectors in refs.items():
         ids = bundled.tokenizer.encode(word)
         with torch.no_grad():
