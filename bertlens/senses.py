@@ -319,8 +319,9 @@ def project(vectors: np.ndarray, method: str = PROJECTIONS[0]) -> Projection:
     if method not in PROJECTIONS:
         raise ValueError(f"unknown projection {method!r}")
     pca = PCA(n_components=3 if method == "PCA 3D" else 2)
-    coords = pca.fit_transform(vectors)
-    return Projection(coords, tuple(float(r) for r in pca.explained_variance_ratio_))
+    with np.errstate(invalid="ignore", divide="ignore"):  # identical points: no variance to explain
+        coords = pca.fit_transform(vectors)
+    return Projection(coords, tuple(float(r) for r in np.nan_to_num(pca.explained_variance_ratio_)))
 
 
 def separation(vectors: np.ndarray, labels: Sequence[str]) -> float | None:

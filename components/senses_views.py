@@ -249,10 +249,13 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
         else:
             fig.add_trace(go.Scatter(x=coords[:, 0], y=coords[:, 1], marker=marker, **style))
     if proj.coords.shape[1] == 3:
-        fig.update_layout(scene=dict(xaxis_title=axes[0], yaxis_title=axes[1], zaxis_title=axes[2]))
+        fig.update_layout(scene=dict(xaxis_title=axes[0], yaxis_title=axes[1], zaxis_title=axes[2]),
+                          margin=dict(l=0, r=0, b=0), height=640)
     else:
         fig.update_layout(xaxis_title=axes[0], yaxis_title=axes[1])
-    fig.update_layout(title=html.escape(title), height=560, legend_title_text="sense")
+    fig.update_layout(title=html.escape(title), legend_title_text="sense")
+    if proj.coords.shape[1] == 2:
+        fig.update_layout(height=560)
     exports.chart(fig, f"senses-{words.word}-map", key="senses-map")
     for i, name in enumerate("xyz"[: proj.coords.shape[1]]):
         points[name] = proj.coords[:, i]

@@ -183,6 +183,7 @@ def test_mds_is_reproducible_and_keeps_cosine_order(field_words):
     pairs = np.triu_indices(8, 1)
     assert spearmanr(cosine_distances(vectors)[pairs], euclidean_distances(first.coords)[pairs]).statistic > 0.8
     np.testing.assert_array_equal(project(np.ones((3, 4)), "MDS 2D").coords, np.zeros((3, 2)))  # identical points
+    assert project(np.ones((3, 4))).explained == (0.0, 0.0)
 
 
 def test_nearest_neighbours_match_brute_force():
