@@ -103,7 +103,9 @@ def test_bad_input_gets_a_clear_message(open_page, tiny_pretraining_dir, text, m
     assert message in shown(at)
 
 
-@pytest.mark.parametrize("text", ["😀🔥 [MASK] 🎉", "<b>bold</b> [MASK] <script>alert(1)</script>"])
+@pytest.mark.parametrize(
+    "text", ["😀🔥 [MASK] 🎉", "<b>bold</b> [MASK] <script>alert(1)</script>", "مرحبا [MASK] بالعالم", "a\u200b[MASK]\u200bb"]
+)
 def test_odd_text_is_predicted_and_shown_literally(open_page, tiny_pretraining_dir, text):
     at = open_page(PAGE, tiny_pretraining_dir, text=text)
     assert not at.exception and at.text_area(key="text").value == text and len(at.dataframe) == 1
