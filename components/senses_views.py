@@ -142,8 +142,11 @@ def view_controls(num_layers: int) -> tuple[str, str]:
     warn_bad_param("layer", lambda raw: raw in options,
                    f"a layer from 0 to {num_layers} or one of {', '.join(o for o in options if o.startswith('last'))}")
     warn_bad_param("projection", lambda raw: raw in PROJECTIONS, f"one of {', '.join(PROJECTIONS)}")
-    if st.session_state.get("layer") not in (None, *options):  # e.g. after switching to a smaller model
+    current = st.session_state.get("layer")
+    if current is not None and str(current) not in options:  # e.g. after switching to a smaller model
         st.session_state["layer"] = options[num_layers]
+    elif isinstance(current, int):  # another page's layer slider, same URL parameter
+        st.session_state["layer"] = str(current)
     left, right = st.columns(2)
     layer = left.selectbox(
         "Layer", options, index=num_layers, key="layer", bind="query-params",
