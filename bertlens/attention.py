@@ -95,6 +95,17 @@ def _mean_over_rows(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return values[..., rows].mean(axis=-1, dtype=np.float64)
 
 
+def _row_entropy_bits(attentions: np.ndarray) -> np.ndarray:
+    """Entropy of every row, (layers, heads, query), one layer at a time in one reused buffer
+    (a 150 MB temporary at 512 tokens would cost more than the arithmetic)."""
+    entropy = np.empty(attentions.shape[:3], dtype=np.float64)
+    log_p = np.empty(attentions.shape[1:], dtype=attentions.dtype)
+    for layer, heads in enumerate(attentions):
+        np.log(np.maximum(heads, 1e-12, out=log_p), out=log_p)  # natural log: the vectorised one
+        entropy[layer] = -np.einsum("hqk,hqk->hq", heads, log_p)
+    return entropy / np.log(2)
+
+
 def head_statistics(attentions: np.ndarray, encoding: Encoding) -> dict[str, np.ndarray]:
     """Every statistic in ``STATISTICS`` for every head: ``{key: (layers, heads)}``.
 
@@ -110,10 +121,7 @@ def head_statistics(attentions: np.ndarray, encoding: Encoding) -> dict[str, np.
     positions = np.arange(n)
 
     dtype = attentions.dtype
-    plogp = np.maximum(attentions, 1e-12)  # one buffer, computed in place: 512 tokens stay fast
-    np.log2(plogp, out=plogp)
-    plogp *= attentions
-    row_entropy = -plogp.sum(axis=-1)
+    row_entropy = _row_entropy_bits(attentions)
     to_cls = attentions @ (tokens == "[CLS]").astype(dtype)
     to_sep = attentions @ (tokens == "[SEP]").astype(dtype)
     # diagonal(offset=±1) pairs query i with key i∓1 / i±1.
@@ -204,8 +212,8 @@ def downsample(matrices: np.ndarray, size: int) -> np.ndarray:
     n = matrices.shape[-1]
     starts = _bin_starts(n, size)
     counts = np.diff(np.append(starts, n))
-    rows = np.add.reduceat(matrices, starts, axis=-2) / counts[:, None]
-    return np.add.reduceat(rows, starts, axis=-1).astype(np.float32)
+    columns = np.add.reduceat(matrices, starts, axis=-1)  # the contiguous axis first: 512 tokens stay fast
+    return (np.add.reduceat(columns, starts, axis=-2) / counts[:, None]).astype(np.float32)
 
 
 def thumbnail_size(n: int, layers: int, heads: int, max_size: int = 48, budget: int = 160_000) -> int:
