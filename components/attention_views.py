@@ -574,6 +574,11 @@ def token_focus_section(page: PageInput, choice: Choice, heads: int) -> None:
     title = choice.title(heads)
     chart(focus_row_figure(matrix[token], encoding, token, chosen, title), f"token-focus-{choice.slug()}", key="focus_row")
     if chosen:
+        if choice.view == "raw" and not choice.mean:
+            st.caption(
+                f"Across layers this follows head {choice.head} of every layer; heads with the same number in "
+                "different layers are unrelated. Average the heads, or switch to Rollout, for a layer-wide view."
+            )
         values = focus_across_layers(stack, token, chosen)
         chart(focus_layers_figure(values, encoding, token, chosen, choice.layer, title), "token-focus-layers", key="focus_layers")
     else:
