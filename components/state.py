@@ -1,8 +1,9 @@
 """Widgets bound to the URL, so a copied link reproduces the view.
 
-Page-local settings use Streamlit's ``bind="query-params"`` (the widget key is the parameter
-name). It silently drops invalid URL values; ``warn_bad_param`` says so instead. Text shared
-across pages uses ``shared_text``.
+Page-local choices use Streamlit's ``bind="query-params"`` (the widget key is the parameter
+name); it silently drops invalid URL values, so ``warn_bad_param`` says so first. Integer
+sliders (``bound_int_slider``) and text shared across pages (``shared_text``) keep their value
+in session state and write it to the URL themselves.
 """
 
 from __future__ import annotations
@@ -42,13 +43,24 @@ def keep_in_range(key: str, lo: int, hi: int) -> None:
 
 
 def bound_int_slider(label: str, key: str, lo: int, hi: int, default: int = 0, **kwargs) -> int:
-    """A slider for an integer URL parameter, with a message for malformed or out-of-range links."""
-    warn_bad_param(key, int_in_range(lo, hi), f"a whole number from {lo} to {hi}")
+    """A slider for an integer URL parameter, with a message for malformed or out-of-range links.
+
+    Not ``bind="query-params"``, which would quietly round ``2.5`` or drop ``abc``: the link's
+    value is read strictly once, kept in session state, and written back to the URL.
+    """
+    default = min(max(default, lo), hi)
+    if key not in st.session_state:
+        valid = int_in_range(lo, hi)
+        warn_bad_param(key, valid, f"a whole number from {lo} to {hi}")
+        raw = st.query_params.get(key)
+        st.session_state[key] = int(raw) if raw and valid(raw) else default
     keep_in_range(key, lo, hi)
     if lo == hi:  # a slider needs a range; a one-value choice is just shown
         st.caption(f"{label}: {lo}")
         return lo
-    return st.slider(label, lo, hi, min(max(default, lo), hi), key=key, bind="query-params", **kwargs)
+    value = st.slider(label, lo, hi, key=key, **kwargs)
+    st.query_params[key] = str(value)
+    return value
 
 
 def _remember(key: str) -> None:
@@ -56,28 +68,40 @@ def _remember(key: str) -> None:
 
 
 def set_shared_text(value: str, key: str = "text") -> None:
-    """Replace the shared sentence, e.g. from a button's callback (before its text area is drawn)."""
+    """Replace a shared text, e.g. from a button's callback (before its input is drawn)."""
     st.session_state[f"_shared_{key}"] = value
 
 
-def remembered_shared_text(key: str = "text") -> str | None:
-    """The shared sentence on a page that does not show it (None before any page has)."""
-    return st.session_state.get(f"_shared_{key}") or st.query_params.get(key)
+def remembered_shared_text(key: str = "text", default: str = DEFAULT_TEXT) -> str:
+    """The shared text on a page that does not show it."""
+    return st.session_state.get(f"_shared_{key}") or st.query_params.get(key) or default
 
 
-def shared_text(label: str = "Sentence", key: str = "text", default: str = DEFAULT_TEXT, **kwargs) -> str:
+def shared_text(
+    label: str = "Sentence", key: str = "text", default: str = DEFAULT_TEXT, single_line: bool = False, **kwargs
+) -> str:
     """Text that follows the user from page to page and lives in the URL as ``key``.
 
     Not ``bind="query-params"``: a page switch drops the URL's parameters, and a bound widget
-    then falls back to its default. The value is kept in session state (seeded once from the
-    link) and written back to the URL on every run, so the link always reproduces the view.
+    then falls back to its default. What the user typed (or a link brought) is kept in session
+    state; until then each page shows its own default. The URL carries every non-default value.
     """
     remembered = f"_shared_{key}"
-    if remembered not in st.session_state:
-        st.session_state[remembered] = st.query_params.get(key, default)
-    st.session_state[key] = st.session_state[remembered]
-    value = st.text_area(
-        label, key=key, on_change=_remember, args=(key,), height=kwargs.pop("height", TEXT_HEIGHT), **kwargs
-    )
-    st.query_params[key] = value
+    if remembered not in st.session_state and key in st.query_params:
+        st.session_state[remembered] = st.query_params[key]
+    st.session_state[key] = st.session_state.get(remembered, default)
+    if single_line:
+        value = st.text_input(label, key=key, on_change=_remember, args=(key,), **kwargs)
+    else:
+        height = kwargs.pop("height", TEXT_HEIGHT)
+        value = st.text_area(label, key=key, on_change=_remember, args=(key,), height=height, **kwargs)
+    if value == default:
+        st.query_params.pop(key, None)
+    else:
+        st.query_params[key] = value
     return value
+
+
+def sentence_b(label: str = "Sentence B (optional)", default: str = "", **kwargs) -> str:
+    """The optional second sentence of a pair (URL ``b``), shared like the first; blank means none."""
+    return shared_text(label, key="b", default=default, single_line=True, **kwargs).strip()

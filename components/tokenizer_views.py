@@ -44,12 +44,6 @@ INT_COLUMN = st.column_config.NumberColumn(format="%d")
 TOKEN_COLUMNS = {name: INT_COLUMN for name in ("position", "id", "word index", "token_type_ids", "attention_mask")}
 
 
-def sentence_b() -> str:
-    """The optional second sentence (URL ``b``); blank means none."""
-    text_b = st.text_input("Sentence B (optional)", value="", key="b", bind="query-params")
-    return (text_b or "").strip()
-
-
 # --- Cached results --------------------------------------------------------------------------
 
 

@@ -5,8 +5,7 @@ import streamlit as st
 from components import anatomy_views as views
 from components.layout import page_header, require_text, truncation_notice
 from components.model import active_model_name, cached_analysis
-from components.state import shared_text
-from components.tokenizer_views import sentence_b
+from components.state import sentence_b, shared_text
 
 page_header("Model anatomy", "The configuration, where the parameters are, and the embeddings and pooler checked live.")
 model_name = active_model_name()

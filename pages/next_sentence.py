@@ -7,31 +7,28 @@ from components import prediction_views as views
 from components.exports import table
 from components.layout import page_header, truncation_notice
 from components.model import active_model_name, cached_analysis
-from components.state import remembered_shared_text
+from components.state import remembered_shared_text, sentence_b, set_shared_text, shared_text
 
 DEFAULT_A, DEFAULT_B = "The weather is beautiful today.", "I think I'll go for a walk in the park."
 DEFAULT_CANDIDATES = f"{DEFAULT_B}\nDeep Learning is a branch of Machine Learning."
 
 
 def swap() -> None:
-    st.session_state["a"], st.session_state["b"] = st.session_state["b"], st.session_state["a"]
-
-
-def use_as_a(sentence: str) -> None:
-    st.session_state["a"] = sentence
+    set_shared_text(st.session_state["b"], "a")
+    set_shared_text(st.session_state["a"], "b")
 
 
 bundle = page_header(
     "Next sentence",
     "Next sentence prediction, BERT's second pre-training task: does sentence B follow sentence A?",
 )
-a = st.text_input("Sentence A", value=DEFAULT_A, key="a", bind="query-params")
-b = st.text_input("Sentence B", value=DEFAULT_B, key="b", bind="query-params")
+a = shared_text("Sentence A", key="a", default=DEFAULT_A, single_line=True)
+b = sentence_b("Sentence B", default=DEFAULT_B)
 left, right = st.columns(2)
 left.button("Swap: B before A", on_click=swap, icon=":material/swap_vert:", key="swap")
 shared = remembered_shared_text()
 if shared and shared.strip() and shared != a:
-    right.button("Use the shared sentence as A", on_click=use_as_a, args=(shared,), key="use_shared")
+    right.button("Use the shared sentence as A", on_click=set_shared_text, args=(shared, "a"), key="use_shared")
 
 if not views.has_head(bundle, "next-sentence"):
     views.no_head_explanation(bundle, "next-sentence")

@@ -5,12 +5,12 @@ import streamlit as st
 from components import tokenizer_views as views
 from components.layout import page_header, require_text
 from components.model import active_model_name
-from components.state import shared_text
+from components.state import sentence_b, shared_text
 
 page_header("Tokenizer", "How text becomes WordPiece tokens, ids, segments and attention masks.")
 model_name = active_model_name()
 text = shared_text()
-text_b = views.sentence_b()
+text_b = sentence_b()
 
 tokens_tab, vocab_tab, padding_tab = st.tabs(["Tokens", "Vocabulary", "Padding lab"])
 with tokens_tab:
