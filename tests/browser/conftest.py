@@ -24,6 +24,8 @@ RUN_TIMEOUT_MS = 60_000  # one Streamlit run, first model load included
 
 try:
     from playwright.sync_api import Page, expect, sync_playwright
+
+    expect.set_options(timeout=RUN_TIMEOUT_MS)  # lazily loaded charts and grids can take seconds on 2 cores
 except ImportError:  # pragma: no cover - depends on the machine
     sync_playwright = None
 
@@ -46,12 +48,24 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=f"browser tests skipped: {problem}"))
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Remember each phase's outcome, so a failing browser test can attach the server's log."""
+    outcome = yield
+    setattr(item, f"outcome_{call.when}", outcome.get_result())
+
+
 @pytest.fixture(scope="session")
-def server_url(tiny_pretraining_dir, tmp_path_factory) -> Iterator[str]:
+def server_log(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("streamlit") / "server.log"
+
+
+@pytest.fixture(scope="session")
+def server_url(tiny_pretraining_dir, server_log) -> Iterator[str]:
     problem = _missing_browser()
     if problem:
         pytest.fail(f"BERTLENS_REQUIRE_BROWSER=1 but {problem}")
-    with streamlit_server(tiny_pretraining_dir, tmp_path_factory.mktemp("streamlit") / "server.log") as url:
+    with streamlit_server(tiny_pretraining_dir, server_log) as url:
         yield url
 
 
@@ -63,19 +77,34 @@ def browser(server_url):
         chromium.close()
 
 
-@pytest.fixture
-def page(browser) -> Iterator["Page"]:
+@pytest.fixture(scope="session")
+def browser_context(browser):
+    """One context for the session: its HTTP cache keeps Streamlit's lazily loaded chunks (plotly, grid)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(RUN_TIMEOUT_MS)
-    yield page
+    yield context
     context.close()
+
+
+@pytest.fixture
+def page(browser_context, server_log, request) -> Iterator["Page"]:
+    """A fresh tab (its own Streamlit session). On failure, the browser's errors and the server's log are shown."""
+    page = browser_context.new_page()
+    page.set_default_timeout(RUN_TIMEOUT_MS)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    page.close()
+    report = getattr(request.node, "outcome_call", None)
+    if report is not None and report.failed:
+        print("browser errors:", errors or "none")
+        print("server log (end):\n" + server_log.read_text()[-4000:])
 
 
 def wait_for_run(page: "Page") -> None:
     """Wait until Streamlit is connected and the script has finished running (no fixed sleeps)."""
     app = page.locator('[data-testid="stApp"]')
     expect(app).to_have_attribute("data-test-connection-state", "CONNECTED", timeout=RUN_TIMEOUT_MS)
+    expect(page.locator('[data-testid="stMain"] h1').first).to_be_visible(timeout=RUN_TIMEOUT_MS)  # the page ran
     expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=RUN_TIMEOUT_MS)
     expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=RUN_TIMEOUT_MS)
 

@@ -1,0 +1,197 @@
+"""What a user sees in a real browser (Chromium), page by page, on a tiny random pre-training model.
+
+Each test opens a deep link, checks values against a reference computed here with transformers
+directly, checks that the user's text is shown literally (no HTML or Markdown made from it), types
+a new input and sees the result change. The last test walks between pages through the sidebar.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+from playwright.sync_api import Page, expect
+from transformers import AutoTokenizer, BertForPreTraining
+
+from tests.browser.conftest import wait_for_run
+
+MARKUP = "Hello <b>bold</b> and *stars* [MASK] here."
+
+
+@pytest.fixture(scope="module")
+def reference(tiny_pretraining_dir):
+    """The tiny model through plain transformers: the numbers the pages must show."""
+    tokenizer = AutoTokenizer.from_pretrained(tiny_pretraining_dir)
+    model = BertForPreTraining.from_pretrained(tiny_pretraining_dir, attn_implementation="eager").eval()
+    return tokenizer, model
+
+
+def top_guesses(reference, text: str, k: int) -> list[str]:
+    tokenizer, model = reference
+    inputs = tokenizer(text, return_tensors="pt")
+    with torch.inference_mode():
+        logits = model(**inputs).prediction_logits[0]
+    position = inputs["input_ids"][0].tolist().index(tokenizer.mask_token_id)
+    return tokenizer.convert_ids_to_tokens(logits[position].topk(k).indices.tolist())
+
+
+def p_is_next(reference, a: str, b: str) -> float:
+    tokenizer, model = reference
+    with torch.inference_mode():
+        logits = model(**tokenizer(a, b, return_tensors="pt")).seq_relationship_logits[0]
+    return logits.softmax(-1)[0].item()
+
+
+def token_count(reference, text: str) -> int:
+    return len(reference[0](text)["input_ids"])
+
+
+# --- what the page shows ----------------------------------------------------------------------
+
+
+def main(page: Page):
+    return page.locator('[data-testid="stMain"]')
+
+
+def charts(page: Page):
+    return main(page).locator(".js-plotly-plot")
+
+
+def chart_text(page: Page, index: int = 0) -> str:
+    """Everything a chart writes (titles, tick labels, legend): SVG text."""
+    expect(charts(page).nth(index)).to_be_attached()
+    return charts(page).nth(index).text_content() or ""
+
+
+def metric(page: Page, label: str):
+    """The value of the metric whose label is exactly ``label``."""
+    exact = page.locator('[data-testid="stMetricLabel"]', has_text=re.compile(rf"^\s*{re.escape(label)}\s*$"))
+    return main(page).locator('[data-testid="stMetric"]').filter(has=exact).locator('[data-testid="stMetricValue"]')
+
+
+def slider_value(page: Page, key: str, **attributes: str):
+    """The slider bound to URL parameter ``key`` (optionally: the one with these attributes)."""
+    wanted = "".join(f'[{name}="{value}"]' for name, value in attributes.items())
+    return page.locator(f".st-key-{key} input[type=range]{wanted}")
+
+
+def assert_shown_literally(page: Page) -> None:
+    """No element was made from the user's markup."""
+    assert main(page).locator("b, script, iframe, img[src=x]").count() == 0
+    assert main(page).locator("em, i").filter(has_text="stars").count() == 0
+
+
+def type_into(page: Page, key: str, text: str) -> None:
+    """Type into a text area (Ctrl+Enter applies it) or a text input (Enter)."""
+    box = page.locator(f".st-key-{key} textarea, .st-key-{key} input").first
+    box.fill(text)
+    box.press("Control+Enter" if box.evaluate("e => e.tagName") == "TEXTAREA" else "Enter")
+
+
+def shared_box(page: Page):
+    return page.locator(".st-key-text textarea")
+
+
+# --- pages ------------------------------------------------------------------------------------
+
+
+def test_home_links_every_page(open_url):
+    page = open_url("")
+    for title in ("Tokenizer", "Model anatomy", "Fill-mask", "Next sentence", "Attention", "Word senses"):
+        expect(main(page).get_by_role("link", name=re.compile(title))).to_be_visible()
+
+
+def test_tokenizer_counts_tokens_and_follows_typing(open_url, reference):
+    page = open_url("tokenizer", text=MARKUP)
+    expect(shared_box(page)).to_have_value(MARKUP)
+    expect(metric(page, "Tokens (with special)")).to_have_text(str(token_count(reference, MARKUP)))
+    expect(main(page).locator('[data-testid="stDataFrame"]').first).to_be_attached()
+    assert_shown_literally(page)
+
+    new = "Tokenization splits unbelievable words."
+    type_into(page, "text", new)
+    expect(metric(page, "Tokens (with special)")).to_have_text(str(token_count(reference, new)))
+    expect(page).to_have_url(re.compile(r"text=Tokenization"))
+
+
+def test_anatomy_counts_parameters_and_follows_typing(open_url, reference):
+    page = open_url("anatomy", text=MARKUP)
+    total = sum(p.numel() for p in reference[1].parameters())  # tied decoder weight counted once
+    expect(main(page)).to_contain_text(f"{total:,} parameters")
+    expect(charts(page).first).to_be_attached()
+    expect(slider_value(page, "pos")).to_have_attribute("max", str(token_count(reference, MARKUP) - 1))
+    assert_shown_literally(page)
+
+    new = "A much shorter one."
+    type_into(page, "text", new)  # the token-position slider now ends at the new last token
+    expect(slider_value(page, "pos", max=str(token_count(reference, new) - 1))).to_be_attached()
+    wait_for_run(page)
+    expect(slider_value(page, "pos")).to_have_count(1)
+
+
+def test_fill_mask_shows_the_models_top_guesses(open_url, reference):
+    page = open_url("fill_mask", text=MARKUP, k="5")
+    expect(shared_box(page)).to_have_value(MARKUP)
+    expect(slider_value(page, "k")).to_have_value("5")
+    shown = chart_text(page)
+    for token in top_guesses(reference, MARKUP, 5):
+        assert token in shown, (token, shown)
+    assert_shown_literally(page)
+
+    new = "The capital of France is [MASK]."
+    expected = top_guesses(reference, new, 5)
+    type_into(page, "text", new)
+    expect(charts(page).first).to_contain_text(expected[0])
+    wait_for_run(page)
+    shown = chart_text(page)
+    assert all(token in shown for token in expected), (expected, shown)
+
+
+def test_next_sentence_probability_matches_the_head(open_url, reference):
+    a, b = "<b>The weather</b> is *nice*.", "Let's go for a walk."
+    page = open_url("next_sentence", a=a, b=b)
+    expect(page.locator(".st-key-a input")).to_have_value(a)
+    expect(metric(page, "P(IsNext)")).to_have_text(f"{p_is_next(reference, a, b):.4f}")
+    assert_shown_literally(page)
+
+    new_a = "Deep learning is a branch of machine learning."
+    type_into(page, "a", new_a)
+    expect(metric(page, "P(IsNext)")).to_have_text(f"{p_is_next(reference, new_a, b):.4f}")
+
+
+def test_attention_deep_link_draws_the_chosen_head(open_url, reference):
+    page = open_url("attention", text=MARKUP, layer="1", head="3")
+    expect(shared_box(page)).to_have_value(MARKUP)
+    expect(slider_value(page, "layer")).to_have_value("1")
+    expect(slider_value(page, "head")).to_have_value("3")
+    heatmap = chart_text(page)
+    assert "[CLS]" in heatmap and "bold" in heatmap and "stars" in heatmap
+    assert_shown_literally(page)
+
+    type_into(page, "text", "A giraffe looks around.")
+    expect(charts(page).first).to_contain_text("##raf")
+    expect(charts(page).first).not_to_contain_text("stars")
+
+
+def test_senses_map_and_your_sentence(open_url):
+    page = open_url("senses", preset="field")
+    expect(charts(page).filter(has_text="Football Pitch")).not_to_have_count(0)  # the map, by sense
+    expect(main(page)).to_contain_text(re.compile(r"Silhouette at layer \d+: -?\d\.\d+"))
+
+    type_into(page, "text", "The <b>field</b> behind the *school* was muddy.")
+    expect(charts(page).filter(has_text="your sentence")).not_to_have_count(0)
+    assert_shown_literally(page)
+
+
+def test_sidebar_navigation_keeps_the_shared_sentence(open_url):
+    sentence = "Sinan loves <b>a</b> beautiful *day*."
+    page = open_url("tokenizer", text=sentence)
+    expect(shared_box(page)).to_have_value(sentence)
+    for title, path in (("Attention", "attention"), ("Fill-mask", "fill_mask"), ("Model anatomy", "anatomy")):
+        page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()
+        expect(page).to_have_url(re.compile(rf"/{path}\b"))
+        expect(shared_box(page)).to_have_value(sentence)
+        wait_for_run(page)
+        assert_shown_literally(page)
+    expect(page).to_have_url(re.compile(r"text=Sinan"))
