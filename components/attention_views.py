@@ -434,7 +434,8 @@ def _apply_preset(preset: Preset) -> None:
     encoding = cached_analysis(active_model_name(), preset.text, preset.text_b).encoding
     focus, targets = preset_focus(preset, encoding)
     set_shared_text(preset.text)
-    st.session_state.update(b=preset.text_b, focus=None, token=focus, targets=targets)
+    set_shared_text(preset.text_b, "b")
+    st.session_state.update(focus=None, token=focus, targets=targets)
 
 
 def _bound_choice(widget, label: str, options: list[str], key: str, **kwargs) -> str:
@@ -475,13 +476,6 @@ def preset_buttons() -> None:
         st.caption("Examples from the notebooks:")
         for i, preset in enumerate(PRESETS):
             st.button(preset.name, key=f"preset_{i}", on_click=_apply_preset, args=(preset,), type="tertiary")
-
-
-def sentence_b() -> str:
-    value = st.text_input(
-        "Sentence B (optional: makes a pair, as in BERT's pre-training)", key="b", bind="query-params"
-    )
-    return value if value.strip() else ""
 
 
 def controls(bundle: ModelBundle) -> Choice:

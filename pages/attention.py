@@ -6,7 +6,7 @@ import streamlit as st
 from components import attention_views as views
 from components.layout import page_header, require_text, truncation_notice
 from components.model import active_model_name, cached_analysis
-from components.state import shared_text
+from components.state import sentence_b, shared_text
 
 bundle = page_header(
     "Attention",
@@ -14,7 +14,7 @@ bundle = page_header(
 )
 views.preset_buttons()
 text = shared_text()
-text_b = views.sentence_b()
+text_b = sentence_b("Sentence B (optional: makes a pair, as in BERT's pre-training)")
 
 if require_text(text):
     model_name = active_model_name()
