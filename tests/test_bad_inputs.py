@@ -138,6 +138,12 @@ def test_every_bad_string_on_every_page(open_page, tiny_pretraining_dir, page):
         type_into(at, PAGE_INPUTS[page], text)
         if at.exception:
             failures.append(f"{name}: {at.exception[0].message}")
+            continue
+        # The page really read this string (a browser refuses more than a field's max_chars).
+        widgets = [getattr(at, kind)(key=key) for kind, key in PAGE_INPUTS[page]]
+        held = [w.value for w in widgets if not w.proto.max_chars or len(text) <= w.proto.max_chars]
+        if held != [text] * len(held):
+            failures.append(f"{name}: the inputs hold {[value[:60] for value in held]!r}")
         elif name in MARKUP:
             failures += [f"{name}: {problem}" for problem in literal_problems(at, text)]
     assert not failures, "\n".join(failures)
