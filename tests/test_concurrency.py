@@ -33,6 +33,7 @@ COMMON = tuple(f"The {animal} sat on the [MASK] near the river bank." for animal
 OWN_TEXT_PAGES = {"next_sentence"}
 RUN_SECONDS = 120  # generous: 16 sessions share 2 cores
 FINISHED = ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
+RERUN = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
 
 
 def sentence(session: int, step: int) -> str:
@@ -70,6 +71,9 @@ class Session:
             elif kind == "delta" and reply.delta.WhichOneof("type") == "new_element":
                 elements.append(reply.delta.new_element)
             elif kind == "script_finished":
+                if reply.script_finished == RERUN:  # the page called st.rerun(): its next run follows
+                    elements = []
+                    continue
                 assert reply.script_finished == FINISHED, (self.page, reply.script_finished)
                 return elements
 
