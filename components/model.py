@@ -27,14 +27,16 @@ def cached_bundle(name: str) -> ModelBundle:
     return load_with_fallback(name, load=cached_bundle)
 
 
-@st.cache_resource(show_spinner=False, max_entries=8, ttl=3600)
 def cached_analysis(model_name: str, text: str, text_b: str = "") -> Analysis:
-    """The one forward pass for (model, input).
+    """The one forward pass for (model, input), under the deployment's token cap."""
+    return _cached_analysis(model_name, text, text_b, settings().token_cap)
 
-    ``cache_resource`` rather than ``cache_data``: at 512 tokens the attentions alone are
-    150 MB, which ``cache_data`` would copy (pickle) on every rerun. The arrays are read-only.
-    """
-    return analyze(cached_bundle(model_name), text, text_b or None, settings().token_cap)
+
+@st.cache_resource(show_spinner=False, max_entries=8, ttl=3600)
+def _cached_analysis(model_name: str, text: str, text_b: str, token_cap: int | None) -> Analysis:
+    """``cache_resource`` rather than ``cache_data``: at 512 tokens the attentions alone are
+    150 MB, which ``cache_data`` would copy (pickle) on every rerun. The arrays are read-only."""
+    return analyze(cached_bundle(model_name), text, text_b or None, token_cap)
 
 
 def settings() -> Settings:

@@ -14,7 +14,7 @@ from bertlens.models import ModelBundle
 from components.exports import chart, table
 from components.model import cached_analysis, cached_bundle, settings
 from components.state import set_shared_text
-from components.text import literal
+from components.text import code_span, literal
 
 MASKS_PER_ROW = 3
 BAR = "#4c78a8"
@@ -65,7 +65,7 @@ def no_head_explanation(bundle: ModelBundle, task: str) -> None:
     """Why there are no predictions here, and how to get a model that has the head."""
     head, job = HEADS[task][:2]
     st.info(
-        f"**No predictions with `{literal(bundle.name)}`: its checkpoint has no {head}.**\n\n"
+        f"**No predictions with {code_span(bundle.name)}: its checkpoint has no {head}.**\n\n"
         f"It is an encoder only: it turns text into vectors, but the layer that would {job} was "
         "never saved with it. Loading it anyway would fill the head with random numbers, and their "
         "'predictions' would mean nothing — so BERT Lens shows none.\n\n"

@@ -11,3 +11,8 @@ def literal(text: str) -> str:
     """Escape ``text`` so ``st.markdown``/``st.warning`` show it exactly as typed."""
     escaped = _MARKDOWN_SPECIALS.sub(r"\\\1", text)
     return escaped.replace("\n", " ")
+
+
+def code_span(text: str) -> str:
+    """``text`` as inline code (code spans show everything literally, except backticks)."""
+    return f"`{text.replace('`', 'ˋ')}`"
