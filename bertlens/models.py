@@ -216,10 +216,13 @@ def load_model(name: str, progress: Progress = lambda message: None) -> ModelBun
         )
     progress(f"Loading the tokenizer and weights of {name}…")
     local_only = cached or _is_local(name)
-    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_only)
-    model, info = BertForPreTraining.from_pretrained(
-        source, output_loading_info=True, attn_implementation="eager", local_files_only=local_only
-    )
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_only)
+        model, info = BertForPreTraining.from_pretrained(
+            source, output_loading_info=True, attn_implementation="eager", local_files_only=local_only
+        )
+    except (OSError, ValueError) as error:  # e.g. a folder with a config but no weights or vocabulary
+        raise ModelUnavailable(f"'{name}' has a BERT config but could not be loaded ({error}).") from error
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model.to(device).eval().requires_grad_(False)
     return ModelBundle(

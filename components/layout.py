@@ -11,7 +11,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from bertlens.analysis import Encoding, input_problem
 from bertlens.models import ModelBundle
 from components.model import active_bundle, fallback_banner
-from components.text import literal
+from components.text import code_span
 
 
 def run_inside_app() -> None:
@@ -33,7 +33,7 @@ def page_header(title: str, intro: str) -> ModelBundle:
     st.caption(intro)
     bundle = active_bundle()
     fallback_banner(bundle)
-    st.caption(f"Model: `{bundle.name}` — {bundle.capabilities.summary()}")
+    st.caption(f"Model: {code_span(bundle.name)} — {bundle.capabilities.summary()}")
     return bundle
 
 
@@ -51,11 +51,6 @@ def truncation_notice(encoding: Encoding) -> None:
             f"The input is {encoding.full_length} tokens long; the model reads at most {len(encoding)}. "
             f"Only the first {len(encoding)} tokens are analysed."
         )
-
-
-def quoted(text: str) -> None:
-    """User text shown literally, as a quote."""
-    st.markdown(f"> {literal(text)}")
 
 
 def nav_link(page_file: str, label: str) -> None:

@@ -15,7 +15,7 @@ from bertlens.analysis import Analysis, analyze
 from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, ModelBundle, load_with_fallback, needs_download
 from bertlens.settings import Settings, env_from_secrets, load_settings
 from components.state import warn_bad_param
-from components.text import literal
+from components.text import code_span, literal
 
 CUSTOM = "Custom Hub id or folder…"
 MODEL_KEY, CUSTOM_KEY = "model", "custom_model"
@@ -102,7 +102,7 @@ def model_picker() -> None:
 def model_status(bundle: ModelBundle) -> None:
     """What is active and what it can do (sidebar)."""
     caps = bundle.capabilities
-    st.markdown(f"**Active model:** `{bundle.name}`")
+    st.markdown(f"**Active model:** {code_span(bundle.name)}")
     st.caption(caps.summary())
     if not caps.has_mlm_head or not caps.has_nsp_head:
         st.caption("Pages that need a missing head explain why instead of showing predictions.")
@@ -127,5 +127,8 @@ def fallback_banner(bundle: ModelBundle) -> None:
         icon="⚠️",
     )
     if st.button("Retry loading", key="retry_model_load"):
+        # Results are cached under the requested name: drop the fallback model's along with it.
         cached_bundle.clear(bundle.requested)
+        _cached_analysis.clear()
+        st.cache_data.clear()
         st.rerun()

@@ -156,7 +156,7 @@ def true_word_view(check: mlm.TrueWordCheck | str, vocab_size: int) -> None:
     if check.note:
         st.caption(literal(check.note))
     left, middle, right = st.columns(3)
-    left.metric(f"P({check.token})", f"{check.probability:.4g}")
+    left.metric(f"P({literal(check.token)})", f"{check.probability:.4g}")
     middle.metric(f"Rank (of {vocab_size:,})", f"{check.rank:,}")
     right.metric("Loss −log p", f"{check.loss:.4f}")
     st.markdown(

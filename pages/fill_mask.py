@@ -19,19 +19,19 @@ if not views.has_head(bundle, "fill-mask"):
 if not require_text(text):
     st.stop()
 
-model_name = active_model_name()
-analysis = cached_analysis(model_name, text)
-truncation_notice(analysis.encoding)
-for note in mask_notices(text, analysis):
-    st.warning(note)
-
 missing = missing_mask_message(text)
 if missing:
     st.info(missing)
 with st.expander("Mask a word of the sentence", expanded=missing is not None):
     views.mask_word_helper(text)
 if missing:
-    st.stop()
+    st.stop()  # no forward pass until there is something to predict
+
+model_name = active_model_name()
+analysis = cached_analysis(model_name, text)
+truncation_notice(analysis.encoding)
+for note in mask_notices(text, analysis):
+    st.warning(note)
 if not analysis.mask_positions:
     st.stop()  # every mask is beyond the cut (said above)
 

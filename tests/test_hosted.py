@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, LOAD_COUNTS, MODEL_CHOICES
 from bertlens.settings import env_from_secrets, load_settings
 from components.model import CUSTOM
@@ -129,12 +130,12 @@ def test_secrets_alone_turn_hosted_mode_on(hosted_app):
 
 
 @pytest.mark.parametrize("path", ["app.py", "pages/tokenizer.py"])
-def test_off_list_model_in_the_link_is_refused(hosted_app, tiny_pretraining_dir, path):
+def test_off_list_model_in_the_link_is_refused(hosted_app, tmp_path, path):
     """A loadable folder named in the link is still refused: visitors choose from the allowlist only."""
-    before = LOAD_COUNTS[str(tiny_pretraining_dir)]
-    at = hosted_app(path, model=str(tiny_pretraining_dir))
+    folder = str(save_random_bert(tmp_path, random_bert_config(**TINY_CONFIG)))  # never loaded before
+    at = hosted_app(path, model=folder)
     assert not at.exception
-    assert LOAD_COUNTS[str(tiny_pretraining_dir)] == before  # never loaded
+    assert LOAD_COUNTS[folder] == 0  # never loaded
     assert "not one of the models this server offers" in warnings(at)
     assert f"Model: `{BUNDLED_MODEL}`" in " ".join(c.value for c in at.caption)
 

@@ -14,6 +14,7 @@ from bertlens.models import (
     load_with_fallback,
 )
 from bertlens.settings import load_settings
+from bertlens.synthetic import TINY_CONFIG, random_bert_config
 
 
 def test_model_choice_order():
@@ -47,7 +48,7 @@ def test_bare_encoder_checkpoint_reports_no_heads(tiny_encoder_dir):
     assert (caps.has_mlm_head, caps.has_nsp_head) == (False, False)
 
 
-def test_unreachable_model_falls_back_fast(monkeypatch):
+def test_unreachable_model_falls_back_fast(monkeypatch, bundled):
     monkeypatch.delenv("HF_HUB_OFFLINE")
     # A closed local port stands in for an unreachable Hub: the probe must give up at once.
     with socket.socket() as s:
@@ -55,8 +56,8 @@ def test_unreachable_model_falls_back_fast(monkeypatch):
         port = s.getsockname()[1]
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
     started = time.perf_counter()
-    bundle = load_with_fallback("no-such-org/no-such-bert")
-    assert time.perf_counter() - started < 10
+    bundle = load_with_fallback("no-such-org/no-such-bert", load=lambda name: bundled)
+    assert time.perf_counter() - started < 5  # the user must know within seconds, not transformers' ~50 s
     assert bundle.name == BUNDLED_MODEL and bundle.requested == "no-such-org/no-such-bert"
     assert bundle.offline and "cannot be reached" in bundle.fallback_reason
 
@@ -97,3 +98,10 @@ def test_needs_download_only_for_uncached_hub_ids(tiny_pretraining_dir, tmp_path
     assert not models.needs_download(BUNDLED_MODEL)
     assert not models.needs_download(str(tiny_pretraining_dir))
     assert not models.needs_download("/no/such/folder")
+
+
+def test_checkpoint_without_weights_is_unavailable_not_a_crash(tmp_path, bundled):
+    random_bert_config(**TINY_CONFIG).save_pretrained(tmp_path)  # a config, no weights, no vocabulary
+    with pytest.raises(ModelUnavailable, match="could not be loaded"):
+        load_model(str(tmp_path))
+    assert load_with_fallback(str(tmp_path), load=lambda name: bundled).is_fallback

@@ -42,11 +42,13 @@ def test_page_shows_the_shared_sentence_from_the_link(open_page, path):
     assert at.text_area(key="text").value == "Sinan loves a beautiful day"
 
 
-def test_offline_default_model_shows_banner_and_runs(open_page):
-    at = open_page("pages/home.py", "bert-base-uncased")
+def test_uncached_model_offline_shows_banner_and_runs(open_page):
+    # An id no HF cache holds: offline (HF_HUB_OFFLINE=1) it must fall back, whatever this machine cached.
+    at = open_page("pages/home.py", "no-such-org/no-such-bert")
     assert not at.exception
-    assert "Offline" in " ".join(w.value for w in at.warning)
-    assert BUNDLED_MODEL in shown(at)
+    banner = " ".join(w.value for w in at.warning)
+    assert "Offline" in banner and "hf download bert-base-uncased" in banner and "BERTLENS_MODEL=" in banner
+    assert f"Model: `{BUNDLED_MODEL}`" in shown(at)
 
 
 def test_app_navigation_keeps_the_sentence(monkeypatch):
