@@ -68,6 +68,18 @@ def encode(tokenizer, text: str, text_b: str | None = None, max_length: int = 51
     )
 
 
+def padded_batch(encodings: list[Encoding], pad_id: int | None, device) -> dict[str, torch.Tensor]:
+    """``input_ids``, ``token_type_ids`` and ``attention_mask`` for a padded batch (mask 0 on padding)."""
+    width = max(len(e) for e in encodings)
+    ids = torch.full((len(encodings), width), pad_id or 0, dtype=torch.long)
+    types, mask = torch.zeros_like(ids), torch.zeros_like(ids)
+    for row, e in enumerate(encodings):
+        ids[row, : len(e)] = torch.tensor(e.input_ids)
+        types[row, : len(e)] = torch.tensor(e.token_type_ids)
+        mask[row, : len(e)] = 1
+    return {"input_ids": ids.to(device), "token_type_ids": types.to(device), "attention_mask": mask.to(device)}
+
+
 @dataclass(frozen=True, eq=False)
 class Analysis:
     """Everything one forward pass gives. Arrays are read-only: the result is cached and shared."""

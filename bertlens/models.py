@@ -42,6 +42,7 @@ NSP_HEAD_KEYS = frozenset({"cls.seq_relationship.weight", "cls.seq_relationship.
 POOLER_KEYS = frozenset({"bert.pooler.dense.weight", "bert.pooler.dense.bias"})
 
 HUB_PROBE_SECONDS = 3.0
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})  # how environment flags say "on"
 
 Progress = Callable[[str], None]
 
@@ -120,7 +121,7 @@ def initial_model_choice(env: Mapping[str, str] | None = None) -> str:
 
 def hub_reachable(timeout: float = HUB_PROBE_SECONDS) -> bool:
     """A quick TCP probe of the Hub, so an offline machine is known within seconds, not ~50 s."""
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}:
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in TRUE_WORDS:
         return False
     endpoint = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
     host, port = endpoint.hostname or "huggingface.co", endpoint.port or (80 if endpoint.scheme == "http" else 443)
@@ -180,6 +181,11 @@ def _load_config(source: str, local: bool, progress: Progress):
         raise ModelUnavailable(f"'{source}' could not be loaded from the Hugging Face Hub ({error}).") from error
 
 
+def is_cased(tokenizer: PreTrainedTokenizerBase) -> bool:
+    """Behavioural: a cased tokenizer keeps "Hello" and "hello" apart."""
+    return tokenizer.tokenize("Hello") != tokenizer.tokenize("hello")
+
+
 def detect_capabilities(model: BertForPreTraining, tokenizer: PreTrainedTokenizerBase, missing_keys: set[str]) -> Capabilities:
     config = model.config
     return Capabilities(
@@ -192,7 +198,7 @@ def detect_capabilities(model: BertForPreTraining, tokenizer: PreTrainedTokenize
         intermediate_size=config.intermediate_size,
         max_positions=config.max_position_embeddings,
         vocab_size=config.vocab_size,
-        cased=tokenizer.tokenize("Hello") != tokenizer.tokenize("hello"),
+        cased=is_cased(tokenizer),
     )
 
 

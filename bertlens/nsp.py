@@ -12,7 +12,7 @@ import pandas as pd
 import torch
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_score, recall_score
 
-from bertlens.analysis import Analysis, encode, max_tokens
+from bertlens.analysis import Analysis, encode, max_tokens, padded_batch
 from bertlens.mlm import softmax
 from bertlens.models import ModelBundle
 
@@ -74,10 +74,6 @@ def segments_table(analysis: Analysis) -> pd.DataFrame:
     )
 
 
-def _padded(rows, width: int, fill: int, device) -> torch.Tensor:
-    return torch.tensor([list(r) + [fill] * (width - len(r)) for r in rows], device=device)
-
-
 def is_next_probabilities(bundle: ModelBundle, pairs: list[tuple[str, str]], token_cap: int | None = None) -> np.ndarray:
     """P(IsNext) for many (A, B) pairs: padded batches through the encoder, pooler and NSP head only."""
     if not (bundle.capabilities.has_nsp_head and bundle.capabilities.has_pooler):
@@ -86,14 +82,9 @@ def is_next_probabilities(bundle: ModelBundle, pairs: list[tuple[str, str]], tok
     encodings = [encode(tokenizer, a, b, max_tokens(bundle, token_cap)) for a, b in pairs]
     result = []
     for start in range(0, len(encodings), BATCH_SIZE):
-        batch = encodings[start : start + BATCH_SIZE]
-        width = max(len(e) for e in batch)
+        batch = padded_batch(encodings[start : start + BATCH_SIZE], tokenizer.pad_token_id, bundle.device)
         with torch.inference_mode():
-            pooled = model.bert(
-                input_ids=_padded([e.input_ids for e in batch], width, tokenizer.pad_token_id, bundle.device),
-                token_type_ids=_padded([e.token_type_ids for e in batch], width, 0, bundle.device),
-                attention_mask=_padded([[1] * len(e) for e in batch], width, 0, bundle.device),
-            ).pooler_output
+            pooled = model.bert(**batch).pooler_output
             logits = model.cls.seq_relationship(pooled).float().cpu().numpy()
         result.extend(softmax(logits)[:, 0])
     return np.array(result, dtype=np.float64)

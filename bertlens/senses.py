@@ -21,7 +21,7 @@ from sklearn.manifold import MDS
 from sklearn.metrics import silhouette_score
 from sklearn.metrics.pairwise import cosine_distances, cosine_similarity
 
-from bertlens.analysis import Encoding, encode
+from bertlens.analysis import Encoding, encode, padded_batch
 from bertlens.models import ModelBundle
 
 SEPARATOR = "|"
@@ -165,27 +165,13 @@ def batched_piece_means(
     One padded batch with an attention mask, so padding changes nothing; split into chunks of
     similar length only to bound memory. Returns, per sentence, an array (groups, layers + 1, hidden).
     """
-    model, device = bundle.model.bert, bundle.device
-    pad_id = bundle.tokenizer.pad_token_id or 0
+    model = bundle.model.bert
     results: list[np.ndarray] = [np.empty(0)] * len(encodings)
     done = 0
     for chunk in _chunks([len(e) for e in encodings], chunk_sentences, chunk_tokens):
-        width = max(len(encodings[i]) for i in chunk)
-        ids = torch.full((len(chunk), width), pad_id, dtype=torch.long)
-        types = torch.zeros_like(ids)
-        mask = torch.zeros_like(ids)
-        for row, i in enumerate(chunk):
-            n = len(encodings[i])
-            ids[row, :n] = torch.tensor(encodings[i].input_ids)
-            types[row, :n] = torch.tensor(encodings[i].token_type_ids)
-            mask[row, :n] = 1
+        batch = padded_batch([encodings[i] for i in chunk], bundle.tokenizer.pad_token_id, bundle.device)
         with torch.inference_mode():
-            out = model(
-                input_ids=ids.to(device),
-                token_type_ids=types.to(device),
-                attention_mask=mask.to(device),
-                output_hidden_states=True,
-            )
+            out = model(**batch, output_hidden_states=True)
             hidden = torch.stack(out.hidden_states, dim=1)  # (batch, layers + 1, tokens, hidden)
             for row, i in enumerate(chunk):
                 groups = [hidden[row][:, list(group)].mean(dim=1) for group in selections[i]]

@@ -11,9 +11,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, MODEL_CHOICES, initial_model_choice
+from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, MODEL_CHOICES, TRUE_WORDS, initial_model_choice
 
-TRUE_WORDS = {"1", "true", "yes", "on"}
 ENV_PREFIX = "BERTLENS_"
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import torch
 
 from bertlens.analysis import MAX_TEXT_CHARS, Encoding
-from bertlens.models import ModelBundle
+from bertlens.models import ModelBundle, is_cased
 
 SPECIAL_ROLES = {
     "cls": "starts every input; its final vector summarises the input (pooler, NSP)",
@@ -156,10 +156,6 @@ def vocabulary_facts(tokenizer) -> VocabularyFacts:
         kinds=kinds.rename_axis("kind of entry").reset_index(name="entries"),
         cased=is_cased(tokenizer),
     )
-
-
-def is_cased(tokenizer) -> bool:
-    return tokenizer.tokenize("Hello") != tokenizer.tokenize("hello")
 
 
 @dataclass(frozen=True)

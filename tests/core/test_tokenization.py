@@ -4,12 +4,11 @@ import torch
 from transformers import AutoTokenizer
 
 from bertlens.analysis import encode
-from bertlens.models import bundled_model_path
+from bertlens.models import bundled_model_path, is_cased
 from bertlens.tokenization import (
     SEED_BATCH,
     batch_lines,
     case_variants,
-    is_cased,
     look_up,
     mask_effect,
     pad_batch,
