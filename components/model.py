@@ -13,6 +13,7 @@ import streamlit as st
 
 from bertlens.analysis import Analysis, analyze
 from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, ModelBundle, load_with_fallback, needs_download
+from bertlens.serving import freeze_long_lived_objects
 from bertlens.settings import Settings, env_from_secrets, load_settings
 from components.state import warn_bad_param
 from components.text import code_span, literal
@@ -24,7 +25,9 @@ MODEL_KEY, CUSTOM_KEY = "model", "custom_model"
 @st.cache_resource(show_spinner=False)
 def cached_bundle(name: str) -> ModelBundle:
     """One frozen tokenizer+model per model name, shared by all sessions (never mutated)."""
-    return load_with_fallback(name, load=cached_bundle)
+    bundle = load_with_fallback(name, load=cached_bundle)
+    freeze_long_lived_objects()
+    return bundle
 
 
 def cached_analysis(model_name: str, text: str, text_b: str = "") -> Analysis:
