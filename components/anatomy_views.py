@@ -23,6 +23,7 @@ from components import exports
 from components.model import cached_analysis, cached_bundle
 from components.state import bound_int_slider
 
+TABS = ("Parameters", "Named parameters", "Embeddings", "Pooler")
 CHECK_TOLERANCE = 1e-4  # float32 arithmetic in a different order differs by ~1e-7
 COUNT_COLUMN = st.column_config.NumberColumn(format="localized")
 
@@ -127,6 +128,10 @@ def architecture_section(model_name: str) -> None:
         exports.chart(parameter_sunburst(counts), "parameters", key="parameter_sunburst")
     with st.expander("Configuration"):
         exports.table(config, "config", key="config")
+
+
+def named_parameters_section(model_name: str) -> None:
+    named = architecture(model_name)[2]
     filter_text = st.text_input("Filter the named parameters", key="filter", bind="query-params",
                                 placeholder="e.g. layer.0.attention or LayerNorm")
     shown = named[named["name"].str.contains((filter_text or "").strip(), case=False, regex=False)]

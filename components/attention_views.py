@@ -41,7 +41,7 @@ from bertlens.attention import (
 from bertlens.models import ModelBundle
 from components.exports import chart, csv_download, table
 from components.model import active_model_name, cached_analysis
-from components.state import bound_int_slider, set_shared_text, warn_bad_param
+from components.state import bound_int_slider, lazy_tabs, set_shared_text, warn_bad_param
 
 COLORS = "Blues"
 ACCENT = "#d62728"
@@ -496,8 +496,7 @@ def controls(bundle: ModelBundle) -> Choice:
 
 
 def open_tabs():
-    warn_bad_param("tab", lambda raw: raw in TABS, "one of: " + ", ".join(TABS))
-    return st.tabs(list(TABS), key="tab", bind="query-params")
+    return lazy_tabs(TABS, "tab")
 
 
 def heatmap_section(page: PageInput, choice: Choice, heads: int) -> None:

@@ -17,6 +17,7 @@ from components.state import set_shared_text
 from components.text import code_span, literal
 
 MASKS_PER_ROW = 3
+NSP_TABS = ("Verdict", "Ranking", "Evaluation")
 BAR = "#4c78a8"
 PROBABILITY = st.column_config.NumberColumn(format="%.4g")
 

@@ -46,6 +46,7 @@ from components.model import cached_bundle
 from components.state import warn_bad_param
 from components.text import literal
 
+TABS = ("Map", "Separation by layer", "Similarity", "Static vs contextual", "Reference words")
 SOURCES = ("Preset", "Paste lines", "Upload CSV")
 YOUR_SENSE = "your sentence"
 NO_LABEL = "(no label)"

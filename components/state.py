@@ -8,7 +8,7 @@ in session state and write it to the URL themselves.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import streamlit as st
 
@@ -61,6 +61,16 @@ def bound_int_slider(label: str, key: str, lo: int, hi: int, default: int = 0, *
     value = st.slider(label, lo, hi, key=key, **kwargs)
     st.query_params[key] = str(value)
     return value
+
+
+def lazy_tabs(labels: Sequence[str], key: str) -> list:
+    """Tabs whose choice lives in the URL as ``key``; only the open tab's content runs and is sent.
+
+    Bound tabs run lazily in Streamlit 1.67: each tab's ``.open`` says whether to draw it, so a page
+    sends (and the browser renders) only what the student is looking at.
+    """
+    warn_bad_param(key, lambda raw: raw in labels, "one of: " + ", ".join(labels))
+    return st.tabs(list(labels), key=key, bind="query-params")
 
 
 def _remember(key: str) -> None:

@@ -36,6 +36,7 @@ from components.model import cached_bundle, settings
 from components.state import bound_int_slider, warn_bad_param
 from components.text import literal
 
+TABS = ("Tokens", "Vocabulary", "Padding lab")
 LAB_MAX_LINES = 32
 PAD_GREY = "#e6e6e6"
 TEXT_IN_CELLS = 32  # write each cell's value when the batch is at most this wide

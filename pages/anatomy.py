@@ -1,23 +1,25 @@
 """Model anatomy page: the configuration, where the parameters are, and the embeddings and pooler checked live."""
 
-import streamlit as st
-
 from components import anatomy_views as views
 from components.layout import page_header, require_text, truncation_notice
 from components.model import active_model_name, cached_analysis
-from components.state import sentence_b, shared_text
+from components.state import lazy_tabs, sentence_b, shared_text
 
 page_header("Model anatomy", "The configuration, where the parameters are, and the embeddings and pooler checked live.")
 model_name = active_model_name()
-
-st.subheader("Parameters")
-views.architecture_section(model_name)
-
-st.subheader("The many embeddings")
-text = shared_text()
+text = shared_text(help="Read by the Embeddings and Pooler tabs; it follows you from page to page.")
 text_b = sentence_b()
-if require_text(text):
-    truncation_notice(cached_analysis(model_name, text, text_b).encoding)
-    views.embeddings_section(model_name, text, text_b)
-    st.subheader("Pooler")
-    views.pooler_section(model_name, text, text_b)
+
+parameters, named, embeddings, pooler = lazy_tabs(views.TABS, "anatomy_tab")
+if parameters.open:
+    with parameters:
+        views.architecture_section(model_name)
+if named.open:
+    with named:
+        views.named_parameters_section(model_name)
+for tab, section in ((embeddings, views.embeddings_section), (pooler, views.pooler_section)):
+    if tab.open:
+        with tab:
+            if require_text(text):
+                truncation_notice(cached_analysis(model_name, text, text_b).encoding)
+                section(model_name, text, text_b)

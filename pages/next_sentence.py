@@ -7,7 +7,7 @@ from components import prediction_views as views
 from components.exports import table
 from components.layout import page_header, truncation_notice
 from components.model import active_model_name, cached_analysis
-from components.state import remembered_shared_text, sentence_b, set_shared_text, shared_text
+from components.state import lazy_tabs, remembered_shared_text, sentence_b, set_shared_text, shared_text
 
 DEFAULT_A, DEFAULT_B = "The weather is beautiful today.", "I think I'll go for a walk in the park."
 DEFAULT_CANDIDATES = f"{DEFAULT_B}\nDeep Learning is a branch of Machine Learning."
@@ -40,28 +40,33 @@ if not a.strip() or not b.strip():
 model_name = active_model_name()
 analysis = cached_analysis(model_name, a, b)
 truncation_notice(analysis.encoding)
-views.verdict_view(next_sentence(analysis))
+verdict_tab, ranking_tab, evaluation_tab = lazy_tabs(views.NSP_TABS, "nsp_tab")
+if verdict_tab.open:
+    with verdict_tab:
+        views.verdict_view(next_sentence(analysis))
+        st.caption("[CLS], A's tokens and the first [SEP] are segment 0 (A); B's tokens and the last [SEP] are segment 1 (B).")
+        table(segments_table(analysis), "nsp-segments", key="segments-table")
 
-with st.expander("Segments: how BERT tells A from B (token_type_ids)"):
-    st.caption("[CLS], A's tokens and the first [SEP] are segment 0 (A); B's tokens and the last [SEP] are segment 1 (B).")
-    table(segments_table(analysis), "nsp-segments", key="segments-table")
+if ranking_tab.open:
+    with ranking_tab:
+        st.caption("Which B follows A best? Each candidate is scored with A by the NSP head.")
+        candidates = candidate_lines(
+            st.text_area("Candidate Bs, one per line", value=DEFAULT_CANDIDATES, key="candidates", bind="query-params")
+        )
+        if candidates:
+            with st.spinner("Scoring the candidates…"):
+                views.ranking_view(views.ranking(model_name, a.strip(), tuple(candidates)))
+        else:
+            st.info("Type at least one candidate B, one per line.")
 
-st.subheader("Ranking: which B follows A best?")
-candidates = candidate_lines(
-    st.text_area("Candidate Bs, one per line", value=DEFAULT_CANDIDATES, key="candidates", bind="query-params")
-)
-if candidates:
-    with st.spinner("Scoring the candidates…"):
-        views.ranking_view(views.ranking(model_name, a.strip(), tuple(candidates)))
-else:
-    st.info("Type at least one candidate B, one per line.")
-
-st.subheader("Evaluation on labelled pairs")
-st.caption("Edit, add or delete rows (is_next ticked = B really follows A). Default: the ten pairs of the notebook's exercise.")
-pairs = st.data_editor(DEFAULT_PAIRS, num_rows="dynamic", hide_index=True, key="pairs", width="stretch")
-with st.spinner("Scoring the pairs…"):
-    result = views.evaluation(model_name, tuple(map(tuple, pairs.itertuples(index=False))))
-if result is None:
-    st.info("No pair to score: every row needs sentence A, sentence B and a label.")
-else:
-    views.evaluation_view(result)
+if evaluation_tab.open:
+    with evaluation_tab:
+        st.caption("Edit, add or delete rows (is_next ticked = B really follows A). "
+                   "Default: the ten pairs of the notebook's exercise.")
+        pairs = st.data_editor(DEFAULT_PAIRS, num_rows="dynamic", hide_index=True, key="pairs", width="stretch")
+        with st.spinner("Scoring the pairs…"):
+            result = views.evaluation(model_name, tuple(map(tuple, pairs.itertuples(index=False))))
+        if result is None:
+            st.info("No pair to score: every row needs sentence A, sentence B and a label.")
+        else:
+            views.evaluation_view(result)

@@ -6,7 +6,7 @@ from bertlens.analysis import max_tokens
 from components import senses_views as views
 from components.layout import page_header
 from components.model import active_model_name, settings
-from components.state import shared_text
+from components.state import lazy_tabs, shared_text
 
 bundle = page_header(
     "Word senses",
@@ -34,19 +34,21 @@ if request:
             method = "PCA 2D"
         vectors = views.at_layer(words.contextual, layer)
 
-        st.subheader("Map of the occurrences")
-        projection = views.projection(model_name, request.word, sentences, max_length, layer, method, words)
-        title = f"“{request.word}” — {views.layer_label(layer, words.num_layers)}, {method}"
-        views.occurrence_map(words, point_labels, projection, title)
-
-        st.subheader("Where do the senses separate?")
-        views.separation_chart(words, sense_labels, layer)
-
-        st.subheader("Similarity between occurrences")
-        views.similarity_section(vectors, words, point_labels)
-
-        st.subheader("Static vs contextual: would word2vec do this?")
-        views.static_section(words, sense_labels, layer)
-
-        st.subheader("The word in context vs reference words")
-        views.reference_section(vectors, words, point_labels, request, layer)
+        map_tab, separation_tab, similarity_tab, static_tab, reference_tab = lazy_tabs(views.TABS, "senses_tab")
+        if map_tab.open:
+            with map_tab:
+                projection = views.projection(model_name, request.word, sentences, max_length, layer, method, words)
+                title = f"“{request.word}” — {views.layer_label(layer, words.num_layers)}, {method}"
+                views.occurrence_map(words, point_labels, projection, title)
+        if separation_tab.open:
+            with separation_tab:
+                views.separation_chart(words, sense_labels, layer)
+        if similarity_tab.open:
+            with similarity_tab:
+                views.similarity_section(vectors, words, point_labels)
+        if static_tab.open:
+            with static_tab:
+                views.static_section(words, sense_labels, layer)
+        if reference_tab.open:
+            with reference_tab:
+                views.reference_section(vectors, words, point_labels, request, layer)

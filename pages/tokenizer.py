@@ -5,20 +5,23 @@ import streamlit as st
 from components import tokenizer_views as views
 from components.layout import page_header, require_text
 from components.model import active_model_name
-from components.state import sentence_b, shared_text
+from components.state import lazy_tabs, sentence_b, shared_text
 
 page_header("Tokenizer", "How text becomes WordPiece tokens, ids, segments and attention masks.")
 model_name = active_model_name()
 text = shared_text()
 text_b = sentence_b()
 
-tokens_tab, vocab_tab, padding_tab = st.tabs(["Tokens", "Vocabulary", "Padding lab"])
-with tokens_tab:
-    if require_text(text):
-        views.token_section(model_name, text, text_b)
-with vocab_tab:
-    views.vocabulary_section(model_name)
-with padding_tab:
-    st.caption("A batch must be a rectangle: short sentences are padded with [PAD], long ones truncated. "
-               "The attention mask tells the model which positions are real.")
-    views.padding_section(model_name)
+tokens_tab, vocab_tab, padding_tab = lazy_tabs(views.TABS, "tokenizer_tab")
+if tokens_tab.open:
+    with tokens_tab:
+        if require_text(text):
+            views.token_section(model_name, text, text_b)
+if vocab_tab.open:
+    with vocab_tab:
+        views.vocabulary_section(model_name)
+if padding_tab.open:
+    with padding_tab:
+        st.caption("A batch must be a rectangle: short sentences are padded with [PAD], long ones truncated. "
+                   "The attention mask tells the model which positions are real.")
+        views.padding_section(model_name)

@@ -120,6 +120,8 @@ def test_anatomy_counts_parameters_and_follows_typing(open_url, reference):
     total = sum(p.numel() for p in reference[1].parameters())  # tied decoder weight counted once
     expect(main(page)).to_contain_text(f"{total:,} parameters")
     expect(charts(page).first).to_be_attached()
+    page.get_by_role("tab", name="Embeddings").click()  # a lazy tab: drawn when opened, kept in the link
+    expect(page).to_have_url(re.compile(r"anatomy_tab=Embeddings"))
     expect(slider_value(page, "pos")).to_have_attribute("max", str(token_count(reference, MARKUP) - 1))
     assert_shown_literally(page)
 
@@ -175,9 +177,10 @@ def test_attention_deep_link_draws_the_chosen_head(open_url, reference):
 
 
 def test_senses_map_and_your_sentence(open_url):
-    page = open_url("senses", preset="field")
-    expect(charts(page).filter(has_text="Football Pitch")).not_to_have_count(0)  # the map, by sense
+    page = open_url("senses", preset="field", senses_tab="Separation by layer")
     expect(main(page)).to_contain_text(re.compile(r"Silhouette at layer \d+: -?\d\.\d+"))
+    page.get_by_role("tab", name="Map").click()
+    expect(charts(page).filter(has_text="Football Pitch")).not_to_have_count(0)  # the map, by sense
 
     type_into(page, "text", "The <b>field</b> behind the *school* was muddy.")
     expect(charts(page).filter(has_text="your sentence")).not_to_have_count(0)

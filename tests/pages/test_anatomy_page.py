@@ -18,13 +18,25 @@ def test_bundled_encoder_counts_checks_and_missing_heads(open_page, bundled):
     assert counts["parameters"].iloc[-1] == total
     assert counts.set_index("part").loc[["MLM head", "NSP head"], "note"].tolist() == [NOT_IN_CHECKPOINT] * 2
     assert "hf download bert-base-uncased" in shown(at)
+    at = open_page(PAGE, anatomy_tab="Named parameters")
     assert len(frame(at, "shape").value) == 103
-    successes = [s.value for s in at.success]
-    assert len(successes) == 2 and all("Equal up to float32 rounding" in s for s in successes)
+    at = open_page(PAGE, anatomy_tab="Embeddings", text="Sinan loves a beautiful day")
+    assert "Equal up to float32 rounding" in at.success[0].value
     norms = frame(at, "‖word‖").value
     assert norms["token"].tolist() == ["[CLS]", "sin", "##an", "loves", "a", "beautiful", "day", "[SEP]"]
     assert (norms["max |difference|"] < 1e-5).all()
+    at = open_page(PAGE, anatomy_tab="Pooler", text="Sinan loves a beautiful day")
+    assert "Equal up to float32 rounding" in at.success[0].value
     assert len(frame(at, "pooler_output").value) == bundled.capabilities.hidden_size
+
+
+def test_only_the_open_tab_is_drawn(open_page):
+    at = open_page(PAGE, text="Sinan loves a beautiful day")
+    assert len(at.get("plotly_chart")) == 1  # the parameters sunburst
+    assert not any("‖word‖" in d.value.columns for d in at.dataframe)
+    at = open_page(PAGE, anatomy_tab="Pooler", text="Sinan loves a beautiful day")
+    assert not any("adds up to total" in d.value.columns for d in at.dataframe)
+    assert at.text_area(key="text").value == "Sinan loves a beautiful day"
 
 
 def test_pretraining_checkpoint_counts_its_heads(open_page, tiny_pretraining_dir, tiny_bundle):
@@ -38,17 +50,18 @@ def test_pretraining_checkpoint_counts_its_heads(open_page, tiny_pretraining_dir
 
 
 def test_filter_and_token_from_the_link(open_page, bundled):
-    at = open_page(PAGE, text="Sinan loves a beautiful day", filter="layer.0.attention", pos="2")
+    at = open_page(PAGE, anatomy_tab="Named parameters", filter="layer.0.attention")
     named = frame(at, "shape").value
     assert len(named) == 10 and named["name"].str.contains("layer.0.attention", regex=False).all()
     assert at.text_input(key="filter").value == "layer.0.attention"
+    at = open_page(PAGE, anatomy_tab="Embeddings", text="Sinan loves a beautiful day", pos="2")
     assert at.slider(key="pos").value == 2
     heatmap = next(c for c in at.get("plotly_chart") if "Token 2" in c.proto.spec)
     assert "##an" in heatmap.proto.spec
 
 
 def test_second_sentence_gets_token_type_one(open_page, bundled):
-    at = open_page(PAGE, text="I am Sinan", b="And you?")
+    at = open_page(PAGE, anatomy_tab="Embeddings", text="I am Sinan", b="And you?")
     assert at.text_input(key="b").value == "And you?"
     norms = frame(at, "‖word‖").value
     expected = encode(bundled.tokenizer, "I am Sinan", "And you?").token_type_ids
@@ -64,10 +77,12 @@ def test_second_sentence_gets_token_type_one(open_page, bundled):
         ({"text": "🤖 <script>alert(1)</script> **x**"}, "Equal up to float32 rounding"),
         ({"text": "hello", "pos": "99"}, "`pos` parameter"),
         ({"text": "hello", "pos": "-1"}, "`pos` parameter"),
+        ({"text": "hello", "anatomy_tab": "Organs"}, "`anatomy_tab` parameter"),
     ],
 )
 def test_bad_input_gets_a_message(open_page, params, message):
-    at = open_page(PAGE, **params)
+    at = open_page(PAGE, **{"anatomy_tab": "Embeddings", **params})
     assert not at.exception, at.exception
     assert message in shown(at)
-    assert frame(at, "adds up to total").value["parameters"].iloc[-1] > 0  # the architecture is always shown
+    if params.get("anatomy_tab") == "Organs":  # a malformed tab falls back to the first: the architecture
+        assert frame(at, "adds up to total").value["parameters"].iloc[-1] > 0

@@ -54,15 +54,15 @@ def test_use_the_shared_sentence_as_a(open_page, tiny_pretraining_dir):
 
 def test_ranking_of_candidates(open_page, tiny_pretraining_dir, tiny_bundle, nsp_model):
     candidates = ["It is a big city.", "Bananas are yellow.", "Its museums are famous."]
-    at = open_page(PAGE, tiny_pretraining_dir, a=A, b=B, candidates="\n".join(candidates))
-    ranked = at.dataframe[1].value
+    at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Ranking", a=A, b=B, candidates="\n".join(candidates))
+    (ranked,) = [d.value for d in at.dataframe]  # only the open tab is drawn
     expected = dict(zip(candidates, reference_p_is_next(nsp_model, tiny_bundle.tokenizer, [(A, c) for c in candidates])))
     assert ranked["candidate_b"].tolist() == sorted(candidates, key=expected.get, reverse=True)
     assert ranked["p_is_next"].tolist() == pytest.approx([expected[c] for c in ranked["candidate_b"]], abs=1e-6)
 
 
 def test_evaluation_of_the_seed_pairs(open_page, tiny_pretraining_dir, tiny_bundle, nsp_model):
-    at = open_page(PAGE, tiny_pretraining_dir)
+    at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Evaluation")
     p = reference_p_is_next(nsp_model, tiny_bundle.tokenizer, zip(DEFAULT_PAIRS["sentence_a"], DEFAULT_PAIRS["sentence_b"]))
     y_true, y_pred = DEFAULT_PAIRS["is_next"].tolist(), [x >= 0.5 for x in p]
     shown_metrics = metrics(at)
@@ -74,7 +74,7 @@ def test_evaluation_of_the_seed_pairs(open_page, tiny_pretraining_dir, tiny_bund
     best = max(range(10), key=lambda i: max(p[i], 1 - p[i]))
     assert results["most_confident"].tolist() == [i == best for i in range(10)]
     assert f"Most confident pair** (row {best + 1}" in shown(at)
-    assert len(at.get("plotly_chart")) == 2  # ranking and confusion matrix
+    assert len(at.get("plotly_chart")) == 1  # the confusion matrix (the ranking's tab is closed)
 
 
 @pytest.mark.parametrize(
@@ -88,8 +88,10 @@ def test_bad_input_gets_a_clear_message(open_page, tiny_pretraining_dir, a, b, m
 
 def test_odd_text_is_shown_literally(open_page, tiny_pretraining_dir):
     a, b = "<script>alert(1)</script> 😀", "**not bold** [MASK]"
-    at = open_page(PAGE, tiny_pretraining_dir, a=a, b=b, candidates=b)
+    at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Ranking", a=a, b=b, candidates=b)
     assert not at.exception and at.text_input(key="a").value == a
+    assert b in at.dataframe[0].value["candidate_b"].tolist()
+    at = open_page(PAGE, tiny_pretraining_dir, a=a, b=b)
     assert "<script>" not in shown(at) and "P(IsNext)" in metrics(at)
 
 

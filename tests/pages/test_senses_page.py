@@ -110,3 +110,17 @@ def test_sentence_cap_is_explained(open_page, monkeypatch, tiny_pretraining_dir)
     assert not at.exception
     assert "12 sentences given; only the first 3 are read" in messages(at, "warning")
     assert len(coordinates(at)) == 3
+
+
+def test_each_tab_opens_from_the_link_and_draws_only_itself(open_page):
+    from components.senses_views import TABS
+
+    drawn = {}
+    for tab in TABS:
+        at = open_page(PAGE, BUNDLED_MODEL, preset="bank", senses_tab=tab)
+        assert not at.exception, (tab, at.exception)
+        assert at.tabs and [t.label for t in at.tabs] == list(TABS)
+        drawn[tab] = len(at.get("plotly_chart")), len(at.dataframe)
+    assert drawn["Map"] == (1, 1)  # the map and its coordinates: nothing of the other tabs
+    assert drawn["Separation by layer"][0] == 1 and drawn["Similarity"][0] == 1 and drawn["Static vs contextual"][0] == 1
+    assert drawn["Reference words"][0] == 0 and drawn["Reference words"][1] >= 1

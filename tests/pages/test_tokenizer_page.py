@@ -43,7 +43,7 @@ def test_second_sentence_from_the_link(open_page):
 
 
 def test_vocabulary_and_lookup(open_page):
-    at = open_page(PAGE, text="hello", word="field")
+    at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello", word="field")
     special = frame(at, "role").value
     assert dict(zip(special["token"], special["id"])) == {"[CLS]": 101, "[SEP]": 102, "[PAD]": 0, "[UNK]": 100, "[MASK]": 103}
     assert "[unused0]" in shown(at) and "[unused993]" in shown(at)
@@ -52,13 +52,13 @@ def test_vocabulary_and_lookup(open_page):
 
 
 def test_default_lookup_is_sinan(open_page):
-    at = open_page(PAGE, text="hello")
+    at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello")
     assert "sin + \\#\\#an" in " ".join(i.value for i in at.info)
     assert set(frame(at, "as typed").value["ids"]) == {"8254 2319"}
 
 
 def test_padding_lab_defaults_to_seed_003(open_page):
-    at = open_page(PAGE, text="hello", mask_demo="true")
+    at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello", mask_demo="true")
     comparison = frame(at, "padding %").value.set_index("strategy")
     assert comparison.loc["longest", "padding %"] == 48.75
     assert comparison.loc["max_length=64", "padding %"] == 83.98
@@ -68,7 +68,7 @@ def test_padding_lab_defaults_to_seed_003(open_page):
 
 
 def test_padding_lab_from_the_link(open_page):
-    at = open_page(PAGE, text="hello", lines="hello world\nhello", pad="max_length", pad_len="6", trunc="true", mask_demo="true")
+    at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello", lines="hello world\nhello", pad="max_length", pad_len="6", trunc="true", mask_demo="true")
     assert at.radio(key="pad").value == "max_length" and at.slider(key="pad_len").value == 6
     comparison = frame(at, "padding %").value.set_index("strategy")
     assert comparison.loc["max_length=6", "shape"] == "2 × 6"
@@ -94,16 +94,18 @@ def test_padding_lab_from_the_link(open_page):
         ({"text": "hello", "pad": "none", "mask_demo": "true"}, "pads to the longest sentence"),
         ({"text": "hello", "mask_demo": "maybe"}, "`mask_demo` parameter"),
         ({"text": "hello", "trunc": "2"}, "`trunc` parameter"),
+        ({"text": "hello", "tokenizer_tab": "Vocab"}, "`tokenizer_tab` parameter"),
     ],
 )
 def test_bad_input_gets_a_message(open_page, params, message):
-    at = open_page(PAGE, **params)
+    tab = "Tokens" if "text" in params and len(params) == 1 else "Vocabulary" if "word" in params else "Padding lab"
+    at = open_page(PAGE, **{"tokenizer_tab": tab, **params})
     assert not at.exception, at.exception
     assert message in shown(at)
 
 
 def test_mask_comparison_runs_on_request(open_page):
-    at = open_page(PAGE, text="hello")
+    at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello")
     assert at.toggle(key="mask_demo").value is False
     assert not any("[CLS] L2 distance" in d.value.columns for d in at.dataframe)
     at.toggle(key="mask_demo").set_value(True).run()
@@ -131,8 +133,18 @@ def cased_model_dir(tmp_path_factory):
 
 def test_cased_model_shows_case_matters(open_page, cased_model_dir):
     at = open_page(PAGE, cased_model_dir, text="Hello hello", word="Hello")
+    assert frame(at, "token_type_ids").value["token"].tolist() == ["[CLS]", "[UNK]", "hello", "[SEP]"]
+    at = open_page(PAGE, cased_model_dir, tokenizer_tab="Vocabulary", text="Hello hello", word="Hello")
     assert not at.exception
     assert "This model is cased" in shown(at)
     variants = frame(at, "as typed").value.set_index("as typed")["pieces"]
     assert variants["Hello"] == "[UNK]" and variants["hello"] == "hello"
-    assert frame(at, "token_type_ids").value["token"].tolist() == ["[CLS]", "[UNK]", "hello", "[SEP]"]
+
+
+def test_only_the_open_tab_is_drawn(open_page):
+    """Tabs are lazy and in the link: the Tokens tab draws no padding-lab chart, the Padding lab no token table."""
+    at = open_page(PAGE, text="hello")
+    assert any("token_type_ids" in d.value.columns for d in at.dataframe)
+    assert not at.get("plotly_chart") and not any("padding %" in d.value.columns for d in at.dataframe)
+    at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello")
+    assert at.get("plotly_chart") and not any("token_type_ids" in d.value.columns for d in at.dataframe)
