@@ -92,6 +92,8 @@ PAGE_INPUTS = {
     "pages/attention.py": [("text_area", "text")],
     "pages/senses.py": [("text_area", "text"), ("text_input", "word")],
 }
+# The tab of a page that reads the shared sentence (the page's first tab unless named here).
+SENTENCE_TAB = {"pages/anatomy.py": {"anatomy_tab": "Embeddings"}}
 
 
 def rendered_markdown(at: AppTest) -> list[str]:
@@ -131,7 +133,7 @@ def type_into(at: AppTest, inputs, text: str) -> AppTest:
 @pytest.mark.parametrize("page", list(PAGE_INPUTS))
 def test_every_bad_string_on_every_page(open_page, tiny_pretraining_dir, page):
     """Type each bad string into the page: no exception, and markup is shown literally."""
-    at = open_page(page, tiny_pretraining_dir)
+    at = open_page(page, tiny_pretraining_dir, **SENTENCE_TAB.get(page, {}))
     assert not at.exception, at.exception
     failures = []
     for name, text in BAD_STRINGS.items():
@@ -156,7 +158,7 @@ def alerts(at: AppTest) -> str:
 @pytest.mark.parametrize("page", [p for p, inputs in PAGE_INPUTS.items() if ("text_area", "text") in inputs])
 @pytest.mark.parametrize("name", ["empty", "whitespace mix"])
 def test_empty_sentence_says_so(open_page, tiny_pretraining_dir, page, name):
-    at = type_into(open_page(page, tiny_pretraining_dir), [("text_area", "text")], BAD_STRINGS[name])
+    at = type_into(open_page(page, tiny_pretraining_dir, **SENTENCE_TAB.get(page, {})), [("text_area", "text")], BAD_STRINGS[name])
     assert not at.exception
     if page != "pages/senses.py":  # there the own sentence is optional
         assert alerts(at), f"{page}: no message for an empty sentence"
@@ -172,7 +174,7 @@ def test_next_sentence_empty_pair_says_so(open_page, tiny_pretraining_dir, name)
 
 @pytest.mark.parametrize("page", ["pages/tokenizer.py", "pages/anatomy.py", "pages/fill_mask.py", "pages/attention.py"])
 def test_over_512_tokens_is_truncated_with_a_notice(open_page, tiny_pretraining_dir, page):
-    at = open_page(page, tiny_pretraining_dir, text=BAD_STRINGS["over 512 tokens"] + " [MASK].")
+    at = open_page(page, tiny_pretraining_dir, text=BAD_STRINGS["over 512 tokens"] + " [MASK].", **SENTENCE_TAB.get(page, {}))
     assert not at.exception
     assert "512" in alerts(at), alerts(at)
 
@@ -214,8 +216,12 @@ MALFORMED_LINKS = [
     ("pages/fill_mask.py", {"text": "A [MASK] here.", "k": "0"}, "k"),
     ("pages/fill_mask.py", {"text": "A [MASK] here.", "k": "100000"}, "k"),
     ("pages/fill_mask.py", {"text": "[MASK] and [MASK]", "at_mask": "7"}, "at_mask"),
-    ("pages/anatomy.py", {"pos": "999"}, "pos"),
-    ("pages/anatomy.py", {"pos": "x"}, "pos"),
+    ("pages/anatomy.py", {"anatomy_tab": "Embeddings", "pos": "999"}, "pos"),
+    ("pages/anatomy.py", {"anatomy_tab": "Embeddings", "pos": "x"}, "pos"),
+    ("pages/anatomy.py", {"anatomy_tab": "x"}, "anatomy_tab"),
+    ("pages/tokenizer.py", {"tokenizer_tab": "<b>x</b>"}, "tokenizer_tab"),
+    ("pages/next_sentence.py", {"nsp_tab": "Verdicts"}, "nsp_tab"),
+    ("pages/senses.py", {"senses_tab": "3D"}, "senses_tab"),
     ("pages/senses.py", {"preset": "unknown-preset"}, "preset"),
     ("pages/senses.py", {"layer": "99"}, "layer"),
     ("pages/senses.py", {"projection": "tSNE 9D"}, "projection"),
