@@ -20,10 +20,8 @@ import pytest
 
 from tests.live_server import model_loads, streamlit_server
 
-websockets = pytest.importorskip("websockets")
-from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
-from streamlit.proto.WidgetStates_pb2 import WidgetStates  # noqa: E402
+pytest.importorskip("websockets")
+from scripts.streamlit_client import Session  # noqa: E402
 
 SESSIONS = 16
 INTERACTIONS = 20
@@ -33,8 +31,7 @@ COMMON = tuple(f"The {animal} sat on the [MASK] near the river bank." for animal
 # The page whose typed text is its own sentence A, not the shared sentence (not echoed by the server).
 OWN_TEXT_PAGES = {"next_sentence"}
 RUN_SECONDS = 120  # generous: 16 sessions share 2 cores
-FINISHED = ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
-RERUN = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
+QUERY = "text=Students+open+the+link+together."
 
 
 def sentence(session: int, step: int) -> str:
@@ -42,67 +39,24 @@ def sentence(session: int, step: int) -> str:
     return COMMON[(session + step) % len(COMMON)] if step % 2 else f"Student {session} tries sentence {step} with a [MASK]."
 
 
-class Session:
-    """One browser tab, minus the rendering."""
-
-    def __init__(self, websocket, page: str):
-        self.websocket, self.page = websocket, page
-        self.page_hash = ""
-        self.text_widget_id: str | None = None
-
-    async def run(self, text: str | None = None) -> list:
-        """A rerun (first load, or after typing ``text``); returns the elements drawn."""
-        message = BackMsg()
-        state = message.rerun_script
-        state.query_string = "text=Students+open+the+link+together."
-        state.page_name, state.page_script_hash = self.page, self.page_hash
-        if text is not None:
-            widgets = WidgetStates()
-            widget = widgets.widgets.add()
-            widget.id, widget.string_value = self.text_widget_id, text
-            state.widget_states.CopyFrom(widgets)
-        await self.websocket.send(message.SerializeToString())
-        elements = []
-        while True:
-            reply = ForwardMsg()
-            reply.ParseFromString(await asyncio.wait_for(self.websocket.recv(), RUN_SECONDS))
-            kind = reply.WhichOneof("type")
-            if kind == "navigation":  # the page actually run (new_session names app.py's hash)
-                self.page_hash = reply.navigation.page_script_hash
-            elif kind == "delta" and reply.delta.WhichOneof("type") == "new_element":
-                elements.append(reply.delta.new_element)
-            elif kind == "script_finished":
-                if reply.script_finished == RERUN:  # the page called st.rerun(): its next run follows
-                    elements = []
-                    continue
-                assert reply.script_finished == FINISHED, (self.page, reply.script_finished)
-                return elements
-
-
-def drawn(elements, kind: str) -> list:
-    return [getattr(e, kind) for e in elements if e.WhichOneof("type") == kind]
-
-
 async def student(url: str, number: int) -> list[float]:
     """Open a page, then type INTERACTIONS sentences; returns each typed run's seconds."""
     page = PAGES[number % len(PAGES)]
-    address = url.replace("http://", "ws://") + "/_stcore/stream"
-    async with websockets.connect(address, subprotocols=["streamlit"], max_size=None) as websocket:
-        session = Session(websocket, page)
-        elements = await session.run()
-        assert not drawn(elements, "exception"), (page, drawn(elements, "exception"))
-        inputs = [*drawn(elements, "text_area"), *drawn(elements, "text_input")]
+    async with Session.connect(url, page, QUERY) as session:
+        first = await session.run(timeout=RUN_SECONDS)
+        assert not first.exceptions, (page, first.exceptions)
+        inputs = [*first.drawn("text_area"), *first.drawn("text_input")]
         shared = [i.id for i in inputs if i.id.endswith("-text")]
-        session.text_widget_id = (shared or [i.id for i in drawn(elements, "text_input")])[0]
+        text_widget = (shared or [i.id for i in first.drawn("text_input")])[0]
         seconds = []
         for step in range(INTERACTIONS):
             text = sentence(number, step)
             started = time.perf_counter()
-            elements = await session.run(text)
+            run = await session.run({text_widget: text}, timeout=RUN_SECONDS)
             seconds.append(time.perf_counter() - started)
-            assert not drawn(elements, "exception"), (page, text, drawn(elements, "exception"))
+            assert not run.exceptions, (page, text, run.exceptions)
             if page not in OWN_TEXT_PAGES:  # the shared sentence comes back as this session typed it
-                assert text in [area.value for area in drawn(elements, "text_area")], (page, text)
+                assert text in [area.value for area in run.drawn("text_area")], (page, text)
     return seconds
 
 

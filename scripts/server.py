@@ -1,0 +1,115 @@
+"""A real ``streamlit run app.py`` server on a free local port (the browser, concurrency and class-load
+tests, and ``scripts/class_load.py``).
+
+The server logs BERT Lens's own ``bertlens`` logger (each model load) to its log file, so a caller
+can count loads inside the server process (``model_loads``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+ROOT = Path(__file__).resolve().parents[1]
+START_SECONDS = 90
+# Streamlit configures only its own loggers; this shows bertlens's INFO lines as well.
+LAUNCHER = """
+import logging, sys
+handler = logging.StreamHandler(sys.stderr)
+handler.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
+logging.getLogger("bertlens").addHandler(handler)
+logging.getLogger("bertlens").setLevel(logging.INFO)
+from streamlit.web import cli
+sys.argv = ["streamlit", *sys.argv[1:]]
+sys.exit(cli.main())
+"""
+LOAD_LINE = "bertlens INFO Loading model"
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str  # http://127.0.0.1:port
+    pid: int
+    log: Path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_healthy(url: str, server: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {server.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"streamlit did not become healthy in {START_SECONDS} s:\n{log.read_text()[-3000:]}")
+
+
+@contextmanager
+def running_server(model: str | Path, log: Path, **env: str) -> Iterator[Server]:
+    """Run ``app.py`` headless with ``BERTLENS_MODEL=model`` (offline) on 127.0.0.1; stop it afterwards.
+
+    ``env`` adds environment variables; ``BERTLENS_HOSTED`` is off unless given there.
+    """
+    port = free_port()
+    server_env = {**os.environ, "BERTLENS_MODEL": str(model), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **env}
+    if "BERTLENS_HOSTED" not in env:
+        server_env.pop("BERTLENS_HOSTED", None)
+    command = [
+        sys.executable, "-c", LAUNCHER, "run", "app.py",
+        "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
+        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+    ]  # fmt: skip
+    with log.open("w") as out:
+        server = subprocess.Popen(command, cwd=ROOT, env=server_env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, server, log)
+        yield Server(url, server.pid, log)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+@contextmanager
+def streamlit_server(model: str | Path, log: Path, **env: str) -> Iterator[str]:
+    """``running_server``, yielding just its base URL."""
+    with running_server(model, log, **env) as server:
+        yield server.url
+
+
+def model_loads(log: Path) -> list[str]:
+    """The 'Loading model …' lines the server logged."""
+    return [line for line in log.read_text().splitlines() if line.startswith(LOAD_LINE)]
+
+
+def peak_rss_bytes(pid: int) -> int | None:
+    """The process's peak resident memory so far (Linux ``VmHWM``), or None when it cannot be read."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None

@@ -1,0 +1,166 @@
+"""Streamlit's browser protocol, spoken from Python: one browser tab, minus the rendering.
+
+A ``Session`` holds one websocket to ``/_stcore/stream`` (subprotocol ``streamlit``), asks for
+reruns (``BackMsg.rerun_script``: the page, the URL's query string, changed widget values) and
+collects the elements each run draws (``ForwardMsg`` deltas) until the run finishes. Many sessions
+in one event loop run in the server at the same time, each in its own script thread — what a class
+of browser tabs does. Helpers below read what was drawn: widgets by key, tables (Arrow), plotly
+figures, metrics.
+
+Used by tests/test_concurrency.py, tests/test_class_load.py and scripts/class_load.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Union
+
+import numpy as np
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetStates
+
+FINISHED = ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
+RERUN = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
+WidgetValue = Union[str, bool, int, float]
+
+
+class RunFailed(RuntimeError):
+    """The script run ended other than successfully (e.g. a compile error)."""
+
+
+@dataclass
+class Run:
+    """What one script run drew (the last run, when the page reran itself with ``st.rerun``)."""
+
+    page: str
+    elements: list = field(default_factory=list)
+    reruns: int = 0  # st.rerun() calls the page made before this run
+
+    def drawn(self, kind: str) -> list:
+        """Every element of ``kind`` ("text_area", "dataframe", "plotly_chart", "metric", "exception", …)."""
+        return drawn(self.elements, kind)
+
+    def widget(self, key: str):
+        """The widget (or keyed dataframe/chart) created with ``key=key``, or None."""
+        for element in self.elements:
+            body = getattr(element, element.WhichOneof("type"))
+            if key_of(getattr(body, "id", "")) == key:
+                return body
+        return None
+
+    def metrics(self) -> dict[str, str]:
+        return {metric.label: metric.body for metric in self.drawn("metric")}
+
+    @property
+    def exceptions(self) -> list:
+        return self.drawn("exception")
+
+
+class Session:
+    """One browser tab on one page of the app."""
+
+    def __init__(self, websocket, page: str, query_string: str = ""):
+        self.websocket, self.page, self.query_string = websocket, page, query_string
+        self.page_hash = ""
+        self.page_hashes: dict[str, str] = {}  # url path -> page script hash (from the navigation message)
+
+    @classmethod
+    @asynccontextmanager
+    async def connect(cls, url: str, page: str, query_string: str = "") -> AsyncIterator["Session"]:
+        """Open a tab on ``url`` (http://host:port) showing ``page`` (its URL path, "" for the default page)."""
+        address = url.replace("http://", "ws://").rstrip("/") + "/_stcore/stream"
+        async with websockets.connect(address, subprotocols=["streamlit"], max_size=None) as websocket:
+            yield cls(websocket, page, query_string)
+
+    async def open(self, page: str, query_string: str = "", timeout: float = 120) -> Run:
+        """Switch to another page, as the sidebar navigation does (the old page's URL parameters are dropped)."""
+        self.page, self.query_string = page, query_string
+        self.page_hash = self.page_hashes.get(page, "")
+        return await self.run(timeout=timeout)
+
+    async def run(self, widgets: dict[str, WidgetValue] | None = None, timeout: float = 120) -> Run:
+        """A rerun of the current page: the first load, or after setting widgets (widget id -> value).
+
+        ``timeout`` bounds the wait for each message from the server (``asyncio.TimeoutError``).
+        """
+        message = BackMsg()
+        state = message.rerun_script
+        state.query_string = self.query_string
+        state.page_name, state.page_script_hash = self.page, self.page_hash
+        if widgets:
+            states = WidgetStates()
+            for widget_id, value in widgets.items():
+                set_widget_value(states.widgets.add(), widget_id, value)
+            state.widget_states.CopyFrom(states)
+        await self.websocket.send(message.SerializeToString())
+        run = Run(self.page)
+        while True:
+            reply = ForwardMsg()
+            reply.ParseFromString(await asyncio.wait_for(self.websocket.recv(), timeout))
+            kind = reply.WhichOneof("type")
+            if kind == "navigation":  # the page actually run (new_session names app.py's hash)
+                self.page_hash = reply.navigation.page_script_hash
+                self.page_hashes = {p.url_pathname: p.page_script_hash for p in reply.navigation.app_pages}
+            elif kind == "page_info_changed":  # the page wrote the URL: a browser sends it back next time
+                self.query_string = reply.page_info_changed.query_string
+            elif kind == "delta" and reply.delta.WhichOneof("type") == "new_element":
+                run.elements.append(reply.delta.new_element)
+            elif kind == "script_finished":
+                if reply.script_finished == RERUN:  # the page called st.rerun(): its next run follows
+                    run = Run(self.page, reruns=run.reruns + 1)
+                    continue
+                if reply.script_finished != FINISHED:
+                    raise RunFailed(f"{self.page}: {ForwardMsg.ScriptFinishedStatus.Name(reply.script_finished)}")
+                return run
+
+
+def set_widget_value(state, widget_id: str, value: WidgetValue) -> None:
+    state.id = widget_id
+    if isinstance(value, bool):
+        state.bool_value = value
+    elif isinstance(value, int):
+        state.int_value = value
+    elif isinstance(value, float):
+        state.double_value = value
+    else:
+        state.string_value = value
+
+
+def drawn(elements, kind: str) -> list:
+    return [getattr(e, kind) for e in elements if e.WhichOneof("type") == kind]
+
+
+def key_of(element_id: str) -> str | None:
+    """The user key of an element id (Streamlit writes ids as ``$$ID-<hash>-<key>``), or None."""
+    parts = element_id.split("-", 2)
+    return parts[2] if element_id.startswith("$$ID-") and len(parts) == 3 and parts[2] != "None" else None
+
+
+def dataframe(element):
+    """A drawn ``st.dataframe`` (or styled table) as a pandas DataFrame (Streamlit sends Arrow IPC bytes)."""
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(io.BytesIO(element.arrow_data.data)).read_all().to_pandas()
+
+
+def plotly_figure(element) -> dict:
+    """A drawn ``st.plotly_chart`` as its plotly JSON (``data`` and ``layout``)."""
+    return json.loads(element.spec)
+
+
+def plotly_array(value) -> np.ndarray:
+    """A plotly JSON array: a plain (nested) list, or plotly 6's typed form ``{"dtype", "bdata", "shape"}``."""
+    if isinstance(value, dict) and "bdata" in value:
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if shape:
+            array = array.reshape([int(n) for n in str(shape).split(",")])
+        return array
+    return np.asarray(value, dtype=float)
