@@ -63,19 +63,20 @@ def _wait_healthy(url: str, server: subprocess.Popen, log: Path) -> None:
 
 
 @contextmanager
-def running_server(model: str | Path, log: Path, **env: str) -> Iterator[Server]:
-    """Run ``app.py`` headless with ``BERTLENS_MODEL=model`` (offline) on 127.0.0.1; stop it afterwards.
+def running_server(model: str | Path, log: Path, script: str = "app.py", watcher: str = "none", **env: str) -> Iterator[Server]:
+    """Run ``script`` headless with ``BERTLENS_MODEL=model`` (offline) on 127.0.0.1; stop it afterwards.
 
-    ``env`` adds environment variables; ``BERTLENS_HOSTED`` is off unless given there.
+    ``env`` adds environment variables; ``BERTLENS_HOSTED`` is off unless given there. ``watcher`` is
+    Streamlit's ``server.fileWatcherType`` (the shipped config's "none"; "auto" is Streamlit's default).
     """
     port = free_port()
     server_env = {**os.environ, "BERTLENS_MODEL": str(model), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **env}
     if "BERTLENS_HOSTED" not in env:
         server_env.pop("BERTLENS_HOSTED", None)
     command = [
-        sys.executable, "-c", LAUNCHER, "run", "app.py",
+        sys.executable, "-c", LAUNCHER, "run", script,
         "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
-        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", watcher,
     ]  # fmt: skip
     with log.open("w") as out:
         server = subprocess.Popen(command, cwd=ROOT, env=server_env, stdout=out, stderr=subprocess.STDOUT)
