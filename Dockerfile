@@ -23,6 +23,7 @@ WORKDIR /home/user/app
 # Prefetch bert-base-uncased (PyTorch weights and tokenizer only) into the image's Hugging Face cache.
 RUN hf download bert-base-uncased config.json vocab.txt tokenizer.json tokenizer_config.json model.safetensors
 
+# The app, with its serving configuration (.streamlit/config.toml: file watcher off, message limits).
 COPY --chown=user . .
 
 # Public-link defaults (override with `docker run -e …`): hosted mode (allowlist: bert-base-uncased and

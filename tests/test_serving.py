@@ -1,0 +1,52 @@
+"""The serving mechanisms behind a cheap cached visit (timings live in scripts/benchmark.py, not here)."""
+
+from __future__ import annotations
+
+import gc
+import tomllib
+
+from bertlens.models import load_model
+from bertlens.serving import GC_FREEZE_ENV, freeze_long_lived_objects
+from tests.conftest import ROOT
+
+
+def tracked(obj: object) -> bool:
+    """Whether the garbage collector still walks ``obj`` (frozen objects are out of its generations)."""
+    return any(o is obj for o in gc.get_objects())
+
+
+def test_a_loaded_model_is_frozen_out_of_the_collectors_walk(tiny_pretraining_dir):
+    bundle = load_model(str(tiny_pretraining_dir))
+    layer = bundle.model.bert.encoder.layer[0]
+    assert tracked(layer)  # what Streamlit's gc.collect(2) after every run would walk
+    freeze_long_lived_objects()
+    assert not tracked(layer) and not tracked(bundle.model) and not tracked(bundle)
+
+
+def test_freezing_can_be_switched_off(monkeypatch):
+    monkeypatch.setenv(GC_FREEZE_ENV, "0")
+    before = gc.get_freeze_count()
+    fresh = [object()]  # a new container the collector tracks
+    assert freeze_long_lived_objects() == before and tracked(fresh)
+
+
+def test_the_apps_loading_point_freezes_after_each_load(monkeypatch, tiny_pretraining_dir):
+    from components import model
+
+    calls = []
+    monkeypatch.setattr(model, "freeze_long_lived_objects", lambda: calls.append(1))
+    model.cached_bundle.clear()
+    model.cached_bundle(str(tiny_pretraining_dir))
+    model.cached_bundle(str(tiny_pretraining_dir))  # a cache hit loads nothing and freezes nothing
+    assert calls == [1]
+    model.cached_bundle.clear()
+
+
+def test_the_shipped_config_is_the_serving_configuration():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    server, runner = config["server"], config["runner"]
+    assert server["fileWatcherType"] == "none"  # no per-session walk of every module's path
+    assert server["enableWebsocketCompression"] is False
+    assert server["maxMessageSize"] <= 50 and server["maxUploadSize"] <= 2
+    assert runner["postScriptGC"] is True and runner["fastReruns"] is True
+    assert config["server"]["headless"] is True and config["browser"]["gatherUsageStats"] is False
