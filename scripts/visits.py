@@ -93,9 +93,22 @@ def cached_visits(model: str, query: str, before: bool) -> dict[str, dict[str, f
         return {page: asyncio.run(_page_visits(server.url, server.pid, page, query)) for page in PAGES}
 
 
+def bare_visits(model: str) -> dict[str, float]:
+    """The same measurements on a bare one-line Streamlit app: Streamlit's own floor."""
+    with tempfile.TemporaryDirectory() as tmp:
+        bare = Path(tmp) / "bare.py"
+        bare.write_text(BARE_APP)
+        with running_server(model, Path(tmp) / "bare.log", script=str(bare)) as server:
+            return asyncio.run(_page_visits(server.url, server.pid, "", ""))
+
+
 def visit_rows(model: str, query: str) -> list[tuple[str, ...]]:
     before, after = cached_visits(model, query, before=True), cached_visits(model, query, before=False)
-    rows = []
+    bare = bare_visits(model)
+    rows = [
+        (f"bare one-line Streamlit page: {label}", "", f"{bare[kind] * 1000:,.0f} ms (CPU {bare[kind + '_cpu'] * 1000:,.0f} ms)", "")
+        for kind, label in (("same", "rerun, same session"), ("new", "first run, new session"))
+    ]
     for page in PAGES:
         b, a = before[page], after[page]
         for kind, label in (("same", "rerun, same session"), ("new", "first run, new session")):
