@@ -60,6 +60,7 @@ WORDS = ("the students read a short story about a quiet village near the river a
          "notes on how every word changes its meaning with context in class today").split()  # fmt: skip
 SENSE_WORD = "field"  # the word-senses page's default preset follows "field": every input has it
 PAD_LENGTH = 8
+LAB_LINES = 32  # the Padding lab reads at most 32 lines
 PAD_QUERY = f"pad=max_length&pad_len={PAD_LENGTH}&trunc=true"
 PADDING_LAB = "tokenizer (Padding lab)"
 DEFAULT_CAP = 256  # hosted mode's default BERTLENS_MAX_TOKENS
@@ -81,9 +82,10 @@ def input_text(tokenizer, session: int, step: int, tokens: int, rng: random.Rand
 
 
 def padding_lines(number: int) -> str:
-    """The Padding lab's batch, different each time: one line over PAD_LENGTH tokens, one under."""
-    return (f"Padding round {number} pads and cuts this rather long sentence about tokenizers.\n"
-            f"Short {number}.\nA third line, number {number}, is long enough to be truncated too.")  # fmt: skip
+    """The Padding lab's batch, different each time: a short line and LAB_LINES - 1 long ones (cut to
+    PAD_LENGTH). Long lines keep the shared tokenizer busy, set to truncate at 8, for longer."""
+    long = " ".join(WORDS * 3)
+    return "\n".join([f"Short {number}.", *(f"Round {number} line {i}: {long}" for i in range(1, LAB_LINES))])
 
 
 @dataclass(frozen=True)
