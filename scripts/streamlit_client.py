@@ -55,6 +55,25 @@ class Run:
                 return body
         return None
 
+    def table(self, key: str):
+        """The table shown by ``exports.table(..., key=key)`` (or with a CSV button keyed ``csv-{key}``):
+        the dataframe drawn just before that button, as a pandas DataFrame; None when not drawn."""
+        last = None
+        for element in self.elements:
+            kind = element.WhichOneof("type")
+            if kind == "dataframe":
+                last = element.dataframe
+            elif kind == "download_button" and key_of(element.download_button.id) == f"csv-{key}":
+                return None if last is None else dataframe(last)
+        return None
+
+    def text_value(self, key: str) -> str | None:
+        """The value a text widget (``text_input``/``text_area`` with ``key=key``) shows, or None."""
+        widget = self.widget(key)
+        if widget is None:
+            return None
+        return widget.value if widget.HasField("value") else widget.default
+
     def metrics(self) -> dict[str, str]:
         return {metric.label: metric.body for metric in self.drawn("metric")}
 

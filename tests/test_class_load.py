@@ -1,0 +1,30 @@
+"""A small class on one shared link (scripts/class_load.py): 8 sessions x 3 inputs across every page,
+and one session in the Tokenizer page's Padding lab (max_length 8, truncation on) the whole time,
+against a real server in hosted mode (token cap 256) on the tiny pre-training model.
+
+Every run's numbers are checked against a single-user reference computed in the test process with
+transformers directly: token ids, tokens, the attention heatmap, fill-mask probabilities, P(IsNext),
+word-sense cosines, the padding lab's ids. The Padding lab sets truncation to 8 tokens on the
+tokenizer while other sessions tokenize; any of it leaking into another session's result (a token
+list cut to 8, a small heatmap) is a wrong result here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("websockets")
+from scripts.class_load import DEFAULT_CAP, Options, markdown, run_class  # noqa: E402
+
+
+def test_class_gets_right_results_one_model_load_and_the_cap(tiny_pretraining_dir, tmp_path):
+    summary = run_class(str(tiny_pretraining_dir), Options(sessions=8, inputs=3, max_seconds=110), tmp_path / "server.log")
+    print("\n" + markdown(summary))  # pytest -s shows the table
+    assert summary.finished_in_time
+    assert summary.token_cap == DEFAULT_CAP
+    assert summary.padding_lab_runs > 0  # the Padding lab really ran alongside
+    assert summary.errors == 0, summary.examples
+    assert summary.wrong == 0, summary.examples
+    assert summary.model_loads == 1
+    # Inputs of 300 and 512 tokens were cut to the cap (checked: the token ids and the notice).
+    assert summary.capped_runs > 0
