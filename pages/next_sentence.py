@@ -44,8 +44,12 @@ verdict_tab, ranking_tab, evaluation_tab = lazy_tabs(views.NSP_TABS, "nsp_tab")
 if verdict_tab.open:
     with verdict_tab:
         views.verdict_view(next_sentence(analysis))
-        st.caption("[CLS], A's tokens and the first [SEP] are segment 0 (A); B's tokens and the last [SEP] are segment 1 (B).")
-        table(segments_table(analysis), "nsp-segments", key="segments-table")
+        segments = st.expander("Segments: how BERT tells A from B (token_type_ids)", key="segments", on_change="rerun")
+        if segments.open:  # drawn only when opened: a data grid costs the browser ~0.3 s per view
+            with segments:
+                st.caption("[CLS], A's tokens and the first [SEP] are segment 0 (A); "
+                           "B's tokens and the last [SEP] are segment 1 (B).")
+                table(segments_table(analysis), "nsp-segments", key="segments-table")
 
 if ranking_tab.open:
     with ranking_tab:

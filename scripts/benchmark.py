@@ -391,7 +391,8 @@ def server_sections(folder: str) -> None:
                    ("page: visit", "before (file watcher auto, no gc.freeze)", "shipped config", "speed-up")))  # fmt: skip
     settle = visits.settle_rows(folder, query)
     print(f"\n## Browser settle (headless Chromium, 1280×720, median of 5; target ≤ {visits.TARGET_SETTLE_RATIO} × bare)\n")
-    print(markdown(settle, ("page", "settle", "× bare page")) if settle else "Skipped: no Chromium or Playwright.")
+    header = ("page", "opened in a new tab (× bare page)", "reached by a sidebar click in an open tab (× bare page)")
+    print(markdown(settle, header) if settle else "Skipped: no Chromium or Playwright.")
 
 
 if __name__ == "__main__":

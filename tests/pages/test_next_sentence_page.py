@@ -27,6 +27,9 @@ def test_pair_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, nsp_mo
     assert metrics(at)["P(IsNext)"] == f"{p:.4f}" and metrics(at)["P(NotNext)"] == f"{1 - p:.4f}"
     verdict = "B follows A (IsNext)" if p >= 0.5 else "B does not follow A (NotNext)"
     assert f"{verdict} — {max(p, 1 - p):.1%} sure" in shown(at)
+    assert not at.dataframe  # the segments table is drawn when its expander is opened
+    at.session_state["segments"] = True  # the student opens it
+    at.run()
     segments = at.dataframe[0].value
     assert segments["token_type_id"].tolist() == tiny_bundle.tokenizer(A, B)["token_type_ids"]
 
