@@ -11,9 +11,11 @@ import logging
 import os
 import time
 from collections import Counter
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import httpx2
 import torch
@@ -47,6 +49,7 @@ OPTIONAL_KEY_PREFIXES = ("cls.", "bert.pooler.")  # a checkpoint may lack its he
 
 HUB_PROBE_SECONDS = 3.0  # the Hub must answer an HTTP request this fast to count as reachable
 HUB_REQUEST_TIMEOUT_SECONDS = 10.0  # cap on every Hub request's connect, read, write and pool waits
+HUB_CONFIG_DEADLINE_SECONDS = 20.0  # fetching an uncached model's config.json, retries included
 ERROR_MESSAGE_CHARS = 600  # an unexpected error's message is cut to this length in the banner
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})  # how environment flags say "on"
 
@@ -125,13 +128,39 @@ def initial_model_choice(env: Mapping[str, str] | None = None) -> str:
     return env.get(MODEL_ENV_VAR, "").strip() or DEFAULT_MODEL
 
 
+class HubTooSlow(Exception):
+    """The Hub answered the probe but not the requests for a model's config in time (not retried)."""
+
+
+_hub_deadline: ContextVar[float | None] = ContextVar("hub_deadline", default=None)
+
+
+@contextmanager
+def hub_deadline(seconds: float) -> Iterator[None]:
+    """Every Hub request of this thread must start, and wait, within ``seconds`` from now."""
+    token = _hub_deadline.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _hub_deadline.reset(token)
+
+
 def _cap_hub_timeouts(request: httpx2.Request) -> None:
-    """Give every Hub request finite waits: some huggingface_hub calls pass ``timeout=None`` (e.g.
-    ``model_info``, which transformers calls to resolve a revision) and wait forever on an endpoint
-    that accepts connections but never answers. HF_HUB_ETAG_TIMEOUT / HF_HUB_DOWNLOAD_TIMEOUT do not
-    reach those calls, and a read timeout limits each wait for data, not a whole download."""
-    waits = request.extensions.get("timeout") or {}
+    """Give every Hub request finite waits, and none past a ``hub_deadline``.
+
+    Some huggingface_hub calls pass ``timeout=None`` (``model_info``, which transformers calls to
+    resolve a revision) and wait forever on an endpoint that accepts connections but never answers;
+    HF_HUB_ETAG_TIMEOUT / HF_HUB_DOWNLOAD_TIMEOUT (read once, when huggingface_hub is imported) do not
+    reach those calls, and a metadata request that times out is retried six times with a 60 s
+    timeout. A read timeout limits each wait for data, not a whole download.
+    """
     cap = HUB_REQUEST_TIMEOUT_SECONDS
+    deadline = _hub_deadline.get()
+    if deadline is not None:
+        if time.monotonic() >= deadline:
+            raise HubTooSlow(f"{request.method} {request.url} was not answered in time")
+        cap = min(cap, deadline - time.monotonic())
+    waits = request.extensions.get("timeout") or {}
     request.extensions["timeout"] = {
         kind: min(waits.get(kind) or cap, cap) for kind in ("connect", "read", "write", "pool")
     }
@@ -191,6 +220,14 @@ def needs_download(name: str, cache_dir: str | None = None) -> bool:
         return False
 
 
+def _caused_by(error: BaseException | None, kind: type[BaseException]) -> bool:
+    while error is not None:
+        if isinstance(error, kind):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
 def _load_config(source: str, local: bool, progress: Progress):
     """Config from a folder or the HF cache; from the Hub only when it answers a quick probe."""
     try:
@@ -211,8 +248,15 @@ def _load_config(source: str, local: bool, progress: Progress):
         )
     progress(f"Downloading {source} from the Hugging Face Hub…")
     try:
-        return AutoConfig.from_pretrained(source), False
-    except (OSError, ValueError) as error:
+        with hub_deadline(HUB_CONFIG_DEADLINE_SECONDS):  # a few hundred bytes: the Hub answers fast or not at all
+            return AutoConfig.from_pretrained(source), False
+    except (OSError, ValueError, HubTooSlow) as error:
+        if _caused_by(error, HubTooSlow):  # transformers wraps it in an OSError
+            raise ModelUnavailable(
+                f"The Hugging Face Hub answers, but did not send the config of '{source}' within "
+                f"{HUB_CONFIG_DEADLINE_SECONDS:.0f} s.",
+                offline=True,
+            ) from error
         raise ModelUnavailable(f"'{source}' could not be loaded from the Hugging Face Hub ({error}).") from error
 
 

@@ -10,8 +10,10 @@ from a snapshot copy that nobody else writes to:
   snapshot and a changed one to a new snapshot;
 * read-only files in a directory only this user can enter, published with one atomic rename, so
   replicas of the app on one host share the snapshot and therefore the weights' memory (page cache);
-* on tmpfs (``/dev/shm``) when it has room, else in the user's cache directory
-  (``BERTLENS_SNAPSHOT_DIR`` chooses the place).
+* in the user's cache directory (``~/.cache/bertlens/snapshots``; ``BERTLENS_SNAPSHOT_DIR`` chooses
+  another place). On disk, not on tmpfs: page-cache pages of a disk file can be dropped under memory
+  pressure and read again, while a tmpfs copy pins its RAM until deleted (and Docker's /dev/shm is
+  64 MB by default). Measured in ``scripts/weights_memory.py``.
 
 A snapshot superseded by a newer one of the same folder, or whose folder is gone, is deleted when the
 next snapshot is made: a process still running on it keeps its pages (an unlinked file stays mapped).
@@ -21,6 +23,7 @@ never through an existing blob, and the bundled encoder is replaced the same way
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -33,7 +36,7 @@ from pathlib import Path
 
 SNAPSHOT_DIR_ENV = "BERTLENS_SNAPSHOT_DIR"
 SOURCE_FILE = ".source"  # inside each snapshot: the folder it copies (for clean-up)
-SHM_MARGIN_BYTES = 256 * 2**20  # leave tmpfs this much room after the copy
+FREE_SPACE_MARGIN_BYTES = 256 * 2**20  # leave the snapshot's file system this much room after the copy
 STALE_TEMP_SECONDS = 600  # an unfinished copy older than this was abandoned by a dead process
 
 log = logging.getLogger("bertlens")
@@ -75,21 +78,15 @@ def _private_dir(path: Path) -> Path | None:
     return path if mine else None
 
 
-def snapshot_root(needed_bytes: int) -> Path:
-    """Where snapshots live: ``BERTLENS_SNAPSHOT_DIR``, else /dev/shm when it has room, else the cache dir."""
+def snapshot_root() -> Path:
+    """Where snapshots live: ``BERTLENS_SNAPSHOT_DIR``, else ``bertlens/snapshots`` in the user's cache directory."""
     configured = os.environ.get(SNAPSHOT_DIR_ENV, "").strip()
     if configured:
         return Path(configured).expanduser()
-    shm = Path("/dev/shm")
-    if shm.is_dir() and os.access(shm, os.W_OK):
-        root = _private_dir(shm / f"bertlens-snapshots-{os.getuid()}")
-        if root and shutil.disk_usage(root).free > needed_bytes + SHM_MARGIN_BYTES:
-            return root
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "bertlens" / "snapshots"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bertlens" / "snapshots"
 
 
-def _remove(path: Path) -> None:
+def remove_snapshot(path: Path) -> None:
     """Delete a snapshot (its directory and files are read-only)."""
     for directory in (path, *[p for p in path.rglob("*") if p.is_dir()]):
         directory.chmod(0o700)
@@ -104,11 +101,11 @@ def _clean_up(root: Path, folder: Path, keep: Path) -> None:
         try:
             if entry.name.startswith(".tmp-"):
                 if time.time() - entry.stat().st_mtime > STALE_TEMP_SECONDS:
-                    _remove(entry)
+                    remove_snapshot(entry)
                 continue
             source = Path((entry / SOURCE_FILE).read_text())
             if source == folder or not source.is_dir():
-                _remove(entry)
+                remove_snapshot(entry)
         except OSError:
             continue  # another process is removing it, or it is not ours to read
 
@@ -119,29 +116,35 @@ def snapshot_folder(folder: str | Path, attempts: int = 3) -> Path:
     Raises FolderChanged when the folder changes during every one of ``attempts`` copies.
     """
     folder = Path(folder).expanduser().resolve()
+    root = _private_dir(snapshot_root())
+    if root is None:
+        raise PermissionError(f"'{snapshot_root()}' cannot be made a private snapshot directory (mode 0700, this user's).")
     for _ in range(attempts):
         files = loadable_files(folder)
         identity = _identity(files)
-        root = _private_dir(snapshot_root(sum(item[3] for item in identity)))
-        if root is None:
-            raise PermissionError(f"No private snapshot directory could be made for {folder}.")
         target = root / f"{_digest(str(folder))}-{_digest(identity)}"
         if target.is_dir():
             return target
+        if shutil.disk_usage(root).free < sum(item[3] for item in identity) + FREE_SPACE_MARGIN_BYTES:
+            raise OSError(errno.ENOSPC, f"No room for a snapshot of {folder}", str(root))
         temporary = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
-        for file in files:
-            shutil.copyfile(file, temporary / file.name)
-            (temporary / file.name).chmod(0o444)
-        (temporary / SOURCE_FILE).write_text(str(folder))
+        try:
+            for file in files:
+                shutil.copyfile(file, temporary / file.name)
+                (temporary / file.name).chmod(0o444)
+            (temporary / SOURCE_FILE).write_text(str(folder))
+        except BaseException:
+            remove_snapshot(temporary)
+            raise
         if _identity(files) != identity:  # written to while we copied: the copy may be torn
-            _remove(temporary)
+            remove_snapshot(temporary)
             continue
         temporary.chmod(0o500)
         try:
             temporary.rename(target)
             log.info("Snapshot of %s at %s", folder, target)
         except OSError:  # another process published the same snapshot first: use theirs
-            _remove(temporary)
+            remove_snapshot(temporary)
         _clean_up(root, folder, keep=target)
         return target
     raise FolderChanged(f"'{folder}' kept changing while it was being read; try again once it is written.")
