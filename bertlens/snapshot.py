@@ -110,10 +110,37 @@ def _clean_up(root: Path, folder: Path, keep: Path) -> None:
             continue  # another process is removing it, or it is not ours to read
 
 
+def _publish_copy(files: list[Path], identity: list[tuple], folder: Path, target: Path) -> bool:
+    """Copy ``files`` next to ``target``, make them read-only and rename the copy to ``target`` at once.
+
+    False when the folder was written to during the copy (the copy may be torn and is dropped).
+    """
+    if shutil.disk_usage(target.parent).free < sum(item[3] for item in identity) + FREE_SPACE_MARGIN_BYTES:
+        raise OSError(errno.ENOSPC, f"No room for a snapshot of {folder}", str(target.parent))
+    temporary = Path(tempfile.mkdtemp(prefix=".tmp-", dir=target.parent))
+    try:
+        for file in files:
+            shutil.copyfile(file, temporary / file.name)
+            (temporary / file.name).chmod(0o444)
+        (temporary / SOURCE_FILE).write_text(str(folder))
+        if _identity(files) != identity:
+            remove_snapshot(temporary)
+            return False
+        temporary.chmod(0o500)
+        temporary.rename(target)
+        log.info("Snapshot of %s at %s", folder, target)
+    except BaseException:
+        remove_snapshot(temporary)
+        if not target.is_dir():  # else another replica published the same snapshot first: use theirs
+            raise
+    return True
+
+
 def snapshot_folder(folder: str | Path, attempts: int = 3) -> Path:
     """A read-only snapshot of ``folder``'s loadable files (made now, or shared from an earlier load).
 
-    Raises FolderChanged when the folder changes during every one of ``attempts`` copies.
+    Raises FolderChanged when the folder is written to during each of ``attempts`` copies, and
+    OSError when no private snapshot can be made (the caller then copies the weights into memory).
     """
     folder = Path(folder).expanduser().resolve()
     root = _private_dir(snapshot_root())
@@ -123,28 +150,7 @@ def snapshot_folder(folder: str | Path, attempts: int = 3) -> Path:
         files = loadable_files(folder)
         identity = _identity(files)
         target = root / f"{_digest(str(folder))}-{_digest(identity)}"
-        if target.is_dir():
+        if target.is_dir() or _publish_copy(files, identity, folder, target):
+            _clean_up(root, folder, keep=target)
             return target
-        if shutil.disk_usage(root).free < sum(item[3] for item in identity) + FREE_SPACE_MARGIN_BYTES:
-            raise OSError(errno.ENOSPC, f"No room for a snapshot of {folder}", str(root))
-        temporary = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
-        try:
-            for file in files:
-                shutil.copyfile(file, temporary / file.name)
-                (temporary / file.name).chmod(0o444)
-            (temporary / SOURCE_FILE).write_text(str(folder))
-        except BaseException:
-            remove_snapshot(temporary)
-            raise
-        if _identity(files) != identity:  # written to while we copied: the copy may be torn
-            remove_snapshot(temporary)
-            continue
-        temporary.chmod(0o500)
-        try:
-            temporary.rename(target)
-            log.info("Snapshot of %s at %s", folder, target)
-        except OSError:  # another process published the same snapshot first: use theirs
-            remove_snapshot(temporary)
-        _clean_up(root, folder, keep=target)
-        return target
     raise FolderChanged(f"'{folder}' kept changing while it was being read; try again once it is written.")
