@@ -18,7 +18,9 @@ from a snapshot copy that nobody else writes to:
 A snapshot superseded by a newer one of the same folder, or whose folder is gone, is deleted when the
 next snapshot is made: a process still running on it keeps its pages (an unlinked file stays mapped).
 Hugging Face cache blobs need none of this: a download writes a new file and renames it into place,
-never through an existing blob, and the bundled encoder is replaced the same way by pip.
+never through an existing blob (huggingface_hub ``_download_to_tmp_and_move``). Nor does the bundled
+encoder: pip unlinks an installed file before writing its replacement, for this very reason
+(``pip/_internal/operations/install/wheel.py``), so a running process keeps the old pages.
 """
 
 from __future__ import annotations

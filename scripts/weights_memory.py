@@ -8,14 +8,16 @@ loaded by two "replicas" (child processes, one after the other, both kept alive)
 * ``snapshot-shm`` / ``snapshot-disk``: ``bertlens.snapshot`` copies the folder once into a private
   read-only snapshot on tmpfs (/dev/shm) or in a cache directory on disk, and every replica maps it.
 
-For each it prints the load time of the first and second replica and, from /proc/PID/smaps_rollup after
-one forward pass, each replica's RSS and PSS (shared pages divided between the processes mapping them).
-Run: ``python scripts/weights_memory.py`` (about a minute; the page cache is warm for every choice).
+For each it prints the load time (median of 3 rounds) of the first replica (which makes the snapshot)
+and of the second, and, from /proc/PID/smaps_rollup after one forward pass, each replica's RSS and
+PSS (shared pages divided between the processes mapping them).
+Run: ``python scripts/weights_memory.py`` (a few minutes; the page cache is warm for every choice).
 """
 
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CHOICES = ("mmap", "anonymous", "snapshot-shm", "snapshot-disk")
+ROUNDS = 3
 
 REPLICA = r"""
 import sys, time, torch
@@ -60,7 +63,8 @@ def start_replica(choice: str, folder: Path, env: dict[str, str]) -> tuple[subpr
     return child, float(child.stdout.readline())
 
 
-def measure(choice: str, folder: Path, scratch: Path) -> None:
+def measure(choice: str, folder: Path, scratch: Path) -> tuple[float, float, dict, list[dict]]:
+    """One round: two replicas started one after the other; their load times and memory."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "BERTLENS_SNAPSHOT_DIR": str(scratch / "snapshots")}
     first, first_seconds = start_replica(choice, folder, env)
     alone = memory_mib(first.pid)
@@ -69,6 +73,14 @@ def measure(choice: str, folder: Path, scratch: Path) -> None:
     for child in (first, second):
         child.stdin.close()
         child.wait()
+    return first_seconds, second_seconds, alone, together
+
+
+def report(choice: str, rounds: list[tuple[float, float, dict, list[dict]]]) -> None:
+    """Median load times over the rounds; memory of the last round (it hardly varies)."""
+    first_seconds = statistics.median(r[0] for r in rounds)
+    second_seconds = statistics.median(r[1] for r in rounds)
+    _, _, alone, together = rounds[-1]
     print(
         f"| {choice} | {first_seconds:.2f} s | {second_seconds:.2f} s | {alone['Rss']:.0f} | {alone['Pss']:.0f} "
         f"(anon {alone['Pss_Anon']:.0f}, file {alone['Pss_File']:.0f}, shmem {alone['Pss_Shmem']:.0f}) "
@@ -88,10 +100,15 @@ def main() -> None:
         print("| choice | load (1st replica) | load (2nd replica) | RSS MiB (1 replica) | PSS MiB (1 replica) | PSS MiB, 2 replicas |")
         print("| --- | --- | --- | --- | --- | --- |")
         with tempfile.TemporaryDirectory(dir="/dev/shm") as tmpfs:
+            rounds: dict[str, list] = {choice: [] for choice in CHOICES}
+            for _ in range(ROUNDS):  # interleaved, so load on the shared machine hits every choice alike
+                for choice in CHOICES:
+                    place = Path(tmpfs if choice == "snapshot-shm" else scratch)
+                    rounds[choice].append(measure(choice, folder, place))
+                    if (place / "snapshots").exists():  # every round's first replica makes the snapshot
+                        remove_snapshot(place / "snapshots")
             for choice in CHOICES:
-                measure(choice, folder, Path(tmpfs if choice == "snapshot-shm" else scratch))
-            for place in (tmpfs, scratch):
-                remove_snapshot(Path(place, "snapshots"))  # read-only: TemporaryDirectory could not delete it
+                report(choice, rounds[choice])
 
 
 if __name__ == "__main__":
