@@ -54,9 +54,11 @@ def retry_load(name: str, min_interval: float) -> float:
     """
     with _retry_lock:
         finished = _load_finished.get(name)
-        wait = min_interval if finished is None else finished + min_interval - time.monotonic()
-        if finished is None or wait > 0:
-            return max(wait, 1.0)
+        if finished is None:  # a load is under way
+            return max(min_interval, 1.0)
+        wait = finished + min_interval - time.monotonic()
+        if wait > 0:
+            return wait
         del _load_finished[name]  # under way until cached_bundle has loaded it again
     cached_bundle.clear(name)
     return 0.0
