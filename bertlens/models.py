@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import time
 from collections import Counter
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Mapping
-from urllib.parse import urlparse
+from typing import Any, Callable, Iterator, Mapping
 
+import httpx2
 import torch
+from huggingface_hub import get_session, set_client_factory
+from huggingface_hub.utils._http import hf_request_event_hook
 from transformers import AutoConfig, AutoTokenizer, BertForPreTraining, PreTrainedTokenizerBase
 from transformers.utils import logging as transformers_logging
+
+from bertlens.snapshot import FolderChanged, snapshot_folder
 
 # Missing heads are reported in the UI from ``missing_keys``; transformers' load report is noise here.
 transformers_logging.set_verbosity_error()
@@ -40,8 +45,12 @@ MODEL_ENV_VAR = "BERTLENS_MODEL"
 MLM_HEAD_KEYS = frozenset({"cls.predictions.transform.dense.weight", "cls.predictions.bias"})
 NSP_HEAD_KEYS = frozenset({"cls.seq_relationship.weight", "cls.seq_relationship.bias"})
 POOLER_KEYS = frozenset({"bert.pooler.dense.weight", "bert.pooler.dense.bias"})
+OPTIONAL_KEY_PREFIXES = ("cls.", "bert.pooler.")  # a checkpoint may lack its heads and pooler, nothing else
 
-HUB_PROBE_SECONDS = 3.0
+HUB_PROBE_SECONDS = 3.0  # the Hub must answer an HTTP request this fast to count as reachable
+HUB_REQUEST_TIMEOUT_SECONDS = 10.0  # cap on every Hub request's connect, read, write and pool waits
+HUB_CONFIG_DEADLINE_SECONDS = 20.0  # fetching an uncached model's config.json, retries included
+ERROR_MESSAGE_CHARS = 600  # an unexpected error's message is cut to this length in the banner
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})  # how environment flags say "on"
 
 Progress = Callable[[str], None]
@@ -119,16 +128,69 @@ def initial_model_choice(env: Mapping[str, str] | None = None) -> str:
     return env.get(MODEL_ENV_VAR, "").strip() or DEFAULT_MODEL
 
 
+class HubTooSlow(Exception):
+    """The Hub answered the probe but not the requests for a model's config in time (not retried)."""
+
+
+_hub_deadline: ContextVar[float | None] = ContextVar("hub_deadline", default=None)
+
+
+@contextmanager
+def hub_deadline(seconds: float) -> Iterator[None]:
+    """Every Hub request of this thread must start, and wait, within ``seconds`` from now."""
+    token = _hub_deadline.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _hub_deadline.reset(token)
+
+
+def _cap_hub_timeouts(request: httpx2.Request) -> None:
+    """Give every Hub request finite waits, and none past a ``hub_deadline``.
+
+    Some huggingface_hub calls pass ``timeout=None`` (``model_info``, which transformers calls to
+    resolve a revision) and wait forever on an endpoint that accepts connections but never answers;
+    HF_HUB_ETAG_TIMEOUT / HF_HUB_DOWNLOAD_TIMEOUT (read once, when huggingface_hub is imported) do not
+    reach those calls, and a metadata request that times out is retried six times with a 60 s
+    timeout. A read timeout limits each wait for data, not a whole download.
+    """
+    cap = HUB_REQUEST_TIMEOUT_SECONDS
+    deadline = _hub_deadline.get()
+    if deadline is not None:
+        if time.monotonic() >= deadline:
+            raise HubTooSlow(f"{request.method} {request.url} was not answered in time")
+        cap = min(cap, deadline - time.monotonic())
+    waits = request.extensions.get("timeout") or {}
+    request.extensions["timeout"] = {
+        kind: min(waits.get(kind) or cap, cap) for kind in ("connect", "read", "write", "pool")
+    }
+
+
+def _hub_client() -> httpx2.Client:
+    """huggingface_hub's default client, plus the timeout cap."""
+    return httpx2.Client(
+        event_hooks={"request": [hf_request_event_hook, _cap_hub_timeouts]},
+        follow_redirects=True,
+        timeout=HUB_REQUEST_TIMEOUT_SECONDS,
+    )
+
+
+set_client_factory(_hub_client)  # every Hub request of this process (transformers uses this session)
+
+
 def hub_reachable(timeout: float = HUB_PROBE_SECONDS) -> bool:
-    """A quick TCP probe of the Hub, so an offline machine is known within seconds, not ~50 s."""
+    """A quick HTTP probe of the Hub, so an offline machine is known within seconds, not ~50 s.
+
+    Any HTTP answer counts; a refused or silent connection does not (an endpoint that accepts
+    connections but never answers would otherwise pass a bare TCP probe and hang the load).
+    """
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in TRUE_WORDS:
         return False
-    endpoint = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
-    host, port = endpoint.hostname or "huggingface.co", endpoint.port or (80 if endpoint.scheme == "http" else 443)
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
     try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:
+        get_session().head(endpoint, timeout=timeout, follow_redirects=False)
+        return True
+    except (httpx2.HTTPError, OSError):
         return False
 
 
@@ -158,6 +220,14 @@ def needs_download(name: str, cache_dir: str | None = None) -> bool:
         return False
 
 
+def _caused_by(error: BaseException | None, kind: type[BaseException]) -> bool:
+    while error is not None:
+        if isinstance(error, kind):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
 def _load_config(source: str, local: bool, progress: Progress):
     """Config from a folder or the HF cache; from the Hub only when it answers a quick probe."""
     try:
@@ -165,6 +235,8 @@ def _load_config(source: str, local: bool, progress: Progress):
     except (OSError, ValueError) as cached_error:
         if local:
             raise ModelUnavailable(f"'{source}' is not a model folder ({cached_error}).") from cached_error
+    except Exception as error:  # found, but a value does not fit (e.g. a string where a number belongs)
+        raise ModelUnavailable(f"The config.json of '{source}' cannot be used ({describe(error)}).") from error
     progress(f"{source} is not in the Hugging Face cache — checking the connection to the Hub…")
     if _looks_like_path(source):
         raise ModelUnavailable(f"There is no model folder at '{source}'.")
@@ -176,8 +248,15 @@ def _load_config(source: str, local: bool, progress: Progress):
         )
     progress(f"Downloading {source} from the Hugging Face Hub…")
     try:
-        return AutoConfig.from_pretrained(source), False
-    except (OSError, ValueError) as error:
+        with hub_deadline(HUB_CONFIG_DEADLINE_SECONDS):  # a few hundred bytes: the Hub answers fast or not at all
+            return AutoConfig.from_pretrained(source), False
+    except (OSError, ValueError, HubTooSlow) as error:
+        if _caused_by(error, HubTooSlow):  # transformers wraps it in an OSError
+            raise ModelUnavailable(
+                f"The Hugging Face Hub answers, but did not send the config of '{source}' within "
+                f"{HUB_CONFIG_DEADLINE_SECONDS:.0f} s.",
+                offline=True,
+            ) from error
         raise ModelUnavailable(f"'{source}' could not be loaded from the Hugging Face Hub ({error}).") from error
 
 
@@ -205,10 +284,52 @@ def detect_capabilities(model: BertForPreTraining, tokenizer: PreTrainedTokenize
 LOAD_COUNTS: Counter[str] = Counter()  # loads per model in this process (the app must load each once)
 
 
+def private_weights(name: str, source: str) -> tuple[str, dict[str, bool]]:
+    """Where to load ``name``'s files from so that nobody can change its weights under a running server.
+
+    transformers memory-maps the weights; a folder the user may overwrite is therefore loaded from a
+    private read-only snapshot (shared by replicas on this host). Hub-cache blobs and the bundled encoder
+    are never rewritten in place (new versions are new files renamed into place) and load directly.
+    Without a place for a snapshot the weights are copied into this process's memory (``disable_mmap``).
+    """
+    if name == BUNDLED_MODEL or not Path(source).is_dir():
+        return source, {}
+    try:
+        return str(snapshot_folder(source)), {}
+    except FolderChanged as error:
+        raise ModelUnavailable(str(error)) from error
+    except OSError as error:
+        logging.getLogger("bertlens").warning("No snapshot of %s (%s): copying its weights into memory", source, error)
+        return source, {"disable_mmap": True}
+
+
+def checkpoint_flaw(info: Mapping[str, Any]) -> str | None:
+    """What is wrong with a checkpoint that transformers loaded anyway, filling the gaps with random numbers."""
+    mismatched = sorted(info["mismatched_keys"])
+    if mismatched:
+        key, in_checkpoint, in_config = mismatched[0]
+        return (
+            f"does not match its config.json: {len(mismatched)} weights have another shape "
+            f"(e.g. {key} is {tuple(in_checkpoint)} in the checkpoint, {tuple(in_config)} by the config)."
+        )
+    missing = sorted(key for key in info["missing_keys"] if not key.startswith(OPTIONAL_KEY_PREFIXES))
+    if missing:
+        return f"is incomplete: {len(missing)} of BERT's weights are missing (e.g. {missing[0]})."
+    return None
+
+
+def vocabulary_flaw(tokenizer: PreTrainedTokenizerBase, vocab_size: int) -> str | None:
+    """A tokenizer whose ids run past the embedding matrix would crash every forward pass."""
+    if len(tokenizer) > vocab_size:
+        return f"has a tokenizer of {len(tokenizer)} tokens but embeddings for only {vocab_size} (vocab_size)."
+    return None
+
+
 def load_model(name: str, progress: Progress = lambda message: None) -> ModelBundle:
     """Load ``name`` (Hub id, local folder or the bundled encoder) with the heads it really has.
 
-    Raises ModelUnavailable when it cannot be had here and NotBertError for other architectures.
+    Raises ModelUnavailable when it cannot be had here (including a checkpoint that cannot be read)
+    and NotBertError for other architectures; ``load_with_fallback`` turns any error into a fallback.
     """
     started = time.perf_counter()
     LOAD_COUNTS[name] += 1
@@ -222,13 +343,18 @@ def load_model(name: str, progress: Progress = lambda message: None) -> ModelBun
         )
     progress(f"Loading the tokenizer and weights of {name}…")
     local_only = cached or _is_local(name)
+    folder, weights_options = private_weights(name, source)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_only)
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=local_only)
         model, info = BertForPreTraining.from_pretrained(
-            source, output_loading_info=True, attn_implementation="eager", local_files_only=local_only
+            folder, output_loading_info=True, attn_implementation="eager", local_files_only=local_only,
+            ignore_mismatched_sizes=True, **weights_options,  # reported by checkpoint_flaw, with the shapes
         )
-    except (OSError, ValueError) as error:  # e.g. a folder with a config but no weights or vocabulary
-        raise ModelUnavailable(f"'{name}' has a BERT config but could not be loaded ({error}).") from error
+    except Exception as error:  # no weights or vocabulary, a corrupt file, a shape or a config value that does not fit
+        raise ModelUnavailable(f"'{name}' has a BERT config but could not be loaded ({describe(error)}).") from error
+    flaw = checkpoint_flaw(info) or vocabulary_flaw(tokenizer, model.config.vocab_size)
+    if flaw:
+        raise ModelUnavailable(f"'{name}' {flaw}")
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model.to(device).eval().requires_grad_(False)
     return ModelBundle(
@@ -243,15 +369,33 @@ def load_model(name: str, progress: Progress = lambda message: None) -> ModelBun
     )
 
 
-def load_with_fallback(name: str, load: Callable[[str], ModelBundle] = load_model) -> ModelBundle:
-    """Load ``name``; if that is impossible here, the bundled encoder (through ``load``) and why.
+def describe(error: Exception) -> str:
+    """An unexpected error for the banner: its type and message, cut short (shape errors list every key)."""
+    text = f"{type(error).__name__}: {error}"
+    return text if len(text) <= ERROR_MESSAGE_CHARS else text[: ERROR_MESSAGE_CHARS - 1] + "…"
 
+
+def fallback_reason(name: str, error: Exception) -> str:
+    """Why ``name`` could not be loaded: our own errors say it; anything else is described."""
+    if isinstance(error, (ModelUnavailable, NotBertError)):
+        return str(error)
+    return f"'{name}' could not be loaded ({describe(error)})."
+
+
+def load_with_fallback(name: str, load: Callable[[str], ModelBundle] = load_model) -> ModelBundle:
+    """Load ``name``; if that fails for any reason, the bundled encoder (through ``load``) and why.
+
+    Any error counts: a broken checkpoint raises whatever its reader raises (a safetensors header
+    error, a shape mismatch, a TypeError from a config value, an unpickling error), and a fallback
+    is a value the caller can cache, so the failure is computed once, not on every click.
     ``load`` lets a caller share one cached instance of the bundled encoder between its own
-    entry and every fallback to it.
+    entry and every fallback to it. A failure of the bundled encoder itself is raised.
     """
     try:
         return load_model(name)
-    except (ModelUnavailable, NotBertError) as error:
+    except Exception as error:
         if name == BUNDLED_MODEL:
             raise
-        return replace(load(BUNDLED_MODEL), requested=name, fallback_reason=str(error), offline=error.offline)
+        logging.getLogger("bertlens").warning("Falling back from %s", name, exc_info=True)
+        offline = isinstance(error, ModelUnavailable) and error.offline
+        return replace(load(BUNDLED_MODEL), requested=name, fallback_reason=fallback_reason(name, error), offline=offline)

@@ -40,7 +40,7 @@ from bertlens.attention import (
 )
 from bertlens.models import ModelBundle
 from components.exports import chart, csv_download, table
-from components.model import active_model_name, cached_analysis
+from components.model import active_model_name, cached_analysis, cached_bundle
 from components.state import bound_int_slider, lazy_tabs, set_shared_text, warn_bad_param
 
 COLORS = "Blues"
@@ -431,7 +431,7 @@ def _pick_token(chart_key: str) -> None:
 
 
 def _apply_preset(preset: Preset) -> None:
-    encoding = cached_analysis(active_model_name(), preset.text, preset.text_b).encoding
+    encoding = cached_analysis(cached_bundle(active_model_name()).name, preset.text, preset.text_b).encoding
     focus, targets = preset_focus(preset, encoding)
     set_shared_text(preset.text)
     set_shared_text(preset.text_b, "b")

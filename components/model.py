@@ -7,6 +7,8 @@ inside ``app.py`` or on its own (a shared link, ``AppTest.from_file("pages/x.py"
 from __future__ import annotations
 
 import os
+import threading
+import time
 from typing import Any, Mapping
 
 import streamlit as st
@@ -22,12 +24,44 @@ CUSTOM = "Custom Hub id or folder…"
 MODEL_KEY, CUSTOM_KEY = "model", "custom_model"
 
 
+HOSTED_RETRY_INTERVAL_SECONDS = 60.0  # hosted: a failed model is tried again at most this often
+
+_load_finished: dict[str, float] = {}  # when each name's last load attempt ended (absent: one is under way)
+_retry_lock = threading.Lock()
+
+
 @st.cache_resource(show_spinner=False)
 def cached_bundle(name: str) -> ModelBundle:
-    """One frozen tokenizer+model per model name, shared by all sessions (never mutated)."""
+    """One frozen tokenizer+model per model name, shared by all sessions (never mutated).
+
+    A model that cannot be loaded gives the bundled encoder with the reason (``load_with_fallback``
+    catches every error), and that fallback is cached like any result: one attempt, not one per click.
+    Derived results are keyed by ``bundle.name``, the model actually loaded, never by the request.
+    """
     bundle = load_with_fallback(name, load=cached_bundle)
     freeze_long_lived_objects()
+    _load_finished[name] = time.monotonic()
     return bundle
+
+
+def retry_load(name: str, min_interval: float) -> float:
+    """Forget ``name``'s failed load so the next run tries again; 0.0 when done, else seconds to wait.
+
+    Only ``name``'s own entry is dropped: every derived result is keyed by the model actually loaded,
+    so the bundled encoder's results stay valid for everybody. One attempt at a time per model, and
+    none sooner than ``min_interval`` seconds after the last one ended: thirty students clicking
+    Retry together start one load (clearing again mid-load would discard it and start another).
+    """
+    with _retry_lock:
+        finished = _load_finished.get(name)
+        if finished is None:  # a load is under way
+            return max(min_interval, 1.0)
+        wait = finished + min_interval - time.monotonic()
+        if wait > 0:
+            return wait
+        del _load_finished[name]  # under way until cached_bundle has loaded it again
+    cached_bundle.clear(name)
+    return 0.0
 
 
 def cached_analysis(model_name: str, text: str, text_b: str = "") -> Analysis:
@@ -130,8 +164,8 @@ def fallback_banner(bundle: ModelBundle) -> None:
         icon="⚠️",
     )
     if st.button("Retry loading", key="retry_model_load"):
-        # Results are cached under the requested name: drop the fallback model's along with it.
-        cached_bundle.clear(bundle.requested)
-        _cached_analysis.clear()
-        st.cache_data.clear()
-        st.rerun()
+        interval = HOSTED_RETRY_INTERVAL_SECONDS if settings().hosted else 0.0
+        wait = retry_load(bundle.requested, interval)
+        if not wait:
+            st.rerun()
+        st.info(f"{literal(bundle.requested)} was just tried; try again in {wait:.0f} s.")

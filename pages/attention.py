@@ -5,7 +5,7 @@ import streamlit as st
 
 from components import attention_views as views
 from components.layout import page_header, require_text, truncation_notice
-from components.model import active_model_name, cached_analysis
+from components.model import cached_analysis
 from components.state import sentence_b, shared_text
 
 bundle = page_header(
@@ -17,7 +17,7 @@ text = shared_text()
 text_b = sentence_b("Sentence B (optional: makes a pair, as in BERT's pre-training)")
 
 if require_text(text):
-    model_name = active_model_name()
+    model_name = bundle.name  # the model actually loaded keys every cached result
     with st.spinner("Running the model…"):
         analysis = cached_analysis(model_name, text, text_b)
     truncation_notice(analysis.encoding)

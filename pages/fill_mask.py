@@ -5,7 +5,7 @@ import streamlit as st
 from bertlens.mlm import MAX_K, mask_notices, missing_mask_message
 from components import prediction_views as views
 from components.layout import page_header, require_text, truncation_notice
-from components.model import active_model_name, cached_analysis
+from components.model import cached_analysis
 from components.state import bound_int_slider, int_in_range, keep_in_range, shared_text, warn_bad_param
 
 bundle = page_header(
@@ -27,7 +27,7 @@ with st.expander("Mask a word of the sentence", expanded=missing is not None):
 if missing:
     st.stop()  # no forward pass until there is something to predict
 
-model_name = active_model_name()
+model_name = bundle.name  # the model actually loaded keys every cached result
 analysis = cached_analysis(model_name, text)
 truncation_notice(analysis.encoding)
 for note in mask_notices(text, analysis):

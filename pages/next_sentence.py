@@ -6,7 +6,7 @@ from bertlens.nsp import DEFAULT_PAIRS, candidate_lines, next_sentence, segments
 from components import prediction_views as views
 from components.exports import table
 from components.layout import page_header, truncation_notice
-from components.model import active_model_name, cached_analysis
+from components.model import cached_analysis
 from components.state import lazy_tabs, remembered_shared_text, sentence_b, set_shared_text, shared_text
 
 DEFAULT_A, DEFAULT_B = "The weather is beautiful today.", "I think I'll go for a walk in the park."
@@ -37,7 +37,7 @@ if not a.strip() or not b.strip():
     st.info("Type both sentences: A, and the B that may or may not follow it.")
     st.stop()
 
-model_name = active_model_name()
+model_name = bundle.name  # the model actually loaded keys every cached result
 analysis = cached_analysis(model_name, a, b)
 truncation_notice(analysis.encoding)
 verdict_tab, ranking_tab, evaluation_tab = lazy_tabs(views.NSP_TABS, "nsp_tab")

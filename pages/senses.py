@@ -5,7 +5,7 @@ import streamlit as st
 from bertlens.analysis import max_tokens
 from components import senses_views as views
 from components.layout import page_header
-from components.model import active_model_name, settings
+from components.model import settings
 from components.state import lazy_tabs, shared_text
 
 bundle = page_header(
@@ -19,7 +19,7 @@ text = shared_text(
     help="The sentence that follows you from page to page. If it contains the word, it joins the map as a star.",
 )
 if request:
-    model_name, max_length = active_model_name(), max_tokens(bundle, settings().token_cap)
+    model_name, max_length = bundle.name, max_tokens(bundle, settings().token_cap)  # keyed by the model loaded
     layer, method = views.view_controls(bundle.capabilities.num_layers)
     sentences = tuple(item.sentence for item in request.items)
     labels = [item.sense or views.NO_LABEL for item in request.items]

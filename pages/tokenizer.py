@@ -4,11 +4,10 @@ import streamlit as st
 
 from components import tokenizer_views as views
 from components.layout import page_header, require_text
-from components.model import active_model_name
 from components.state import lazy_tabs, sentence_b, shared_text
 
-page_header("Tokenizer", "How text becomes WordPiece tokens, ids, segments and attention masks.")
-model_name = active_model_name()
+bundle = page_header("Tokenizer", "How text becomes WordPiece tokens, ids, segments and attention masks.")
+model_name = bundle.name  # the model actually loaded keys every cached result
 text = shared_text()
 text_b = sentence_b()
 

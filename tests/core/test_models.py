@@ -105,3 +105,17 @@ def test_checkpoint_without_weights_is_unavailable_not_a_crash(tmp_path, bundled
     with pytest.raises(ModelUnavailable, match="could not be loaded"):
         load_model(str(tmp_path))
     assert load_with_fallback(str(tmp_path), load=lambda name: bundled).is_fallback
+
+
+def test_every_hub_request_gets_finite_waits_and_none_past_the_deadline():
+    import httpx2
+
+    no_timeout = dict.fromkeys(("connect", "read", "write", "pool"))
+    request = httpx2.Request("GET", "http://127.0.0.1/api/models/x", extensions={"timeout": no_timeout})
+    models._cap_hub_timeouts(request)  # model_info passes timeout=None: it would wait forever
+    assert set(request.extensions["timeout"].values()) == {models.HUB_REQUEST_TIMEOUT_SECONDS}
+    with models.hub_deadline(2.0):
+        models._cap_hub_timeouts(request)
+        assert max(request.extensions["timeout"].values()) <= 2.0
+    with models.hub_deadline(0.0), pytest.raises(models.HubTooSlow):
+        models._cap_hub_timeouts(request)
