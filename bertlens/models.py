@@ -21,6 +21,8 @@ import torch
 from transformers import AutoConfig, AutoTokenizer, BertForPreTraining, PreTrainedTokenizerBase
 from transformers.utils import logging as transformers_logging
 
+from bertlens.engine import thread_safe
+
 # Missing heads are reported in the UI from ``missing_keys``; transformers' load report is noise here.
 transformers_logging.set_verbosity_error()
 
@@ -235,7 +237,7 @@ def load_model(name: str, progress: Progress = lambda message: None) -> ModelBun
         requested=name,
         name=name,
         source=source,
-        tokenizer=tokenizer,
+        tokenizer=thread_safe(tokenizer),  # shared by every session: one call at a time (bertlens.engine)
         model=model,
         capabilities=detect_capabilities(model, tokenizer, set(info["missing_keys"])),
         fallback_reason=None,
