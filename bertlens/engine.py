@@ -241,10 +241,10 @@ class Admission:
             self._cond.notify_all()
 
     def promote(self, ticket: Ticket) -> None:
-        """A foreground caller joined a background ticket: it now waits in FIFO order."""
+        """A foreground caller joined a background ticket: it now queues as if that caller had asked."""
         with self._cond:
             if ticket.background:
-                ticket.background = False
+                ticket.background, ticket.seq = False, next(self._seq)
                 self._sort()
 
     def position(self, ticket: Ticket) -> tuple[int, float]:
