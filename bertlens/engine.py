@@ -21,6 +21,7 @@ them apart and bounded:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import contextvars
 import itertools
@@ -37,6 +38,7 @@ MAX_PASSES_ENV = "BERTLENS_MAX_CONCURRENT_PASSES"
 REQUEST_SECONDS_ENV = "BERTLENS_REQUEST_SECONDS"
 DEFAULT_REQUEST_SECONDS = 90.0
 REPORT_EVERY_SECONDS = 0.5  # how often a waiting caller hears its position
+BACKGROUND_PATIENCE_SECONDS = 5.0  # a background request waits behind visitors at most this long
 
 # Micro-batching (measured on 2 cores, bert-base: 4 inputs of 16 / 64 / 128 / 256 tokens batched take
 # 0.50 / 0.58 / 0.75 / 1.01 of the time one after another; mixed 16/64/128/128 takes 1.16).
@@ -201,7 +203,7 @@ class Ticket:
     length: int = 0  # the batchable input's token count
     background: bool = False
     seq: int = 0
-    deadline: float = 0.0
+    submitted: float = 0.0
     state: str = QUEUED
     waiters: int = 0
     started: float = 0.0
@@ -234,8 +236,10 @@ class Admission:
 
     def submit(self, ticket: Ticket) -> None:
         with self._cond:
+            if self._closed:
+                raise RuntimeError("the server is shutting down")
             self._start_workers()
-            ticket.seq = next(self._seq)
+            ticket.seq, ticket.submitted = next(self._seq), time.monotonic()
             self._queue.append(ticket)
             self._sort()
             self._cond.notify_all()
@@ -284,14 +288,28 @@ class Admission:
             self._workers.append(worker)
             worker.start()
 
-    def close(self) -> None:
-        """Stop the workers once the queue is empty (tests)."""
+    def close(self, wait_seconds: float = 0.0) -> None:
+        """Run nothing more: queued tickets fail, workers stop after their current pass (waited for
+        up to ``wait_seconds``: torch must not be mid-pass when the interpreter exits)."""
         with self._cond:
             self._closed = True
+            for ticket in self._queue:
+                ticket.state, ticket.error = DONE, RuntimeError("the server is shutting down")
+                ticket.engine.forget(ticket)
+                ticket.done.set()
+            self._queue.clear()
             self._cond.notify_all()
+        deadline = time.monotonic() + wait_seconds
+        for worker in self._workers:
+            worker.join(timeout=max(0.0, deadline - time.monotonic()))
 
     def _next_batch(self) -> list[Ticket]:
         """The first ticket, plus other queued analysis inputs of its engine when one batch beats separate passes."""
+        patience_over = time.monotonic() - BACKGROUND_PATIENCE_SECONDS
+        for ticket in self._queue:  # background work is not starved by a steady stream of visitors
+            if ticket.background and ticket.submitted < patience_over:
+                ticket.background = False
+        self._sort()
         first = self._queue.pop(0)
         if first.work is not None or first.length > BATCH_MAX_TOKENS:
             return [first]
@@ -310,7 +328,7 @@ class Admission:
             with self._cond:
                 while not self._queue and not self._closed:
                     self._cond.wait()
-                if not self._queue:
+                if self._closed:
                     return
                 batch = self._next_batch()
                 now = time.monotonic()
@@ -457,6 +475,7 @@ def shared_admission() -> Admission:
     with _shared_lock:
         if _shared_admission is None:
             _shared_admission = Admission(engine_settings().max_passes)
+            atexit.register(_shared_admission.close, wait_seconds=30.0)
         return _shared_admission
 
 

@@ -19,6 +19,10 @@ from bertlens.models import ModelBundle
 BATCH_SIZE = 16
 LABELS = ("IsNext", "NotNext")
 
+# The page's defaults (also computed ahead, when a model is loaded).
+DEFAULT_A, DEFAULT_B = "The weather is beautiful today.", "I think I'll go for a walk in the park."
+DEFAULT_CANDIDATES = f"{DEFAULT_B}\nDeep Learning is a branch of Machine Learning."
+
 # Seed 003, exercise 5: five true continuations and five unrelated pairs.
 DEFAULT_PAIRS = pd.DataFrame(
     [
