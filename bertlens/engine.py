@@ -373,11 +373,15 @@ class Engine:
     ):
         self.batch_forward = batch_forward  # inputs -> results (one padded pass), for batchable analyses
         self.admission = admission or shared_admission()
-        self.request_seconds = request_seconds if request_seconds is not None else engine_settings().request_seconds
+        self._request_seconds = request_seconds  # None: BERTLENS_REQUEST_SECONDS, read per request
         self.seconds_per_token = seconds_per_token  # learned: a moving average over finished passes
         self._inflight: dict[Hashable, Ticket] = {}
         self._lock = threading.Lock()
         self.executions = 0  # tasks and batch items actually run (tests)
+
+    @property
+    def request_seconds(self) -> float:
+        return self._request_seconds if self._request_seconds is not None else engine_settings().request_seconds
 
     # -- called by the admission's workers
 
@@ -439,8 +443,8 @@ class Engine:
 
         Leaving early (the time budget, or the callback raising) cancels it if nobody else waits.
         """
-        started = time.monotonic()
-        deadline = started + self.request_seconds
+        started, budget = time.monotonic(), self.request_seconds
+        deadline = started + budget
         if not _background.get():
             self.admission.promote(ticket)
         callback = _wait_callback.get()
@@ -452,7 +456,7 @@ class Engine:
                         callback(ahead, seconds)
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise RequestTimeout(self.request_seconds)
+                    raise RequestTimeout(budget)
                 ticket.done.wait(timeout=min(REPORT_EVERY_SECONDS, left))
         except BaseException:
             with self._lock:
