@@ -27,8 +27,20 @@ from components.state import DEFAULT_TEXT
 DEFAULT_K = 10  # the fill-mask page's top-k
 DEFAULT_SENSE_PRESET = "field"
 
+THREAD_NAME = "bertlens-warm-start"
 _started: set[str] = set()
 _lock = threading.Lock()
+
+
+class _NoSessionWarnings(logging.Filter):
+    """The warm-up is no session: Streamlit's "missing ScriptRunContext" (one per st call in a cached
+    function, e.g. the senses progress bar) is expected there and would flood the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.threadName != THREAD_NAME
+
+
+logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(_NoSessionWarnings())
 
 
 def preset_requests(model_name: str) -> list[Callable[[], object]]:
@@ -89,6 +101,6 @@ def warm_up(model_name: str) -> threading.Thread | None:
         if model_name in _started or not serving():
             return None
         _started.add(model_name)
-    thread = threading.Thread(target=warm, args=(model_name,), name="bertlens-warm-start", daemon=True)
+    thread = threading.Thread(target=warm, args=(model_name,), name=THREAD_NAME, daemon=True)
     thread.start()
     return thread
