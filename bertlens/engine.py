@@ -199,7 +199,7 @@ class Ticket:
     key: Hashable
     cost: float  # tokens' worth of compute, for estimates
     work: Callable[[], Any] | None  # a task; None for a batchable item
-    item: Any = None  # the batchable input (an Encoding)
+    item: Any = None  # the batchable input (for analyses: the bundle and the Encoding)
     length: int = 0  # the batchable input's token count
     background: bool = False
     seq: int = 0
@@ -386,7 +386,8 @@ class Engine:
     # -- called by the admission's workers
 
     def execute(self, batch: list[Ticket]) -> list[Any]:
-        self.executions += len(batch)
+        with self._lock:
+            self.executions += len(batch)
         if batch[0].work is not None:
             return [batch[0].work()]
         assert self.batch_forward is not None
