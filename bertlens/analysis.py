@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Hashable
 
 import numpy as np
 import torch
 
+from bertlens.engine import Engine, engine_for
 from bertlens.models import ModelBundle
 
 MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenization; 512 tokens never need more
@@ -99,42 +101,73 @@ def _frozen(tensor: torch.Tensor) -> np.ndarray:
     return array
 
 
-def forward(bundle: ModelBundle, encoding: Encoding) -> Analysis:
-    """One forward pass: attentions, hidden states, and the heads the checkpoint really has."""
+def model_engine(bundle: ModelBundle) -> Engine:
+    """The engine every forward pass of ``bundle``'s model goes through (one per model)."""
+    return engine_for(bundle.model, _forward_items)
+
+
+def _forward_items(items: list[tuple[ModelBundle, Encoding]]) -> list[Analysis]:
+    """The engine's batch function: (bundle, encoding) inputs of one model (the engine keeps no bundle alive)."""
+    return forward_batch(items[0][0], [encoding for _, encoding in items])
+
+
+def forward_batch(bundle: ModelBundle, encodings: list[Encoding]) -> list[Analysis]:
+    """One padded forward pass for several inputs (attention mask on), each result cut to its real tokens.
+
+    Equal, to float tolerance, to one pass per input: masked keys get zero attention weight, and
+    nothing a real token computes reads the padding.
+    """
     model, caps = bundle.model, bundle.capabilities
-    device = bundle.device
-    input_ids = torch.tensor([encoding.input_ids], device=device)
-    token_type_ids = torch.tensor([encoding.token_type_ids], device=device)
-    mask_positions = tuple(i for i, t in enumerate(encoding.input_ids) if t == bundle.tokenizer.mask_token_id)
+    mask_id = bundle.tokenizer.mask_token_id
+    masks = [tuple(i for i, t in enumerate(e.input_ids) if t == mask_id) for e in encodings]
     with torch.inference_mode():
         out = model.bert(
-            input_ids=input_ids,
-            token_type_ids=token_type_ids,
-            attention_mask=torch.ones_like(input_ids),
+            **padded_batch(encodings, bundle.tokenizer.pad_token_id, bundle.device),
             output_attentions=True,
             output_hidden_states=True,
         )
-        sequence = out.last_hidden_state[0]
-        # The MLM decoder is the most expensive head (tokens x vocab): run it at the masks only.
-        mlm_logits = (
-            _frozen(model.cls.predictions(sequence[list(mask_positions)]))
-            if caps.has_mlm_head and mask_positions
-            else None
-        )
-        pooled = out.pooler_output[0] if caps.has_pooler else None
-        nsp_logits = _frozen(model.cls.seq_relationship(pooled)) if caps.has_nsp_head and pooled is not None else None
-    return Analysis(
-        encoding=encoding,
-        attentions=_frozen(torch.cat(out.attentions)),
-        hidden_states=_frozen(torch.cat(out.hidden_states)),
-        pooler_output=_frozen(pooled) if pooled is not None else None,
-        mask_positions=mask_positions,
-        mlm_logits=mlm_logits,
-        nsp_logits=nsp_logits,
-    )
+        attentions = torch.stack(out.attentions, dim=1)  # (batch, layers, heads, query, key)
+        hidden = torch.stack(out.hidden_states, dim=1)  # (batch, layers + 1, tokens, hidden)
+        pooled = out.pooler_output if caps.has_pooler else None
+        nsp = model.cls.seq_relationship(pooled) if caps.has_nsp_head and pooled is not None else None
+        results = []
+        for row, (encoding, mask_positions) in enumerate(zip(encodings, masks)):
+            n = len(encoding)
+            # The MLM decoder is the most expensive head (tokens x vocab): run it at the masks only.
+            mlm_logits = (
+                _frozen(model.cls.predictions(hidden[row, -1, list(mask_positions)]))
+                if caps.has_mlm_head and mask_positions
+                else None
+            )
+            results.append(
+                Analysis(
+                    encoding=encoding,
+                    # clone: a cached result must not keep the whole padded batch alive
+                    attentions=_frozen(attentions[row, :, :, :n, :n].clone()),
+                    hidden_states=_frozen(hidden[row, :, :n].clone()),
+                    pooler_output=_frozen(pooled[row].clone()) if pooled is not None else None,
+                    mask_positions=mask_positions,
+                    mlm_logits=mlm_logits,
+                    nsp_logits=_frozen(nsp[row].clone()) if nsp is not None else None,
+                )
+            )
+    return results
+
+
+def forward(bundle: ModelBundle, encoding: Encoding, key: Hashable | None = None) -> Analysis:
+    """One forward pass (through the model's engine: queued, maybe batched): attentions, hidden
+    states, and the heads the checkpoint really has. Identical concurrent ``key``s run once."""
+    key = key if key is not None else ("forward", encoding.input_ids, encoding.token_type_ids)
+    return model_engine(bundle).analyze(key, (bundle, encoding), len(encoding))
+
+
+def analysis_key(text: str, text_b: str | None, max_length: int) -> Hashable:
+    """What identifies one analysis request (to wait for an identical one under way)."""
+    return ("analyze", text, text_b or None, max_length)
 
 
 def analyze(bundle: ModelBundle, text: str, text_b: str | None = None, token_cap: int | None = None) -> Analysis:
     """Tokenize (truncating to the model's positions) and run the one forward pass."""
-    encoding = encode(bundle.tokenizer, text, text_b or None, max_tokens(bundle, token_cap))
-    return forward(bundle, encoding)
+    max_length = max_tokens(bundle, token_cap)
+    encoding = encode(bundle.tokenizer, text, text_b or None, max_length)
+    return forward(bundle, encoding, analysis_key(text, text_b, max_length))

@@ -24,6 +24,7 @@ from huggingface_hub.utils._http import hf_request_event_hook
 from transformers import AutoConfig, AutoTokenizer, BertForPreTraining, PreTrainedTokenizerBase
 from transformers.utils import logging as transformers_logging
 
+from bertlens.engine import thread_safe
 from bertlens.snapshot import FolderChanged, snapshot_folder
 
 # Missing heads are reported in the UI from ``missing_keys``; transformers' load report is noise here.
@@ -361,7 +362,7 @@ def load_model(name: str, progress: Progress = lambda message: None) -> ModelBun
         requested=name,
         name=name,
         source=source,
-        tokenizer=tokenizer,
+        tokenizer=thread_safe(tokenizer),  # shared by every session: one call at a time (bertlens.engine)
         model=model,
         capabilities=detect_capabilities(model, tokenizer, set(info["missing_keys"])),
         fallback_reason=None,

@@ -12,12 +12,16 @@ import pandas as pd
 import torch
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_score, recall_score
 
-from bertlens.analysis import Analysis, encode, max_tokens, padded_batch
+from bertlens.analysis import Analysis, encode, max_tokens, model_engine, padded_batch
 from bertlens.mlm import softmax
 from bertlens.models import ModelBundle
 
 BATCH_SIZE = 16
 LABELS = ("IsNext", "NotNext")
+
+# The page's defaults (also computed ahead, when a model is loaded).
+DEFAULT_A, DEFAULT_B = "The weather is beautiful today.", "I think I'll go for a walk in the park."
+DEFAULT_CANDIDATES = f"{DEFAULT_B}\nDeep Learning is a branch of Machine Learning."
 
 # Seed 003, exercise 5: five true continuations and five unrelated pairs.
 DEFAULT_PAIRS = pd.DataFrame(
@@ -81,12 +85,17 @@ def is_next_probabilities(bundle: ModelBundle, pairs: list[tuple[str, str]], tok
     model, tokenizer = bundle.model, bundle.tokenizer
     encodings = [encode(tokenizer, a, b, max_tokens(bundle, token_cap)) for a, b in pairs]
     result = []
-    for start in range(0, len(encodings), BATCH_SIZE):
-        batch = padded_batch(encodings[start : start + BATCH_SIZE], tokenizer.pad_token_id, bundle.device)
-        with torch.inference_mode():
-            pooled = model.bert(**batch).pooler_output
-            logits = model.cls.seq_relationship(pooled).float().cpu().numpy()
-        result.extend(softmax(logits)[:, 0])
+    for start in range(0, len(encodings), BATCH_SIZE):  # each batch queues on its own: others get turns
+        chunk = encodings[start : start + BATCH_SIZE]
+        batch = padded_batch(chunk, tokenizer.pad_token_id, bundle.device)
+
+        def p_is_next(batch: dict[str, torch.Tensor] = batch) -> np.ndarray:
+            with torch.inference_mode():
+                pooled = model.bert(**batch).pooler_output
+                return softmax(model.cls.seq_relationship(pooled).float().cpu().numpy())[:, 0]
+
+        key = ("is_next", tuple((e.input_ids, e.token_type_ids) for e in chunk))
+        result.extend(model_engine(bundle).run(key, p_is_next, tokens=batch["input_ids"].numel()))
     return np.array(result, dtype=np.float64)
 
 

@@ -21,7 +21,7 @@ from sklearn.manifold import MDS
 from sklearn.metrics import silhouette_score
 from sklearn.metrics.pairwise import cosine_distances, cosine_similarity
 
-from bertlens.analysis import Encoding, encode, padded_batch
+from bertlens.analysis import Encoding, encode, model_engine, padded_batch
 from bertlens.models import ModelBundle
 
 SEPARATOR = "|"
@@ -170,16 +170,23 @@ def batched_piece_means(
     done = 0
     for chunk in _chunks([len(e) for e in encodings], chunk_sentences, chunk_tokens):
         batch = padded_batch([encodings[i] for i in chunk], bundle.tokenizer.pad_token_id, bundle.device)
-        with torch.inference_mode():
-            out = model(**batch, output_hidden_states=True)
-            hidden = torch.stack(out.hidden_states, dim=1)  # (batch, layers + 1, tokens, hidden)
-            for row, i in enumerate(chunk):
-                groups = [hidden[row][:, list(group)].mean(dim=1) for group in selections[i]]
-                results[i] = (
-                    torch.stack(groups).float().cpu().numpy()
-                    if groups
+        groups = [selections[i] for i in chunk]
+
+        def piece_means(batch: dict[str, torch.Tensor] = batch, groups: list = groups) -> list[np.ndarray]:
+            with torch.inference_mode():
+                out = model(**batch, output_hidden_states=True)
+                hidden = torch.stack(out.hidden_states, dim=1)  # (batch, layers + 1, tokens, hidden)
+                return [
+                    torch.stack([hidden[row][:, list(group)].mean(dim=1) for group in row_groups]).float().cpu().numpy()
+                    if row_groups
                     else np.zeros((0, hidden.shape[1], hidden.shape[-1]), dtype=np.float32)
-                )
+                    for row, row_groups in enumerate(groups)
+                ]
+
+        # Each chunk queues on its own (others get turns); progress is reported from the caller's thread.
+        key = ("piece_means", tuple(encodings[i].input_ids for i in chunk), tuple(map(tuple, groups)))
+        for i, vectors in zip(chunk, model_engine(bundle).run(key, piece_means, tokens=batch["input_ids"].numel())):
+            results[i] = vectors
         done += len(chunk)
         if progress:
             progress(done, len(encodings))

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from bertlens.analysis import MAX_TEXT_CHARS, Encoding
+from bertlens.analysis import MAX_TEXT_CHARS, Encoding, model_engine
 from bertlens.models import ModelBundle, is_cased
 
 SPECIAL_ROLES = {
@@ -292,10 +292,15 @@ def mask_effect(bundle: ModelBundle, batch: PaddedBatch) -> pd.DataFrame:
     device = bundle.device
     input_ids = torch.tensor(batch.input_ids, device=device)
     mask = torch.tensor(batch.attention_mask, device=device)
-    with torch.inference_mode():
-        with_mask = bundle.model.bert(input_ids=input_ids, attention_mask=mask).last_hidden_state[:, 0]
-        without = bundle.model.bert(input_ids=input_ids, attention_mask=torch.ones_like(mask)).last_hidden_state[:, 0]
-        distance = (with_mask - without).float().norm(dim=-1).cpu().numpy()
+
+    def cls_distances() -> np.ndarray:
+        with torch.inference_mode():
+            with_mask = bundle.model.bert(input_ids=input_ids, attention_mask=mask).last_hidden_state[:, 0]
+            without = bundle.model.bert(input_ids=input_ids, attention_mask=torch.ones_like(mask)).last_hidden_state[:, 0]
+            return (with_mask - without).float().norm(dim=-1).cpu().numpy()
+
+    key = ("mask_effect", batch.input_ids, batch.attention_mask)
+    distance = model_engine(bundle).run(key, cls_distances, tokens=2 * input_ids.numel())
     return pd.DataFrame(
         {
             "sentence": batch.sentences,

@@ -6,14 +6,17 @@ inside ``app.py`` or on its own (a shared link, ``AppTest.from_file("pages/x.py"
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx, in_cached_function
 
-from bertlens.analysis import Analysis, analyze
+from bertlens.analysis import Analysis, analysis_key, analyze, max_tokens, model_engine
+from bertlens.engine import RequestTimeout, reporting_waits
 from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, ModelBundle, load_with_fallback, needs_download
 from bertlens.serving import freeze_long_lived_objects
 from bertlens.settings import Settings, env_from_secrets, load_settings
@@ -66,7 +69,80 @@ def retry_load(name: str, min_interval: float) -> float:
 
 def cached_analysis(model_name: str, text: str, text_b: str = "") -> Analysis:
     """The one forward pass for (model, input), under the deployment's token cap."""
-    return _cached_analysis(model_name, text, text_b, settings().token_cap)
+    token_cap = settings().token_cap
+    with model_wait():
+        bundle = cached_bundle(model_name)
+        # The same request already under way (another session's, or the warm-up's) is waited for here,
+        # where the wait is shown; inside the cache Streamlit would hold this session silently on its lock.
+        model_engine(bundle).await_pending(analysis_key(text, text_b or None, max_tokens(bundle, token_cap)))
+        return _cached_analysis(model_name, text, text_b, token_cap)
+
+
+# --- waiting for the model ---------------------------------------------------------------------
+
+
+def queue_message(ahead: int, seconds: float) -> str:
+    estimate = f"about {max(1, round(seconds))} s"
+    if ahead == 0:
+        return f"Running the model… {estimate} left."
+    return f"The model is busy: {ahead} request{'s' if ahead != 1 else ''} ahead of you, {estimate}."
+
+
+@contextlib.contextmanager
+def _unrecorded() -> Iterator[None]:
+    """``st`` calls here are not recorded by an enclosing cached function (so a cache hit never replays
+    a queue notice). Streamlit records a cached function's elements while ``in_cached_function`` is set."""
+    token = in_cached_function.set(False)
+    try:
+        yield
+    finally:
+        in_cached_function.reset(token)
+
+
+class QueueNotice:
+    """The session's place in the model's queue, in a placeholder made when the wait starts.
+
+    Its updates are ``st`` calls: a session that was closed or rerun stops there (Streamlit raises
+    from its next ``st`` call), which takes its request out of the queue.
+    """
+
+    def __init__(self) -> None:
+        self.slot = None
+
+    def __call__(self, ahead: int, seconds: float) -> None:
+        with _unrecorded():
+            if self.slot is None:
+                self.slot = st.empty()
+            self.slot.info(queue_message(ahead, seconds), icon="⏳")
+
+    def clear(self) -> None:
+        if self.slot is not None:
+            with _unrecorded():
+                self.slot.empty()
+            self.slot = None
+
+
+@contextlib.contextmanager
+def model_wait() -> Iterator[None]:
+    """Around anything that runs the model: show the queue position while waiting (updated ~2×/s),
+    and turn an exceeded time budget into an error message that ends the run."""
+    if get_script_run_ctx(suppress_warning=True) is None:  # not a session (the warm-up thread)
+        yield
+        return
+    notice = QueueNotice()
+    try:
+        with reporting_waits(notice):
+            yield
+    except RequestTimeout as error:
+        notice.clear()
+        with _unrecorded():
+            st.error(str(error), icon="⏱️")
+        st.stop()
+    except Exception:
+        with contextlib.suppress(Exception):
+            notice.clear()
+        raise
+    notice.clear()
 
 
 @st.cache_resource(show_spinner=False, max_entries=8, ttl=3600)
@@ -101,14 +177,19 @@ def active_model_name() -> str:
 
 
 def active_bundle() -> ModelBundle:
+    """The active model; its first load also starts computing every page's presets in the background."""
+    from components.warm_start import warm_up  # it imports the views, which import this module
+
     name = active_model_name()
     if LOAD_COUNTS[name] == 0:  # first load in this process: show progress naming the model
         action = "Downloading (first use) and loading" if needs_download(name) else "Loading"
         with st.status(f"{action} {literal(name)}…", expanded=False) as status:
             bundle = cached_bundle(name)
             status.update(label=f"Loaded {literal(bundle.name)} in {bundle.load_seconds:.1f} s", state="complete")
-        return bundle
-    return cached_bundle(name)
+    else:
+        bundle = cached_bundle(name)
+    warm_up(name)
+    return bundle
 
 
 def picker_options() -> list[str]:

@@ -12,7 +12,7 @@ import streamlit as st
 from bertlens import mlm, nsp
 from bertlens.models import ModelBundle
 from components.exports import chart, table
-from components.model import cached_analysis, cached_bundle, settings
+from components.model import cached_analysis, cached_bundle, model_wait, settings
 from components.state import set_shared_text
 from components.text import code_span, literal
 
@@ -40,13 +40,15 @@ def true_word(model_name: str, text: str, word: str, mask_number: int) -> mlm.Tr
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def ranking(model_name: str, sentence_a: str, candidates: tuple[str, ...]) -> pd.DataFrame:
-    return nsp.rank_candidates(cached_bundle(model_name), sentence_a, list(candidates), settings().token_cap)
+    with model_wait():
+        return nsp.rank_candidates(cached_bundle(model_name), sentence_a, list(candidates), settings().token_cap)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def evaluation(model_name: str, rows: tuple[tuple, ...]) -> nsp.Evaluation | None:
     pairs = pd.DataFrame(list(rows), columns=["sentence_a", "sentence_b", "is_next"])
-    return nsp.evaluate_pairs(cached_bundle(model_name), pairs, settings().token_cap)
+    with model_wait():
+        return nsp.evaluate_pairs(cached_bundle(model_name), pairs, settings().token_cap)
 
 
 # ---- the missing-head explanation ----

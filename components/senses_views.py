@@ -42,7 +42,7 @@ from bertlens.senses import (
     word_problem,
 )
 from components import exports
-from components.model import cached_bundle
+from components.model import cached_bundle, model_wait
 from components.state import warn_bad_param
 from components.text import literal
 
@@ -171,7 +171,8 @@ def word_vectors(model_name: str, word: str, sentences: tuple[str, ...], referen
     def progress(done: int, total: int) -> None:
         bar.progress(done / total, text=f"Read {done} of {total} sentences…")
 
-    words = embed_word(cached_bundle(model_name), sentences, word, max_length, progress, references=references)
+    with model_wait():
+        words = embed_word(cached_bundle(model_name), sentences, word, max_length, progress, references=references)
     bar.empty()
     return words
 

@@ -32,7 +32,7 @@ from bertlens.tokenization import (
 )
 from components import exports
 from components.layout import truncation_notice
-from components.model import cached_bundle, settings
+from components.model import cached_bundle, model_wait, settings
 from components.state import bound_int_slider, warn_bad_param
 from components.text import literal
 
@@ -89,7 +89,8 @@ def padding_lab(model_name: str, lines: tuple[str, ...], strategy: str, max_leng
 @st.cache_data(max_entries=16, show_spinner="Running the batch with and without the mask…")
 def mask_distances(model_name: str, lines: tuple[str, ...], strategy: str, max_length: int) -> pd.DataFrame:
     bundle = cached_bundle(model_name)
-    return mask_effect(bundle, pad_batch(bundle.tokenizer, lines, strategy, max_length, truncation=True))
+    with model_wait():
+        return mask_effect(bundle, pad_batch(bundle.tokenizer, lines, strategy, max_length, truncation=True))
 
 
 # --- Figures ---------------------------------------------------------------------------------

@@ -2,15 +2,12 @@
 
 import streamlit as st
 
-from bertlens.nsp import DEFAULT_PAIRS, candidate_lines, next_sentence, segments_table
+from bertlens.nsp import DEFAULT_A, DEFAULT_B, DEFAULT_CANDIDATES, DEFAULT_PAIRS, candidate_lines, next_sentence, segments_table
 from components import prediction_views as views
 from components.exports import table
 from components.layout import page_header, truncation_notice
 from components.model import cached_analysis
 from components.state import lazy_tabs, remembered_shared_text, sentence_b, set_shared_text, shared_text
-
-DEFAULT_A, DEFAULT_B = "The weather is beautiful today.", "I think I'll go for a walk in the park."
-DEFAULT_CANDIDATES = f"{DEFAULT_B}\nDeep Learning is a branch of Machine Learning."
 
 
 def swap() -> None:

@@ -1,0 +1,106 @@
+"""Warm start: every page's presets are computed in the background when a model is first used, through
+the same cached functions the pages call, so a class's first clicks are cache hits.
+
+The work waits behind every visitor's request (``background_priority``) and runs in its own thread:
+the first visitor is never held up by it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Callable
+
+from streamlit.runtime import Runtime
+
+from bertlens.analysis import max_tokens
+from bertlens.attention import PRESETS as ATTENTION_PRESETS
+from bertlens.engine import background_priority
+from bertlens.mlm import mask_span, word_spans
+from bertlens.nsp import DEFAULT_A, DEFAULT_B, DEFAULT_CANDIDATES, DEFAULT_PAIRS, candidate_lines
+from bertlens.sense_presets import PRESETS as SENSE_PRESETS
+from components import anatomy_views, prediction_views, senses_views, tokenizer_views
+from components.model import cached_analysis, cached_bundle, settings
+from components.state import DEFAULT_TEXT
+
+DEFAULT_K = 10  # the fill-mask page's top-k
+DEFAULT_SENSE_PRESET = "field"
+
+THREAD_NAME = "bertlens-warm-start"
+_started: set[str] = set()
+_lock = threading.Lock()
+
+
+class _NoSessionWarnings(logging.Filter):
+    """The warm-up is no session: Streamlit's "missing ScriptRunContext" (one per st call in a cached
+    function, e.g. the senses progress bar) is expected there and would flood the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.threadName != THREAD_NAME
+
+
+logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(_NoSessionWarnings())
+
+
+def preset_requests(model_name: str) -> list[Callable[[], object]]:
+    """Each page's first view, as the page itself asks for it (same cached function, same arguments)."""
+    bundle = cached_bundle(model_name)
+    caps = bundle.capabilities
+    requests: list[Callable[[], object]] = [
+        lambda: tokenizer_views.token_view(model_name, DEFAULT_TEXT, ""),
+        lambda: cached_analysis(model_name, DEFAULT_TEXT),
+        lambda: anatomy_views.embeddings(model_name, DEFAULT_TEXT, ""),
+        lambda: anatomy_views.pooler(model_name, DEFAULT_TEXT, ""),
+    ]
+    requests += [lambda p=p: cached_analysis(model_name, p.text, p.text_b) for p in ATTENTION_PRESETS]
+    if caps.has_mlm_head:
+        masked = mask_span(DEFAULT_TEXT, word_spans(DEFAULT_TEXT)[0])  # the "Mask this word" default
+        examples = [masked, *(p.text for p in ATTENTION_PRESETS if "[MASK]" in p.text and not p.text_b)]
+        requests += [lambda text=text: prediction_views.mask_guesses(model_name, text, DEFAULT_K) for text in examples]
+    if caps.has_nsp_head and caps.has_pooler:
+        pairs = tuple(map(tuple, DEFAULT_PAIRS.itertuples(index=False)))
+        requests += [
+            lambda: cached_analysis(model_name, DEFAULT_A, DEFAULT_B),
+            lambda: prediction_views.ranking(model_name, DEFAULT_A, tuple(candidate_lines(DEFAULT_CANDIDATES))),
+            lambda: prediction_views.evaluation(model_name, pairs),
+        ]
+    preset = SENSE_PRESETS[DEFAULT_SENSE_PRESET]
+    sentences = tuple(item.sentence for item in preset.sentences)[: settings().sentence_cap]
+    max_length = max_tokens(bundle, settings().token_cap)
+    requests.append(
+        lambda: senses_views.word_vectors(model_name, preset.word, sentences, preset.references[:10], max_length)
+    )
+    return requests
+
+
+def warm(model_name: str) -> int:
+    """Compute the presets now (in this thread, behind every visitor's request); how many succeeded."""
+    started, done = time.perf_counter(), 0
+    with background_priority():
+        for request in preset_requests(model_name):
+            try:
+                request()
+                done += 1
+            except Exception:  # a preset that fails here fails for its visitor too, with a message there
+                logging.getLogger("bertlens").exception("Warm start of %s: a preset failed", model_name)
+    logging.getLogger("bertlens").info(
+        "Warm start of %s: %d presets ready in %.1f s", model_name, done, time.perf_counter() - started
+    )
+    return done
+
+
+def serving() -> bool:
+    """A real Streamlit server (not AppTest, whose runtime is a stand-in swapped around each run)."""
+    return Runtime.exists() and type(Runtime.instance()) is Runtime
+
+
+def warm_up(model_name: str) -> threading.Thread | None:
+    """Start computing the presets of ``model_name`` (once per model per server); the thread, if started."""
+    with _lock:
+        if model_name in _started or not serving():
+            return None
+        _started.add(model_name)
+    thread = threading.Thread(target=warm, args=(model_name,), name=THREAD_NAME, daemon=True)
+    thread.start()
+    return thread

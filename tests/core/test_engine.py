@@ -1,0 +1,321 @@
+"""The inference engine: sessions never see each other's tokenizer settings, passes are bounded and
+queued in order, batched results equal unbatched ones, and waiting is reported, limited and cancellable."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from bertlens.analysis import analyze, encode, forward_batch, max_tokens
+from bertlens.engine import (
+    MAX_PASSES_ENV,
+    REQUEST_SECONDS_ENV,
+    Admission,
+    Engine,
+    RequestTimeout,
+    ThreadSafeTokenizer,
+    background_priority,
+    batch_pays,
+    engine_settings,
+    reporting_waits,
+)
+from bertlens.nsp import is_next_probabilities
+from bertlens.tokenization import SEED_BATCH, mask_effect, pad_batch
+
+LONG = " ".join(f"word{i % 50} is here" for i in range(200))  # well over 600 tokens
+
+
+def until(condition, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.005)
+
+
+@pytest.fixture
+def admission():
+    made: list[Admission] = []
+
+    def make(max_passes: int = 1) -> Admission:
+        made.append(Admission(max_passes))
+        return made[-1]
+
+    yield make
+    for a in made:
+        a.close()
+
+
+def occupy(engine: Engine) -> tuple[threading.Event, threading.Thread]:
+    """Keep the engine's one worker busy until the returned event is set."""
+    started, release = threading.Event(), threading.Event()
+
+    def block() -> str:
+        started.set()
+        release.wait(10)
+        return "blocker"
+
+    def hold() -> None:
+        with contextlib.suppress(RequestTimeout):  # a test with a short budget times the blocker out too
+            engine.run("blocker", block, 0)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert started.wait(10)
+    return release, thread
+
+
+# --------------------------------------------------------------------------- the class on one tokenizer
+
+
+def test_concurrent_sessions_never_see_each_others_tokenizer_settings(tiny_bundle):
+    """Padding-lab calls (max_length 8, truncation) race 600+-token analyses capped at 512 and 64.
+
+    On the shared fast tokenizer without the engine's lock this fails: an analysis is tokenized with
+    the lab's truncation (8 tokens) or none at all (606 tokens -> "size of tensor a (606) must
+    match ... (512)"), or the backend refuses a concurrent borrow.
+    """
+    bundle = tiny_bundle
+    assert len(bundle.tokenizer(LONG)["input_ids"]) > 600
+    lines = (*SEED_BATCH, LONG)
+    reference_lab = pad_batch(bundle.tokenizer, lines, "max_length", 8, truncation=True)
+    reference = {cap: analyze(bundle, LONG, token_cap=cap) for cap in (None, 64)}
+    assert len(reference[None].encoding) == 512 and len(reference[64].encoding) == 64
+
+    def session(i: int) -> None:
+        for step in range(12):
+            if (i + step) % 3 == 0:
+                lab = pad_batch(bundle.tokenizer, lines, "max_length", 8, truncation=True)
+                assert lab.input_ids == reference_lab.input_ids and lab.width == 8
+            else:
+                cap = None if (i + step) % 3 == 1 else 64
+                got = analyze(bundle, LONG, token_cap=cap)
+                want = reference[cap]
+                assert got.encoding == want.encoding
+                np.testing.assert_allclose(got.attentions, want.attentions, atol=1e-5)
+                np.testing.assert_allclose(got.hidden_states, want.hidden_states, atol=1e-5)
+                tokens = bundle.tokenizer.tokenize(LONG)  # tokenize() reads the backend's settings too
+                assert len(tokens) > 600
+
+    with ThreadPoolExecutor(8) as pool:
+        for future in [pool.submit(session, i) for i in range(8)]:
+            future.result()
+    backend = bundle.tokenizer.backend_tokenizer
+    assert backend.truncation is None and backend.padding is None  # left neutral
+
+
+def test_thread_safe_tokenizer_is_read_only_and_transparent(tiny_bundle):
+    tokenizer = tiny_bundle.tokenizer
+    assert isinstance(tokenizer, ThreadSafeTokenizer)
+    with pytest.raises(AttributeError):
+        tokenizer.model_max_length = 8
+    assert tokenizer.decode(tokenizer("hello world")["input_ids"]) == "[CLS] hello world [SEP]"
+    assert tokenizer.get_vocab()["[MASK]"] == tokenizer.mask_token_id
+    assert tokenizer.backend_tokenizer.normalizer.normalize_str("HeLLo") == "hello"
+
+
+# --------------------------------------------------------------------------- batched == unbatched
+
+
+def test_batched_analyses_equal_unbatched(tiny_bundle):
+    bundle = tiny_bundle
+    inputs = [
+        ("The capital of France is [MASK].", None),
+        ("A [MASK] sat on the [MASK] near the river bank, watching the boats go by slowly.", None),
+        ("I went to the store.", "At the store, I bought fresh strawberries."),
+        ("Short.", None),
+    ]
+    encodings = [encode(bundle.tokenizer, a, b, max_tokens(bundle)) for a, b in inputs]
+    assert len({len(e) for e in encodings}) == len(encodings)  # real padding in the batch
+    batched = forward_batch(bundle, encodings)
+    for encoding, got in zip(encodings, batched):
+        [alone] = forward_batch(bundle, [encoding])
+        assert got.encoding == encoding and got.mask_positions == alone.mask_positions
+        assert got.attentions.shape == alone.attentions.shape == (2, 4, len(encoding), len(encoding))
+        np.testing.assert_allclose(got.attentions.sum(axis=-1), 1, atol=1e-5)
+        for field in ("attentions", "hidden_states", "pooler_output", "nsp_logits"):
+            np.testing.assert_allclose(getattr(got, field), getattr(alone, field), atol=1e-5, err_msg=field)
+        if alone.mlm_logits is not None:
+            np.testing.assert_allclose(got.mlm_logits, alone.mlm_logits, atol=1e-4)
+        assert not got.attentions.flags.writeable
+
+
+def test_batching_rule_follows_the_measurements():
+    assert batch_pays([16, 16, 16, 16]) and batch_pays([64] * 4) and batch_pays([16, 32, 48, 64])
+    assert not batch_pays([16, 64, 128, 128])  # the padding costs more than the passes saved
+    assert not batch_pays([256, 256])  # long inputs gain nothing
+
+
+def test_concurrent_short_analyses_are_coalesced_into_one_batch(admission):
+    batches: list[list[int]] = []
+    engine = Engine(lambda items: batches.append(list(items)) or [i * 10 for i in items], admission(1), 10)
+    release, blocker = occupy(engine)
+    with ThreadPoolExecutor(6) as pool:
+        futures = [pool.submit(engine.analyze, f"short{i}", i, 16) for i in range(4)]
+        until(lambda: engine.admission.queued == 4)
+        futures.append(pool.submit(engine.analyze, "long", 99, 300))  # too long to batch
+        until(lambda: engine.admission.queued == 5)
+        release.set()
+        assert [f.result(10) for f in futures] == [0, 10, 20, 30, 990]
+    blocker.join()
+    assert batches == [[0, 1, 2, 3], [99]]
+
+
+# --------------------------------------------------------------------------- admission
+
+
+def test_queue_is_fifo_and_reports_positions(admission):
+    engine = Engine(None, admission(1), 10)
+    release, blocker = occupy(engine)
+    ran, reports = [], {}
+
+    def request(name: str) -> str:
+        def report(ahead: int, seconds: float) -> None:
+            reports.setdefault(name, []).append((ahead, seconds))
+
+        with reporting_waits(report):
+            return engine.run(name, lambda: ran.append(name) or name, 16)
+
+    with ThreadPoolExecutor(3) as pool:
+        futures = []
+        for count, name in enumerate("abc", start=1):
+            futures.append(pool.submit(request, name))
+            until(lambda: engine.admission.queued == count)
+        until(lambda: all(name in reports for name in "abc"))
+        release.set()
+        assert [f.result(10) for f in futures] == ["a", "b", "c"]
+    blocker.join()
+    assert ran == ["a", "b", "c"]
+    assert [reports[name][0][0] for name in "abc"] == [1, 2, 3]  # the running blocker, then those before
+    assert reports["c"][0][1] > reports["a"][0][1] > 0  # estimates grow with the queue
+
+
+def test_at_most_n_passes_at_once(admission):
+    engine = Engine(None, admission(2), 10)
+    lock, running, peak = threading.Lock(), [0], [0]
+
+    def work() -> None:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+
+    with ThreadPoolExecutor(8) as pool:
+        for f in [pool.submit(engine.run, i, work, 16) for i in range(8)]:
+            f.result(10)
+    assert peak[0] == 2 and engine.executions == 8
+
+
+def test_background_requests_wait_behind_visitors_until_a_visitor_joins(admission):
+    engine = Engine(None, admission(1), 10)
+    release, blocker = occupy(engine)
+    ran = []
+
+    def warm(name: str) -> None:
+        with background_priority():
+            engine.run(name, lambda: ran.append(name), 16)
+
+    with ThreadPoolExecutor(4) as pool:
+        futures = [pool.submit(warm, "preset1"), pool.submit(warm, "preset2")]
+        until(lambda: engine.admission.queued == 2)
+        futures.append(pool.submit(engine.run, "visitor", lambda: ran.append("visitor"), 16))
+        until(lambda: engine.admission.queued == 3)
+        futures.append(pool.submit(engine.run, "preset2", lambda: ran.append("never: joins preset2"), 16))
+        until(lambda: engine._inflight["preset2"].waiters == 2)
+        release.set()
+        [f.result(10) for f in futures]
+    blocker.join()
+    assert ran == ["visitor", "preset2", "preset1"]
+
+
+def test_time_budget_raises_and_the_request_never_runs(admission):
+    engine = Engine(None, admission(1), request_seconds=0.2)
+    release, blocker = occupy(engine)
+    ran = []
+    with pytest.raises(RequestTimeout, match=REQUEST_SECONDS_ENV) as raised:
+        engine.run("late", lambda: ran.append("late"), 16)
+    assert "0.2 s" in str(raised.value)
+    assert engine.admission.queued == 0
+    release.set()
+    blocker.join()
+    engine.run("after", lambda: ran.append("after"), 16)
+    assert ran == ["after"]
+
+
+class SessionStopped(BaseException):
+    """Stands in for Streamlit's StopException, raised from the waiting session's next st call."""
+
+
+def test_a_stopped_session_leaves_the_queue_and_its_request_never_runs(admission):
+    engine = Engine(None, admission(1), 10)
+    release, blocker = occupy(engine)
+    ran = []
+
+    def stopped(ahead: int, seconds: float) -> None:
+        raise SessionStopped
+
+    with reporting_waits(stopped), pytest.raises(SessionStopped):
+        engine.run("gone", lambda: ran.append("gone"), 16)
+    assert engine.admission.queued == 0 and "gone" not in engine._inflight
+    release.set()
+    blocker.join()
+    engine.run("next", lambda: ran.append("next"), 16)
+    assert ran == ["next"] and engine.executions == 2  # the blocker and "next"
+
+
+def test_a_stopped_session_does_not_cancel_a_request_others_wait_for(admission):
+    engine = Engine(None, admission(1), 10)
+    release, blocker = occupy(engine)
+
+    def stopped(ahead: int, seconds: float) -> None:
+        raise SessionStopped
+
+    with ThreadPoolExecutor(1) as pool:
+        staying = pool.submit(engine.run, "shared", lambda: "result", 16)
+        until(lambda: engine.admission.queued == 1)
+        with reporting_waits(stopped), pytest.raises(SessionStopped):
+            engine.run("shared", lambda: "never", 16)
+        release.set()
+        assert staying.result(10) == "result"
+    blocker.join()
+
+
+def test_identical_concurrent_requests_run_once(admission):
+    engine = Engine(None, admission(1), 10)
+    release, blocker = occupy(engine)
+    calls = []
+    with ThreadPoolExecutor(30) as pool:
+        futures = [pool.submit(engine.run, "same link", lambda: calls.append(1) or object(), 16) for _ in range(30)]
+        until(lambda: engine._inflight["same link"].waiters == 30)
+        release.set()
+        results = {id(f.result(10)) for f in futures}
+    blocker.join()
+    assert len(calls) == 1 and len(results) == 1
+
+
+def test_settings_from_the_environment():
+    assert engine_settings({MAX_PASSES_ENV: "3", REQUEST_SECONDS_ENV: "12.5"}) == engine_settings({}).__class__(3, 12.5)
+    fallback = engine_settings({MAX_PASSES_ENV: "0", REQUEST_SECONDS_ENV: "soon"})
+    assert fallback.max_passes >= 1 and fallback.request_seconds == 90.0
+
+
+# --------------------------------------------------------------------------- every pass goes through the engine
+
+
+def test_every_model_running_function_goes_through_the_engine(tiny_bundle):
+    from bertlens.analysis import model_engine
+    from bertlens.senses import embed_word
+
+    engine = model_engine(tiny_bundle)
+    before = engine.executions
+    analyze(tiny_bundle, "An engine-counted sentence.")
+    is_next_probabilities(tiny_bundle, [("A first one.", "A second one.")])
+    embed_word(tiny_bundle, ["The field is green.", "A field of study."], "field")
+    mask_effect(tiny_bundle, pad_batch(tiny_bundle.tokenizer, SEED_BATCH, "longest", 8, truncation=True))
+    assert engine.executions - before == 4

@@ -1,0 +1,31 @@
+"""Warm start: after a model's presets are computed in the background, every page's first view is a
+cache hit (no forward pass), because the warm-up calls the pages' own cached functions."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from bertlens.analysis import model_engine
+from components import warm_start
+from components.model import _cached_analysis, cached_bundle
+from tests.conftest import PAGE_FILES
+
+
+def test_every_page_opens_on_warm_caches(tiny_pretraining_dir, open_page):
+    model = str(tiny_pretraining_dir)
+    st.cache_data.clear()
+    _cached_analysis.clear()
+    engine = model_engine(cached_bundle(model))
+    before = engine.executions
+    assert warm_start.warm(model) == len(warm_start.preset_requests(model))
+    assert engine.executions - before >= 10  # the caches were cold: the presets really ran
+    for page in PAGE_FILES:
+        before = engine.executions
+        extra = {"text": "The capital of France is [MASK]."} if page.endswith("fill_mask.py") else {}
+        at = open_page(page, model, **extra)
+        assert not at.exception, page
+        assert engine.executions == before, f"{page} ran the model although its presets were warm"
+
+
+def test_warm_up_runs_only_in_a_real_server(tiny_pretraining_dir):
+    assert warm_start.warm_up(str(tiny_pretraining_dir)) is None  # tests are not a server
