@@ -1,16 +1,17 @@
-"""Model anatomy page: the configuration, where the parameters are, and the embeddings and pooler checked live."""
+"""Model anatomy page: the configuration, where the parameters are, the embeddings and pooler checked live,
+and the learned position and token-type embeddings."""
 
 from components import anatomy_views as views
 from components.layout import page_header, require_text, truncation_notice
 from components.model import active_model_name, cached_analysis
 from components.state import lazy_tabs, sentence_b, shared_text
 
-page_header("Model anatomy", "The configuration, where the parameters are, and the embeddings and pooler checked live.")
+bundle = page_header("Model anatomy", "The configuration, where the parameters are, and the embeddings and pooler checked live.")
 model_name = active_model_name()
 text = shared_text(help="Read by the Embeddings and Pooler tabs; it follows you from page to page.")
 text_b = sentence_b()
 
-parameters, named, embeddings, pooler = lazy_tabs(views.TABS, "anatomy_tab")
+parameters, named, embeddings, pooler, positions = lazy_tabs(views.TABS, "anatomy_tab")
 if parameters.open:
     with parameters:
         views.architecture_section(model_name)
@@ -23,3 +24,6 @@ for tab, section in ((embeddings, views.embeddings_section), (pooler, views.pool
             if require_text(text):
                 truncation_notice(cached_analysis(model_name, text, text_b).encoding)
                 section(model_name, text, text_b)
+if positions.open:
+    with positions:
+        views.positions_section(model_name, bundle.capabilities.max_positions)
