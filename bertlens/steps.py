@@ -136,6 +136,10 @@ class LayerGuesses:
     true_token: str | None  # the true word's first WordPiece, if given
     true_ranks: np.ndarray | None  # (rows,) its rank (1 = top guess) in each row
     true_probabilities: np.ndarray | None  # (rows,)
+    true_token_id: int | None
+    tracked_ids: tuple[int, ...]  # the last row's top-k (and the true token): followed through every row
+    tracked_tokens: tuple[str, ...]
+    tracked_probabilities: np.ndarray  # (rows, tracked)
 
     @property
     def labels(self) -> list[str]:
@@ -196,6 +200,7 @@ def layer_guesses(
         true_token = bundle.tokenizer.convert_ids_to_tokens(int(true_token_id))
         true_probabilities = probabilities[:, true_token_id]
         true_ranks = 1 + (probabilities > true_probabilities[:, None]).sum(axis=-1)
+    tracked = list(dict.fromkeys([*(int(i) for i in ids[-1]), *([int(true_token_id)] if true_token_id is not None else [])]))
     return LayerGuesses(
         mask_number=mask_number,
         position=position,
@@ -205,4 +210,8 @@ def layer_guesses(
         true_token=true_token,
         true_ranks=true_ranks,
         true_probabilities=true_probabilities,
+        true_token_id=None if true_token_id is None else int(true_token_id),
+        tracked_ids=tuple(tracked),
+        tracked_tokens=tuple(bundle.tokenizer.convert_ids_to_tokens(tracked)),
+        tracked_probabilities=probabilities[:, tracked],
     )
