@@ -13,6 +13,7 @@ import streamlit as st
 
 from bertlens import mlm
 from bertlens.analysis import Analysis
+from bertlens.attention import matching_preset
 from bertlens.compare import (
     SEED_SECOND,
     align_tokens,
@@ -121,7 +122,7 @@ def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> No
     st.caption("Rows and columns are the paired tokens, labelled by their position in the first sentence "
                "(a changed token shows first→second).")
 
-    focus, _ = default_focus(page.encoding, None, first_matrix)
+    focus, _ = default_focus(page.encoding, matching_preset(page.text, page.text_b), first_matrix)
     query = _token_picker(st.selectbox, "Follow one query token in both", page.encoding, "compare_query", focus)
     partner = next((r for r in pairs if r.first == query), None)
     if partner is None:
