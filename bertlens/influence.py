@@ -27,7 +27,7 @@ from bertlens.models import ModelBundle
 
 Mode = Literal["mask", "delete"]
 Measure = Literal["guess", "verdict", "vectors"]
-TOKEN_BUDGET = 2048  # token positions per batched pass: variants × their length
+TOKEN_BUDGET = 1024  # token positions per batched pass (variants × their length): about two passes at 512 tokens
 
 EFFECT_LABELS: dict[Measure, str] = {
     "guess": "change of the guesses (total variation)",

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from bertlens.compare import SEED_FIRST, SEED_SECOND
+from bertlens.influence import TOKEN_BUDGET
 from bertlens.models import BUNDLED_MODEL
 from components.attention_views import TABS
 from components.text import literal
@@ -229,3 +230,15 @@ def test_fill_mask_tabs_on_the_bundled_encoder_explain_instead(open_page):
     at = open_page(FILL_MASK, BUNDLED_MODEL, text=MASKED, fill_tab="Layer by layer")
     assert not at.exception and "no masked-language-model (MLM) head" in " ".join(i.value for i in at.info)
     assert not at.get("plotly_chart")
+
+
+def test_512_tokens_compare_stays_under_5_mb_and_mask_and_see_keeps_to_its_budget(open_page):
+    text = "The animal didn't cross the street because it was too tired. " * 60
+    at = open_page(ATTENTION, tab="Compare", text=text, compare=text.replace("tired", "wide"))
+    assert not at.exception
+    assert 0 < sum(len(c.proto.spec) for c in at.get("plotly_chart")) < 5_000_000  # three 512 × 512 heatmaps
+    at = open_page(ATTENTION, tab="Mask and see", text=text)
+    assert not at.exception
+    budget = TOKEN_BUDGET // 512  # variants of 512 tokens that fit the token budget
+    assert f"{budget} of the 510 tokens were tested" in " ".join(w.value for w in at.warning)
+    assert len(frame(at, "attention received")) == budget
