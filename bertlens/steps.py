@@ -23,11 +23,6 @@ from bertlens.analysis import Analysis
 from bertlens.mlm import softmax
 from bertlens.models import ModelBundle
 
-# What the eager attention adds for a padding key (transformers: the dtype's minimum). A single
-# unpadded input has none: every key here is a real token and gets 0.
-PADDING_MASK_TERM = float(np.finfo(np.float32).min)
-
-
 def _numpy(tensor: torch.Tensor) -> np.ndarray:
     return tensor.detach().float().cpu().numpy()
 
@@ -96,7 +91,9 @@ def head_steps(bundle: ModelBundle, analysis: Analysis, layer: int, head: int, q
         values = self_attention.value(hidden)[:, part]
         dot = keys @ q
         scaled = dot / math.sqrt(d)
-        mask_term = torch.zeros_like(scaled)  # one unpadded input: attention_mask is 1 for every token
+        # The eager attention adds the dtype's minimum (−∞-like) for a padding key and 0 for a real one;
+        # one unpadded input has only real tokens.
+        mask_term = torch.zeros_like(scaled)
         weights = torch.softmax(scaled + mask_term, dim=-1)
         output = weights @ values
     return HeadSteps(

@@ -24,7 +24,7 @@ from bertlens.compare import (
     paired,
     unaligned_note,
 )
-from components.attention_views import ACCENT, Choice, PageInput, _token_picker, default_focus, matrices, matrix_figure
+from components.attention_views import Choice, PageInput, _token_picker, default_focus, matrices, matrix_figure
 from components.exports import chart, csv_download, table
 from components.model import cached_analysis, cached_bundle
 from components.text import literal
