@@ -19,11 +19,13 @@ from bertlens.anatomy import (
     embedding_parts,
     pooler_check,
 )
+from bertlens.positions import PositionEmbeddings, position_embeddings
 from components import exports
 from components.model import cached_analysis, cached_bundle
 from components.state import bound_int_slider
 
-TABS = ("Parameters", "Named parameters", "Embeddings", "Pooler")
+TABS = ("Parameters", "Named parameters", "Embeddings", "Pooler", "Positions")
+DEFAULT_POSITIONS = 64  # positions shown unless the link says otherwise (URL ``n_positions``)
 CHECK_TOLERANCE = 1e-4  # float32 arithmetic in a different order differs by ~1e-7
 COUNT_COLUMN = st.column_config.NumberColumn(format="localized")
 
@@ -46,6 +48,11 @@ def embeddings(model_name: str, text: str, text_b: str) -> EmbeddingParts:
 @st.cache_data(max_entries=8, show_spinner=False)
 def pooler(model_name: str, text: str, text_b: str) -> PoolerCheck | None:
     return pooler_check(cached_bundle(model_name), cached_analysis(model_name, text, text_b))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def positions(model_name: str, count: int) -> PositionEmbeddings:
+    return position_embeddings(cached_bundle(model_name), count)
 
 
 # --- Figures ---------------------------------------------------------------------------------
@@ -98,6 +105,35 @@ def pooler_scatter(check: PoolerCheck) -> go.Figure:
     fig.add_shape(type="line", x0=-1, y0=-1, x1=1, y1=1, line=dict(dash="dot", color="gray"))
     fig.update_layout(title="tanh(dense([CLS])) against pooler_output, one dot per dimension",
                       xaxis_title="by hand", yaxis_title="pooler_output", height=420)
+    return fig
+
+
+def position_cosine_figure(view: PositionEmbeddings) -> go.Figure:
+    """Cosine similarity of every pair of the first N position embeddings."""
+    fig = go.Figure(go.Heatmap(z=view.cosine.astype(np.float32), x=list(range(view.count)), y=list(range(view.count)),
+                               colorscale="RdBu", zmid=0, zmin=-1, zmax=1, colorbar=dict(title="cosine"),
+                               hovertemplate="positions %{y} and %{x}: cosine %{z:.4f}<extra></extra>"))
+    fig.update_layout(title=f"Cosine similarity of position embeddings 0–{view.count - 1}", height=560,
+                      xaxis_title="position", yaxis=dict(title="position", autorange="reversed"),
+                      margin=dict(t=50, l=10, r=10, b=10))
+    return fig
+
+
+def position_chain_figure(view: PositionEmbeddings) -> go.Figure:
+    """The first N position embeddings in 2D (PCA), joined in order and coloured by position."""
+    x, y = view.projection[:, 0], view.projection[:, 1]
+    order = np.arange(view.count)
+    fig = go.Figure([
+        go.Scatter(x=x, y=y, mode="lines", line=dict(color="rgba(120,120,120,0.5)", width=1), hoverinfo="skip",
+                   showlegend=False),
+        go.Scatter(x=x, y=y, mode="markers", customdata=order, showlegend=False,
+                   marker=dict(size=7, color=order, colorscale="Viridis", colorbar=dict(title="position")),
+                   hovertemplate="position %{customdata}<br>PC1 %{x:.4f}<br>PC2 %{y:.4f}<extra></extra>"),
+    ])
+    first, second = view.explained
+    fig.update_layout(title=f"Positions 0–{view.count - 1} in 2D (PCA), joined in order", height=520,
+                      xaxis_title=f"PC1 ({first:.1%} of the variance)", yaxis_title=f"PC2 ({second:.1%})",
+                      margin=dict(t=50, l=10, r=10, b=10))
     return fig
 
 
@@ -168,6 +204,41 @@ def pooler_section(model_name: str, text: str, text_b: str) -> None:
         {"dimension": range(len(check.by_hand)), "by hand": check.by_hand, "pooler_output": check.pooler_output}
     )
     exports.table(values, "pooler-check", key="pooler_values")
+
+
+def positions_section(model_name: str, max_positions: int) -> None:
+    st.markdown(
+        "BERT has no built-in sense of order: it **learns one vector per position** (0 … "
+        f"{max_positions - 1}) and adds it to every token's word embedding, together with one vector per "
+        "segment (token type 0 = sentence A, 1 = sentence B). Read straight from the weights — no sentence needed."
+    )
+    count = bound_int_slider("Show the first N positions", "n_positions", 2, max_positions,
+                             default=min(DEFAULT_POSITIONS, max_positions))
+    view = positions(model_name, count)
+    left, right = st.columns(2)
+    with left:
+        exports.chart(position_cosine_figure(view), f"position-cosine-{count}", key="position_cosine")
+        st.caption("Neighbouring positions are similar when the diagonal band is wide; a learned, not a fixed, pattern.")
+    with right:
+        exports.chart(position_chain_figure(view), f"position-pca-{count}", key="position_chain")
+        st.caption("Each dot is one position's vector; the line joins them in order. A smooth chain means "
+                   "nearby positions got similar vectors. PCA keeps only the two directions of largest spread.")
+    labels = [str(i) for i in range(view.count)]
+    exports.csv_download(lambda: pd.DataFrame(view.cosine, columns=labels).assign(position=range(view.count))[
+        ["position", *labels]], f"position-cosine-{count}", label="Download the cosine matrix (CSV)")
+    coordinates = pd.DataFrame({"position": range(view.count), "PC1": view.projection[:, 0],
+                                "PC2": view.projection[:, 1], "‖p‖": view.norms})
+    with st.expander("The 2D coordinates and norms"):
+        exports.table(coordinates, f"position-pca-{count}", key="position_coordinates")
+    st.subheader("Token-type (segment) embeddings")
+    meaning = {0: "sentence A (and [CLS], the first [SEP])", 1: "sentence B (and its [SEP])"}
+    types = pd.DataFrame({"token type": range(len(view.type_norms)),
+                          "used for": [meaning.get(i, "—") for i in range(len(view.type_norms))],
+                          "‖t‖": view.type_norms})
+    exports.table(types, "token-type-embeddings", key="token_types")
+    if len(view.type_norms) >= 2:
+        st.metric("cosine(type 0, type 1)", f"{view.type_cosine[0, 1]:.4f}")
+        st.caption(f"For scale: the position embeddings shown have a mean norm of {view.norms.mean():.4f}.")
 
 
 def check_result(label: str, difference: float) -> None:

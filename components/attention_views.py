@@ -47,7 +47,7 @@ COLORS = "Blues"
 ACCENT = "#d62728"
 MAX_HEAD_VIEW_SEGMENTS = 1500  # lines drawn in the head view when no token is focused
 MIN_LINE_WEIGHT = 0.02
-TABS = ("Heatmap", "Head view", "All heads", "Head statistics", "Token focus")
+TABS = ("Heatmap", "Head view", "All heads", "Head statistics", "Token focus", "Step by step", "Compare", "Mask and see")
 CAVEAT = (
     "Attention is not explanation: a weight says where a token looks, not why the model decides "
     "(seed 000: *attention ≠ explanation*). Rollout (Abnar & Zuidema, 2020) follows attention "

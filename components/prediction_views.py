@@ -9,14 +9,18 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+import numpy as np
+
 from bertlens import mlm, nsp
 from bertlens.models import ModelBundle
+from bertlens.steps import LayerGuesses, layer_guesses
 from components.exports import chart, table
 from components.model import cached_analysis, cached_bundle, model_wait, settings
 from components.state import set_shared_text
 from components.text import code_span, literal
 
 MASKS_PER_ROW = 3
+FILL_MASK_TABS = ("Guesses", "Layer by layer", "Compare two sentences")
 NSP_TABS = ("Verdict", "Ranking", "Evaluation")
 BAR = "#4c78a8"
 PROBABILITY = st.column_config.NumberColumn(format="%.4g")
@@ -36,6 +40,17 @@ def true_word(model_name: str, text: str, word: str, mask_number: int) -> mlm.Tr
     tokenizer = cached_bundle(model_name).tokenizer
     problem = mlm.true_word_problem(tokenizer, word)
     return problem or mlm.check_true_word(cached_analysis(model_name, text), tokenizer, word, mask_number)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def guesses_by_layer(model_name: str, text: str, k: int, mask_number: int, word: str) -> LayerGuesses:
+    """The MLM head on the mask's hidden state after every layer; ``word`` (may be empty) is tracked too."""
+    bundle = cached_bundle(model_name)
+    tokenizer = bundle.tokenizer
+    true_id = None
+    if word.strip() and mlm.true_word_problem(tokenizer, word) is None:
+        true_id = int(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(word.strip())[0]))
+    return layer_guesses(bundle, cached_analysis(model_name, text), k, mask_number, true_id)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -169,6 +184,54 @@ def true_word_view(check: mlm.TrueWordCheck | str, vocab_size: int) -> None:
         f"0.69 at p = 0.5, 2.30 at p = 0.1. Guessing blindly among all {vocab_size:,} tokens would give "
         f"−log(1/{vocab_size:,}) = {math.log(vocab_size):.2f}. A low loss needs the right word *and* confidence."
     )
+
+
+LAYER_CAVEAT = (
+    "**An approximation.** The MLM head was trained to read the *last* layer only. Applied to an earlier "
+    "layer's vector it shows which words that vector already points to in the head's eyes (a \"logit lens\"), "
+    "not what the model \"thinks\" there. Row 0 is the embeddings output (before encoder layer 0); "
+    "encoder layers are numbered from 0, as on the Attention page. The last row is the page's own guesses."
+)
+
+
+def layer_probabilities_figure(guesses: LayerGuesses) -> go.Figure:
+    """How probable each of the final top guesses (and the true word) is after every layer."""
+    fig = go.Figure()
+    for column, (token_id, token) in enumerate(zip(guesses.tracked_ids, guesses.tracked_tokens)):
+        is_true = token_id == guesses.true_token_id
+        fig.add_trace(go.Scatter(
+            x=guesses.labels, y=guesses.tracked_probabilities[:, column].astype(np.float32), mode="lines+markers",
+            name=_label(token) + (" (true word)" if is_true else ""),
+            line=dict(dash="dash", width=3) if is_true else dict(width=1.5),
+            hovertemplate=f"{_label(token)}<br>%{{x}}: %{{y:.4g}}<extra></extra>",
+        ))
+    fig.update_layout(title=f"Mask {guesses.mask_number}: probability of the final top guesses, layer by layer",
+                      yaxis_title="probability", xaxis=dict(title="hidden state", type="category"),
+                      height=440, margin=dict(l=10, r=10, t=50, b=10))
+    return fig
+
+
+def true_rank_figure(guesses: LayerGuesses) -> go.Figure:
+    fig = go.Figure(go.Scatter(x=guesses.labels, y=guesses.true_ranks, mode="lines+markers", marker_color=BAR,
+                               hovertemplate="%{x}: rank %{y:,}<extra></extra>"))
+    fig.update_layout(title=f"Rank of {_label(guesses.true_token or '')} after every layer (1 = top guess)",
+                      yaxis=dict(title="rank (log scale)", type="log", autorange="reversed"),
+                      xaxis=dict(title="hidden state", type="category"), height=360, margin=dict(l=10, r=10, t=50, b=10))
+    return fig
+
+
+def layer_guesses_view(guesses: LayerGuesses) -> None:
+    st.info(LAYER_CAVEAT, icon=":material/info:")
+    chart(layer_probabilities_figure(guesses), f"fill-mask-layers-{guesses.mask_number}", key="layer_probabilities")
+    if guesses.true_ranks is not None:
+        chart(true_rank_figure(guesses), f"fill-mask-true-rank-{guesses.mask_number}", key="layer_true_rank")
+    else:
+        st.caption("Type the original word above to follow its rank through the layers.")
+    table(guesses.summary(), f"fill-mask-layers-{guesses.mask_number}", key="layer_summary",
+          column_config={"P(top guess)": PROBABILITY})
+    with st.expander("Every top-k guess of every layer"):
+        table(guesses.long_table(), f"fill-mask-layers-top-k-{guesses.mask_number}", key="layer_long",
+              column_config={"probability": PROBABILITY})
 
 
 # ---- next-sentence views ----

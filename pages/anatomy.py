@@ -1,4 +1,5 @@
-"""Model anatomy page: the configuration, where the parameters are, and the embeddings and pooler checked live."""
+"""Model anatomy page: the configuration, where the parameters are, the embeddings and pooler checked live,
+and the learned position and token-type embeddings."""
 
 from components import anatomy_views as views
 from components.layout import page_header, require_text, truncation_notice
@@ -10,7 +11,7 @@ model_name = bundle.name  # the model actually loaded keys every cached result
 text = shared_text(help="Read by the Embeddings and Pooler tabs; it follows you from page to page.")
 text_b = sentence_b()
 
-parameters, named, embeddings, pooler = lazy_tabs(views.TABS, "anatomy_tab")
+parameters, named, embeddings, pooler, positions = lazy_tabs(views.TABS, "anatomy_tab")
 if parameters.open:
     with parameters:
         views.architecture_section(model_name)
@@ -23,3 +24,6 @@ for tab, section in ((embeddings, views.embeddings_section), (pooler, views.pool
             if require_text(text):
                 truncation_notice(cached_analysis(model_name, text, text_b).encoding)
                 section(model_name, text, text_b)
+if positions.open:
+    with positions:
+        views.positions_section(model_name, bundle.capabilities.max_positions)

@@ -1,9 +1,13 @@
 """Attention page: every layer and head as a heatmap, a head view and thumbnails; head statistics
-that find the seeds' patterns; token focus; attention rollout. Everything reads the one forward pass."""
+that find the seeds' patterns; token focus; attention rollout; one head step by step; two sentences
+compared; mask and see. Everything reads the one forward pass, except Compare (the second sentence's
+pass) and Mask and see (one batched pass of the variants)."""
 
 import streamlit as st
 
+from components import attention_steps as steps
 from components import attention_views as views
+from components import compare_views as compare
 from components.layout import page_header, require_text, truncation_notice
 from components.model import cached_analysis
 from components.state import sentence_b, shared_text
@@ -25,7 +29,7 @@ if require_text(text):
     heads = bundle.capabilities.num_heads
 
     choice = views.controls(bundle)
-    heatmap, head_view, overview, statistics, focus = views.open_tabs()
+    heatmap, head_view, overview, statistics, focus, step, comparison, mask_and_see = views.open_tabs()
     if heatmap.open:
         views.heatmap_section(page, choice, heads)
     if head_view.open:
@@ -36,3 +40,9 @@ if require_text(text):
         views.statistics_section(page, choice)
     if focus.open:
         views.token_focus_section(page, choice, heads)
+    if step.open:
+        steps.head_steps_section(page, choice)
+    if comparison.open:
+        compare.attention_compare_section(page, choice, heads)
+    if mask_and_see.open:
+        steps.mask_and_see_section(page, choice, heads)

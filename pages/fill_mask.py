@@ -1,12 +1,14 @@
-"""Fill-mask: BERT's guesses at each [MASK], and how likely it found the true word."""
+"""Fill-mask: BERT's guesses at each [MASK], how likely it found the true word, the guesses after every
+layer, and two sentences compared."""
 
 import streamlit as st
 
 from bertlens.mlm import MAX_K, mask_notices, missing_mask_message
+from components import compare_views
 from components import prediction_views as views
 from components.layout import page_header, require_text, truncation_notice
 from components.model import cached_analysis
-from components.state import bound_int_slider, int_in_range, keep_in_range, shared_text, warn_bad_param
+from components.state import bound_int_slider, int_in_range, keep_in_range, lazy_tabs, shared_text, warn_bad_param
 
 bundle = page_header(
     "Fill-mask",
@@ -37,22 +39,39 @@ if not analysis.mask_positions:
 
 k = bound_int_slider("Top-k guesses per mask", "k", 1, MAX_K, default=10)
 guesses = views.mask_guesses(model_name, text, k)
-if len(guesses) > 1:
-    st.caption(
-        f"{len(guesses)} masks, predicted **jointly in one forward pass**: each guess sees the sentence with "
-        "every mask still hidden, never another mask's guess."
+word_column, mask_column = st.columns([3, 1])
+with word_column:
+    word = st.text_input(
+        "Original word (for the true-word check and its rank in every layer)",
+        key="true_word",
+        bind="query-params",
+        placeholder="e.g. paris",
     )
-views.mask_columns(guesses)
-
-st.subheader("True-word check")
-st.caption("Type the word the mask hides: how probable did BERT find it, at which rank, and what loss does that give?")
-word = st.text_input("Original word", key="true_word", bind="query-params", placeholder="e.g. paris")
 mask_number = 1
 if len(guesses) > 1:
     warn_bad_param("at_mask", int_in_range(1, len(guesses)), f"a mask number from 1 to {len(guesses)}")
     keep_in_range("at_mask", 1, len(guesses))
-    mask_number = st.selectbox(
-        "At mask", range(1, len(guesses) + 1), key="at_mask", bind="query-params"
-    )
-if word.strip():
-    views.true_word_view(views.true_word(model_name, text, word, mask_number), bundle.capabilities.vocab_size)
+    with mask_column:
+        mask_number = st.selectbox("At mask", range(1, len(guesses) + 1), key="at_mask", bind="query-params")
+
+guesses_tab, layers_tab, compare_tab = lazy_tabs(views.FILL_MASK_TABS, "fill_tab")
+if guesses_tab.open:
+    with guesses_tab:
+        if len(guesses) > 1:
+            st.caption(
+                f"{len(guesses)} masks, predicted **jointly in one forward pass**: each guess sees the sentence with "
+                "every mask still hidden, never another mask's guess."
+            )
+        views.mask_columns(guesses)
+        st.subheader("True-word check")
+        st.caption(
+            "Type the word the mask hides (above): how probable did BERT find it, at which rank, and what loss does that give?"
+        )
+        if word.strip():
+            views.true_word_view(views.true_word(model_name, text, word, mask_number), bundle.capabilities.vocab_size)
+if layers_tab.open:
+    with layers_tab:
+        views.layer_guesses_view(views.guesses_by_layer(model_name, text, k, mask_number, word))
+if compare_tab.open:
+    with compare_tab:
+        compare_views.fill_mask_compare_section(model_name, text, analysis, k, mask_number)

@@ -140,12 +140,13 @@ def machine() -> list[tuple[str, str]]:
 
 def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[], object]]:
     """Uncached: what each page computes when a user types a new sentence (default view)."""
-    from bertlens import anatomy, attention, mlm, nsp, tokenization
+    from bertlens import anatomy, attention, compare, influence, mlm, nsp, positions, steps, tokenization
     from components import attention_views
 
     tokenizer = bundle.tokenizer
     a, b = pair
     candidates = ["I think I'll go for a walk in the park.", "Deep Learning is a branch of Machine Learning."]
+    compare_text = text.replace("the", "a", 1)  # one word changed, the same length
 
     def tokenizer_page():
         encoding = encode(tokenizer, text)
@@ -177,6 +178,27 @@ def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[]
         analysis = analyze(bundle, text)
         return attention.head_statistics(analysis.attentions, analysis.encoding), attention_views.page_figures(analysis)
 
+    def attention_step_by_step():  # no extra pass: one head's Q/K/V slice recomputed from hidden_states[layer]
+        analysis = analyze(bundle, text)
+        return steps.head_steps(bundle, analysis, 0, 0, 1)
+
+    def attention_compare():  # one extra pass: the second sentence
+        first, second = analyze(bundle, text), analyze(bundle, compare_text)
+        alignment = compare.align_tokens(first.encoding.tokens, second.encoding.tokens)
+        return compare.attention_difference(first.attentions[0, 0], second.attentions[0, 0], alignment)
+
+    def attention_mask_and_see():  # one extra batched pass of every variant (token budget)
+        analysis = analyze(bundle, text)
+        found = influence.mask_and_see(bundle, analysis, "mask")
+        return influence.attention_received(analysis.attentions[0, 0], found)
+
+    def fill_mask_every_layer():  # no extra pass: the MLM head on the mask's hidden state after every layer
+        analysis = analyze(bundle, text)
+        return steps.layer_guesses(bundle, analysis, 10)
+
+    def anatomy_positions():  # no forward pass at all: read from the weights
+        return positions.position_embeddings(bundle, 64)
+
     return {
         "tokenizer": tokenizer_page,
         "anatomy": anatomy_page,
@@ -185,6 +207,11 @@ def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[]
         "next sentence: verdict + ranking of 2 candidate Bs": next_sentence_page,
         "attention: default view (heatmap)": attention_page,
         "attention: every tab's figure + head statistics": attention_every_tab,
+        "attention: step by step (one head, one query; no extra pass)": attention_step_by_step,
+        "attention: compare two sentences (the second sentence's pass)": attention_compare,
+        f"attention: mask and see (variants batched, ≤ {influence.TOKEN_BUDGET} positions)": attention_mask_and_see,
+        "fill-mask: guesses at every layer (no extra pass)": fill_mask_every_layer,
+        "anatomy: position embeddings, 64 positions (no forward pass)": anatomy_positions,
     }
 
 

@@ -1,0 +1,123 @@
+"""Two sentences side by side: tokens aligned (difflib), where attention moved, where the guesses moved.
+
+Each sentence is its own cached forward pass; nothing here runs the model.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from bertlens.analysis import Analysis
+from bertlens.mlm import softmax
+
+Status = Literal["same", "changed", "only in first", "only in second"]
+
+# The seed's pair (seed 000): one word changed, and "it" refers to something else.
+SEED_FIRST = "The animal didn't cross the street because it was too tired."
+SEED_SECOND = "The animal didn't cross the street because it was too wide."
+
+
+@dataclass(frozen=True)
+class Aligned:
+    first: int | None  # token position in the first sentence
+    second: int | None  # token position in the second
+    status: Status
+
+
+def align_tokens(first: tuple[str, ...], second: tuple[str, ...]) -> list[Aligned]:
+    """Token positions paired across the two tokenizations (difflib on the token sequences).
+
+    Equal runs pair as "same"; a replaced run of equal length pairs token by token as "changed";
+    anything else (insertions, deletions, runs of different length) stays unpaired.
+    """
+    rows: list[Aligned] = []
+    matcher = difflib.SequenceMatcher(None, list(first), list(second), autojunk=False)
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal" or (tag == "replace" and a1 - a0 == b1 - b0):
+            status: Status = "same" if tag == "equal" else "changed"
+            rows += [Aligned(a, b, status) for a, b in zip(range(a0, a1), range(b0, b1))]
+        else:
+            rows += [Aligned(a, None, "only in first") for a in range(a0, a1)]
+            rows += [Aligned(None, b, "only in second") for b in range(b0, b1)]
+    return rows
+
+
+def paired(alignment: list[Aligned]) -> list[Aligned]:
+    return [row for row in alignment if row.first is not None and row.second is not None]
+
+
+def alignment_table(alignment: list[Aligned], first: tuple[str, ...], second: tuple[str, ...]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "position (first)": pd.array([r.first for r in alignment], dtype="Int64"),
+            "token (first)": [first[r.first] if r.first is not None else "" for r in alignment],
+            "position (second)": pd.array([r.second for r in alignment], dtype="Int64"),
+            "token (second)": [second[r.second] if r.second is not None else "" for r in alignment],
+            "status": [r.status for r in alignment],
+        }
+    )
+
+
+def pair_label(row: Aligned, first: tuple[str, ...], second: tuple[str, ...]) -> str:
+    """"3 it" for a shared token, "12 tired→wide" for a changed one (positions of the first sentence)."""
+    a, b = first[row.first], second[row.second]
+    return f"{row.first} {a}" if a == b else f"{row.first} {a}→{b}"
+
+
+def attention_difference(first: np.ndarray, second: np.ndarray, alignment: list[Aligned]) -> np.ndarray:
+    """second − first, for one (query, key) matrix each, over the paired tokens only: (pairs, pairs)."""
+    pairs = paired(alignment)
+    rows_a = np.array([r.first for r in pairs])
+    rows_b = np.array([r.second for r in pairs])
+    return second[np.ix_(rows_b, rows_b)] - first[np.ix_(rows_a, rows_a)]
+
+
+def unaligned_note(alignment: list[Aligned], first: tuple[str, ...], second: tuple[str, ...]) -> str | None:
+    """A sentence naming the tokens that could not be paired, or None when all are paired."""
+    only_first = [f"{r.first} {first[r.first]}" for r in alignment if r.second is None]
+    only_second = [f"{r.second} {second[r.second]}" for r in alignment if r.first is None]
+    if not only_first and not only_second:
+        return None
+    parts = []
+    if only_first:
+        parts.append("only in the first sentence: " + ", ".join(only_first))
+    if only_second:
+        parts.append("only in the second: " + ", ".join(only_second))
+    return (
+        "Some tokens have no partner (the tokenizations differ in length there), so the difference leaves them out — "
+        + "; ".join(parts)
+        + "."
+    )
+
+
+def guess_difference(first: Analysis, second: Analysis, mask_number: int, tokenizer, k: int) -> pd.DataFrame:
+    """Where the guesses at one [MASK] moved: every token in either sentence's top-k, with both probabilities.
+
+    Rows are sorted by |change|, the largest move first; ranks are among the whole vocabulary.
+    """
+    if first.mlm_logits is None or second.mlm_logits is None:
+        raise ValueError("both sentences need MLM logits")
+    p_first = softmax(first.mlm_logits[mask_number - 1])
+    p_second = softmax(second.mlm_logits[mask_number - 1])
+    k = max(1, min(k, len(p_first)))
+    top = lambda p: np.argsort(-p, kind="stable")[:k]  # noqa: E731
+    ids = list(dict.fromkeys([*top(p_first).tolist(), *top(p_second).tolist()]))
+    rank = lambda p, i: 1 + int((p > p[i]).sum())  # noqa: E731
+    table = pd.DataFrame(
+        {
+            "token": tokenizer.convert_ids_to_tokens(ids),
+            "token_id": ids,
+            "P (first)": p_first[ids],
+            "P (second)": p_second[ids],
+            "change (second − first)": p_second[ids] - p_first[ids],
+            "rank (first)": [rank(p_first, i) for i in ids],
+            "rank (second)": [rank(p_second, i) for i in ids],
+        }
+    )
+    order = np.argsort(-np.abs(table["change (second − first)"].to_numpy()), kind="stable")
+    return table.iloc[order].reset_index(drop=True)

@@ -1,0 +1,202 @@
+"""Mask and see: hide one token at a time and measure how much the model's output changes.
+
+Attention says where a token looks; this says what the output depends on. Each tested token is
+replaced by [MASK] (or deleted), and every variant of the input runs through the model in one
+batched pass (``perturbation_pass``), bounded by a token budget. What is measured depends on the
+heads the checkpoint has:
+
+* ``guess`` (an MLM head and a [MASK] in the text): the guess distribution at the first [MASK];
+  effect = total variation distance ½ Σ |p − p′| (0 = unchanged, 1 = completely different).
+* ``verdict`` (an NSP head and a sentence pair): effect = |ΔP(IsNext)|.
+* ``vectors`` (otherwise, e.g. an encoder without heads): effect = the mean cosine distance
+  1 − cos(h, h′) of every other token's last-layer vector.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import torch
+
+from bertlens.analysis import Analysis, Encoding, model_engine
+from bertlens.mlm import softmax
+from bertlens.models import ModelBundle
+
+Mode = Literal["mask", "delete"]
+Measure = Literal["guess", "verdict", "vectors"]
+TOKEN_BUDGET = 1024  # token positions per batched pass (variants × their length): about two passes at 512 tokens
+
+EFFECT_LABELS: dict[Measure, str] = {
+    "guess": "change of the guesses (total variation)",
+    "verdict": "|change of P(IsNext)|",
+    "vectors": "mean cosine distance of the other tokens",
+}
+AFTER_LABELS: dict[Measure, str] = {
+    "guess": "top guess after (p)",
+    "verdict": "P(IsNext) after",
+    "vectors": "token that moved most (1 − cos)",
+}
+
+
+def measure_for(bundle: ModelBundle, analysis: Analysis) -> tuple[Measure, int | None]:
+    """What to watch, and the position whose output is watched (None: every other token)."""
+    caps = bundle.capabilities
+    if caps.has_mlm_head and analysis.mlm_logits is not None and analysis.mask_positions:
+        return "guess", analysis.mask_positions[0]
+    if caps.has_nsp_head and analysis.nsp_logits is not None and 1 in analysis.encoding.token_type_ids:
+        return "verdict", 0
+    return "vectors", None
+
+
+def testable_positions(encoding: Encoding, observer: int | None, mode: Mode, mask_id: int) -> list[int]:
+    """The text tokens (not [CLS]/[SEP], not the watched token; not a [MASK] already, when masking)."""
+    return [
+        i
+        for i, (segment, token_id) in enumerate(zip(encoding.sequence_ids, encoding.input_ids))
+        if segment is not None and i != observer and not (mode == "mask" and token_id == mask_id)
+    ]
+
+
+def within_budget(positions: list[int], observer: int | None, length: int, budget: int) -> list[int]:
+    """At most ``budget // length`` positions: those nearest the watched token (or the first ones), in order."""
+    room = max(1, budget // max(length, 1))
+    if len(positions) <= room:
+        return positions
+    anchor = observer if observer is not None else 0
+    return sorted(sorted(positions, key=lambda i: (abs(i - anchor), i))[:room])
+
+
+def shifted(position: int, removed: int, mode: Mode) -> int:
+    """Where ``position`` sits once ``removed`` is deleted (masking moves nothing)."""
+    return position - 1 if mode == "delete" and position > removed else position
+
+
+def variant_batch(encoding: Encoding, tested: list[int], mode: Mode, mask_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(input_ids, token_type_ids), one row per tested token: that token masked or deleted."""
+    ids = torch.tensor(encoding.input_ids).repeat(len(tested), 1)
+    types = torch.tensor(encoding.token_type_ids).repeat(len(tested), 1)
+    rows = torch.arange(len(tested))
+    columns = torch.tensor(tested)
+    if mode == "mask":
+        ids[rows, columns] = mask_id
+        return ids, types
+    keep = torch.ones_like(ids, dtype=torch.bool)
+    keep[rows, columns] = False
+    width = len(encoding) - 1
+    return ids[keep].view(len(tested), width), types[keep].view(len(tested), width)
+
+
+def perturbation_pass(bundle: ModelBundle, input_ids: torch.Tensor, token_type_ids: torch.Tensor):
+    """The one extra (batched) forward pass: every variant at once, no padding (all rows have one length).
+    Queued through the model's engine like every other pass."""
+    device = bundle.device
+
+    def variants_pass():
+        with torch.inference_mode():
+            return bundle.model.bert(
+                input_ids=input_ids.to(device),
+                token_type_ids=token_type_ids.to(device),
+                attention_mask=torch.ones_like(input_ids, device=device),
+            )
+
+    key = ("perturbation", tuple(input_ids.shape), input_ids.numpy().tobytes(), token_type_ids.numpy().tobytes())
+    return model_engine(bundle).run(key, variants_pass, tokens=input_ids.numel())
+
+
+@dataclass(frozen=True)
+class Influence:
+    measure: Measure
+    mode: Mode
+    observer: int | None  # the watched position (None: every other token)
+    tested: tuple[int, ...]  # positions masked or deleted, one variant each
+    effect: np.ndarray  # (tested,) see EFFECT_LABELS
+    after: tuple[str, ...]  # per variant: the new top guess, the new P(IsNext), or the token that moved most
+    candidates: int  # how many tokens could have been tested (more than ``tested`` when over budget)
+
+    @property
+    def effect_label(self) -> str:
+        return EFFECT_LABELS[self.measure]
+
+
+def mask_and_see(bundle: ModelBundle, analysis: Analysis, mode: Mode = "mask", budget: int = TOKEN_BUDGET) -> Influence:
+    """Mask (or delete) each testable token in turn, in one batched pass, and measure the change."""
+    encoding = analysis.encoding
+    mask_id = bundle.tokenizer.mask_token_id
+    measure, observer = measure_for(bundle, analysis)
+    candidates = testable_positions(encoding, observer, mode, mask_id)
+    width = len(encoding) - (mode == "delete")
+    tested = within_budget(candidates, observer, width, budget)
+    if not tested:
+        return Influence(measure, mode, observer, (), np.zeros(0), (), len(candidates))
+    out = perturbation_pass(bundle, *variant_batch(encoding, tested, mode, mask_id))
+    rows = torch.arange(len(tested))
+    tokenizer = bundle.tokenizer
+    with torch.inference_mode():
+        if measure == "guess":
+            watched = torch.tensor([shifted(observer, j, mode) for j in tested])
+            logits = bundle.model.cls.predictions(out.last_hidden_state[rows, watched]).float().cpu().numpy()
+            before, after = softmax(analysis.mlm_logits[0]), softmax(logits)
+            effect = 0.5 * np.abs(after - before).sum(axis=-1)
+            best = after.argmax(axis=-1)
+            labels = tuple(f"{tokenizer.convert_ids_to_tokens(int(i))} ({p[i]:.3g})" for i, p in zip(best, after))
+        elif measure == "verdict":
+            logits = bundle.model.cls.seq_relationship(out.pooler_output).float().cpu().numpy()
+            before, after = softmax(analysis.nsp_logits)[0], softmax(logits)[:, 0]
+            effect = np.abs(after - before)
+            labels = tuple(f"{p:.4f}" for p in after)
+        else:
+            effect, labels = _vector_moves(analysis, out.last_hidden_state.float().cpu().numpy(), tested, mode)
+    return Influence(measure, mode, observer, tuple(tested), np.asarray(effect, dtype=np.float64), labels, len(candidates))
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return (a64 * b64).sum(-1) / (np.linalg.norm(a64, axis=-1) * np.linalg.norm(b64, axis=-1))
+
+
+def _vector_moves(analysis: Analysis, states: np.ndarray, tested: list[int], mode: Mode) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Mean 1 − cos of every other token's last-layer vector, and the token that moved most."""
+    before = np.asarray(analysis.hidden_states[-1])
+    tokens = analysis.encoding.tokens
+    effects, labels = [], []
+    for row, removed in enumerate(tested):
+        others = [i for i in range(len(tokens)) if i != removed]
+        distance = 1 - _cosine(before[others], states[row, [shifted(i, removed, mode) for i in others]])
+        effects.append(float(distance.mean()))
+        most = others[int(distance.argmax())]
+        labels.append(f"{most} {tokens[most]} ({distance.max():.3g})")
+    return np.array(effects), tuple(labels)
+
+
+def attention_received(matrix: np.ndarray, influence: Influence) -> np.ndarray:
+    """The attention each tested token received in ``matrix`` (query, key): from the watched token,
+    or — with no watched token — the mean over every other query."""
+    tested = list(influence.tested)
+    if influence.observer is not None:
+        return np.asarray(matrix[influence.observer, tested], dtype=np.float64)
+    n = matrix.shape[0]
+    return np.array([(matrix[:, j].sum() - matrix[j, j]) / (n - 1) for j in tested], dtype=np.float64)
+
+
+def influence_table(influence: Influence, tokens: tuple[str, ...], received: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "position": influence.tested,
+            "token": [tokens[i] for i in influence.tested],
+            "attention received": received,
+            influence.effect_label: influence.effect,
+            AFTER_LABELS[influence.measure]: influence.after,
+            "attention rank": pd.Series(received).rank(ascending=False, method="min").astype(int).to_numpy(),
+            "influence rank": pd.Series(influence.effect).rank(ascending=False, method="min").astype(int).to_numpy(),
+        }
+    )
+
+
+def rank_correlation(received: np.ndarray, effect: np.ndarray) -> float | None:
+    """Spearman's rank correlation between attention received and influence (None below 3 tokens or if constant)."""
+    if len(received) < 3 or np.ptp(received) == 0 or np.ptp(effect) == 0:
+        return None
+    return float(pd.Series(received).corr(pd.Series(effect), method="spearman"))

@@ -1,0 +1,63 @@
+"""The learned position and token-type embeddings, read from the weights (no forward pass).
+
+BERT learns one vector per position (0 … max_position_embeddings − 1) and one per segment (token
+type 0 = sentence A, 1 = sentence B); both are added to the word embedding of every token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bertlens.models import ModelBundle
+
+
+def cosine_matrix(vectors: np.ndarray) -> np.ndarray:
+    """Cosine similarity of every pair of rows (float64)."""
+    v = np.asarray(vectors, dtype=np.float64)
+    unit = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+    return unit @ unit.T
+
+
+def pca_2d(vectors: np.ndarray) -> tuple[np.ndarray, tuple[float, float]]:
+    """The rows projected on their first two principal components, and each one's share of the variance.
+
+    Signs follow scikit-learn's convention: each axis's largest-magnitude loading is positive.
+    """
+    v = np.asarray(vectors, dtype=np.float64)
+    centred = v - v.mean(axis=0)
+    _, singular, axes = np.linalg.svd(centred, full_matrices=False)
+    axes = axes[:2]
+    axes *= np.sign(axes[np.arange(len(axes)), np.abs(axes).argmax(axis=1)])[:, None]
+    variance = singular**2
+    share = variance[:2] / variance.sum() if variance.sum() > 0 else np.zeros(2)
+    return centred @ axes.T, (float(share[0]), float(share[1]) if len(share) > 1 else 0.0)
+
+
+@dataclass(frozen=True)
+class PositionEmbeddings:
+    count: int  # the first ``count`` positions
+    norms: np.ndarray  # (count,) ‖p_i‖
+    cosine: np.ndarray  # (count, count)
+    projection: np.ndarray  # (count, 2) PCA of p_0 … p_(count-1)
+    explained: tuple[float, float]  # share of variance of each PCA axis
+    type_norms: np.ndarray  # (types,) ‖t_j‖
+    type_cosine: np.ndarray  # (types, types)
+
+
+def position_embeddings(bundle: ModelBundle, count: int) -> PositionEmbeddings:
+    """Cosine similarities and a 2D PCA of the first ``count`` position embeddings; the token-type embeddings."""
+    embeddings = bundle.model.bert.embeddings
+    positions = embeddings.position_embeddings.weight.detach().float().cpu().numpy()[:count]
+    types = embeddings.token_type_embeddings.weight.detach().float().cpu().numpy()
+    projection, explained = pca_2d(positions)
+    return PositionEmbeddings(
+        count=len(positions),
+        norms=np.linalg.norm(positions, axis=1),
+        cosine=cosine_matrix(positions),
+        projection=projection,
+        explained=explained,
+        type_norms=np.linalg.norm(types, axis=1),
+        type_cosine=cosine_matrix(types),
+    )

@@ -1,0 +1,198 @@
+"""Attention page, the views that explain how a row of the heatmap comes about and what it does not say:
+one head step by step, and mask and see. (Comparing two sentences is in ``compare_views``.)"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from bertlens.attention import matching_preset, token_labels
+from bertlens.influence import (
+    EFFECT_LABELS,
+    TOKEN_BUDGET,
+    Influence,
+    Mode,
+    attention_received,
+    influence_table,
+    mask_and_see,
+    rank_correlation,
+)
+from bertlens.steps import HeadSteps, head_steps
+from components.anatomy_views import check_result
+from components.attention_views import ACCENT, Choice, PageInput, _bound_choice, _token_picker, default_focus, matrices
+from components.exports import chart, csv_download, table
+from components.model import cached_analysis, cached_bundle
+from components.text import literal
+
+MODES: dict[str, Mode] = {"Replace with [MASK]": "mask", "Delete the token": "delete"}
+
+
+# --- cached results ------------------------------------------------------------------------------
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def cached_head_steps(model_name: str, text: str, text_b: str, layer: int, head: int, query: int) -> HeadSteps:
+    return head_steps(cached_bundle(model_name), cached_analysis(model_name, text, text_b), layer, head, query)
+
+
+@st.cache_data(max_entries=16, show_spinner="Masking each token and running the model on every variant…")
+def cached_influence(model_name: str, text: str, text_b: str, mode: Mode) -> Influence:
+    return mask_and_see(cached_bundle(model_name), cached_analysis(model_name, text, text_b), mode)
+
+
+# --- figures -------------------------------------------------------------------------------------
+
+
+def _escaped(labels) -> list[str]:
+    return [html.escape(label) for label in labels]
+
+
+def query_keys_figure(steps: HeadSteps, labels: list[str]) -> go.Figure:
+    """The query vector (top row) and every key vector, dimension by dimension."""
+    rows = [f"q: {labels[steps.query]}", *(f"k: {label}" for label in labels)]
+    z = np.vstack([steps.q[None, :], steps.keys]).astype(np.float32)
+    fig = go.Figure(go.Heatmap(z=z, y=_escaped(rows), x=list(range(steps.head_size)), colorscale="RdBu", zmid=0,
+                               colorbar=dict(title="value"),
+                               hovertemplate="%{y}<br>dimension %{x}: %{z:.4f}<extra></extra>"))
+    fig.add_hline(y=0.5, line=dict(color=ACCENT, width=2))
+    fig.update_layout(title=f"Step 1 — the query of {labels[steps.query]!r} and every key ({steps.head_size} dimensions)",
+                      height=int(np.clip(18 * len(rows) + 120, 300, 900)), margin=dict(l=10, r=10, t=50, b=10),
+                      xaxis_title="dimension of the head", yaxis=dict(autorange="reversed", type="category", nticks=60))
+    return fig
+
+
+def scores_figure(steps: HeadSteps, labels: list[str]) -> go.Figure:
+    """q·k/√d + mask term for every key (top) and the softmax of them (bottom): one row of the heatmap."""
+    x = _escaped(labels)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=("Step 2 — score q·k / √d + mask term", "Step 3 — softmax: the attention weights"))
+    fig.add_trace(go.Bar(x=x, y=(steps.scaled + steps.mask_term).astype(np.float32), marker_color="#7f7f7f",
+                         name="score", hovertemplate="key %{x}: score %{y:.4f}<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(x=x, y=steps.weights.astype(np.float32), marker_color="#1f77b4", name="weight",
+                         hovertemplate="key %{x}: weight %{y:.6f}<extra></extra>"), row=2, col=1)
+    fig.update_layout(height=560, showlegend=False, margin=dict(l=10, r=10, t=60, b=10))
+    fig.update_xaxes(tickangle=-60, nticks=60, type="category")
+    return fig
+
+
+def values_figure(steps: HeadSteps, labels: list[str]) -> go.Figure:
+    """Each value vector times its weight, and their sum: the head's output for the query."""
+    weighted = steps.weights[:, None] * steps.values
+    rows = [f"{w:.3f} · v: {label}" for w, label in zip(steps.weights, labels)] + [f"= output of {labels[steps.query]}"]
+    z = np.vstack([weighted, steps.output[None, :]]).astype(np.float32)
+    fig = go.Figure(go.Heatmap(z=z, y=_escaped(rows), x=list(range(steps.head_size)), colorscale="RdBu", zmid=0,
+                               colorbar=dict(title="value"),
+                               hovertemplate="%{y}<br>dimension %{x}: %{z:.4f}<extra></extra>"))
+    fig.add_hline(y=len(rows) - 1.5, line=dict(color=ACCENT, width=2))
+    fig.update_layout(title="Step 4 — weight × value for every key, summed: the head's output",
+                      height=int(np.clip(18 * len(rows) + 120, 300, 900)), margin=dict(l=10, r=10, t=50, b=10),
+                      xaxis_title="dimension of the head", yaxis=dict(autorange="reversed", type="category", nticks=60))
+    return fig
+
+
+def influence_figure(labels: list[str], received: np.ndarray, effect: np.ndarray, effect_label: str, title: str) -> go.Figure:
+    """Attention received (top) against what masking the token changes (bottom), token by token."""
+    x = _escaped(labels)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1,
+                        subplot_titles=(f"Attention received — {title}", f"Influence: {effect_label}"))
+    fig.add_trace(go.Bar(x=x, y=received.astype(np.float32), marker_color="#1f77b4", name="attention",
+                         hovertemplate="%{x}: attention %{y:.6f}<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(x=x, y=effect.astype(np.float32), marker_color=ACCENT, name="influence",
+                         hovertemplate="%{x}: %{y:.6f}<extra></extra>"), row=2, col=1)
+    fig.update_layout(height=520, showlegend=False, margin=dict(l=10, r=10, t=60, b=10))
+    fig.update_xaxes(tickangle=-60, nticks=60, type="category")
+    return fig
+
+
+# --- sections ------------------------------------------------------------------------------------
+
+
+def single_head_only(choice: Choice) -> bool:
+    if choice.view == "rollout" or choice.mean:
+        st.info("This view follows one head: set **Show** to Raw attention and turn off averaging.")
+        return False
+    return True
+
+
+def head_steps_section(page: PageInput, choice: Choice) -> None:
+    if not single_head_only(choice):
+        return
+    encoding = page.encoding
+    labels = list(token_labels(encoding))
+    shown = [literal(label) for label in labels]  # tokens come from user text: never live Markdown
+    matrix = page.analysis.attentions[choice.layer, choice.head]
+    focus, _ = default_focus(encoding, matching_preset(page.text, page.text_b), matrix)
+    query = _token_picker(st.selectbox, "Query token (the heatmap row to follow)", encoding, "step_query", focus)
+    steps = cached_head_steps(page.model_name, page.text, page.text_b, choice.layer, choice.head, query)
+    d = steps.head_size
+    st.markdown(
+        f"How **layer {choice.layer}, head {choice.head}** (encoder layer {choice.layer}, numbered from 0) computes the "
+        f"row of **{shown[query]}**, with the real numbers. Its input is every token's vector as it enters the layer "
+        f"(`hidden_states[{choice.layer}]`: "
+        f"{'the embeddings output' if choice.layer == 0 else f'the output of encoder layer {choice.layer - 1}'}). "
+        f"The head keeps its own {d} of the {d * page.analysis.attentions.shape[1]} dimensions of the query, key and "
+        "value projections:\n"
+        f"1. query **q** = the head's slice of `W_Q·x + b` for {shown[query]}; a key **k** for every token (`W_K`);\n"
+        f"2. a score per key: q·k / √{d} (= {np.sqrt(d):.3f}), plus the attention-mask term "
+        "(0 for every real token; a padding token would get a huge negative number);\n"
+        "3. softmax over the scores: the weights, one row of the heatmap;\n"
+        "4. the weighted sum of the value vectors **v** (`W_V`): the head's output for this token."
+    )
+    check_result("softmax by hand vs the model's attention weights (output_attentions)", steps.max_abs_difference)
+    best = int(np.argmax(steps.weights))
+    st.caption(
+        f"For example, key {shown[best]}: q·k = {steps.dot[best]:.4f}; ÷ √{d} → {steps.scaled[best]:.4f}; "
+        f"+ mask term {steps.mask_term[best]:g}; softmax → {steps.weights[best]:.4f}, the largest weight of the row."
+    )
+    slug = f"layer{choice.layer}-head{choice.head}-query{query}"
+    chart(query_keys_figure(steps, labels), f"step-query-keys-{slug}", key="step_qk")
+    chart(scores_figure(steps, labels), f"step-scores-{slug}", key="step_scores")
+    chart(values_figure(steps, labels), f"step-values-{slug}", key="step_values")
+    table(steps.table(encoding.tokens), f"step-{slug}", key="step_table")
+    csv_download(lambda: steps.vectors(encoding.tokens), f"step-vectors-{slug}", label="Download every vector (CSV)")
+
+
+def mask_and_see_section(page: PageInput, choice: Choice, heads: int) -> None:
+    encoding = page.encoding
+    mode_label = _bound_choice(st.radio, "Hide each token by", list(MODES), "see_mode", horizontal=True)
+    influence = cached_influence(page.model_name, page.text, page.text_b, MODES[mode_label])
+    labels = [literal(label) for label in token_labels(encoding)]  # for Markdown; the figure escapes its own
+    if influence.measure == "guess":
+        watched = f"BERT's guesses at the {labels[influence.observer]} token"
+        received_from = f"attention from {labels[influence.observer]}"
+    elif influence.measure == "verdict":
+        watched = "the next-sentence verdict P(IsNext), read from [CLS]"
+        received_from = f"attention from {labels[0]}"
+    else:
+        watched = "every other token's last-layer vector (this model has no head to watch, or nothing for it to do)"
+        received_from = "mean attention from the other tokens"
+    st.markdown(
+        f"**Attention is not explanation.** Each token is hidden in turn — one variant of the input per token, all in "
+        f"one batched pass — and the change of {watched} is set against the attention that token received "
+        f"({received_from}) in the head you chose. High attention and high influence are different things."
+    )
+    if not influence.tested:
+        st.info("There is no token here to hide (only special tokens, or only the watched one).")
+        return
+    if len(influence.tested) < influence.candidates:
+        st.warning(
+            f"To keep one click affordable, {len(influence.tested)} of the {influence.candidates} tokens were tested "
+            f"(at most {TOKEN_BUDGET:,} token positions per batch): those nearest "
+            f"{labels[influence.observer] if influence.observer is not None else 'the start'}. Shorten the text to test all."
+        )
+    matrix = matrices(page, choice)[choice.layer]
+    received = attention_received(matrix, influence)
+    plain = token_labels(encoding)
+    title = choice.title(heads)
+    fig = influence_figure([plain[i] for i in influence.tested], received, influence.effect, EFFECT_LABELS[influence.measure], title)
+    chart(fig, f"mask-and-see-{choice.slug()}-{influence.mode}", key="mask_and_see")
+    rho = rank_correlation(received, influence.effect)
+    if rho is not None:
+        st.caption(f"Rank correlation (Spearman) between attention received and influence here: {rho:+.2f} "
+                   "(+1 = the same order, 0 = unrelated). Try other heads: the influence stays, the attention changes.")
+    table(influence_table(influence, encoding.tokens, received), f"mask-and-see-{choice.slug()}-{influence.mode}",
+          key="mask_and_see_table")

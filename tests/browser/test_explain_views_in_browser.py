@@ -1,0 +1,43 @@
+"""In a real browser: choices made in the new views land in the link, and the link reopens the same view."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.browser.conftest import wait_for_run
+from tests.browser.test_pages import chart_text, main, type_into
+
+
+def test_step_by_step_choice_lands_in_the_link_and_reopens(open_url):
+    page = open_url("attention", tab="Step by step", layer="1", head="2")
+    expect(main(page)).to_contain_text("computes the row of 10 it")
+    page.locator(".st-key-step_query").click()
+    page.get_by_role("option", name="13 tired").click()
+    wait_for_run(page)
+    expect(page).to_have_url(re.compile(r"step_query=13(\+|%20)tired"))
+    expect(main(page)).to_contain_text("computes the row of 13 tired")
+    link = page.url
+    page.goto("about:blank")
+    page.goto(link)
+    wait_for_run(page)
+    expect(main(page)).to_contain_text("computes the row of 13 tired")
+    assert "Step 1" in chart_text(page) and "13 tired" in chart_text(page)
+
+
+def test_compare_and_mask_and_see_choices_land_in_the_link(open_url):
+    page = open_url("attention", tab="Compare")
+    type_into(page, "compare", "The animal didn't cross the road because it was too wide.")
+    wait_for_run(page)
+    expect(page).to_have_url(re.compile(r"compare=The"))
+    expect(main(page)).to_contain_text("street → road, tired → wide")
+    page = open_url("attention", tab="Mask and see")
+    page.locator(".st-key-see_mode").get_by_text("Delete the token").click()
+    wait_for_run(page)
+    expect(page).to_have_url(re.compile(r"see_mode=Delete"))
+    page = open_url("fill_mask", text="The capital of France is [MASK].", fill_tab="Compare two sentences")
+    type_into(page, "fill_compare", "The capital of Italy is [MASK].")
+    wait_for_run(page)
+    expect(page).to_have_url(re.compile(r"fill_compare=The"))
+    expect(main(page)).to_contain_text("france → italy")

@@ -1,0 +1,54 @@
+"""Two sentences compared: token alignment, attention difference, where the guesses moved."""
+
+import numpy as np
+import torch
+
+from bertlens.analysis import analyze
+from bertlens.compare import SEED_FIRST, SEED_SECOND, align_tokens, attention_difference, guess_difference, paired, unaligned_note
+from tests.core.test_mlm import masked_lm  # noqa: F401 (fixture)
+
+
+def test_the_seed_pair_aligns_token_by_token_with_one_change(bundled):
+    first, second = (bundled.tokenizer.tokenize(s) for s in (SEED_FIRST, SEED_SECOND))
+    alignment = align_tokens(tuple(first), tuple(second))
+    assert [(r.first, r.second) for r in alignment] == [(i, i) for i in range(len(first))]
+    assert [(first[r.first], second[r.second]) for r in alignment if r.status == "changed"] == [("tired", "wide")]
+    assert unaligned_note(alignment, tuple(first), tuple(second)) is None
+
+
+def test_tokens_that_cannot_pair_are_named():
+    first, second = ("[CLS]", "a", "cat", "[SEP]"), ("[CLS]", "a", "big", "black", "dog", "[SEP]")
+    alignment = align_tokens(first, second)
+    assert [(r.first, r.second) for r in paired(alignment)] == [(0, 0), (1, 1), (3, 5)]
+    note = unaligned_note(alignment, first, second)
+    assert "only in the first sentence: 2 cat" in note and "only in the second: 2 big, 3 black, 4 dog" in note
+
+
+def test_attention_difference_is_second_minus_first_over_paired_tokens(bundled):
+    inputs = [bundled.tokenizer(s, return_tensors="pt") for s in (SEED_FIRST, "The animal didn't cross the wide street because it was too tired.")]
+    with torch.no_grad():
+        first, second = (bundled.model.bert(**i, output_attentions=True).attentions[3][0, 1].numpy() for i in inputs)
+    tokens = [tuple(bundled.tokenizer.convert_ids_to_tokens(i["input_ids"][0])) for i in inputs]
+    alignment = align_tokens(*tokens)
+    diff = attention_difference(first, second, alignment)
+    assert diff.shape == (16, 16)  # "wide" inserted: 17 tokens, 16 pairs
+    # pairs: positions 0..7 equal, then first i ↔ second i+1
+    map_b = [i if i < 8 else i + 1 for i in range(16)]
+    np.testing.assert_allclose(diff, second[np.ix_(map_b, map_b)] - first, atol=1e-7)
+
+
+def test_guess_difference_equals_the_two_softmaxes(tiny_bundle, masked_lm):
+    texts = ("The animal was too [MASK].", "The street was too [MASK].")
+    table = guess_difference(*(analyze(tiny_bundle, t) for t in texts), 1, tiny_bundle.tokenizer, 5)
+    probabilities = []
+    for text in texts:
+        inputs = tiny_bundle.tokenizer(text, return_tensors="pt")
+        with torch.no_grad():
+            logits = masked_lm(**inputs).logits[0, inputs["input_ids"][0].tolist().index(tiny_bundle.tokenizer.mask_token_id)]
+        probabilities.append(logits.double().softmax(-1).numpy())
+    expected_ids = set(np.argsort(-probabilities[0])[:5]) | set(np.argsort(-probabilities[1])[:5])
+    assert set(table["token_id"]) == expected_ids
+    np.testing.assert_allclose(table["P (first)"], probabilities[0][table["token_id"]], rtol=1e-4)
+    np.testing.assert_allclose(table["P (second)"], probabilities[1][table["token_id"]], rtol=1e-4)
+    change = table["change (second − first)"].abs().to_numpy()
+    assert (np.diff(change) <= 0).all()  # the largest move first

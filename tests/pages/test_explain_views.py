@@ -1,0 +1,244 @@
+"""The views that explain how BERT gets there, opened from links (AppTest): what is drawn equals a
+reference computed here, independently, and a link reproduces the view."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from bertlens.compare import SEED_FIRST, SEED_SECOND
+from bertlens.influence import TOKEN_BUDGET
+from bertlens.models import BUNDLED_MODEL
+from components.attention_views import TABS
+from components.text import literal
+from tests.core.test_mlm import masked_lm  # noqa: F401 (fixture)
+from tests.core.test_steps import reference_head
+from tests.pages.test_attention_page import typed
+
+ATTENTION, FILL_MASK = "pages/attention.py", "pages/fill_mask.py"
+MASKED = "The capital of France is [MASK]."
+
+
+def charts(at) -> dict[str, dict]:
+    """Every chart on the page by its key."""
+    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def frame(at, column: str):
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def text_of(at) -> str:
+    return " ".join(str(e.value) for kind in ("markdown", "caption", "info", "warning", "success") for e in getattr(at, kind))
+
+
+def reopen(open_page, at, path, model, **chosen):
+    """A fresh session opened with the link the first one ended on. The browser writes a bound widget's new
+    value into the link (AppTest has no browser): ``chosen`` are those values, as the link spells them."""
+    params = {k: v for k, v in at.query_params.items() if isinstance(v, str)}
+    return open_page(path, model, **{**params, **chosen})
+
+
+def forward(bundle, text, **kwargs):
+    with torch.no_grad():
+        return bundle.model.bert(**bundle.tokenizer(text, return_tensors="pt"), **kwargs)
+
+
+# --- one head, step by step ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("which, layer, head", [("bundled", 4, 1), ("tiny", 1, 2)])
+def test_step_by_step_draws_the_heads_real_numbers(open_page, bundled, tiny_bundle, tiny_pretraining_dir, which, layer, head):
+    bundle, model = (bundled, BUNDLED_MODEL) if which == "bundled" else (tiny_bundle, tiny_pretraining_dir)
+    at = open_page(ATTENTION, model, tab="Step by step", layer=str(layer), head=str(head))
+    assert not at.exception, at.exception
+    query = at.selectbox(key="step_query").value
+    assert query == 10  # the default sentence's preset follows "it"
+    ref = reference_head(bundle, SEED_FIRST, layer, head, query)
+    drawn = charts(at)
+    qk = typed(drawn["step_qk"]["data"][0]["z"])
+    np.testing.assert_allclose(qk[0], ref["q"].numpy(), atol=2e-5)
+    np.testing.assert_allclose(qk[1:], ref["keys"].numpy(), atol=2e-5)
+    scores, weights = (typed(trace["y"]) for trace in drawn["step_scores"]["data"])
+    np.testing.assert_allclose(scores, ref["scaled"].numpy(), atol=2e-5)
+    np.testing.assert_allclose(weights, ref["model_row"].numpy(), atol=1e-6)  # = output_attentions
+    values = typed(drawn["step_values"]["data"][0]["z"])
+    np.testing.assert_allclose(values[:-1], (ref["weights"][:, None] * ref["values"]).numpy(), atol=2e-5)
+    np.testing.assert_allclose(values[-1], ref["model_output"].numpy(), atol=2e-5)  # the head's slice of the output
+    table = frame(at, "softmax weight")
+    np.testing.assert_allclose(table["softmax weight"], ref["model_row"].numpy(), atol=1e-6)
+    assert (table["mask term"] == 0).all()
+    assert "Equal up to float32 rounding" in at.success[0].value
+    assert f"encoder layer {layer}, numbered from 0" in text_of(at)
+
+
+def test_step_by_step_link_reproduces_the_chosen_query(open_page, bundled):
+    at = open_page(ATTENTION, tab="Step by step", layer="2", head="5")
+    at.selectbox(key="step_query").set_value(3).run()
+    again = reopen(open_page, at, ATTENTION, BUNDLED_MODEL, step_query="3 didn")
+    assert again.selectbox(key="step_query").value == 3
+    assert charts(again)["step_scores"] == charts(at)["step_scores"]
+    ref = reference_head(bundled, SEED_FIRST, 2, 5, 3)
+    np.testing.assert_allclose(typed(charts(again)["step_scores"]["data"][1]["y"]), ref["model_row"].numpy(), atol=1e-6)
+
+
+def test_step_by_step_needs_one_head(open_page):
+    at = open_page(ATTENTION, tab="Step by step", mean="true")
+    assert not at.exception and "follows one head" in text_of(at) and not charts(at)
+
+
+# --- compare two sentences -----------------------------------------------------------------------
+
+
+def test_compare_draws_both_sentences_and_their_difference(open_page, bundled):
+    at = open_page(ATTENTION, tab="Compare", layer="3", head="1")
+    assert not at.exception, at.exception
+    assert at.text_input(key="compare").value == SEED_SECOND  # the seed's pair by default
+    first, second = (forward(bundled, s, output_attentions=True).attentions[3][0, 1].numpy() for s in (SEED_FIRST, SEED_SECOND))
+    drawn = charts(at)
+    np.testing.assert_allclose(typed(drawn["compare_first"]["data"][0]["z"]), first, atol=1e-7)
+    np.testing.assert_allclose(typed(drawn["compare_second"]["data"][0]["z"]), second, atol=1e-7)
+    np.testing.assert_allclose(typed(drawn["compare_difference"]["data"][0]["z"]), second - first, atol=1e-6)
+    assert drawn["compare_difference"]["data"][0]["y"][13] == "13 tired→wide"
+    row_first, row_second = (typed(trace["y"]) for trace in drawn["compare_row"]["data"])  # "it" in both
+    np.testing.assert_allclose(row_first, first[10], atol=1e-7)
+    np.testing.assert_allclose(row_second, second[10], atol=1e-7)
+    assert "tired → wide" in text_of(at)
+    moves = frame(at, "change")
+    assert moves["change"].abs().max() == pytest.approx(np.abs(second - first).max(), abs=1e-6)
+
+
+def test_compare_with_a_different_length_names_the_unpaired_token(open_page, bundled):
+    other = "The animal didn't cross the wide street because it was too tired."
+    at = open_page(ATTENTION, tab="Compare", layer="0", head="0", compare=other)
+    assert not at.exception
+    assert literal("only in the second: 8 wide") in text_of(at)  # user text is shown escaped, literally
+    first, second = (forward(bundled, s, output_attentions=True).attentions[0][0, 0].numpy() for s in (SEED_FIRST, other))
+    pair = [i if i < 8 else i + 1 for i in range(16)]
+    np.testing.assert_allclose(typed(charts(at)["compare_difference"]["data"][0]["z"]), second[np.ix_(pair, pair)] - first, atol=1e-6)
+    again = reopen(open_page, at, ATTENTION, BUNDLED_MODEL)
+    assert again.text_input(key="compare").value == other
+    assert charts(again)["compare_difference"] == charts(at)["compare_difference"]
+
+
+# --- mask and see --------------------------------------------------------------------------------
+
+
+def test_mask_and_see_sets_attention_beside_the_change_of_the_guess(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
+    at = open_page(ATTENTION, tiny_pretraining_dir, tab="Mask and see", text=MASKED, layer="1", head="3")
+    assert not at.exception, at.exception
+    table = frame(at, "attention received")
+    ids = tiny_bundle.tokenizer(MASKED)["input_ids"]
+    mask = ids.index(tiny_bundle.tokenizer.mask_token_id)
+    assert table["position"].tolist() == [1, 2, 3, 4, 5, 7]
+    attentions = forward(tiny_bundle, MASKED, output_attentions=True).attentions[1][0, 3].numpy()
+    np.testing.assert_allclose(table["attention received"], attentions[mask, table["position"]], atol=1e-7)
+    with torch.no_grad():
+        before = masked_lm(input_ids=torch.tensor([ids])).logits[0, mask].double().softmax(-1)
+        for position, effect in zip(table["position"], table.iloc[:, 3]):
+            hidden = list(ids)
+            hidden[position] = tiny_bundle.tokenizer.mask_token_id
+            after = masked_lm(input_ids=torch.tensor([hidden])).logits[0, mask].double().softmax(-1)
+            assert effect == pytest.approx(0.5 * (after - before).abs().sum().item(), abs=2e-5)
+    received, influence = (typed(trace["y"]) for trace in charts(at)["mask_and_see"]["data"])
+    np.testing.assert_allclose(received, table["attention received"], atol=1e-7)
+    np.testing.assert_allclose(influence, table.iloc[:, 3], rtol=1e-6)
+    assert "guesses at the 6 \\[MASK\\] token" in text_of(at)
+
+
+def test_mask_and_see_on_the_bundled_encoder_deletes_from_the_link(open_page, bundled):
+    at = open_page(ATTENTION, tab="Mask and see", text="The cat sat on the mat", see_mode="Delete the token")
+    assert not at.exception, at.exception
+    assert at.radio(key="see_mode").value == "Delete the token"
+    table = frame(at, "mean cosine distance of the other tokens")
+    assert table["token"].tolist() == ["the", "cat", "sat", "on", "the", "mat"]
+    ids = bundled.tokenizer("The cat sat on the mat")["input_ids"]
+    with torch.no_grad():
+        before = bundled.model.bert(input_ids=torch.tensor([ids])).last_hidden_state[0]
+        after = bundled.model.bert(input_ids=torch.tensor([ids[:2] + ids[3:]])).last_hidden_state[0]  # "cat" deleted
+    cosine = torch.nn.functional.cosine_similarity(before[[0, 1, 3, 4, 5, 6, 7]], after, dim=-1)
+    assert table.iloc[1, 3] == pytest.approx((1 - cosine).mean().item(), abs=1e-5)
+    again = reopen(open_page, at, ATTENTION, BUNDLED_MODEL)
+    assert frame(again, "mean cosine distance of the other tokens").equals(table)
+
+
+@pytest.mark.parametrize("tab", TABS[5:])
+def test_new_tabs_open_on_the_tiny_model_with_a_pair(open_page, tiny_pretraining_dir, tab):
+    at = open_page(ATTENTION, tiny_pretraining_dir, tab=tab, text="I went to the store.", b="At the store, I bought fruit.")
+    assert not at.exception, at.exception
+    assert charts(at)
+
+
+# --- fill-mask: guesses at every layer, compare ---------------------------------------------------
+
+
+def test_guesses_at_every_layer_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
+    at = open_page(FILL_MASK, tiny_pretraining_dir, text=MASKED, k="4", true_word="Paris", fill_tab="Layer by layer")
+    assert not at.exception, at.exception
+    assert "An approximation" in text_of(at)
+    inputs = tiny_bundle.tokenizer(MASKED, return_tensors="pt")
+    mask = inputs["input_ids"][0].tolist().index(tiny_bundle.tokenizer.mask_token_id)
+    with torch.no_grad():
+        states = masked_lm(**inputs, output_hidden_states=True).hidden_states
+        probabilities = torch.stack([masked_lm.cls.predictions(s[0, mask]) for s in states]).softmax(-1)
+    top = probabilities.topk(4, dim=-1)
+    long = frame(at, "token_id")
+    assert long["token_id"].tolist() == top.indices.flatten().tolist()
+    np.testing.assert_allclose(long["probability"], top.values.flatten().numpy(), rtol=1e-4)
+    summary = frame(at, "rank of paris")
+    assert summary["after"].tolist() == ["embeddings output", "after encoder layer 0", "after encoder layer 1"]
+    paris = tiny_bundle.tokenizer.convert_tokens_to_ids("paris")
+    assert summary["rank of paris"].tolist() == (1 + (probabilities > probabilities[:, [paris]]).sum(-1)).tolist()
+    lines = charts(at)["layer_probabilities"]["data"]
+    assert len(lines) == 5 and lines[-1]["name"] == "paris (true word)"
+    np.testing.assert_allclose(typed(lines[-1]["y"]), probabilities[:, paris].numpy(), rtol=1e-4)
+    # The last row is the Guesses tab's own table (the same link, the first tab).
+    guesses = open_page(FILL_MASK, tiny_pretraining_dir, text=MASKED, k="4")
+    own = frame(guesses, "decoded")
+    last = long[long["hidden state"] == 2]
+    assert last["token_id"].tolist() == own["token_id"].tolist()
+    np.testing.assert_allclose(last["probability"], own["probability"], rtol=1e-5)
+
+
+def test_compare_two_masked_sentences(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
+    first, second = "The animal was too [MASK].", "The street was too [MASK]."
+    at = open_page(FILL_MASK, tiny_pretraining_dir, text=first, k="3", fill_tab="Compare two sentences")
+    assert not at.exception and "Type a second sentence" in text_of(at)
+    at.button(key="fill_compare_copy").click().run()
+    assert at.text_input(key="fill_compare").value == first
+    at.text_input(key="fill_compare").input(second).run()
+    assert not at.exception
+    table = frame(at, "change (second − first)")
+    expected = []
+    for text in (first, second):
+        inputs = tiny_bundle.tokenizer(text, return_tensors="pt")
+        with torch.no_grad():
+            logits = masked_lm(**inputs).logits[0, inputs["input_ids"][0].tolist().index(tiny_bundle.tokenizer.mask_token_id)]
+        expected.append(logits.double().softmax(-1).numpy())
+    np.testing.assert_allclose(table["P (first)"], expected[0][table["token_id"]], rtol=1e-4)
+    np.testing.assert_allclose(table["P (second)"], expected[1][table["token_id"]], rtol=1e-4)
+    bars = charts(at)["fill_compare_difference"]["data"]
+    np.testing.assert_allclose(typed(bars[1]["x"]), table["P (second)"], rtol=1e-6)
+    assert "animal → street" in text_of(at)
+    again = reopen(open_page, at, FILL_MASK, tiny_pretraining_dir, fill_compare=second)
+    assert again.text_input(key="fill_compare").value == second
+    assert frame(again, "change (second − first)").equals(table)
+
+
+def test_fill_mask_tabs_on_the_bundled_encoder_explain_instead(open_page):
+    at = open_page(FILL_MASK, BUNDLED_MODEL, text=MASKED, fill_tab="Layer by layer")
+    assert not at.exception and "no masked-language-model (MLM) head" in " ".join(i.value for i in at.info)
+    assert not at.get("plotly_chart")
+
+
+def test_512_tokens_compare_stays_under_5_mb_and_mask_and_see_keeps_to_its_budget(open_page):
+    text = "The animal didn't cross the street because it was too tired. " * 60
+    at = open_page(ATTENTION, tab="Compare", text=text, compare=text.replace("tired", "wide"))
+    assert not at.exception
+    assert 0 < sum(len(c.proto.spec) for c in at.get("plotly_chart")) < 5_000_000  # three 512 × 512 heatmaps
+    at = open_page(ATTENTION, tab="Mask and see", text=text)
+    assert not at.exception
+    budget = TOKEN_BUDGET // 512  # variants of 512 tokens that fit the token budget
+    assert f"{budget} of the 510 tokens were tested" in " ".join(w.value for w in at.warning)
+    assert len(frame(at, "attention received")) == budget
