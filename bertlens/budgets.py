@@ -72,3 +72,31 @@ assert list(BUDGETS) == [f.name for f in fields(Budgets)]  # one entry per field
 
 def default_budgets(hosted: bool) -> Budgets:
     return Budgets(**{name: spec.hosted if hosted else spec.local for name, spec in BUDGETS.items()})
+
+
+@dataclass(frozen=True)
+class OccurrenceSelection:
+    """Which sentences the word-senses page reads under the two occurrence budgets."""
+
+    kept: tuple[int, ...]  # sentence indices, in their order
+    over_per_sentence: tuple[int, ...]  # left out: the word occurs there more often than the per-sentence budget
+    beyond_total: tuple[int, ...]  # left out: the sentences after the total budget was reached
+    occurrences: int  # occurrences in the kept sentences
+
+
+def select_occurrences(counts: list[int] | tuple[int, ...], per_sentence: int, total: int) -> OccurrenceSelection:
+    """Keep sentences in order while their occurrences fit both budgets; say which were left out and why.
+
+    Once a sentence would take the total over its budget, it and every later sentence are left out
+    (the first sentences are read, as with the sentence budget), so the cut is easy to explain.
+    """
+    kept, over, beyond, used = [], [], [], 0
+    for i, count in enumerate(counts):
+        if count > per_sentence:
+            over.append(i)
+        elif beyond or used + count > total:
+            beyond.append(i)
+        else:
+            kept.append(i)
+            used += count
+    return OccurrenceSelection(tuple(kept), tuple(over), tuple(beyond), used)
