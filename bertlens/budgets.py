@@ -41,6 +41,13 @@ class Budgets:
             "in the `[bertlens]` secrets table, to change it)"
         )
 
+    def first_only(self, name: str, given: int, noun: str, verb: str = "read") -> str | None:
+        """The message for using only the first ``limit`` of ``given`` items; None within the budget."""
+        limit = getattr(self, name)
+        if limit is None or given <= limit:
+            return None
+        return f"{given:,} {noun} given; only the first {limit:,} are {verb}: {self.limit(name)}."
+
 
 @dataclass(frozen=True)
 class BudgetSpec:

@@ -132,9 +132,8 @@ def sentence_input(budgets: Budgets) -> SenseRequest | None:
     if len(items) < 2:
         st.info("Give at least two sentences: one sentence gives nothing to compare.")
         return None
-    if len(items) > budgets.sentences:
-        st.warning(f"{len(items)} sentences given; only the first {budgets.sentences} are read: "
-                   f"{budgets.limit('sentences')}.")
+    if over := budgets.first_only("sentences", len(items), "sentences"):
+        st.warning(over)
         items = items[: budgets.sentences]
     if long := [i for i, item in enumerate(items, start=1) if len(item.sentence) > budgets.chars]:
         st.warning(f"{len(long)} sentence(s) (number {_numbers(long)}) are longer than {budgets.chars:,} characters; "
