@@ -34,7 +34,9 @@ def safe_csv(df: pd.DataFrame) -> bytes:
     safe = df.rename(columns=lambda name: neutralised(str(name)))
     text_columns = [c for c in safe.columns if safe[c].dtype == object or pd.api.types.is_string_dtype(safe[c])]
     safe[text_columns] = safe[text_columns].map(neutralised)
-    return safe.to_csv(index=False).encode("utf-8")
+    # CRLF line ends (RFC 4180) also make the writer quote any cell holding a CR or LF: with "\n"
+    # alone, a bare CR in a cell would end the row for a reader.
+    return safe.to_csv(index=False, lineterminator="\r\n").encode("utf-8")
 
 
 def _slug(name: str) -> str:
