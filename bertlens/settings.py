@@ -71,7 +71,7 @@ def _hosted(env: Mapping[str, str]) -> bool:
     if raw.lower() in ON_WORDS:
         return True
     raise SettingsError(
-        f"{HOSTED_ENV_VAR} (secrets key `hosted`) is {raw[:40]!r}. Accepted: {', '.join(ON_WORDS)} (on) or "
+        f"{HOSTED_ENV_VAR} (secrets key 'hosted') is {raw[:40]!r}. Accepted: {', '.join(ON_WORDS)} (on) or "
         f"{', '.join(OFF_WORDS)} (off), in any case; in secrets also true/false."
     )
 
@@ -83,7 +83,7 @@ def _budget(env: Mapping[str, str], name: str, hosted: bool) -> int | None:
         return spec.hosted if hosted else spec.local
     if not WHOLE_NUMBER.fullmatch(raw) or int(raw) < 1:
         raise SettingsError(
-            f"{spec.env_var} (secrets key `{spec.key}`) is {raw[:40]!r}. Accepted: a whole number ≥ 1 "
+            f"{spec.env_var} (secrets key '{spec.key}') is {raw[:40]!r}. Accepted: a whole number ≥ 1 "
             f"(the {unit_name(name)}; hosted default {spec.hosted:,})."
         )
     return int(raw)
