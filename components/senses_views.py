@@ -24,6 +24,7 @@ from bertlens.senses import (
     PROJECTIONS,
     LabelledSentence,
     Projection,
+    MAX_WORD_CHARS,
     SenseInputError,
     WordVectors,
     at_layer,
@@ -53,6 +54,7 @@ NO_LABEL = "(no label)"
 MAX_LISTED = 15  # sentences listed in a warning
 MAX_CSV_BYTES = 2_000_000
 MAX_SENSE_CHARS = 60
+MAX_REFERENCES = 10
 CONTEXT = 120  # characters each side of the word in tables and hovers
 LABEL_CHARS = 40  # a sense label's characters in legends and axis labels (tables keep it whole)
 PALETTE = plotly.colors.qualitative.Plotly  # distinct hues (Streamlit's theme would use shades of one)
@@ -143,8 +145,13 @@ def sentence_input(budgets: Budgets) -> SenseRequest | None:
         st.warning(f"{len(long)} sense label(s) (sentence {_numbers(long)}) are longer than {MAX_SENSE_CHARS} "
                    f"characters and are cut there: a sense is a short name, such as “river”.")
         items = tuple(LabelledSentence(item.sentence, item.sense[:MAX_SENSE_CHARS]) for item in items)
-    references = tuple(dict.fromkeys(r.strip() for r in refs.split(",") if r.strip() and len(r.strip()) <= 50))
-    return SenseRequest(word, tuple(items), references[:10])
+    references = tuple(dict.fromkeys(r.strip() for r in refs.split(",") if r.strip()))
+    if long := [r for r in references if len(r) > MAX_WORD_CHARS]:
+        st.caption(f"{len(long)} reference word(s) longer than {MAX_WORD_CHARS} characters left out.")
+        references = tuple(r for r in references if len(r) <= MAX_WORD_CHARS)
+    if len(references) > MAX_REFERENCES:
+        st.caption(f"Only the first {MAX_REFERENCES} of {len(references)} reference words are read.")
+    return SenseRequest(word, tuple(items), references[:MAX_REFERENCES])
 
 
 def _numbers(indices: list[int]) -> str:

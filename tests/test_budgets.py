@@ -160,7 +160,7 @@ def test_long_shared_sentence_is_cut_and_scanned_once(open_page, monkeypatch):
     monkeypatch.setattr(components.senses_views, "find_word", lambda *a: calls.append(1) or real(*a))
     at = open_page(SENSES, preset="field", word="field", text="field " * 20_000)
     assert not at.exception
-    assert "This text is 120,000 characters long; pages read only its first 20,000" in shown(at, "warning")
+    assert literal("Your own sentence (optional)") + " is 120,000 characters long; pages read only its first 20,000" in shown(at, "warning")
     assert "`BERTLENS_MAX_CHARS`" in shown(at, "warning")
     assert "occurs more than 50 times in 1 sentence(s) (number 9" in shown(at, "warning")  # the shared one, left out
     first = len(calls)
