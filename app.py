@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from components.model import active_bundle, model_picker, model_status
+from components.model import active_bundle, model_picker, model_status, settings
 
 st.set_page_config(page_title="BERT Lens", page_icon="🔎", layout="wide")
+settings()  # malformed settings fail closed: an error here, and no page is served
 
 PAGES = [
     st.Page("pages/home.py", title="BERT Lens", icon=":material/home:", default=True),

@@ -8,8 +8,10 @@ word pieces' hidden states. All sentences go through ``bundle.model.bert`` as on
 
 from __future__ import annotations
 
+import bisect
 import csv
 import io
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -116,16 +118,22 @@ def find_word(encoding: Encoding, sentence: str, word: str) -> list[tuple[int, i
 
     A match counts when its tokens begin and end exactly at its edges and at word edges of the
     tokenizer's own word split (``word_ids``): "field" is not found inside "fields" or "midfield".
+    Only the part of the sentence the encoding read is searched (a word after a cut has no tokens),
+    and each match finds its tokens by bisection: the cost grows with the matches, not matches × tokens.
     """
     word_ids, offsets = encoding.word_ids, encoding.offsets
+    tokens = [i for i, (a, b) in enumerate(offsets) if word_ids[i] is not None and b > a]  # in text order
+    starts = [offsets[i][0] for i in tokens]
+    furthest_end = list(itertools.accumulate((offsets[i][1] for i in tokens), max))
+    read = furthest_end[-1] if tokens else 0
     found = []
-    for match in re.finditer(re.escape(word.strip()), sentence, flags=re.IGNORECASE):
+    for match in re.finditer(re.escape(word.strip()), sentence[:read], flags=re.IGNORECASE):
         start, end = match.span()
-        positions = tuple(
-            i for i, (a, b) in enumerate(offsets) if word_ids[i] is not None and a < end and b > start and b > a
-        )
+        # tokens overlapping [start, end): from the first whose span reaches past start to the last starting before end
+        window = tokens[bisect.bisect_right(furthest_end, start) : bisect.bisect_left(starts, end)]
+        positions = tuple(i for i in window if offsets[i][1] > start)
         if not positions:
-            continue  # not tokenized (e.g. cut off by truncation, or characters the tokenizer drops)
+            continue  # characters the tokenizer drops
         first, last = positions[0], positions[-1]
         whole = (
             offsets[first][0] == start

@@ -1,19 +1,42 @@
-"""Deployment settings read from the environment (also fed from Streamlit secrets by app.py).
+"""Deployment settings: hosted mode, the models offered, and the work budgets.
 
 Hosted mode (``BERTLENS_HOSTED=1``) is for public links: visitors choose only from an allowlist
 of models (no custom Hub ids or folders, so nobody can make the server download arbitrary
-models), and inputs are capped.
+models), and the budgets (``bertlens.budgets``) take their strict hosted defaults.
+
+Where a value comes from, first match wins:
+
+1. an environment variable ``BERTLENS_…`` that is set and not blank (blank counts as unset, so an
+   empty ``BERTLENS_HOSTED=`` cannot switch off ``hosted = true`` in secrets);
+2. the ``[bertlens]`` table of Streamlit secrets (``hosted``, ``model``, ``allowed_models``,
+   ``max_…``; the variables' own names work too);
+3. the default (hosted: the strict budgets; local: the generous ones).
+
+Values are parsed strictly and fail closed: a hosted switch other than the accepted spellings, a
+budget that is not a whole number ≥ 1, or an unknown key in the secrets table raises
+``SettingsError`` (the app shows it and serves no page) — a typo never means "public, no caps".
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, MODEL_CHOICES, TRUE_WORDS, initial_model_choice
+from bertlens.budgets import BUDGETS, ENV_PREFIX, Budgets
+from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, MODEL_CHOICES, MODEL_ENV_VAR, TRUE_WORDS, initial_model_choice
 
-ENV_PREFIX = "BERTLENS_"
+HOSTED_ENV_VAR = "BERTLENS_HOSTED"
+ALLOWED_ENV_VAR = "BERTLENS_ALLOWED_MODELS"
+ON_WORDS = tuple(sorted(TRUE_WORDS))  # ("1", "on", "true", "yes")
+OFF_WORDS = ("0", "false", "no", "off")
+KNOWN_VARIABLES = (HOSTED_ENV_VAR, MODEL_ENV_VAR, ALLOWED_ENV_VAR, *(spec.env_var for spec in BUDGETS.values()))
+WHOLE_NUMBER = re.compile(r"\d+")
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be read; the message names it and lists what is accepted."""
 
 
 @dataclass(frozen=True)
@@ -22,23 +45,61 @@ class Settings:
     default_model: str
     model_options: tuple[str, ...]  # what the picker offers
     allow_custom_models: bool
-    token_cap: int | None  # max tokens per input (None: the model's own limit)
-    sentence_cap: int  # max sentences on the word-senses page
+    budgets: Budgets
+
+    @property
+    def token_cap(self) -> int | None:
+        """Max tokens per input (None: the model's own limit)."""
+        return self.budgets.tokens
+
+    @property
+    def sentence_cap(self) -> int:
+        """Max sentences on the word-senses page."""
+        return self.budgets.sentences
 
 
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
-    try:
-        return max(1, int(env.get(name, default)))
-    except ValueError:
-        return default
+def _set(env: Mapping[str, str], name: str) -> str | None:
+    """The variable's value, stripped; None when unset or blank."""
+    value = (env.get(name) or "").strip()
+    return value or None
+
+
+def _hosted(env: Mapping[str, str]) -> bool:
+    raw = _set(env, HOSTED_ENV_VAR)
+    if raw is None or raw.lower() in OFF_WORDS:
+        return False
+    if raw.lower() in ON_WORDS:
+        return True
+    raise SettingsError(
+        f"{HOSTED_ENV_VAR} (secrets key 'hosted') is {raw[:40]!r}. Accepted: {', '.join(ON_WORDS)} (on) or "
+        f"{', '.join(OFF_WORDS)} (off), in any case; in secrets also true/false."
+    )
+
+
+def _budget(env: Mapping[str, str], name: str, hosted: bool) -> int | None:
+    spec = BUDGETS[name]
+    raw = _set(env, spec.env_var)
+    if raw is None:
+        return spec.hosted if hosted else spec.local
+    if not WHOLE_NUMBER.fullmatch(raw) or int(raw) < 1:
+        raise SettingsError(
+            f"{spec.env_var} (secrets key '{spec.key}') is {raw[:40]!r}. Accepted: a whole number ≥ 1 "
+            f"(the {unit_name(name)}; hosted default {spec.hosted:,})."
+        )
+    return int(raw)
+
+
+def unit_name(name: str) -> str:
+    return f"maximum number of {BUDGETS[name].unit}"
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Settings from one mapping of ``BERTLENS_…`` variables (see ``merged_environment``); ``SettingsError`` when malformed."""
     env = os.environ if env is None else env
-    hosted = env.get("BERTLENS_HOSTED", "").strip().lower() in TRUE_WORDS
+    hosted = _hosted(env)
     default_model = initial_model_choice(env)
     if hosted:
-        listed = [m.strip() for m in env.get("BERTLENS_ALLOWED_MODELS", "").split(",") if m.strip()]
+        listed = [m.strip() for m in (_set(env, ALLOWED_ENV_VAR) or "").split(",") if m.strip()]
         options = tuple(dict.fromkeys([default_model, *(listed or [DEFAULT_MODEL, BUNDLED_MODEL])]))
     else:
         options = tuple(dict.fromkeys([default_model, *MODEL_CHOICES]))
@@ -47,23 +108,31 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         default_model=default_model,
         model_options=options,
         allow_custom_models=not hosted,
-        token_cap=_int(env, "BERTLENS_MAX_TOKENS", 256) if hosted else None,
-        sentence_cap=_int(env, "BERTLENS_MAX_SENTENCES", 50 if hosted else 200),
+        budgets=Budgets(**{name: _budget(env, name, hosted) for name in BUDGETS}),
     )
 
 
 def env_from_secrets(table: Mapping[str, Any]) -> dict[str, str]:
     """A ``[bertlens]`` Streamlit secrets table as the environment variables it stands for.
 
-    Keys may be short (``hosted``, ``allowed_models``, ``max_tokens``, ``max_sentences``, ``model``)
-    or the variables' own names; booleans become "1"/"0" and lists comma-separated strings.
+    Keys may be short (``hosted``, ``allowed_models``, ``max_tokens``, ``model``, …) or the
+    variables' own names; booleans become "1"/"0" and lists comma-separated strings. An unknown
+    key is a ``SettingsError`` (a misspelt ``hosted`` must not leave a public server open).
     """
     env = {}
     for key, value in table.items():
         name = key.upper() if key.upper().startswith(ENV_PREFIX) else ENV_PREFIX + key.upper()
+        if name not in KNOWN_VARIABLES:
+            known = ", ".join(v.removeprefix(ENV_PREFIX).lower() for v in KNOWN_VARIABLES)
+            raise SettingsError(f"Unknown key {key[:40]!r} in the [bertlens] secrets table. Known keys: {known}.")
         if isinstance(value, bool):
             value = "1" if value else "0"
         elif isinstance(value, (list, tuple)):
             value = ",".join(str(item) for item in value)
         env[name] = str(value)
     return env
+
+
+def merged_environment(env: Mapping[str, str], secrets_table: Mapping[str, Any]) -> dict[str, str]:
+    """Secrets, overridden by every environment variable that is set and not blank."""
+    return {**env_from_secrets(secrets_table), **{name: value for name, value in env.items() if value.strip()}}

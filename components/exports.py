@@ -1,5 +1,9 @@
 """Tables and charts that can always be taken away: CSV for tables, PNG for charts.
 
+CSV cells that a spreadsheet would run as a formula (``=HYPERLINK(…)``, ``@SUM(…)``, a leading
+``+ - TAB CR``) get a leading single quote, as OWASP recommends against CSV injection; plain
+numbers (``-0.25``) stay numbers. Every download goes through ``safe_csv``.
+
 PNG export uses plotly's own modebar button (rendered in the browser by the plotly.js that
 Streamlit ships), so it works offline and needs no server-side image engine.
 """
@@ -12,6 +16,27 @@ from typing import Callable
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
+PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def neutralised(cell: object) -> object:
+    """A text cell that a spreadsheet would read as a formula, prefixed with ``'``; anything else unchanged."""
+    if isinstance(cell, str) and cell.startswith(FORMULA_STARTS) and not PLAIN_NUMBER.fullmatch(cell):
+        return "'" + cell
+    return cell
+
+
+def safe_csv(df: pd.DataFrame) -> bytes:
+    """``df`` as UTF-8 CSV bytes, formula cells (and headers) neutralised."""
+    safe = df.rename(columns=lambda name: neutralised(str(name)))
+    text_columns = [c for c in safe.columns if safe[c].dtype == object or pd.api.types.is_string_dtype(safe[c])]
+    safe[text_columns] = safe[text_columns].map(neutralised)
+    # CRLF line ends (RFC 4180) also make the writer quote any cell holding a CR or LF: with "\n"
+    # alone, a bare CR in a cell would end the row for a reader.
+    return safe.to_csv(index=False, lineterminator="\r\n").encode("utf-8")
 
 
 def _slug(name: str) -> str:
@@ -36,7 +61,7 @@ def csv_download(
     """A CSV download button. Pass a function returning the table to build a large CSV only on click."""
     st.download_button(
         label,
-        (lambda: df().to_csv(index=False).encode("utf-8")) if callable(df) else df.to_csv(index=False).encode("utf-8"),
+        (lambda: safe_csv(df())) if callable(df) else safe_csv(df),
         file_name=f"{_slug(filename)}.csv",
         mime="text/csv",
         key=key or f"csv-{_slug(filename)}",

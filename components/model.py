@@ -19,7 +19,7 @@ from bertlens.analysis import Analysis, analysis_key, analyze, max_tokens, model
 from bertlens.engine import RequestTimeout, reporting_waits
 from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, ModelBundle, load_with_fallback, needs_download
 from bertlens.serving import freeze_long_lived_objects
-from bertlens.settings import Settings, env_from_secrets, load_settings
+from bertlens.settings import Settings, SettingsError, load_settings, merged_environment
 from components.state import warn_bad_param
 from components.text import code_span, literal
 
@@ -155,9 +155,15 @@ def _cached_analysis(model_name: str, text: str, text_b: str, token_cap: int | N
 def settings() -> Settings:
     """Read per run: cheap, and the environment (or secrets) may change between runs.
 
-    A ``[bertlens]`` table in Streamlit secrets sets the same values; the environment wins.
+    A ``[bertlens]`` table in Streamlit secrets sets the same values; a non-blank environment
+    variable wins. A malformed setting fails closed: an error, and nothing else of the page runs.
     """
-    return load_settings({**env_from_secrets(_secret_settings()), **os.environ})
+    try:
+        return load_settings(merged_environment(os.environ, _secret_settings()))
+    except SettingsError as error:
+        st.error(f"**This server's settings cannot be read, so it serves no page.** {literal(str(error))}",
+                 icon=":material/error:")
+        st.stop()
 
 
 def _secret_settings() -> Mapping[str, Any]:

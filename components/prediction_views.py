@@ -54,16 +54,32 @@ def guesses_by_layer(model_name: str, text: str, k: int, mask_number: int, word:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def ranking(model_name: str, sentence_a: str, candidates: tuple[str, ...]) -> pd.DataFrame:
+def _ranking(model_name: str, sentence_a: str, candidates: tuple[str, ...], token_cap: int | None) -> pd.DataFrame:
     with model_wait():
-        return nsp.rank_candidates(cached_bundle(model_name), sentence_a, list(candidates), settings().token_cap)
+        return nsp.rank_candidates(cached_bundle(model_name), sentence_a, list(candidates), token_cap)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def evaluation(model_name: str, rows: tuple[tuple, ...]) -> nsp.Evaluation | None:
+def _evaluation(model_name: str, rows: tuple[tuple, ...], token_cap: int | None) -> nsp.Evaluation | None:
     pairs = pd.DataFrame(list(rows), columns=["sentence_a", "sentence_b", "is_next"])
     with model_wait():
-        return nsp.evaluate_pairs(cached_bundle(model_name), pairs, settings().token_cap)
+        return nsp.evaluate_pairs(cached_bundle(model_name), pairs, token_cap)
+
+
+def ranking(model_name: str, sentence_a: str, candidates: list[str]) -> pd.DataFrame:
+    """Candidate Bs ranked by P(IsNext): at most the candidates budget (the rest named in a warning)."""
+    budgets = settings().budgets
+    if over := budgets.first_only("candidates", len(candidates), "candidate sentences B", "scored"):
+        st.warning(over)
+    return _ranking(model_name, sentence_a, tuple(candidates[: budgets.candidates]), budgets.tokens)
+
+
+def evaluation(model_name: str, rows: list[tuple]) -> nsp.Evaluation | None:
+    """The labelled pairs scored: at most the evaluation-rows budget (the rest named in a warning)."""
+    budgets = settings().budgets
+    if over := budgets.first_only("eval_rows", len(rows), "rows", "scored"):
+        st.warning(over)
+    return _evaluation(model_name, tuple(rows[: budgets.eval_rows]), budgets.tokens)
 
 
 # ---- the missing-head explanation ----

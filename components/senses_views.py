@@ -18,11 +18,13 @@ import streamlit as st
 from sklearn.metrics.pairwise import cosine_similarity
 
 from bertlens.analysis import encode
+from bertlens.budgets import Budgets, select_occurrences
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import (
     PROJECTIONS,
     LabelledSentence,
     Projection,
+    MAX_WORD_CHARS,
     SenseInputError,
     WordVectors,
     at_layer,
@@ -52,6 +54,10 @@ YOUR_SENSE = "your sentence"
 NO_LABEL = "(no label)"
 MAX_LISTED = 15  # sentences listed in a warning
 MAX_CSV_BYTES = 2_000_000
+MAX_SENSE_CHARS = 60
+MAX_REFERENCES = 10
+CONTEXT = 120  # characters each side of the word in tables and hovers
+LABEL_CHARS = 40  # a sense label's characters in legends and axis labels (tables keep it whole)
 PALETTE = plotly.colors.qualitative.Plotly  # distinct hues (Streamlit's theme would use shades of one)
 
 
@@ -109,7 +115,7 @@ def _uploaded_items() -> tuple[LabelledSentence, ...] | None:
         return None
 
 
-def sentence_input(sentence_cap: int) -> SenseRequest | None:
+def sentence_input(budgets: Budgets) -> SenseRequest | None:
     """Source, sentences, target word and reference words; None (with a message) when unusable."""
     warn_bad_param("source", lambda raw: raw in SOURCES, f"one of {', '.join(SOURCES)}")
     source = st.radio("Sentences", SOURCES, key="source", bind="query-params", horizontal=True)
@@ -129,12 +135,29 @@ def sentence_input(sentence_cap: int) -> SenseRequest | None:
     if len(items) < 2:
         st.info("Give at least two sentences: one sentence gives nothing to compare.")
         return None
-    if len(items) > sentence_cap:
-        st.warning(f"{len(items)} sentences given; only the first {sentence_cap} are read (the limit on this "
-                   "server, set by `BERTLENS_MAX_SENTENCES`).")
-        items = items[:sentence_cap]
-    references = tuple(dict.fromkeys(r.strip() for r in refs.split(",") if r.strip() and len(r.strip()) <= 50))
-    return SenseRequest(word, tuple(items), references[:10])
+    if over := budgets.first_only("sentences", len(items), "sentences"):
+        st.warning(over)
+        items = items[: budgets.sentences]
+    if long := [i for i, item in enumerate(items, start=1) if len(item.sentence) > budgets.chars]:
+        st.warning(f"{len(long)} sentence(s) (number {_numbers(long)}) are longer than {budgets.chars:,} characters; "
+                   f"only their first {budgets.chars:,} are read: {budgets.limit('chars')}.")
+        items = tuple(LabelledSentence(item.sentence[: budgets.chars], item.sense) for item in items)
+    if long := [i for i, item in enumerate(items, start=1) if len(item.sense) > MAX_SENSE_CHARS]:
+        st.warning(f"{len(long)} sense label(s) (sentence {_numbers(long)}) are longer than {MAX_SENSE_CHARS} "
+                   f"characters and are cut there: a sense is a short name, such as “river”.")
+        items = tuple(LabelledSentence(item.sentence, item.sense[:MAX_SENSE_CHARS]) for item in items)
+    references = tuple(dict.fromkeys(r.strip() for r in refs.split(",") if r.strip()))
+    if long := [r for r in references if len(r) > MAX_WORD_CHARS]:
+        st.caption(f"{len(long)} reference word(s) longer than {MAX_WORD_CHARS} characters left out.")
+        references = tuple(r for r in references if len(r) <= MAX_WORD_CHARS)
+    if len(references) > MAX_REFERENCES:
+        st.caption(f"Only the first {MAX_REFERENCES} of {len(references)} reference words are read.")
+    return SenseRequest(word, tuple(items), references[:MAX_REFERENCES])
+
+
+def _numbers(indices: list[int]) -> str:
+    """'1, 4, 9' (the first MAX_LISTED, then '…')."""
+    return ", ".join(map(str, indices[:MAX_LISTED])) + (", …" if len(indices) > MAX_LISTED else "")
 
 
 def view_controls(num_layers: int) -> tuple[str, str]:
@@ -184,16 +207,57 @@ def projection(model_name: str, word: str, sentences: tuple[str, ...], max_lengt
     return project(at_layer(_words.contextual, layer), method)
 
 
-def contains_word(tokenizer, sentence: str, word: str, max_length: int) -> bool:
-    encoding = encode(tokenizer, sentence, max_length=max_length)
-    return bool(sentence.strip()) and bool(find_word(encoding, sentence, word))
+@st.cache_data(max_entries=4096, show_spinner=False)
+def occurrences_in(model_name: str, sentence: str, word: str, max_length: int) -> int:
+    """How often ``word`` stands as a whole word in the part of ``sentence`` the model reads (cached per sentence)."""
+    if not sentence.strip():
+        return 0
+    encoding = encode(cached_bundle(model_name).tokenizer, sentence, max_length=max_length)
+    return len(find_word(encoding, sentence, word))
+
+
+def sentences_to_read(
+    model_name: str, request: SenseRequest, own_sentence: str, max_length: int, budgets: Budgets
+) -> tuple[tuple[str, ...], list[str], int] | None:
+    """The sentences to read, their labels, and how many are the user's listed ones (the shared
+    sentence joins last when it contains the word); None when the budgets leave nothing to read.
+
+    Occurrences are counted before any forward pass, so a link with the word hundreds of times per
+    line is answered with the limits it breaks, not with minutes of work.
+    """
+    sentences = [item.sentence for item in request.items]
+    labels = [item.sense or NO_LABEL for item in request.items]
+    own = own_sentence.strip()
+    if own and own not in sentences and occurrences_in(model_name, own, request.word, max_length):
+        sentences, labels = [*sentences, own], [*labels, YOUR_SENSE]
+    counts = [occurrences_in(model_name, sentence, request.word, max_length) for sentence in sentences]
+    chosen = select_occurrences(counts, budgets.occurrences_per_sentence, budgets.occurrences)
+    word = literal(request.word)
+    if chosen.over_per_sentence:
+        over = chosen.over_per_sentence
+        st.warning(
+            f"“{word}” occurs more than {budgets.occurrences_per_sentence:,} times in {len(over)} sentence(s) "
+            f"(number {_numbers([i + 1 for i in over])}, up to {max(counts[i] for i in over):,} times); they are "
+            f"left out: {budgets.limit('occurrences_per_sentence')}."
+        )
+    if chosen.beyond_total:
+        st.warning(
+            f"“{word}” occurs {sum(counts) - sum(counts[i] for i in chosen.over_per_sentence):,} times in the "
+            f"sentences; only the first {len(chosen.kept)} sentence(s), with {chosen.occurrences:,} occurrences, are "
+            f"read (sentence {chosen.beyond_total[0] + 1} onwards is left out): {budgets.limit('occurrences')}."
+        )
+    if not chosen.kept:
+        st.info("Nothing left to read within this server's limits: use fewer occurrences of the word.")
+        return None
+    listed = sum(1 for i in chosen.kept if labels[i] != YOUR_SENSE)
+    return tuple(sentences[i] for i in chosen.kept), [labels[i] for i in chosen.kept], listed
 
 
 def found_enough(words: WordVectors, listed: int) -> bool:
     """Say which sentences lack the word (listed, not dropped silently); True when there is something to plot."""
     missing = [i for i in words.missing if i < listed]
     if missing:
-        lines = "\n".join(f"- {literal(words.sentences[i])}" for i in missing[:MAX_LISTED])
+        lines = "\n".join(f"- {literal(_short(words.sentences[i], 200))}" for i in missing[:MAX_LISTED])
         more = f"\n\n…and {len(missing) - MAX_LISTED} more." if len(missing) > MAX_LISTED else ""
         where = "any of the sentences" if len(missing) == listed else f"{len(missing)} of {listed} sentences"
         st.warning(f"“{literal(words.word)}” was not found (as a whole word) in {where}:\n\n{lines}{more}")
@@ -211,11 +275,32 @@ def found_enough(words: WordVectors, listed: int) -> bool:
 # ---------------------------------------------------------------- figures and tables
 
 
+def _short(text: str, limit: int = LABEL_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def excerpt(sentence: str, start: int, end: int, marks: tuple[str, str] = ("", "")) -> str:
+    """The sentence around one occurrence: CONTEXT characters each side (… where cut), the word between ``marks``.
+
+    Tables and hovers show this rather than whole sentences, so what the page sends stays small."""
+    cut_before, cut_after = start > CONTEXT, end + CONTEXT < len(sentence)
+    return (
+        ("…" if cut_before else "") + sentence[max(0, start - CONTEXT) : start]
+        + marks[0] + sentence[start:end] + marks[1]
+        + sentence[end : end + CONTEXT] + ("…" if cut_after else "")
+    )
+
+
+def excerpts(words: WordVectors) -> list[str]:
+    """Each occurrence's ``excerpt``, in occurrence order."""
+    return [excerpt(words.sentences[o.sentence_index], o.start, o.end) for o in words.occurrences]
+
+
 def _hover(sentence: str, start: int, end: int, sense: str) -> str:
-    """The sentence, wrapped, with the word in bold; escaped (plotly renders a few HTML tags)."""
-    marked = f"{sentence[:start]}\ue000{sentence[start:end]}\ue001{sentence[end:]}"
+    """The occurrence's excerpt, wrapped, with the word in bold; escaped (plotly renders a few HTML tags)."""
+    marked = excerpt(sentence, start, end, ("\ue000", "\ue001"))
     body = html.escape("\n".join(textwrap.wrap(marked, 70))).replace("\n", "<br>")
-    return f"<b>{html.escape(sense)}</b><br>" + body.replace("\ue000", "<b>").replace("\ue001", "</b>")
+    return f"<b>{html.escape(_short(sense))}</b><br>" + body.replace("\ue000", "<b>").replace("\ue001", "</b>")
 
 
 def _span(values: np.ndarray) -> str:
@@ -227,7 +312,7 @@ def points_table(words: WordVectors, labels: list[str]) -> pd.DataFrame:
     return pd.DataFrame({
         "point": range(1, len(words.occurrences) + 1),
         "sense": labels,
-        "sentence": [words.sentences[o.sentence_index] for o in words.occurrences],
+        "sentence": excerpts(words),
         "pieces": [" ".join(o.pieces) for o in words.occurrences],
     })
 
@@ -240,8 +325,9 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
     fig = go.Figure()
     for n, sense in enumerate(dict.fromkeys(sorted(labels, key=lambda s: s == YOUR_SENSE))):
         rows = [i for i, label in enumerate(labels) if label == sense]
-        hover = [_hover(points.sentence[i], words.occurrences[i].start, words.occurrences[i].end, sense) for i in rows]
-        style = dict(name=html.escape(sense), text=hover, hovertemplate="%{text}<extra></extra>", mode="markers")
+        hover = [_hover(words.sentences[o.sentence_index], o.start, o.end, sense)
+                 for o in (words.occurrences[i] for i in rows)]
+        style = dict(name=html.escape(_short(sense)), text=hover, hovertemplate="%{text}<extra></extra>", mode="markers")
         marker = (
             dict(size=18, symbol="star", color="gold", line=dict(width=1, color="black"))
             if sense == YOUR_SENSE
@@ -293,15 +379,15 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str) ->
 
 def similarity_section(vectors: np.ndarray, words: WordVectors, labels: list[str]) -> None:
     order = sorted(range(len(labels)), key=lambda i: labels[i])  # same senses side by side
-    names = [html.escape(f"{i + 1}. {labels[i]}") for i in order]
-    sims = cosine_similarity(vectors)[np.ix_(order, order)]
+    names = [html.escape(f"{i + 1}. {_short(labels[i])}") for i in order]
+    sims = cosine_similarity(vectors)[np.ix_(order, order)].astype(np.float32)  # half the bytes sent
     hover = "%{y} ↔ %{x}<br>cosine %{z:.3f}<extra></extra>"
     fig = go.Figure(go.Heatmap(z=sims, x=names, y=names, colorscale="Viridis", colorbar_title="cosine",
                                hovertemplate=hover))
     fig.update_layout(title="Cosine similarity between occurrences (grouped by sense)", height=560)
     fig.update_yaxes(autorange="reversed")
     exports.chart(fig, f"senses-{words.word}-similarity", key="senses-similarity")
-    sentences = [words.sentences[o.sentence_index] for o in words.occurrences]
+    sentences = excerpts(words)
     rows = [
         {"point": i + 1, "sense": labels[i], "rank": rank + 1, "neighbour": j + 1, "neighbour sense": labels[j],
          "cosine": sim, "same sense": labels[i] == labels[j],
@@ -359,5 +445,5 @@ def reference_section(
     per_sense = table.groupby("sense", sort=False).mean().reset_index()
     exports.table(per_sense, f"senses-{words.word}-references", key="senses-references")
     with st.expander("Every occurrence"):
-        table.insert(1, "sentence", [words.sentences[o.sentence_index] for o in words.occurrences])
+        table.insert(1, "sentence", excerpts(words))
         exports.table(table, f"senses-{words.word}-references-all", key="senses-references-all")

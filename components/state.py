@@ -109,7 +109,19 @@ def shared_text(
         st.query_params.pop(key, None)
     else:
         st.query_params[key] = value
-    return value
+    return within_chars_budget(value, label)
+
+
+def within_chars_budget(text: str, label: str) -> str:
+    """What pages read of a text: at most the characters budget, with a warning (naming the input) when it is cut."""
+    from components.model import settings  # here, not at the top: components.model imports this module
+
+    budgets = settings().budgets
+    if len(text) <= budgets.chars:
+        return text
+    st.warning(f"{literal(label)} is {len(text):,} characters long; pages read only its first {budgets.chars:,}: "
+               f"{budgets.limit('chars')}.")
+    return text[: budgets.chars]
 
 
 def sentence_b(label: str = "Sentence B (optional)", default: str = "", **kwargs) -> str:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
 
 
 def literal(text: str) -> str:
     """Escape ``text`` so ``st.markdown``/``st.warning`` show it exactly as typed."""
     escaped = _MARKDOWN_SPECIALS.sub(r"\\\1", text)
-    return escaped.replace("\n", " ")
+    return _LINE_BREAKS.sub(" ", escaped)  # CR is a line break in Markdown too: "x\r===" would be a heading
 
 
 def code_span(text: str) -> str:

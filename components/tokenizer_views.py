@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from bertlens.analysis import Encoding, encode, max_tokens
+from bertlens.budgets import Budgets
 from bertlens.tokenization import (
     SEED_BATCH,
     STRATEGIES,
@@ -37,7 +38,6 @@ from components.state import bound_int_slider, warn_bad_param
 from components.text import literal
 
 TABS = ("Tokens", "Vocabulary", "Padding lab")
-LAB_MAX_LINES = 32
 PAD_GREY = "#e6e6e6"
 TEXT_IN_CELLS = 32  # write each cell's value when the batch is at most this wide
 INT_COLUMN = st.column_config.NumberColumn(format="%d")
@@ -59,10 +59,9 @@ class TokenView:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def token_view(model_name: str, text: str, text_b: str) -> TokenView:
-    bundle = cached_bundle(model_name)
-    tokenizer = bundle.tokenizer
-    encoding = encode(tokenizer, text, text_b or None, max_tokens(bundle, settings().token_cap))
+def token_view(model_name: str, text: str, text_b: str, max_length: int) -> TokenView:
+    tokenizer = cached_bundle(model_name).tokenizer
+    encoding = encode(tokenizer, text, text_b or None, max_length)
     table = token_table(encoding, text, text_b or None)
     counts = token_counts(table, tokenizer.unk_token)
     return TokenView(encoding, table, split_words(table), counts, round_trip(tokenizer, encoding))
@@ -133,7 +132,7 @@ def padding_bars(comparison: pd.DataFrame) -> go.Figure:
 
 
 def token_section(model_name: str, text: str, text_b: str) -> None:
-    view = token_view(model_name, text, text_b)
+    view = token_view(model_name, text, text_b, max_tokens(cached_bundle(model_name), settings().budgets.tokens))
     truncation_notice(view.encoding)
     counts = view.counts
     cols = st.columns(4)
@@ -201,27 +200,30 @@ def warn_bad_flag(key: str) -> None:
     warn_bad_param(key, lambda raw: raw.lower() in ("true", "false"), "true or false")
 
 
-def padding_controls(max_positions: int) -> tuple[list[str], str, int, bool]:
+def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], str, int, bool]:
     raw = st.text_area("Sentences, one per line", value="\n".join(SEED_BATCH), key="lines", bind="query-params",
                        height=130)
     lines = batch_lines(raw or "")
-    if len(lines) > LAB_MAX_LINES:
-        st.warning(f"The lab uses the first {LAB_MAX_LINES} of your {len(lines)} lines.")
-        lines = lines[:LAB_MAX_LINES]
+    if over := budgets.first_only("lab_lines", len(lines), "lines", "used"):
+        st.warning(over)
+        lines = lines[: budgets.lab_lines]
     warn_bad_param("pad", lambda v: v in STRATEGIES, f"one of {', '.join(STRATEGIES)}")
     left, mid, right = st.columns([2, 3, 2])
     strategy = left.radio("Padding", STRATEGIES, key="pad", bind="query-params", horizontal=True) or "longest"
+    longest_n = min(max_positions, budgets.tokens or max_positions)
     with mid:
-        max_length = bound_int_slider("max_length N", "pad_len", 2, max_positions, 64)
+        max_length = bound_int_slider("max_length N", "pad_len", 2, longest_n, 64)
+        if longest_n < max_positions:
+            st.caption(f"N goes up to {longest_n} (the model has {max_positions} positions): {budgets.limit('tokens')}.")
     warn_bad_flag("trunc")
     truncation = right.toggle("Truncate to N", value=True, key="trunc", bind="query-params")
     return lines, strategy, max_length, truncation
 
 
 def padding_section(model_name: str) -> None:
-    bundle = cached_bundle(model_name)
+    bundle, budgets = cached_bundle(model_name), settings().budgets
     max_positions = bundle.capabilities.max_positions
-    lines, strategy, max_length, truncation = padding_controls(max_positions)
+    lines, strategy, max_length, truncation = padding_controls(budgets, max_positions)
     if not lines:
         st.info("Type at least one sentence (one per line) to build a batch.")
         return
@@ -235,6 +237,10 @@ def padding_section(model_name: str) -> None:
                    "(without padding, or with long sentences and no truncation).")
     exports.table(comparison, "padding-strategies", key="padding_comparison")
     exports.chart(padding_bars(comparison), "padding-share", key="padding_bars")
+    if (positions := len(batch.input_ids) * batch.width) > budgets.lab_positions:
+        st.warning(f"This batch is {len(batch.input_ids)} × {batch.width} = {positions:,} positions, too many to draw: "
+                   f"{budgets.limit('lab_positions')}. Turn on truncation, or use fewer or shorter lines.")
+        return
     ids_title, mask_title = f"Token ids — padding: {strategy}", "Attention mask (1 = real token, 0 = [PAD])"
     exports.chart(batch_heatmap(batch, "input_ids", ids_title), "padded-ids", key="ids_heatmap")
     exports.chart(batch_heatmap(batch, "attention_mask", mask_title), "attention-mask", key="mask_heatmap")

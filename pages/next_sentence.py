@@ -56,7 +56,7 @@ if ranking_tab.open:
         )
         if candidates:
             with st.spinner("Scoring the candidates…"):
-                views.ranking_view(views.ranking(model_name, a.strip(), tuple(candidates)))
+                views.ranking_view(views.ranking(model_name, a.strip(), candidates))
         else:
             st.info("Type at least one candidate B, one per line.")
 
@@ -66,7 +66,7 @@ if evaluation_tab.open:
                    "Default: the ten pairs of the notebook's exercise.")
         pairs = st.data_editor(DEFAULT_PAIRS, num_rows="dynamic", hide_index=True, key="pairs", width="stretch")
         with st.spinner("Scoring the pairs…"):
-            result = views.evaluation(model_name, tuple(map(tuple, pairs.itertuples(index=False))))
+            result = views.evaluation(model_name, list(map(tuple, pairs.itertuples(index=False))))
         if result is None:
             st.info("No pair to score: every row needs sentence A, sentence B and a label.")
         else:

@@ -13,20 +13,20 @@ bundle = page_header(
     "One word in many sentences. Each occurrence is a point: its vector at the layer you choose. "
     "Do the senses pull apart — and at which layer?",
 )
-request = views.sentence_input(settings().sentence_cap)
+budgets = settings().budgets
+request = views.sentence_input(budgets)
 text = shared_text(
     "Your own sentence (optional)",
     help="The sentence that follows you from page to page. If it contains the word, it joins the map as a star.",
 )
 if request:
-    model_name, max_length = bundle.name, max_tokens(bundle, settings().token_cap)  # keyed by the model loaded
+    model_name, max_length = bundle.name, max_tokens(bundle, budgets.tokens)  # keyed by the model loaded
     layer, method = views.view_controls(bundle.capabilities.num_layers)
-    sentences = tuple(item.sentence for item in request.items)
-    labels = [item.sense or views.NO_LABEL for item in request.items]
-    if views.contains_word(bundle.tokenizer, text, request.word, max_length) and text.strip() not in sentences:
-        sentences, labels = (*sentences, text.strip()), [*labels, views.YOUR_SENSE]
+    chosen = views.sentences_to_read(model_name, request, text, max_length, budgets)
+if request and chosen:
+    sentences, labels, listed = chosen
     words = views.word_vectors(model_name, request.word, sentences, request.references, max_length)
-    if views.found_enough(words, listed=len(request.items)):
+    if views.found_enough(words, listed=listed):
         point_labels = [labels[o.sentence_index] for o in words.occurrences]
         sense_labels = [s if s not in (views.NO_LABEL, views.YOUR_SENSE) else "" for s in point_labels]
         if method == "PCA 3D" and len(words.occurrences) < 3:

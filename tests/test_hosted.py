@@ -10,8 +10,9 @@ from streamlit.testing.v1 import AppTest
 
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, LOAD_COUNTS, MODEL_CHOICES
-from bertlens.settings import env_from_secrets, load_settings
+from bertlens.settings import OFF_WORDS, ON_WORDS, SettingsError, env_from_secrets, load_settings, merged_environment
 from components.model import CUSTOM
+from components.text import literal
 from tests.conftest import APPTEST_TIMEOUT, ROOT
 
 # --- settings (pure) ---------------------------------------------------------------------------
@@ -24,14 +25,39 @@ def test_not_hosted_by_default():
     assert config.model_options == MODEL_CHOICES
 
 
-@pytest.mark.parametrize("word", ["1", "true", "TRUE", " yes ", "on"])
+@pytest.mark.parametrize("word", ["1", "true", "TRUE", " yes ", "on", "On"])
 def test_hosted_switch_words(word):
     assert load_settings({"BERTLENS_HOSTED": word}).hosted
 
 
-@pytest.mark.parametrize("word", ["0", "false", "no", "", "hosted"])
+@pytest.mark.parametrize("word", ["0", "false", "No", "off", "", "  "])
 def test_not_hosted_words(word):
     assert not load_settings({"BERTLENS_HOSTED": word}).hosted
+
+
+def test_accepted_spellings():
+    assert ON_WORDS == ("1", "on", "true", "yes") and OFF_WORDS == ("0", "false", "no", "off")
+
+
+@pytest.mark.parametrize("word", ["enabled", "y", "maybe", "hosted", "2", "yes please"])
+def test_unknown_hosted_spellings_fail_closed(word):
+    """They used to switch hosted mode off silently: a public server without caps."""
+    with pytest.raises(SettingsError) as raised:
+        load_settings({"BERTLENS_HOSTED": word})
+    assert "BERTLENS_HOSTED" in str(raised.value)
+    assert "1, on, true, yes (on) or 0, false, no, off (off)" in str(raised.value)
+
+
+def test_blank_environment_variable_does_not_override_secrets():
+    env = merged_environment({"BERTLENS_HOSTED": "", "BERTLENS_MAX_TOKENS": " "}, {"hosted": True, "max_tokens": 64})
+    config = load_settings(env)
+    assert config.hosted and config.token_cap == 64
+    assert not load_settings(merged_environment({"BERTLENS_HOSTED": "0"}, {"hosted": True})).hosted  # set: env wins
+
+
+def test_unknown_secrets_key_fails_closed():
+    with pytest.raises(SettingsError, match="Unknown key 'hostd'.*Known keys: hosted, model, allowed_models, max_tokens"):
+        env_from_secrets({"hostd": True})
 
 
 def test_hosted_defaults_offer_default_and_bundled_only_with_caps():
@@ -55,9 +81,15 @@ def test_hosted_allowlist_and_caps_from_env():
     assert (config.token_cap, config.sentence_cap) == (64, 12)
 
 
-@pytest.mark.parametrize("raw, expected", [("abc", 256), ("0", 1), ("-5", 1), ("1e3", 256), ("128", 128)])
-def test_malformed_caps_fall_back_to_sane_values(raw, expected):
-    assert load_settings({"BERTLENS_HOSTED": "1", "BERTLENS_MAX_TOKENS": raw}).token_cap == expected
+@pytest.mark.parametrize("raw", ["abc", "0", "-5", "1e3", "12.5", "+3"])
+@pytest.mark.parametrize("hosted", ["1", "0"])
+def test_malformed_caps_fail_closed(raw, hosted):
+    with pytest.raises(SettingsError, match="BERTLENS_MAX_TOKENS .* Accepted: a whole number ≥ 1"):
+        load_settings({"BERTLENS_HOSTED": hosted, "BERTLENS_MAX_TOKENS": raw})
+
+
+def test_caps_accept_whole_numbers():
+    assert load_settings({"BERTLENS_HOSTED": "1", "BERTLENS_MAX_TOKENS": " 128 "}).token_cap == 128
 
 
 def test_secrets_table_becomes_environment_variables():
@@ -120,6 +152,32 @@ def test_not_hosted_picker_offers_custom(monkeypatch):
     monkeypatch.setenv("BERTLENS_MODEL", BUNDLED_MODEL)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT).run()
     assert CUSTOM in at.sidebar.selectbox(key="model").options
+
+
+def test_blank_environment_variable_leaves_secrets_hosted_mode_on(hosted_app, monkeypatch):
+    monkeypatch.setenv("BERTLENS_HOSTED", "")  # e.g. `ENV BERTLENS_HOSTED=` in a Dockerfile
+    at = hosted_app(secrets={"hosted": True, "allowed_models": [BUNDLED_MODEL]})
+    assert not at.exception
+    assert at.sidebar.selectbox(key="model").options == [BUNDLED_MODEL]
+
+
+@pytest.mark.parametrize("path", ["app.py", "pages/tokenizer.py"])
+@pytest.mark.parametrize("setting, value", [("BERTLENS_HOSTED", "enabled"), ("BERTLENS_MAX_TOKENS", "lots")])
+def test_malformed_setting_stops_the_app_with_an_error(monkeypatch, path, setting, value):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", BUNDLED_MODEL)
+    monkeypatch.setenv(setting, value)
+    at = AppTest.from_file(str(ROOT / path), default_timeout=APPTEST_TIMEOUT).run()
+    assert not at.exception
+    assert [e.value for e in at.error] and "settings cannot be read" in at.error[0].value
+    assert literal(setting) in at.error[0].value and "Accepted" in at.error[0].value
+    assert not at.sidebar.selectbox and not at.text_area and not at.dataframe  # no page content, no model picker
+
+
+def test_malformed_secrets_stop_the_app_with_an_error(hosted_app):
+    at = hosted_app(secrets={"hosted": "y"})
+    assert not at.exception
+    assert "BERTLENS\\_HOSTED" in at.error[0].value and not at.sidebar.selectbox
 
 
 def test_secrets_alone_turn_hosted_mode_on(hosted_app):

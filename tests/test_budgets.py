@@ -1,0 +1,277 @@
+"""Budgets on every path that does work, and safe output encoding (CSV formulas, carriage returns).
+
+Each over-budget answer names the limit, its value and the variable that changes it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import pytest
+
+import components.senses_views
+from bertlens.budgets import BUDGETS, Budgets, default_budgets, select_occurrences
+from bertlens.models import BUNDLED_MODEL
+from bertlens.settings import load_settings
+from components import exports
+from components.text import literal
+
+SENSES, TOKENIZER, NEXT_SENTENCE, FILL_MASK = "pages/senses.py", "pages/tokenizer.py", "pages/next_sentence.py", "pages/fill_mask.py"
+MAX_CHART_BYTES = 5_000_000
+
+
+def shown(at, *kinds: str) -> str:
+    kinds = kinds or ("warning", "info", "caption", "error")
+    return " ".join(str(e.value) for kind in kinds for e in getattr(at, kind))
+
+
+def chart_bytes(at) -> list[int]:
+    """The plotly JSON each chart of the page sends to the browser."""
+    return [len(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+@pytest.fixture
+def hosted(monkeypatch):
+    monkeypatch.setenv("BERTLENS_HOSTED", "1")
+    monkeypatch.setenv("BERTLENS_ALLOWED_MODELS", BUNDLED_MODEL)
+
+
+@pytest.fixture
+def reads(monkeypatch) -> list[tuple[str, ...]]:
+    """The sentence batches the word-senses page sends through the model (one entry per forward pass)."""
+    batches: list[tuple[str, ...]] = []
+    real = components.senses_views.embed_word
+
+    def spy(bundle, sentences, *args, **kwargs):
+        batches.append(tuple(sentences))
+        return real(bundle, sentences, *args, **kwargs)
+
+    monkeypatch.setattr(components.senses_views, "embed_word", spy)
+    return batches
+
+
+# --- budgets (pure) ------------------------------------------------------------------------------
+
+
+def test_every_budget_has_a_variable_and_strict_hosted_defaults():
+    hosted, local = default_budgets(True), default_budgets(False)
+    for name, spec in BUDGETS.items():
+        assert spec.env_var == "BERTLENS_" + spec.key.upper() and spec.key.startswith("max_")
+        assert getattr(local, name) is None or getattr(local, name) >= getattr(hosted, name)
+    assert hosted.limit("candidates") == (
+        "at most 10 candidate sentences B on this server (set `BERTLENS_MAX_CANDIDATES`, "
+        "or `max_candidates` in the `[bertlens]` secrets table, to change it)"
+    )
+
+
+@pytest.mark.parametrize("hosted_mode", [True, False])
+def test_each_budget_is_set_by_its_variable_in_both_modes(hosted_mode):
+    env = {spec.env_var: str(7 + i) for i, spec in enumerate(BUDGETS.values())}
+    budgets = load_settings({**env, "BERTLENS_HOSTED": "1" if hosted_mode else "0"}).budgets
+    assert budgets == Budgets(*(7 + i for i in range(len(BUDGETS))))
+
+
+def test_token_cap_applies_in_local_mode_too():
+    assert load_settings({}).token_cap is None  # the model's own limit
+    assert load_settings({"BERTLENS_MAX_TOKENS": "64"}).token_cap == 64
+
+
+def test_occurrence_selection_keeps_the_first_sentences_within_both_budgets():
+    chosen = select_occurrences([1, 3, 250, 4, 0, 2], per_sentence=10, total=8)
+    assert chosen.kept == (0, 1, 3, 4) and chosen.occurrences == 8
+    assert chosen.over_per_sentence == (2,) and chosen.beyond_total == (5,)
+
+
+# --- output encoding -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cell",
+    ['=HYPERLINK("http://evil.example","click")', "@SUM(A1:A9)", "+1+cmd|' /C calc'!A0", "-2+3",
+     "\tTAB", "\rCR", "=1+1"],
+)
+def test_csv_formula_cells_are_neutralised(cell, monkeypatch):
+    captured = {}
+    monkeypatch.setattr(exports.st, "download_button", lambda label, data, **kwargs: captured.update(data=data))
+    exports.csv_download(pd.DataFrame({"sentence": [cell], "score": [-0.25]}), "x")
+    written = pd.read_csv(pd.io.common.BytesIO(captured["data"]), keep_default_na=False)
+    assert written["sentence"][0] == "'" + cell
+    assert written["score"][0] == -0.25  # a plain negative number stays a number
+
+
+def test_plain_cells_and_numbers_are_kept():
+    df = pd.DataFrame({"text": ["-0.5", "1e5", "plain", "a=b", ""], "n": [-1, 2, 3, 4, 5]})
+    assert exports.safe_csv(df).decode() == "text,n\r\n-0.5,-1\r\n1e5,2\r\nplain,3\r\na=b,4\r\n,5\r\n"
+
+
+def test_line_breaks_inside_cells_stay_inside_their_cell():
+    df = pd.DataFrame({"text": ["one\rtwo", "three\nfour", "x"], "n": [1, 2, 3]})
+    assert pd.read_csv(pd.io.common.BytesIO(exports.safe_csv(df)))["text"].tolist() == df["text"].tolist()
+
+
+def test_formula_headers_are_neutralised_too():
+    assert exports.safe_csv(pd.DataFrame({"=cmd()": [1]})).decode().startswith("'=cmd()")
+
+
+def test_carriage_return_cannot_start_markdown_blocks():
+    """`%0D===%0D` in a link would turn a warning into a heading."""
+    for text in ("warning\r===\r", "a\r\n# heading", "x\r- item"):
+        escaped = literal(text)
+        assert "\r" not in escaped and "\n" not in escaped
+    assert literal("a\r\nb\rc\nd") == "a b c d"
+
+
+# --- word senses -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("hosted_mode", [True, False])
+def test_word_repeated_hundreds_of_times_is_refused_quickly(open_page, reads, monkeypatch, hosted_mode):
+    """The finding: 50 lines of 250 × "a", word `a`, took 159 s and 7.8 GB."""
+    if hosted_mode:
+        monkeypatch.setenv("BERTLENS_HOSTED", "1")
+        monkeypatch.setenv("BERTLENS_ALLOWED_MODELS", BUNDLED_MODEL)
+    lines = "\n".join(" ".join(["a"] * 250) + f" {i}" for i in range(50))
+    start = time.perf_counter()
+    at = open_page(SENSES, source="Paste lines", lines=lines, word="a")
+    elapsed = time.perf_counter() - start
+    assert not at.exception
+    limit = 10 if hosted_mode else 50
+    assert f"occurs more than {limit} times in 50 sentence(s)" in shown(at, "warning")
+    assert f"at most {limit} occurrences of the word per sentence" in shown(at, "warning")
+    assert "`BERTLENS_MAX_OCCURRENCES_PER_SENTENCE`" in shown(at, "warning")
+    assert reads == [] and not at.get("plotly_chart")  # no forward pass, nothing drawn
+    assert elapsed < 60  # includes loading the model; the old code ran for minutes
+
+
+def test_total_occurrences_budget_reads_the_first_sentences(open_page, reads, monkeypatch):
+    monkeypatch.setenv("BERTLENS_MAX_OCCURRENCES", "5")
+    at = open_page(SENSES, preset="field", word="field", refs="")
+    assert not at.exception
+    assert "only the first 5 sentence(s), with 5 occurrences, are read" in shown(at, "warning")
+    assert "`BERTLENS_MAX_OCCURRENCES`" in shown(at, "warning")
+    assert [len(batch) for batch in reads] == [5]
+
+
+def test_long_shared_sentence_is_cut_and_scanned_once(open_page, monkeypatch):
+    """A 120 KB `text=` was scanned in full, uncached, on every rerun (21 s per view)."""
+    calls = []
+    real = components.senses_views.find_word
+    monkeypatch.setattr(components.senses_views, "find_word", lambda *a: calls.append(1) or real(*a))
+    at = open_page(SENSES, preset="field", word="field", text="field " * 20_000)
+    assert not at.exception
+    assert literal("Your own sentence (optional)") + " is 120,000 characters long; pages read only its first 20,000" in shown(at, "warning")
+    assert "`BERTLENS_MAX_CHARS`" in shown(at, "warning")
+    assert "occurs more than 50 times in 1 sentence(s) (number 9" in shown(at, "warning")  # the shared one, left out
+    first = len(calls)
+    at.selectbox(key="layer").set_value("2").run()
+    assert not at.exception and len(calls) == first  # the rerun scans nothing again (cached)
+
+
+# --- padding lab -----------------------------------------------------------------------------------
+
+
+def test_padding_lab_obeys_the_token_cap_and_line_budget(open_page, hosted):
+    lines = "\n".join(f"line {i} " + "word " * 400 for i in range(20))
+    at = open_page(TOKENIZER, text="hello", lines=lines, pad="max_length", pad_len="512", mask_demo="true")
+    assert not at.exception
+    warning = shown(at, "warning")
+    assert "20 lines given; only the first 16 are used" in warning and "`BERTLENS_MAX_LAB_LINES`" in warning
+    assert "`pad_len` parameter (512) is not a whole number from 2 to 256" in warning
+    assert at.slider(key="pad_len").max == 256
+    assert "N goes up to 256 (the model has 512 positions)" in shown(at, "caption")
+    mask_effect = next(d.value for d in at.dataframe if "[CLS] L2 distance" in d.value.columns)
+    assert len(mask_effect) == 16
+    assert (mask_effect["real tokens"] + mask_effect["padding tokens"]).max() <= 256
+
+
+def test_padding_lab_without_truncation_draws_within_the_positions_budget(open_page, hosted):
+    lines = "\n".join(f"line {i} " + "word " * 400 for i in range(16))
+    at = open_page(TOKENIZER, text="hello", lines=lines, trunc="false")
+    assert not at.exception
+    assert "This batch is 16 × 404 = 6,464 positions, too many to draw" in shown(at, "warning")
+    assert "`BERTLENS_MAX_LAB_POSITIONS`" in shown(at, "warning")
+    assert len(at.get("plotly_chart")) == 1  # the padding-share bars only, no heatmaps
+
+
+# --- next sentence ---------------------------------------------------------------------------------
+
+
+def test_candidates_and_evaluation_rows_have_budgets(open_page, tiny_pretraining_dir, monkeypatch):
+    monkeypatch.setenv("BERTLENS_MAX_CANDIDATES", "3")
+    monkeypatch.setenv("BERTLENS_MAX_EVAL_ROWS", "4")
+    candidates = "\n".join(f"Candidate number {i}." for i in range(5))
+    at = open_page(NEXT_SENTENCE, tiny_pretraining_dir, candidates=candidates)
+    assert not at.exception
+    warning = shown(at, "warning")
+    assert "5 candidate sentences B given; only the first 3 are scored" in warning
+    assert "`BERTLENS_MAX_CANDIDATES`" in warning
+    assert "10 rows given; only the first 4 are scored" in warning and "`BERTLENS_MAX_EVAL_ROWS`" in warning
+    ranking = next(d.value for d in at.dataframe if "candidate_b" in d.value.columns)
+    assert sorted(ranking["candidate_b"]) == [f"Candidate number {i}." for i in range(3)]
+    evaluated = next(d.value for d in at.dataframe if "predicted_is_next" in d.value.columns)
+    assert len(evaluated) == 4
+
+
+def test_hosted_candidate_budget_is_strict(open_page, tiny_pretraining_dir, monkeypatch):
+    monkeypatch.setenv("BERTLENS_HOSTED", "1")
+    monkeypatch.setenv("BERTLENS_ALLOWED_MODELS", str(tiny_pretraining_dir))
+    candidates = "\n".join(f"Candidate number {i}." for i in range(100))
+    at = open_page(NEXT_SENTENCE, tiny_pretraining_dir, candidates=candidates)
+    assert not at.exception
+    assert "100 candidate sentences B given; only the first 10 are scored" in shown(at, "warning")
+
+
+# --- chart payload at the budgets' extremes ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("hosted_mode", [True, False])
+def test_word_senses_payload_at_the_occurrence_budgets(open_page, monkeypatch, hosted_mode):
+    """The most occurrences the budgets allow (per sentence × sentences = total), long sentences and
+    sense labels, a 3D map: every chart together stays under 5 MB."""
+    if hosted_mode:
+        monkeypatch.setenv("BERTLENS_HOSTED", "1")
+        monkeypatch.setenv("BERTLENS_ALLOWED_MODELS", BUNDLED_MODEL)
+    budgets = default_budgets(hosted_mode)
+    per, sentences = budgets.occurrences_per_sentence, budgets.occurrences // budgets.occurrences_per_sentence
+    lines = "\n".join(
+        " ".join(["bank"] * per) + f" {i} " + "word " * 2_000 + f"| sense {i} " + "x" * 500 for i in range(sentences)
+    )
+    at = open_page(SENSES, source="Paste lines", lines=lines, word="bank", refs="river, money", projection="PCA 3D")
+    assert not at.exception
+    points = next(d.value for d in at.dataframe if {"x", "y", "z"} <= set(d.value.columns))
+    assert len(points) == budgets.occurrences  # the extreme was reached, nothing refused
+    sizes = chart_bytes(at)
+    assert len(sizes) == 4 and sum(sizes) <= MAX_CHART_BYTES, sizes
+
+
+@pytest.mark.parametrize("hosted_mode", [True, False])
+def test_padding_lab_payload_at_the_lab_budgets(open_page, tiny_pretraining_dir, monkeypatch, hosted_mode):
+    if hosted_mode:
+        monkeypatch.setenv("BERTLENS_HOSTED", "1")
+        monkeypatch.setenv("BERTLENS_ALLOWED_MODELS", str(tiny_pretraining_dir))
+    budgets = default_budgets(hosted_mode)
+    n = budgets.tokens or 512
+    lines = "\n".join(f"{i} " + "<b>&amp;</b> " * 600 for i in range(budgets.lab_lines))
+    at = open_page(TOKENIZER, tiny_pretraining_dir, text="hello", lines=lines, pad="max_length", pad_len=str(n),
+                   mask_demo="true")
+    assert not at.exception
+    assert len(next(d.value for d in at.dataframe if "[CLS] L2 distance" in d.value.columns)) == budgets.lab_lines
+    sizes = chart_bytes(at)
+    assert len(sizes) == 4 and sum(sizes) <= MAX_CHART_BYTES, sizes
+
+
+def test_fill_mask_payload_at_the_token_budget(open_page, tiny_pretraining_dir):
+    """Local mode, 512 tokens of masks, top-50 each: 510 bar charts."""
+    at = open_page(FILL_MASK, tiny_pretraining_dir, text="[MASK] " * 600, k="50")
+    assert not at.exception
+    sizes = chart_bytes(at)
+    assert len(sizes) == 510 and sum(sizes) <= MAX_CHART_BYTES, sum(sizes)
+
+
+def test_next_sentence_payload_at_the_candidate_budget(open_page, tiny_pretraining_dir):
+    candidates = "\n".join(f"{i} " + "word " * 1_000 for i in range(BUDGETS["candidates"].local))
+    at = open_page(NEXT_SENTENCE, tiny_pretraining_dir, candidates=candidates)
+    assert not at.exception
+    sizes = chart_bytes(at)
+    assert len(sizes) == 2 and sum(sizes) <= MAX_CHART_BYTES, sizes
