@@ -10,6 +10,8 @@ import time
 import pandas as pd
 import pytest
 
+from components.senses_views import TABS as SENSES_TABS
+
 import components.senses_views
 from bertlens.budgets import BUDGETS, Budgets, default_budgets, select_occurrences
 from bertlens.models import BUNDLED_MODEL
@@ -20,6 +22,8 @@ from components.text import literal
 SENSES, TOKENIZER, NEXT_SENTENCE, FILL_MASK = "pages/senses.py", "pages/tokenizer.py", "pages/next_sentence.py", "pages/fill_mask.py"
 MAX_CHART_BYTES = 5_000_000
 
+
+LAB = {"tokenizer_tab": "Padding lab"}  # the tab that draws the Padding lab
 
 def shown(at, *kinds: str) -> str:
     kinds = kinds or ("warning", "info", "caption", "error")
@@ -173,7 +177,7 @@ def test_long_shared_sentence_is_cut_and_scanned_once(open_page, monkeypatch):
 
 def test_padding_lab_obeys_the_token_cap_and_line_budget(open_page, hosted):
     lines = "\n".join(f"line {i} " + "word " * 400 for i in range(20))
-    at = open_page(TOKENIZER, text="hello", lines=lines, pad="max_length", pad_len="512", mask_demo="true")
+    at = open_page(TOKENIZER, text="hello", lines=lines, pad="max_length", pad_len="512", mask_demo="true", **LAB)
     assert not at.exception
     warning = shown(at, "warning")
     assert "20 lines given; only the first 16 are used" in warning and "`BERTLENS_MAX_LAB_LINES`" in warning
@@ -187,7 +191,7 @@ def test_padding_lab_obeys_the_token_cap_and_line_budget(open_page, hosted):
 
 def test_padding_lab_without_truncation_draws_within_the_positions_budget(open_page, hosted):
     lines = "\n".join(f"line {i} " + "word " * 400 for i in range(16))
-    at = open_page(TOKENIZER, text="hello", lines=lines, trunc="false")
+    at = open_page(TOKENIZER, text="hello", lines=lines, trunc="false", **LAB)
     assert not at.exception
     assert "This batch is 16 × 404 = 6,464 positions, too many to draw" in shown(at, "warning")
     assert "`BERTLENS_MAX_LAB_POSITIONS`" in shown(at, "warning")
@@ -201,14 +205,16 @@ def test_candidates_and_evaluation_rows_have_budgets(open_page, tiny_pretraining
     monkeypatch.setenv("BERTLENS_MAX_CANDIDATES", "3")
     monkeypatch.setenv("BERTLENS_MAX_EVAL_ROWS", "4")
     candidates = "\n".join(f"Candidate number {i}." for i in range(5))
-    at = open_page(NEXT_SENTENCE, tiny_pretraining_dir, candidates=candidates)
+    at = open_page(NEXT_SENTENCE, tiny_pretraining_dir, candidates=candidates, nsp_tab="Ranking")
     assert not at.exception
     warning = shown(at, "warning")
     assert "5 candidate sentences B given; only the first 3 are scored" in warning
     assert "`BERTLENS_MAX_CANDIDATES`" in warning
-    assert "10 rows given; only the first 4 are scored" in warning and "`BERTLENS_MAX_EVAL_ROWS`" in warning
     ranking = next(d.value for d in at.dataframe if "candidate_b" in d.value.columns)
     assert sorted(ranking["candidate_b"]) == [f"Candidate number {i}." for i in range(3)]
+    at = open_page(NEXT_SENTENCE, tiny_pretraining_dir, nsp_tab="Evaluation")
+    warning = shown(at, "warning")
+    assert "10 rows given; only the first 4 are scored" in warning and "`BERTLENS_MAX_EVAL_ROWS`" in warning
     evaluated = next(d.value for d in at.dataframe if "predicted_is_next" in d.value.columns)
     assert len(evaluated) == 4
 
@@ -217,7 +223,7 @@ def test_hosted_candidate_budget_is_strict(open_page, tiny_pretraining_dir, monk
     monkeypatch.setenv("BERTLENS_HOSTED", "1")
     monkeypatch.setenv("BERTLENS_ALLOWED_MODELS", str(tiny_pretraining_dir))
     candidates = "\n".join(f"Candidate number {i}." for i in range(100))
-    at = open_page(NEXT_SENTENCE, tiny_pretraining_dir, candidates=candidates)
+    at = open_page(NEXT_SENTENCE, tiny_pretraining_dir, candidates=candidates, nsp_tab="Ranking")
     assert not at.exception
     assert "100 candidate sentences B given; only the first 10 are scored" in shown(at, "warning")
 
@@ -237,12 +243,18 @@ def test_word_senses_payload_at_the_occurrence_budgets(open_page, monkeypatch, h
     lines = "\n".join(
         " ".join(["bank"] * per) + f" {i} " + "word " * 2_000 + f"| sense {i} " + "x" * 500 for i in range(sentences)
     )
-    at = open_page(SENSES, source="Paste lines", lines=lines, word="bank", refs="river, money", projection="PCA 3D")
-    assert not at.exception
-    points = next(d.value for d in at.dataframe if {"x", "y", "z"} <= set(d.value.columns))
-    assert len(points) == budgets.occurrences  # the extreme was reached, nothing refused
-    sizes = chart_bytes(at)
-    assert len(sizes) == 4 and sum(sizes) <= MAX_CHART_BYTES, sizes
+    params = dict(source="Paste lines", lines=lines, word="bank", refs="river, money", projection="PCA 3D")
+    charts = 0
+    for tab in SENSES_TABS:  # a page sends the open tab's charts only
+        at = open_page(SENSES, senses_tab=tab, **params)
+        assert not at.exception
+        if tab == SENSES_TABS[0]:
+            points = next(d.value for d in at.dataframe if {"x", "y", "z"} <= set(d.value.columns))
+            assert len(points) == budgets.occurrences  # the extreme was reached, nothing refused
+        sizes = chart_bytes(at)
+        charts += len(sizes)
+        assert sum(sizes) <= MAX_CHART_BYTES, (tab, sizes)
+    assert charts == 4
 
 
 @pytest.mark.parametrize("hosted_mode", [True, False])
@@ -254,7 +266,7 @@ def test_padding_lab_payload_at_the_lab_budgets(open_page, tiny_pretraining_dir,
     n = budgets.tokens or 512
     lines = "\n".join(f"{i} " + "<b>&amp;</b> " * 600 for i in range(budgets.lab_lines))
     at = open_page(TOKENIZER, tiny_pretraining_dir, text="hello", lines=lines, pad="max_length", pad_len=str(n),
-                   mask_demo="true")
+                   mask_demo="true", **LAB)
     assert not at.exception
     assert len(next(d.value for d in at.dataframe if "[CLS] L2 distance" in d.value.columns)) == budgets.lab_lines
     sizes = chart_bytes(at)
@@ -271,7 +283,7 @@ def test_fill_mask_payload_at_the_token_budget(open_page, tiny_pretraining_dir):
 
 def test_next_sentence_payload_at_the_candidate_budget(open_page, tiny_pretraining_dir):
     candidates = "\n".join(f"{i} " + "word " * 1_000 for i in range(BUDGETS["candidates"].local))
-    at = open_page(NEXT_SENTENCE, tiny_pretraining_dir, candidates=candidates)
+    at = open_page(NEXT_SENTENCE, tiny_pretraining_dir, candidates=candidates, nsp_tab="Ranking")
     assert not at.exception
     sizes = chart_bytes(at)
-    assert len(sizes) == 2 and sum(sizes) <= MAX_CHART_BYTES, sizes
+    assert len(sizes) == 1 and sum(sizes) <= MAX_CHART_BYTES, sizes
