@@ -21,10 +21,10 @@ from bertlens.analysis import encode
 from bertlens.budgets import Budgets, select_occurrences
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import (
+    MAX_WORD_CHARS,
     PROJECTIONS,
     LabelledSentence,
     Projection,
-    MAX_WORD_CHARS,
     SenseInputError,
     WordVectors,
     at_layer,
@@ -139,11 +139,11 @@ def sentence_input(budgets: Budgets) -> SenseRequest | None:
         st.warning(over)
         items = items[: budgets.sentences]
     if long := [i for i, item in enumerate(items, start=1) if len(item.sentence) > budgets.chars]:
-        st.warning(f"{len(long)} sentence(s) (number {_numbers(long)}) are longer than {budgets.chars:,} characters; "
+        st.warning(f"{len(long)} sentence(s) ({_numbers(long)}) are longer than {budgets.chars:,} characters; "
                    f"only their first {budgets.chars:,} are read: {budgets.limit('chars')}.")
         items = tuple(LabelledSentence(item.sentence[: budgets.chars], item.sense) for item in items)
     if long := [i for i, item in enumerate(items, start=1) if len(item.sense) > MAX_SENSE_CHARS]:
-        st.warning(f"{len(long)} sense label(s) (sentence {_numbers(long)}) are longer than {MAX_SENSE_CHARS} "
+        st.warning(f"{len(long)} sense label(s) (of sentence {_numbers(long)}) are longer than {MAX_SENSE_CHARS} "
                    f"characters and are cut there: a sense is a short name, such as “river”.")
         items = tuple(LabelledSentence(item.sentence, item.sense[:MAX_SENSE_CHARS]) for item in items)
     references = tuple(dict.fromkeys(r.strip() for r in refs.split(",") if r.strip()))
@@ -155,9 +155,9 @@ def sentence_input(budgets: Budgets) -> SenseRequest | None:
     return SenseRequest(word, tuple(items), references[:MAX_REFERENCES])
 
 
-def _numbers(indices: list[int]) -> str:
+def _numbers(names: list) -> str:
     """'1, 4, 9' (the first MAX_LISTED, then '…')."""
-    return ", ".join(map(str, indices[:MAX_LISTED])) + (", …" if len(indices) > MAX_LISTED else "")
+    return ", ".join(map(str, names[:MAX_LISTED])) + (", …" if len(names) > MAX_LISTED else "")
 
 
 def view_controls(num_layers: int) -> tuple[str, str]:
@@ -237,7 +237,8 @@ def sentences_to_read(
         over = chosen.over_per_sentence
         st.warning(
             f"“{word}” occurs more than {budgets.occurrences_per_sentence:,} times in {len(over)} sentence(s) "
-            f"(number {_numbers([i + 1 for i in over])}, up to {max(counts[i] for i in over):,} times); they are "
+            f"({_numbers([YOUR_SENSE if labels[i] == YOUR_SENSE else i + 1 for i in over])}; up to "
+            f"{max(counts[i] for i in over):,} times); they are "
             f"left out: {budgets.limit('occurrences_per_sentence')}."
         )
     if chosen.beyond_total:
