@@ -47,8 +47,9 @@ def preset_requests(model_name: str) -> list[Callable[[], object]]:
     """Each page's first view, as the page itself asks for it (same cached function, same arguments)."""
     bundle = cached_bundle(model_name)
     caps = bundle.capabilities
+    max_length = max_tokens(bundle, settings().budgets.tokens)
     requests: list[Callable[[], object]] = [
-        lambda: tokenizer_views.token_view(model_name, DEFAULT_TEXT, ""),
+        lambda: tokenizer_views.token_view(model_name, DEFAULT_TEXT, "", max_length),
         lambda: cached_analysis(model_name, DEFAULT_TEXT),
         lambda: anatomy_views.embeddings(model_name, DEFAULT_TEXT, ""),
         lambda: anatomy_views.pooler(model_name, DEFAULT_TEXT, ""),
@@ -59,15 +60,14 @@ def preset_requests(model_name: str) -> list[Callable[[], object]]:
         examples = [masked, *(p.text for p in ATTENTION_PRESETS if "[MASK]" in p.text and not p.text_b)]
         requests += [lambda text=text: prediction_views.mask_guesses(model_name, text, DEFAULT_K) for text in examples]
     if caps.has_nsp_head and caps.has_pooler:
-        pairs = tuple(map(tuple, DEFAULT_PAIRS.itertuples(index=False)))
+        pairs = list(map(tuple, DEFAULT_PAIRS.itertuples(index=False)))
         requests += [
             lambda: cached_analysis(model_name, DEFAULT_A, DEFAULT_B),
-            lambda: prediction_views.ranking(model_name, DEFAULT_A, tuple(candidate_lines(DEFAULT_CANDIDATES))),
+            lambda: prediction_views.ranking(model_name, DEFAULT_A, candidate_lines(DEFAULT_CANDIDATES)),
             lambda: prediction_views.evaluation(model_name, pairs),
         ]
     preset = SENSE_PRESETS[DEFAULT_SENSE_PRESET]
     sentences = tuple(item.sentence for item in preset.sentences)[: settings().sentence_cap]
-    max_length = max_tokens(bundle, settings().token_cap)
     requests.append(
         lambda: senses_views.word_vectors(model_name, preset.word, sentences, preset.references[:10], max_length)
     )
