@@ -3,6 +3,7 @@
 import streamlit as st
 
 from components.model import active_bundle, model_picker, model_status
+from components.reconnect import reload_on_reconnect
 
 st.set_page_config(page_title="BERT Lens", page_icon="🔎", layout="wide")
 
@@ -20,4 +21,5 @@ page = st.navigation(PAGES)
 with st.sidebar:
     model_picker()
     model_status(active_bundle())
+    reload_on_reconnect()  # a replica that dies or restarts costs no student their view
 page.run()
