@@ -19,6 +19,7 @@ process group, stopped as a group, and is told to stop if this process dies (Lin
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ctypes
 import json
 import os
@@ -39,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from scripts.server import free_port, streamlit_command  # noqa: E402
+from scripts.streamlit_client import Session  # noqa: E402
 
 TEMPLATE = ROOT / "deploy" / "haproxy.cfg"
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
@@ -91,6 +93,26 @@ def stop_group(process: subprocess.Popen, seconds: float = STOP_SECONDS) -> None
         except ProcessLookupError:
             break
     process.poll()
+
+
+def warm_every_page(url: str, timeout: float = START_SECONDS) -> None:
+    """Open every page of the app once, one after the other, in one session on ``url``.
+
+    A fresh replica imports each page's modules on its first visit. When several students' script threads
+    do that at once (a class arriving, or the students of a dead replica reconnecting), Python's import
+    locks can fail them: measured here, "cannot import name 'prediction_views' from 'components'" and
+    "_DeadlockError … sklearn.metrics.pairwise". Visiting each page first, alone, imports everything.
+    """
+
+    async def visit() -> None:
+        async with Session.connect(url, "") as session:
+            await session.run(timeout=timeout)
+            for page in [p for p in session.page_hashes if p]:
+                run = await session.open(page, timeout=timeout)
+                if run.exceptions:
+                    raise RuntimeError(f"{url}/{page}: {run.exceptions[0].message[:500]}")
+
+    asyncio.run(visit())
 
 
 def http_status(url: str, timeout: float) -> int | None:
@@ -224,6 +246,9 @@ class Cluster:
     def start(self) -> None:
         for replica in self.members:
             self.start_replica(replica)
+        for replica in self.members:  # before HAProxy exists: no student reaches a replica still warming
+            self.wait_ready(replica)
+            warm_every_page(replica.url)
         config = self.workdir / "haproxy.cfg"
         config.write_text(render_config(f"{self.bind_address}:{self.port}", [f"127.0.0.1:{r.port}" for r in self.members],
                                         str(self.balancer.socket_path)))  # fmt: skip
@@ -244,6 +269,7 @@ class Cluster:
         replica.restarts += 1
         try:
             self.wait_ready(replica)
+            warm_every_page(replica.url)
         except RuntimeError:  # not ready in time: stop it, so that the next replace_dead tries again
             stop_group(replica.process)
             raise
