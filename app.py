@@ -3,6 +3,7 @@
 import streamlit as st
 
 from components.model import active_bundle, model_picker, model_status, settings
+from components.reconnect import reload_on_reconnect
 
 st.set_page_config(page_title="BERT Lens", page_icon="🔎", layout="wide")
 settings()  # malformed settings fail closed: an error here, and no page is served
@@ -21,4 +22,5 @@ page = st.navigation(PAGES)
 with st.sidebar:
     model_picker()
     model_status(active_bundle())
+    reload_on_reconnect()  # a replica that dies or restarts costs no student their view
 page.run()

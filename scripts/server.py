@@ -62,6 +62,23 @@ def _wait_healthy(url: str, server: subprocess.Popen, log: Path) -> None:
     raise RuntimeError(f"streamlit did not become healthy in {START_SECONDS} s:\n{log.read_text()[-3000:]}")
 
 
+def server_environment(model: str | Path, **env: str) -> dict[str, str]:
+    """This process's environment with ``BERTLENS_MODEL=model``, offline; ``BERTLENS_HOSTED`` only if in ``env``."""
+    server_env = {**os.environ, "BERTLENS_MODEL": str(model), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **env}
+    if "BERTLENS_HOSTED" not in env:
+        server_env.pop("BERTLENS_HOSTED", None)
+    return server_env
+
+
+def streamlit_command(port: int, script: str = "app.py", watcher: str = "none", *options: str) -> list[str]:
+    """``streamlit run script`` headless on 127.0.0.1:port (with bertlens's log lines); ``options``: more flags."""
+    return [
+        sys.executable, "-c", LAUNCHER, "run", script,
+        "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
+        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", watcher, *options,
+    ]  # fmt: skip
+
+
 @contextmanager
 def running_server(model: str | Path, log: Path, script: str = "app.py", watcher: str = "none", **env: str) -> Iterator[Server]:
     """Run ``script`` headless with ``BERTLENS_MODEL=model`` (offline) on 127.0.0.1; stop it afterwards.
@@ -70,16 +87,9 @@ def running_server(model: str | Path, log: Path, script: str = "app.py", watcher
     Streamlit's ``server.fileWatcherType`` (the shipped config's "none"; "auto" is Streamlit's default).
     """
     port = free_port()
-    server_env = {**os.environ, "BERTLENS_MODEL": str(model), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **env}
-    if "BERTLENS_HOSTED" not in env:
-        server_env.pop("BERTLENS_HOSTED", None)
-    command = [
-        sys.executable, "-c", LAUNCHER, "run", script,
-        "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
-        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", watcher,
-    ]  # fmt: skip
     with log.open("w") as out:
-        server = subprocess.Popen(command, cwd=ROOT, env=server_env, stdout=out, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(streamlit_command(port, script, watcher), cwd=ROOT, env=server_environment(model, **env),
+                                  stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, server, log)

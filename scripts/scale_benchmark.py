@@ -1,0 +1,383 @@
+"""Past one server, measured on this host: the class simulation through HAProxy with 1, 2, 3 replicas.
+
+    python scripts/scale_benchmark.py                          # 60 sessions, bert-base-sized random model
+    python scripts/scale_benchmark.py --sessions 20 --inputs 2 --replicas 1 2 --json out.json
+
+Phases (each starts its own replicas and HAProxy with scripts/serve.py's Cluster, deploy/haproxy.cfg):
+
+1. Memory: 1, 2, 3 replicas, each with its model loaded (readiness) and one 128-token analysis done on it
+   (the weights paged in): PSS (``/proc/PID/smaps_rollup``: shared pages divided among the processes that
+   map them) and RSS of each replica, and the total PSS against one replica's.
+2. The class (scripts/class_load.py's sessions, inputs and checks) through the balancer with 1, 2, 3
+   replicas: sessions served per replica (the X-BertLens-Replica header of each session's websocket),
+   p50/p95 per page, errors, wrong results (every run checked against a transformers reference), model
+   loads, total PSS after the burst, serving efficiency (Σ bare forward passes ÷ burst wall time).
+3. A replica killed mid-burst (SIGKILL, the one holding most sessions, once a quarter of the runs are
+   done); the dead replica is replaced as serve.py does. Each student whose connection drops does what
+   the app does in a browser (components/reconnect.py): opens its URL again through the balancer. Reports
+   sessions affected, restored (the reopened view checked like every run), and the time to restore.
+
+Bounded: ``--max-seconds`` per class phase. Aimed at 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+from websockets.exceptions import InvalidHandshake  # noqa: E402
+from websockets.protocol import State  # noqa: E402
+
+from scripts.class_load import (  # noqa: E402
+    DEFAULT_CAP, GIB, PAGE_QUERY, Observation, Options, Recorder, Reference, Step, Summary, check_all, hosted_env,
+    markdown, padding_student, percentile, plans, seconds_text, summarise,
+)  # fmt: skip
+from scripts.serve import Cluster  # noqa: E402
+from scripts.server import free_port, model_loads  # noqa: E402
+from scripts.streamlit_client import Session  # noqa: E402
+
+REPLICA_HEADER = "X-BertLens-Replica"
+RESTORE_ATTEMPTS = 3  # connections a student opens after losing one
+
+
+# --- memory --------------------------------------------------------------------------------------
+
+
+def pss_rss_bytes(pid: int) -> tuple[int, int]:
+    """(PSS, RSS) of a process from ``/proc/PID/smaps_rollup`` (Linux), in bytes."""
+    values = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        name, _, rest = line.partition(":")
+        if name in ("Pss", "Rss"):
+            values[name] = int(rest.split()[0]) * 1024
+    return values["Pss"], values["Rss"]
+
+
+@dataclass
+class Memory:
+    replicas: int
+    pss_gib: list[float]
+    rss_gib: list[float]
+    haproxy_pss_gib: float
+
+    @property
+    def total_pss_gib(self) -> float:
+        return sum(self.pss_gib) + self.haproxy_pss_gib
+
+
+def cluster_memory(cluster: Cluster) -> Memory:
+    per_replica = [pss_rss_bytes(r.process.pid) for r in cluster.members]
+    return Memory(len(cluster.members), [p / GIB for p, _ in per_replica], [r / GIB for _, r in per_replica],
+                  pss_rss_bytes(cluster.haproxy.pid)[0] / GIB)  # fmt: skip
+
+
+async def one_analysis(url: str, text: str) -> None:
+    """One attention-page run on ``text`` straight on a replica (pages the weights in, like a first student)."""
+    from urllib.parse import urlencode
+
+    async with Session.connect(url, "attention", urlencode({"text": text})) as session:
+        await session.run(timeout=300)
+
+
+def measure_memory(model: str, counts: list[int], workdir: Path, env: dict[str, str]) -> list[Memory]:
+    text = " ".join(["the students read a short story about a quiet village near the river"] * 9)  # ~128 tokens
+    results = []
+    for count in counts:
+        with Cluster(count, free_port(), workdir / f"memory-{count}", "127.0.0.1", env) as cluster:
+            for replica in cluster.members:
+                asyncio.run(one_analysis(replica.url, text))
+            results.append(cluster_memory(cluster))
+        print(f"memory, {count} replica(s): total PSS {results[-1].total_pss_gib:.2f} GiB", flush=True)
+    return results
+
+
+# --- the class through the balancer --------------------------------------------------------------
+
+
+@dataclass
+class Outage:
+    """One student whose connection dropped: when, and when the reopened view finished drawing."""
+
+    session: int
+    lost_at: float
+    replica_before: str | None
+    restored_at: float | None = None
+    replica_after: str | None = None
+
+
+@dataclass
+class Classroom:
+    recorder: Recorder
+    replica_of_session: dict[int, list[str]] = field(default_factory=dict)  # every replica a session used
+    outages: list[Outage] = field(default_factory=list)
+    killed: tuple[str, float] | None = None  # (replica, when)
+
+
+def replica_of(session: Session) -> str | None:
+    return session.websocket.response.headers.get(REPLICA_HEADER)
+
+
+async def restoring_student(url: str, number: int, steps: list[Step], room: Classroom) -> None:
+    """class_load's student (open a page; per step: move to its page, type its text), plus what the app does in
+    a browser when the connection drops: open the same URL (page and query string) again through the balancer."""
+    recorder = room.recorder
+    page, query, kind = steps[0].page, PAGE_QUERY.get(steps[0].page, ""), "open"
+    remaining = list(steps)
+    outage: Outage | None = None
+    for _ in range(1 + RESTORE_ATTEMPTS):
+        try:
+            async with Session.connect(url, page, query) as session:
+                room.replica_of_session.setdefault(number, []).append(replica_of(session))
+                run = await recorder.run(number, session.page, kind, session.run(timeout=recorder.timeout))
+                if run is not None and outage is not None:
+                    outage.restored_at, outage.replica_after = time.perf_counter(), replica_of(session)
+                while run is not None and remaining:
+                    step = remaining[0]
+                    if step.page != session.page:
+                        run = await recorder.run(number, step.page, "switch",
+                                                 session.open(step.page, PAGE_QUERY.get(step.page, ""), timeout=recorder.timeout))  # fmt: skip
+                        if run is None:
+                            break
+                    box = run.widget("a" if step.page == "next_sentence" else "text")
+                    if box is None:
+                        recorder.observations.append(Observation(number, step.page, "typed", 0.0, step.text, "no text box"))
+                        return
+                    run = await recorder.run(number, step.page, "typed", session.run({box.id: step.text}, timeout=recorder.timeout),
+                                             typed=step.text)  # fmt: skip
+                    if run is not None:
+                        remaining.pop(0)
+                if not remaining:
+                    return
+                if session.websocket.state is not State.CLOSED:
+                    return  # a failed run or a timeout, not a lost connection: the session ends (as in class_load)
+                page, query, kind = session.page, session.query_string, "restored"  # the URL the browser shows
+                if outage is None or outage.restored_at is not None:
+                    outage = Outage(number, time.perf_counter(), replica_of(session))
+                    room.outages.append(outage)
+        except (OSError, InvalidHandshake) as error:  # the balancer refused the reconnect: try again shortly
+            recorder.observations.append(Observation(number, page, kind, 0.0, None, f"connect: {error}"[:300]))
+            await asyncio.sleep(1.0)
+
+
+def kill_when(cluster: Cluster, room: Classroom, runs: int, stop: threading.Event) -> None:
+    """Once ``runs`` runs are recorded, SIGKILL the replica holding most sessions (HAProxy's current count)."""
+    while len(room.recorder.observations) < runs:
+        if stop.wait(0.05):
+            return
+    current = {}
+    for line in cluster.balancer.command("show stat").splitlines()[1:]:
+        fields = line.split(",")
+        if len(fields) > 4 and fields[0] == "replicas" and fields[1] not in ("FRONTEND", "BACKEND"):
+            current[fields[1]] = int(fields[4] or 0)  # scur
+    victim = max(cluster.members, key=lambda r: current.get(r.name, 0))
+    room.killed = (victim.name, time.perf_counter())
+    os.kill(victim.process.pid, signal.SIGKILL)
+
+
+def class_burst(cluster: Cluster, steps: list[list[Step]], room: Classroom, seconds: float, padding_limit: int,
+                kill_after_runs: int | None) -> tuple[float, bool]:
+    """The class in a worker thread; this thread replaces a dead replica as serve.py does. (wall, in time)."""
+
+    async def everyone() -> float:
+        started = time.perf_counter()
+        others_done = asyncio.Event()
+
+        async def students() -> None:
+            await asyncio.gather(*(restoring_student(cluster.url, n, s, room) for n, s in enumerate(steps)))
+            others_done.set()
+
+        lab = [padding_student(cluster.url, len(steps), room.recorder, others_done, padding_limit)] if padding_limit else []
+        await asyncio.wait_for(asyncio.gather(students(), *lab), seconds)
+        return time.perf_counter() - started
+
+    stop = threading.Event()
+    killer = None
+    if kill_after_runs is not None:
+        killer = threading.Thread(target=kill_when, args=(cluster, room, kill_after_runs, stop), daemon=True)
+        killer.start()
+    started = time.perf_counter()
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(asyncio.run, everyone())
+        while not future.done():
+            if room.killed:
+                cluster.replace_dead()
+            time.sleep(0.2)
+        stop.set()
+        try:
+            return future.result(), True
+        except asyncio.TimeoutError:
+            return time.perf_counter() - started, False
+
+
+@dataclass
+class ClassResult:
+    replicas: int
+    summary: Summary
+    sessions_per_replica: dict[str, int]
+    total_pss_gib: float
+    killed: str | None = None
+    affected: int = 0
+    restored: int = 0
+    restore_seconds: list[float] = field(default_factory=list)  # kill -> the reopened view drawn, per session
+
+
+BARE_SECONDS: dict[tuple[str, str], float] = {}  # one bare forward per distinct model input, timed once
+
+
+def bare_forwards(model: str, ref: Reference, inputs: set) -> float:
+    from bertlens.models import load_model
+
+    bundle = load_model(model)
+    if not BARE_SECONDS:
+        ref.bare_forward_seconds(bundle, "warm up")
+    for item in sorted(inputs - BARE_SECONDS.keys()):
+        BARE_SECONDS[item] = ref.bare_forward_seconds(bundle, *item)
+    return sum(BARE_SECONDS[item] for item in inputs)
+
+
+def run_class(model: str, replicas: int, options: Options, workdir: Path, env: dict[str, str], ref: Reference,
+              kill_after_runs: int | None = None) -> ClassResult:
+    """The class through HAProxy in front of ``replicas`` replicas; optionally one replica killed mid-burst."""
+    import torch
+
+    deadline = time.monotonic() + options.max_seconds
+    steps = plans(ref.tokenizer, options.sessions, options.inputs, options.seed)
+    room = Classroom(Recorder(options.run_timeout))
+    with Cluster(replicas, free_port(), workdir, "127.0.0.1", {**env, **hosted_env(model, options)}) as cluster:
+        wall, in_time = class_burst(cluster, steps, room, max(10.0, (deadline - time.monotonic()) * 0.75),
+                                    options.padding_limit, kill_after_runs)  # fmt: skip
+        total_pss = cluster_memory(cluster).total_pss_gib
+        loads = sum(len(model_loads(r.log)) for r in cluster.members)
+    verdicts, inputs = check_all(room.recorder.observations, ref, deadline)
+    bare = bare_forwards(model, ref, inputs)
+    cores = os.cpu_count() or 1
+    summary = summarise(
+        verdicts, sessions=options.sessions, inputs_per_session=options.inputs, model=model, hosted=options.hosted,
+        token_cap=ref.cap if options.hosted else None, finished_in_time=in_time, burst_seconds=wall,
+        model_loads=loads, peak_rss_gib=None, distinct_model_inputs=len(inputs), bare_forward_seconds=bare,
+        serving_efficiency=bare / wall if wall else float("nan"), ideal_p95_seconds=bare / cores, cores=cores,
+        torch_threads=torch.get_num_threads(),
+    )  # fmt: skip
+    per_replica: dict[str, int] = {}
+    for used in room.replica_of_session.values():
+        per_replica[used[0] or "?"] = per_replica.get(used[0] or "?", 0) + 1
+    result = ClassResult(replicas, summary, dict(sorted(per_replica.items())), total_pss)
+    if room.killed:
+        victim, killed_at = room.killed
+        result.killed = victim
+        result.affected = len(room.outages)
+        result.restored = sum(o.restored_at is not None for o in room.outages)
+        result.restore_seconds = sorted(o.restored_at - killed_at for o in room.outages if o.restored_at)
+    return result
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+
+def memory_table(memory: list[Memory]) -> str:
+    one = memory[0].total_pss_gib if memory and memory[0].replicas == 1 else None
+    lines = ["| replicas | PSS per replica | RSS per replica | HAProxy PSS | total PSS | × one replica |",
+             "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    for m in memory:
+        ratio = f"{m.total_pss_gib / one:.2f} ×" if one else "—"
+        lines.append(f"| {m.replicas} | {', '.join(f'{p:.2f}' for p in m.pss_gib)} GiB | "
+                     f"{', '.join(f'{r:.2f}' for r in m.rss_gib)} GiB | {m.haproxy_pss_gib * 1024:.0f} MiB | "
+                     f"{m.total_pss_gib:.2f} GiB | {ratio} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def class_table(results: list[ClassResult]) -> str:
+    pages = list(dict.fromkeys(name for r in results for name in r.summary.pages))
+    head = " | ".join(f"{r.replicas} replica{'s' if r.replicas > 1 else ''}{' + kill' if r.killed else ''}" for r in results)
+    lines = [f"|  | {head} |", "| --- |" + " --- |" * len(results)]
+
+    def row(label: str, values) -> None:
+        lines.append(f"| {label} | " + " | ".join(values) + " |")
+
+    row("sessions per replica", [", ".join(f"{k}: {v}" for k, v in r.sessions_per_replica.items()) for r in results])
+    for page in pages:
+        row(f"{page}: p50 / p95", [f"{seconds_text(r.summary.pages[page]['p50_seconds'])} / "
+                                   f"{seconds_text(r.summary.pages[page]['p95_seconds'])}" if page in r.summary.pages else "—"
+                                   for r in results])  # fmt: skip
+    row("burst wall time", [f"{r.summary.burst_seconds:.1f} s{'' if r.summary.finished_in_time else ' (limit)'}" for r in results])
+    row("script runs", [str(r.summary.runs) for r in results])
+    row("errors (interrupted by the kill included)", [str(r.summary.errors) for r in results])
+    row("wrong results", [str(r.summary.wrong) for r in results])
+    row("model loads", [str(r.summary.model_loads) for r in results])
+    row("total PSS after the burst", [f"{r.total_pss_gib:.2f} GiB" for r in results])
+    row("serving efficiency (Σ bare forwards ÷ wall)", [f"{r.summary.serving_efficiency:.0%}" for r in results])
+    if any(r.killed for r in results):
+        row("killed replica: sessions affected / restored", [f"{r.killed}: {r.affected} / {r.restored}" if r.killed else "—" for r in results])
+        row("time to restore (kill → view drawn again): p50 / max",
+            [f"{seconds_text(percentile(r.restore_seconds, 0.5))} / {seconds_text(max(r.restore_seconds))}"
+             if r.restore_seconds else "—" for r in results])  # fmt: skip
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sessions", type=int, default=60)
+    parser.add_argument("--inputs", type=int, default=2, help="distinct inputs each student types")
+    parser.add_argument("--replicas", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--kill-replicas", type=int, default=2, help="replicas in the kill phase (0: no kill phase)")
+    parser.add_argument("--model", help="model folder (default: a random model with bert-base-uncased's config)")
+    parser.add_argument("--max-seconds", type=float, default=600, help="limit per class phase")
+    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--skip-class", action="store_true")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    options = Options(sessions=args.sessions, inputs=args.inputs, max_seconds=args.max_seconds)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env.pop("BERTLENS_HOSTED", None)
+    with tempfile.TemporaryDirectory() as tmp:
+        model = args.model
+        if model is None:
+            from bertlens.synthetic import random_bert_config, save_random_bert
+
+            model = str(save_random_bert(Path(tmp) / "bert-base-uncased-random", random_bert_config()))
+        env["BERTLENS_MODEL"] = model
+        memory = [] if args.skip_memory else measure_memory(model, sorted(args.replicas), Path(tmp), env)
+        results: list[ClassResult] = []
+        if not args.skip_class:
+            ref = Reference(model, options.token_cap or DEFAULT_CAP)
+            for count in args.replicas:
+                results.append(run_class(model, count, options, Path(tmp) / f"class-{count}", env, ref))
+                print(f"class, {count} replica(s): done", flush=True)
+            if args.kill_replicas:
+                expected_runs = args.sessions * (1 + 2 * args.inputs)
+                results.append(run_class(model, args.kill_replicas, options, Path(tmp) / "class-kill", env, ref,
+                                         kill_after_runs=expected_runs // 4))  # fmt: skip
+    print(f"\nMachine: {os.cpu_count()} cores; model {'random bert-base' if args.model is None else args.model}; "
+          f"{args.sessions} sessions × {args.inputs} inputs; hosted caps (token cap {DEFAULT_CAP}).\n")
+    if memory:
+        print(memory_table(memory) + "\n")
+    if results:
+        print(class_table(results) + "\n")
+        for r in results:
+            if r.summary.examples:
+                print(f"{r.replicas} replica(s){' + kill' if r.killed else ''}, first problems:", *r.summary.examples, sep="\n- ")
+        print("\nPer phase, class_load's own table:\n")
+        for r in results:
+            print(f"### {r.replicas} replica(s){' + kill of ' + r.killed if r.killed else ''}\n\n{markdown(r.summary)}\n")
+    if args.json:
+        args.json.write_text(json.dumps({"memory": [asdict(m) | {"total_pss_gib": m.total_pss_gib} for m in memory],
+                                         "classes": [asdict(r) for r in results]}, indent=2, default=str))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

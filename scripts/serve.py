@@ -1,0 +1,386 @@
+"""BERT Lens for a lecture hall: N replicas of ``streamlit run app.py`` behind HAProxy on one public port.
+
+    python scripts/serve.py --replicas 3 --port 8501      # prints the one link; Ctrl+C or SIGTERM stops everything
+    kill -HUP <serve.py's pid>                            # rolling restart: one replica at a time
+    python scripts/serve.py --render --bind :8501 --server app1:8501 --server app2:8501   # the config only
+
+Each replica is a normal ``streamlit run app.py`` on its own 127.0.0.1 port, with its own model bundle
+(the model named by ``BERTLENS_MODEL`` or ``--model``; every other ``BERTLENS_*`` setting is passed
+through). HAProxy runs ``deploy/haproxy.cfg`` with only its addresses filled in: cookie affinity, readiness
+checks on Streamlit's ``/_stcore/script-health-check`` (which loads the model before a replica gets a
+student), a header naming the replica that served.
+
+A replica that dies is taken out of HAProxy (maintenance), started again on the same port, warmed, and
+put back; its students' browsers reconnect to another replica meanwhile and get the same view back (it
+lives in the URL). A rolling restart does the same for each replica in turn. Every child runs in its own
+process group, stopped as a group, and is told to stop if this process dies (Linux ``PR_SET_PDEATHSIG``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ctypes
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from scripts.server import free_port, streamlit_command  # noqa: E402
+from scripts.streamlit_client import Session  # noqa: E402
+
+TEMPLATE = ROOT / "deploy" / "haproxy.cfg"
+HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+BACKEND = "replicas"  # the backend's name in deploy/haproxy.cfg
+READY_PATH = "/_stcore/script-health-check"  # 200 once app.py ran without error: the model is loaded
+REPLICA_OPTIONS = ("--server.scriptHealthCheckEnabled", "true")
+START_SECONDS = 180  # a replica's start and model load (bert-large from a cold disk included)
+STOP_SECONDS = 10  # SIGTERM, then SIGKILL, per process group
+RESTART_SPACING = 10.0  # a replica that keeps dying is started at most this often
+
+
+def render_config(bind: str, servers: Sequence[str], admin_socket: str, template: str | None = None) -> str:
+    """``deploy/haproxy.cfg`` with its addresses filled in: replica ``i`` (from 1) is ``server r<i> <address>``."""
+    lines = "\n".join(f"    server r{i} {address} cookie r{i}" for i, address in enumerate(servers, start=1))
+    text = TEMPLATE.read_text() if template is None else template
+    for placeholder, value in (("{{BIND}}", bind), ("{{ADMIN_SOCKET}}", admin_socket), ("{{SERVERS}}", lines)):
+        if text.count(placeholder) != 1:
+            raise ValueError(f"the HAProxy template must name {placeholder} exactly once")
+        text = text.replace(placeholder, value)
+    return text
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM when serve.py dies, however it dies (Linux only; else a no-op)."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def start_group(command: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen:
+    """Start ``command`` in a new process group (its own session), output appended to ``log``."""
+    with log.open("a") as out:
+        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True, preexec_fn=_die_with_parent)  # fmt: skip
+
+
+def stop_group(process: subprocess.Popen, seconds: float = STOP_SECONDS) -> None:
+    """SIGTERM the process's whole group, then SIGKILL whatever is left after ``seconds``."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:  # the group is gone
+            break
+        try:
+            process.wait(timeout=seconds)
+            os.killpg(process.pid, 0)  # the leader exited: does anything of its group remain?
+        except subprocess.TimeoutExpired:
+            continue
+        except ProcessLookupError:
+            break
+    process.poll()
+
+
+def warm_every_page(url: str, timeout: float = START_SECONDS) -> None:
+    """Open every page of the app once, one after the other, in one session on ``url``.
+
+    A fresh replica imports each page's modules on its first visit. When several students' script threads
+    do that at once (a class arriving, or the students of a dead replica reconnecting), Python's import
+    locks can fail them: measured here, "cannot import name 'prediction_views' from 'components'" and
+    "_DeadlockError … sklearn.metrics.pairwise". Visiting each page first, alone, imports everything.
+    """
+
+    async def visit() -> None:
+        async with Session.connect(url, "") as session:
+            await session.run(timeout=timeout)
+            for page in [p for p in session.page_hashes if p]:
+                run = await session.open(page, timeout=timeout)
+                if run.exceptions:
+                    raise RuntimeError(f"{url}/{page}: {run.exceptions[0].message[:500]}")
+
+    asyncio.run(visit())
+
+
+def http_status(url: str, timeout: float) -> int | None:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+    except OSError:
+        return None
+
+
+class Balancer:
+    """HAProxy's runtime API on its admin socket."""
+
+    def __init__(self, socket_path: Path):
+        self.socket_path = socket_path
+
+    def command(self, line: str) -> str:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(5)
+            sock.connect(str(self.socket_path))
+            sock.sendall(line.encode() + b"\n")
+            chunks = []
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+        return b"".join(chunks).decode()
+
+    def states(self) -> dict[str, str]:
+        """Each replica's status as HAProxy sees it ("UP", "DOWN", "MAINT", "UP 1/2", …)."""
+        lines = self.command("show stat").splitlines()
+        header = lines[0].lstrip("# ").split(",")
+        rows = [dict(zip(header, line.split(","))) for line in lines[1:] if line]
+        return {row["svname"]: row["status"] for row in rows if row["pxname"] == BACKEND and row["svname"] not in ("FRONTEND", "BACKEND")}
+
+    def set_state(self, server: str, state: str) -> None:
+        """``state``: "maint" (no traffic at all), "drain" (only its own sessions) or "ready"."""
+        answer = self.command(f"set server {BACKEND}/{server} state {state}").strip()
+        if answer:
+            raise RuntimeError(f"HAProxy refused 'set server {server} state {state}': {answer}")
+
+
+class Stopped(Exception):
+    """A stop was asked for while waiting (start-up, restart)."""
+
+
+@dataclass
+class Replica:
+    name: str  # r1, r2, … (HAProxy's server name, the cookie value and the X-BertLens-Replica header)
+    port: int
+    log: Path
+    process: subprocess.Popen | None = None
+    started: float = 0.0
+    restarts: int = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
+@dataclass
+class Cluster:
+    """The replicas and HAProxy; ``with Cluster(...) as cluster:`` starts them all and stops them all."""
+
+    replicas: int
+    port: int
+    workdir: Path
+    bind_address: str = "0.0.0.0"
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    stopping: Callable[[], bool] = lambda: False  # checked while waiting: a stop request ends the wait
+    members: list[Replica] = field(default_factory=list)
+    haproxy: subprocess.Popen | None = None
+
+    def __post_init__(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.balancer = Balancer(self.workdir / "haproxy.sock")
+        self.members = [Replica(f"r{i}", free_port(), self.workdir / f"r{i}.log") for i in range(1, self.replicas + 1)]
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.bind_address in ("0.0.0.0", "127.0.0.1", "") else self.bind_address
+        return f"http://{host}:{self.port}"
+
+    def replica_env(self) -> dict[str, str]:
+        """The replicas' environment: torch threads split between replicas, unless set (2 cores, 2 replicas: 1 each)."""
+        env = {**self.env, "PYTHONUNBUFFERED": "1"}
+        env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // self.replicas)))
+        return env
+
+    def start_replica(self, replica: Replica) -> None:
+        command = streamlit_command(replica.port, "app.py", "none", *REPLICA_OPTIONS)
+        replica.process = start_group(command, replica.log, self.replica_env())
+        replica.started = time.monotonic()
+        self.write_state()
+
+    def wait_ready(self, replica: Replica, seconds: float = START_SECONDS) -> None:
+        """Until the replica's script health check passes (its first call loads the model)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.stopping():
+                raise Stopped
+            if not replica.alive:
+                raise RuntimeError(f"{replica.name} exited:\n{replica.log.read_text()[-3000:]}")
+            if http_status(replica.url + READY_PATH, timeout=65) == 200:
+                return
+            time.sleep(0.5)
+        raise RuntimeError(f"{replica.name} was not ready in {seconds:.0f} s:\n{replica.log.read_text()[-3000:]}")
+
+    def wait_balancer(self, want: dict[str, str], seconds: float = START_SECONDS) -> None:
+        """Until HAProxy reports each named replica in the wanted status ("UP", "MAINT")."""
+        deadline = time.monotonic() + seconds
+        states: dict[str, str] = {}
+        while time.monotonic() < deadline:
+            if self.stopping():
+                raise Stopped
+            if self.haproxy is None or self.haproxy.poll() is not None:
+                raise RuntimeError(f"HAProxy exited:\n{(self.workdir / 'haproxy.log').read_text()[-3000:]}")
+            try:
+                states = self.balancer.states()
+            except OSError:  # the admin socket is not there yet
+                states = {}
+            if all(states.get(name, "").split(" ")[0] == status for name, status in want.items()):
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"HAProxy did not report {want} in {seconds:.0f} s (last: {states})")
+
+    def start(self) -> None:
+        for replica in self.members:
+            self.start_replica(replica)
+        for replica in self.members:  # before HAProxy exists: no student reaches a replica still warming
+            self.wait_ready(replica)
+            warm_every_page(replica.url)
+        config = self.workdir / "haproxy.cfg"
+        config.write_text(render_config(f"{self.bind_address}:{self.port}", [f"127.0.0.1:{r.port}" for r in self.members],
+                                        str(self.balancer.socket_path)))  # fmt: skip
+        check = subprocess.run([HAPROXY, "-c", "-q", "-f", str(config)], capture_output=True, text=True)
+        if check.returncode != 0:
+            raise RuntimeError(f"HAProxy rejected {config}:\n{check.stdout}{check.stderr}")
+        self.haproxy = start_group([HAPROXY, "-db", "-f", str(config)], self.workdir / "haproxy.log", dict(os.environ))
+        # HAProxy's own readiness checks load each replica's model; the link works once all are up.
+        self.wait_balancer({r.name: "UP" for r in self.members})
+        self.write_state()
+
+    def restart(self, replica: Replica) -> None:
+        """Out of HAProxy (its students go elsewhere), stopped, started on the same port, warmed, back in."""
+        self.balancer.set_state(replica.name, "maint")
+        if replica.process is not None:
+            stop_group(replica.process)
+        self.start_replica(replica)
+        replica.restarts += 1
+        try:
+            self.wait_ready(replica)
+            warm_every_page(replica.url)
+        except RuntimeError:  # not ready in time: stop it, so that the next replace_dead tries again
+            stop_group(replica.process)
+            raise
+        self.balancer.set_state(replica.name, "ready")
+        self.wait_balancer({replica.name: "UP"})
+
+    def rolling_restart(self) -> None:
+        for replica in self.members:
+            print(f"rolling restart: {replica.name}", flush=True)
+            self.restart(replica)
+
+    def replace_dead(self) -> list[str]:
+        """Restart every replica that exited (at most once per RESTART_SPACING seconds each)."""
+        restarted = []
+        for replica in self.members:
+            if not replica.alive and time.monotonic() - replica.started >= RESTART_SPACING:
+                print(f"{replica.name} exited ({replica.process.returncode if replica.process else None}); restarting",
+                      flush=True)  # fmt: skip
+                self.restart(replica)
+                restarted.append(replica.name)
+        return restarted
+
+    def stop(self) -> None:
+        for process in [self.haproxy, *(r.process for r in self.members)]:
+            if process is not None:
+                stop_group(process)
+
+    def write_state(self) -> None:
+        """``state.json`` in the work folder: the public URL and each replica's name, port and process id."""
+        state = {"url": self.url, "haproxy_pid": self.haproxy.pid if self.haproxy else None,
+                 "replicas": [{"name": r.name, "port": r.port, "pid": r.process.pid if r.process else None,
+                               "restarts": r.restarts, "log": str(r.log)} for r in self.members]}  # fmt: skip
+        (self.workdir / "state.json").write_text(json.dumps(state, indent=2))
+
+    def __enter__(self) -> "Cluster":
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class Signals:
+    """SIGINT/SIGTERM ask to stop, SIGHUP asks for a rolling restart; the main loop acts on them."""
+
+    def __init__(self) -> None:
+        self.stop = False
+        self.rolling = False
+        signal.signal(signal.SIGINT, self._stop)
+        signal.signal(signal.SIGTERM, self._stop)
+        signal.signal(signal.SIGHUP, self._rolling)
+
+    def _stop(self, *_) -> None:
+        if self.stop:  # a second Ctrl+C while stopping: leave at once (children still get PDEATHSIG)
+            raise KeyboardInterrupt
+        self.stop = True
+
+    def _rolling(self, *_) -> None:
+        self.rolling = True
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--replicas", type=int, default=2, help="Streamlit processes (default 2)")
+    parser.add_argument("--port", type=int, default=8501, help="the one public port (default 8501)")
+    parser.add_argument("--address", default="0.0.0.0", help="where HAProxy listens (default: every interface)")
+    parser.add_argument("--model", help="sets BERTLENS_MODEL for every replica")
+    parser.add_argument("--workdir", type=Path, help="logs, rendered config, admin socket, state.json (default: a temp folder)")
+    parser.add_argument("--render", action="store_true", help="print the rendered HAProxy config and exit")
+    parser.add_argument("--bind", default=":8501", help="with --render: the public address")
+    parser.add_argument("--server", action="append", default=[], help="with --render: a replica's host:port (repeat)")
+    parser.add_argument("--admin-socket", default="/tmp/haproxy.sock", help="with --render: HAProxy's runtime API socket")
+    args = parser.parse_args(argv)
+
+    if args.render:
+        if not args.server:
+            parser.error("--render needs at least one --server host:port")
+        sys.stdout.write(render_config(args.bind, args.server, args.admin_socket))
+        return 0
+    if args.replicas < 1:
+        parser.error("--replicas must be at least 1")
+
+    env = dict(os.environ)
+    if args.model:
+        env["BERTLENS_MODEL"] = args.model
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bertlens-serve-"))
+    signals = Signals()  # before starting anything: a SIGTERM during start-up still stops every child
+    print(f"starting {args.replicas} replica(s) and HAProxy; logs in {workdir}", flush=True)
+    cluster = Cluster(args.replicas, args.port, workdir, args.address, env, stopping=lambda: signals.stop)
+    try:
+        with cluster:
+            print(f"BERT Lens is up: {cluster.url}  ({args.replicas} replicas; Ctrl+C stops, SIGHUP restarts them one by one)",
+                  flush=True)  # fmt: skip
+            while not signals.stop:
+                try:
+                    if signals.rolling:
+                        signals.rolling = False
+                        cluster.rolling_restart()
+                    cluster.replace_dead()
+                except RuntimeError as error:  # a replica that would not come back: the others keep serving
+                    print(f"error: {error}", file=sys.stderr, flush=True)
+                time.sleep(0.5)
+    except (Stopped, KeyboardInterrupt):
+        pass
+    print("stopped", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
