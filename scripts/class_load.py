@@ -51,6 +51,7 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from bertlens.budgets import default_budgets  # noqa: E402
 from scripts.server import model_loads, peak_rss_bytes, running_server  # noqa: E402
 from scripts.streamlit_client import Run, Session, plotly_array, plotly_figure  # noqa: E402
 
@@ -60,7 +61,7 @@ WORDS = ("the students read a short story about a quiet village near the river a
          "notes on how every word changes its meaning with context in class today").split()  # fmt: skip
 SENSE_WORD = "field"  # the word-senses page's default preset follows "field": every input has it
 PAD_LENGTH = 8
-LAB_LINES = 32  # the Padding lab reads at most 32 lines
+LAB_LINES = default_budgets(hosted=True).lab_lines  # as many lines as the Padding lab reads, hosted or not
 PAD_QUERY = f"tokenizer_tab=Padding+lab&pad=max_length&pad_len={PAD_LENGTH}&trunc=true"
 # The tab that shows what is checked, where it is not the page's first tab.
 PAGE_QUERY = {"anatomy": "anatomy_tab=Embeddings", "senses": "senses_tab=Similarity"}
@@ -408,10 +409,15 @@ def check_senses(run: Run, ref: Reference, text: str, text_b: str) -> list[str]:
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     for row in table.itertuples(index=False):
         i, j = row.point - 1, row.neighbour - 1
-        if max(i, j) >= len(points) or row.sentence != points[i][0] or abs(row.cosine - unit[i] @ unit[j]) > 1e-3:
+        if max(i, j) >= len(points) or not excerpt_of(row.sentence, points[i][0]) or abs(row.cosine - unit[i] @ unit[j]) > 1e-3:
             problems.append(f"neighbour row {row.point}→{row.neighbour} differs")
             break
     return problems
+
+
+def excerpt_of(shown: str, sentence: str) -> bool:
+    """Whether a table's sentence cell is the sentence, or an excerpt of it ("…" where cut)."""
+    return all(part in sentence for part in shown.split("…"))
 
 
 def check_padding_lab(run: Run, ref: Reference, lines: str | None) -> list[str]:

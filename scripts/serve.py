@@ -32,6 +32,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -112,7 +113,9 @@ def warm_every_page(url: str, timeout: float = START_SECONDS) -> None:
                 if run.exceptions:
                     raise RuntimeError(f"{url}/{page}: {run.exceptions[0].message[:500]}")
 
-    asyncio.run(visit())
+    # In a thread of its own: the caller may already run an event loop (Playwright's sync API does).
+    with ThreadPoolExecutor(1) as worker:
+        worker.submit(asyncio.run, visit()).result()
 
 
 def http_status(url: str, timeout: float) -> int | None:
@@ -226,7 +229,9 @@ class Cluster:
         raise RuntimeError(f"{replica.name} was not ready in {seconds:.0f} s:\n{replica.log.read_text()[-3000:]}")
 
     def wait_balancer(self, want: dict[str, str], seconds: float = START_SECONDS) -> None:
-        """Until HAProxy reports each named replica in the wanted status ("UP", "MAINT")."""
+        """Until HAProxy reports each named replica in exactly the wanted status ("UP", "MAINT").
+
+        A replica HAProxy has not yet checked shows as "UP 1/2" (one failed check from DOWN): not yet."""
         deadline = time.monotonic() + seconds
         states: dict[str, str] = {}
         while time.monotonic() < deadline:
@@ -238,7 +243,7 @@ class Cluster:
                 states = self.balancer.states()
             except OSError:  # the admin socket is not there yet
                 states = {}
-            if all(states.get(name, "").split(" ")[0] == status for name, status in want.items()):
+            if all(states.get(name) == status for name, status in want.items()):
                 return
             time.sleep(0.2)
         raise RuntimeError(f"HAProxy did not report {want} in {seconds:.0f} s (last: {states})")
