@@ -19,7 +19,6 @@ process group, stopped as a group, and is told to stop if this process dies (Lin
 from __future__ import annotations
 
 import argparse
-import asyncio
 import ctypes
 import json
 import os
@@ -32,7 +31,6 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -41,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from scripts.server import free_port, streamlit_command  # noqa: E402
-from scripts.streamlit_client import Session  # noqa: E402
+from scripts.streamlit_client import Session, run_to_end  # noqa: E402
 
 TEMPLATE = ROOT / "deploy" / "haproxy.cfg"
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
@@ -113,9 +111,7 @@ def warm_every_page(url: str, timeout: float = START_SECONDS) -> None:
                 if run.exceptions:
                     raise RuntimeError(f"{url}/{page}: {run.exceptions[0].message[:500]}")
 
-    # In a thread of its own: the caller may already run an event loop (Playwright's sync API does).
-    with ThreadPoolExecutor(1) as worker:
-        worker.submit(asyncio.run, visit()).result()
+    run_to_end(visit())
 
 
 def http_status(url: str, timeout: float) -> int | None:

@@ -16,9 +16,10 @@ import asyncio
 import base64
 import io
 import json
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Union
+from typing import Any, AsyncIterator, Coroutine, TypeVar, Union
 
 import numpy as np
 import websockets
@@ -29,6 +30,16 @@ from streamlit.proto.WidgetStates_pb2 import WidgetStates
 FINISHED = ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
 RERUN = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
 WidgetValue = Union[str, bool, int, float]
+
+
+T = TypeVar("T")
+
+
+def run_to_end(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` in a thread of its own: works even where the caller's thread already runs an event
+    loop (Playwright's sync API keeps one running for as long as a browser is open)."""
+    with ThreadPoolExecutor(1) as worker:
+        return worker.submit(asyncio.run, coroutine).result()
 
 
 class RunFailed(RuntimeError):

@@ -10,7 +10,6 @@ failed request, and SIGTERM leaves no process behind.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -27,6 +26,7 @@ import pytest
 import yaml
 from streamlit import config as streamlit_config
 
+from scripts.streamlit_client import run_to_end
 from scripts.serve import HAPROXY, READY_PATH, ROOT, TEMPLATE, Balancer, main, render_config
 from scripts.server import free_port, model_loads
 
@@ -184,7 +184,7 @@ def websocket_replica(url: str, cookie: str) -> str | None:
                                       additional_headers={"Cookie": f"{COOKIE}={cookie}"}) as websocket:  # fmt: skip
             return websocket.response.headers.get("X-BertLens-Replica")
 
-    return asyncio.run(handshake())
+    return run_to_end(handshake())
 
 
 def wait_until(condition, seconds: float, what: str):
