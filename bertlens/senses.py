@@ -3,7 +3,8 @@
 Input is a list of sentences, each with an optional sense label (pasted ``sentence | sense``
 lines or a CSV). Every occurrence of the target word becomes one point: the mean of its
 word pieces' hidden states. All sentences go through ``bundle.model.bert`` as one padded batch
-(attention mask on), split into chunks only to bound memory.
+(attention mask on), split into chunks only to bound memory. Each sentence's vectors are kept per
+model (``SentenceVectorCache``), so a new sentence beside the same presets costs one sentence's pass.
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ import csv
 import io
 import itertools
 import re
+import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Hashable, Sequence
 
 import numpy as np
 import torch
@@ -160,6 +164,55 @@ def _chunks(lengths: Sequence[int], max_sentences: int, max_tokens: int) -> list
     return chunks
 
 
+class SentenceVectorCache:
+    """One model's per-sentence piece means, least recently used out first, bounded in bytes.
+
+    The arrays are read-only: every caller shares them.
+    """
+
+    def __init__(self, max_bytes: int = 64 << 20):
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> np.ndarray | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: Hashable, vectors: np.ndarray) -> None:
+        vectors.setflags(write=False)
+        with self._lock:
+            if key in self._items or vectors.nbytes > self.max_bytes:
+                return
+            self._items[key] = vectors
+            self._bytes += vectors.nbytes
+            while self._bytes > self.max_bytes:
+                self._bytes -= self._items.popitem(last=False)[1].nbytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+
+_sentence_caches: weakref.WeakKeyDictionary[torch.nn.Module, SentenceVectorCache] = weakref.WeakKeyDictionary()
+_sentence_caches_lock = threading.Lock()
+
+
+def sentence_vector_cache(bundle: ModelBundle) -> SentenceVectorCache:
+    """The per-sentence cache of ``bundle``'s model (it goes when the model goes)."""
+    with _sentence_caches_lock:
+        return _sentence_caches.setdefault(bundle.model, SentenceVectorCache())
+
+
 def batched_piece_means(
     bundle: ModelBundle,
     encodings: Sequence[Encoding],
@@ -170,13 +223,19 @@ def batched_piece_means(
 ) -> list[np.ndarray]:
     """For each sentence and each selected position group: the mean hidden state at every layer.
 
-    One padded batch with an attention mask, so padding changes nothing; split into chunks of
-    similar length only to bound memory. Returns, per sentence, an array (groups, layers + 1, hidden).
+    Sentences already read (same ids, same groups) come from the model's ``SentenceVectorCache``;
+    the rest go through one padded batch with an attention mask, so padding changes nothing, split
+    into chunks of similar length only to bound memory. Returns, per sentence, an array
+    (groups, layers + 1, hidden).
     """
     model = bundle.model.bert
-    results: list[np.ndarray] = [np.empty(0)] * len(encodings)
-    done = 0
-    for chunk in _chunks([len(e) for e in encodings], chunk_sentences, chunk_tokens):
+    cache = sentence_vector_cache(bundle)
+    keys = [(e.input_ids, e.token_type_ids, tuple(map(tuple, groups))) for e, groups in zip(encodings, selections)]
+    results: list[np.ndarray | None] = [cache.get(key) for key in keys]
+    todo = [i for i, found in enumerate(results) if found is None]
+    done = len(encodings) - len(todo)
+    for chunk in _chunks([len(encodings[i]) for i in todo], chunk_sentences, chunk_tokens):
+        chunk = [todo[i] for i in chunk]
         batch = padded_batch([encodings[i] for i in chunk], bundle.tokenizer.pad_token_id, bundle.device)
         groups = [selections[i] for i in chunk]
 
@@ -192,13 +251,15 @@ def batched_piece_means(
                 ]
 
         # Each chunk queues on its own (others get turns); progress is reported from the caller's thread.
-        key = ("piece_means", tuple(encodings[i].input_ids for i in chunk), tuple(map(tuple, groups)))
+        key = ("piece_means", tuple(keys[i] for i in chunk))
         for i, vectors in zip(chunk, model_engine(bundle).run(key, piece_means, tokens=batch["input_ids"].numel())):
+            cache.put(keys[i], vectors)
             results[i] = vectors
         done += len(chunk)
         if progress:
             progress(done, len(encodings))
-    return results
+    assert all(r is not None for r in results)
+    return results  # type: ignore[return-value]  # every entry filled above
 
 
 @dataclass(frozen=True, eq=False)

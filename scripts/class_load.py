@@ -148,25 +148,30 @@ class Recorder:
         return run
 
 
+async def take_step(recorder: Recorder, number: int, session: Session, run: Run, step: Step) -> Run | None:
+    """Move to the step's page (unless there) and type its text; None when a run failed or had no text box."""
+    if step.page != session.page:
+        opened = session.open(step.page, PAGE_QUERY.get(step.page, ""), timeout=recorder.timeout)
+        switched = await recorder.run(number, step.page, "switch", opened)
+        if switched is None:
+            return None
+        run = switched
+    box = run.widget("a" if step.page == "next_sentence" else "text")
+    if box is None:
+        recorder.observations.append(Observation(number, step.page, "typed", 0.0, step.text, "no text box"))
+        return None
+    typed = session.run({box.id: step.text}, timeout=recorder.timeout)
+    return await recorder.run(number, step.page, "typed", typed, typed=step.text)
+
+
 async def student(url: str, number: int, steps: list[Step], recorder: Recorder) -> None:
     """Open the first page, then for each step move to its page and type its text."""
-    timeout = recorder.timeout
     async with Session.connect(url, steps[0].page, PAGE_QUERY.get(steps[0].page, "")) as session:
-        run = await recorder.run(number, session.page, "open", session.run(timeout=timeout))
+        run = await recorder.run(number, session.page, "open", session.run(timeout=recorder.timeout))
         for step in steps:
             if run is None:
                 return
-            if step.page != session.page:
-                opened = session.open(step.page, PAGE_QUERY.get(step.page, ""), timeout=timeout)
-                run = await recorder.run(number, step.page, "switch", opened)
-                if run is None:
-                    return
-            box = run.widget("a" if step.page == "next_sentence" else "text")
-            if box is None:
-                recorder.observations.append(Observation(number, step.page, "typed", 0.0, step.text, "no text box"))
-                return
-            run = await recorder.run(number, step.page, "typed", session.run({box.id: step.text}, timeout=timeout),
-                                     typed=step.text)
+            run = await take_step(recorder, number, session, run, step)
 
 
 async def padding_student(url: str, number: int, recorder: Recorder, others_done: asyncio.Event, limit: int) -> None:

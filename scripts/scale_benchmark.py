@@ -45,7 +45,7 @@ from websockets.protocol import State  # noqa: E402
 
 from scripts.class_load import (  # noqa: E402
     DEFAULT_CAP, GIB, PAGE_QUERY, Observation, Options, Recorder, Reference, Step, Summary, check_all, hosted_env,
-    markdown, padding_student, percentile, plans, seconds_text, summarise,
+    markdown, padding_student, percentile, plans, seconds_text, summarise, take_step,
 )  # fmt: skip
 from scripts.serve import Cluster  # noqa: E402
 from scripts.server import free_port, model_loads  # noqa: E402
@@ -147,18 +147,7 @@ async def restoring_student(url: str, number: int, steps: list[Step], room: Clas
                 if run is not None and outage is not None:
                     outage.restored_at, outage.replica_after = time.perf_counter(), replica_of(session)
                 while run is not None and remaining:
-                    step = remaining[0]
-                    if step.page != session.page:
-                        run = await recorder.run(number, step.page, "switch",
-                                                 session.open(step.page, PAGE_QUERY.get(step.page, ""), timeout=recorder.timeout))  # fmt: skip
-                        if run is None:
-                            break
-                    box = run.widget("a" if step.page == "next_sentence" else "text")
-                    if box is None:
-                        recorder.observations.append(Observation(number, step.page, "typed", 0.0, step.text, "no text box"))
-                        return
-                    run = await recorder.run(number, step.page, "typed", session.run({box.id: step.text}, timeout=recorder.timeout),
-                                             typed=step.text)  # fmt: skip
+                    run = await take_step(recorder, number, session, run, remaining[0])
                     if run is not None:
                         remaining.pop(0)
                 if not remaining:

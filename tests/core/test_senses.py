@@ -8,11 +8,12 @@ from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
 from sklearn.metrics.pairwise import cosine_distances, cosine_similarity, euclidean_distances
 
-from bertlens.analysis import encode
+from bertlens.analysis import encode, model_engine
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import (
     LabelledSentence,
     SenseInputError,
+    SentenceVectorCache,
     at_layer,
     embed_word,
     find_word,
@@ -24,6 +25,7 @@ from bertlens.senses import (
     parse_lines,
     project,
     reference_vectors,
+    sentence_vector_cache,
     separation,
     separation_by_layer,
     static_vs_contextual,
@@ -94,15 +96,41 @@ def test_batched_pass_equals_one_sentence_at_a_time(bundled, field_words, field_
     long = "Field, " + "after a long walk we came to a wide green field " * 6
     sentences = [FIELD_SENTENCES[2], long, FIELD_SENTENCES[7]]
     chunked = embed_word(bundled, sentences, "field", chunk_sentences=2)
-    alone = np.concatenate([embed_word(bundled, [s], "field").contextual for s in sentences])
+    alone = []
+    for s in sentences:
+        sentence_vector_cache(bundled).clear()  # each sentence really read alone
+        alone.append(embed_word(bundled, [s], "field").contextual)
+    alone = np.concatenate(alone)
     assert len(chunked.occurrences) == 9  # every occurrence is a point
     np.testing.assert_allclose(chunked.contextual, alone, atol=1e-5)
 
 
 def test_progress_reports_every_chunk(tiny_bundle):
+    sentence_vector_cache(tiny_bundle).clear()
     calls = []
     embed_word(tiny_bundle, [f"The field number {i}." for i in range(7)], "field", progress=lambda *a: calls.append(a), chunk_sentences=3)
     assert calls == [(3, 7), (6, 7), (7, 7)]
+
+
+def test_a_new_sentence_beside_read_ones_costs_one_sentence_pass(tiny_bundle):
+    """A student's sentence beside the preset's: only it goes through the model; the rest is remembered."""
+    cache, engine = sentence_vector_cache(tiny_bundle), model_engine(tiny_bundle)
+    cache.clear()
+    presets = [f"A field of study, number {i}." for i in range(6)]
+    embed_word(tiny_bundle, presets, "field", chunk_sentences=2)
+    before, calls = engine.executions, []
+    mine = embed_word(tiny_bundle, [*presets, "My own field is green."], "field", progress=lambda *a: calls.append(a))
+    assert engine.executions - before == 1 and calls == [(7, 7)]  # one pass, of the new sentence
+    cache.clear()
+    fresh = embed_word(tiny_bundle, [*presets, "My own field is green."], "field")
+    np.testing.assert_allclose(mine.contextual, fresh.contextual, atol=1e-5)
+
+
+def test_sentence_cache_is_bounded_in_bytes():
+    cache = SentenceVectorCache(max_bytes=1000)
+    for i in range(10):
+        cache.put(i, np.zeros(100, dtype=np.float32))  # 400 bytes each
+    assert cache.nbytes <= 1000 and cache.get(9) is not None and cache.get(0) is None
 
 
 @pytest.mark.parametrize(
