@@ -21,7 +21,8 @@ Prints Markdown: p50/p95 latency per page, errors (exception elements, failed ru
 results, model loads (the server log's "bertlens INFO Loading model" lines), peak server RSS (VmHWM),
 and serving efficiency = Σ bare forward pass (``bundle.model.bert(input_ids)``, timed here on the
 same model, once per distinct model input the pages need) ÷ wall time of the burst; ideal p95 =
-Σ bare forwards ÷ cores. Bounded: ``--max-seconds`` (default 600) stops the whole run.
+Σ bare forwards ÷ cores. The class arrives once the server has loaded its model and warmed every
+page's presets, as when a teacher starts it before the lesson (``--cold``: during that). Bounded: ``--max-seconds`` (default 600) stops the whole run.
 """
 
 from __future__ import annotations
@@ -554,6 +555,7 @@ class Summary:
     ideal_p95_seconds: float
     cores: int
     torch_threads: int
+    warm_start_seconds: float | None = None  # the server warmed before the class arrived (None: it came cold)
     pages: dict[str, dict] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)  # a few wrong results and errors, for reading
 
@@ -604,6 +606,7 @@ def markdown(summary: Summary) -> str:
         f"| sessions × inputs | {summary.sessions} × {summary.inputs_per_session}, and "
         f"{f'1 session in the Padding lab (max_length {PAD_LENGTH}, truncation on): {summary.padding_lab_runs} batches' if summary.padding_lab_runs else 'nobody in the Padding lab'} |",
         f"| model / hosted / token cap | {summary.model} / {'on' if summary.hosted else 'off'} / {cap} |",
+        f"| before the class | {'cold server: the class triggers the model load and warm start' if summary.warm_start_seconds is None else f'model loaded and presets warmed ({summary.warm_start_seconds:.1f} s)'} |",
         f"| burst wall time | {summary.burst_seconds:.1f} s{'' if summary.finished_in_time else ' (stopped at the time limit)'} |",
         f"| script runs | {summary.runs} |",
         f"| errors (exception elements, failed runs, timeouts) | {summary.errors} (timeouts: {summary.timeouts}) |",
@@ -631,6 +634,7 @@ class Options:
     run_timeout: float = 180.0  # seconds without a message before a run counts as timed out
     max_seconds: float = 600.0
     padding_limit: int = 400  # Padding lab runs at most (0: nobody in the Padding lab)
+    cold: bool = False  # True: the class arrives at a fresh server (no waiting for its warm start)
     hosted: bool = True
     token_cap: int | None = None  # hosted only; None = hosted mode's default (256)
 
@@ -680,12 +684,31 @@ def measure(url: str, model: str, options: Options, log: Path | None, pid: int |
     )
 
 
+def warm_up(url: str, log: Path, seconds: float) -> float:
+    """Open the app once (the model loads, the warm start begins) and wait until the warm start has
+    finished, as a teacher starts the server before the class; returns how long that took."""
+    started = time.monotonic()
+
+    async def first_visit() -> None:
+        async with Session.connect(url, "") as session:
+            await session.run(timeout=seconds)
+
+    asyncio.run(first_visit())
+    while "Warm start of" not in log.read_text():
+        if time.monotonic() - started > seconds:
+            raise TimeoutError(f"the server's warm start did not finish in {seconds:.0f} s")
+        time.sleep(0.5)
+    return time.monotonic() - started
+
+
 def run_class(model: str, options: Options, log: Path) -> Summary:
     """Start a server on ``model`` (hosted caps unless ``options.hosted`` is off), run the class, stop it."""
     deadline = time.monotonic() + options.max_seconds
     with running_server(model, log, **hosted_env(model, options)) as server:
+        warmed = None if options.cold else warm_up(server.url, log, (deadline - time.monotonic()) / 3)
         summary = measure(server.url, model, options, server.log, server.pid, deadline)
     summary.model_loads = len(model_loads(log))
+    summary.warm_start_seconds = warmed
     return summary
 
 
@@ -701,6 +724,7 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=600, help="hard limit for the whole run")
     parser.add_argument("--run-timeout", type=float, default=180, help="seconds without a reply before a run times out")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cold", action="store_true", help="the class arrives at a fresh server, during its model load and warm start")
     parser.add_argument("--no-padding-lab", action="store_true", help="nobody in the Padding lab (a control run)")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     args = parser.parse_args()
@@ -714,7 +738,7 @@ def main() -> None:
     signal.alarm(int(args.max_seconds) + 60)  # last resort; the phases watch the deadline themselves
     options = Options(sessions=args.sessions, inputs=args.inputs, seed=args.seed, run_timeout=args.run_timeout,
                       max_seconds=args.max_seconds, hosted=not args.no_hosted, token_cap=args.max_tokens,
-                      padding_limit=0 if args.no_padding_lab else Options.padding_limit)
+                      padding_limit=0 if args.no_padding_lab else Options.padding_limit, cold=args.cold)
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model
         if model is None:
