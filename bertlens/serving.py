@@ -13,7 +13,8 @@ def freeze_long_lived_objects() -> int:
 
     Streamlit runs a full ``gc.collect(2)`` after every script run (``runner.postScriptGC``); without
     this it walks the hundreds of thousands of objects of torch, transformers and each loaded model
-    on every click. Called after each model load: what is alive then lives as long as the server.
+    on every click. Called after each model load and after its warm start (every view module imported,
+    the presets cached): what is alive then lives as long as the server.
     Garbage is collected first, so nothing unreachable is kept. Returns how many objects are frozen.
     """
     if os.environ.get(GC_FREEZE_ENV, "").strip() == "0":

@@ -2,7 +2,10 @@
 the same cached functions the pages call, so a class's first clicks are cache hits.
 
 The work waits behind every visitor's request (``background_priority``) and runs in its own thread:
-the first visitor is never held up by it.
+the first visitor is never held up by it. When it is done, everything it left alive (every view
+module and the libraries they import, the cached presets) is frozen out of the collector's walk, as
+the model is after its load: measured, the view modules alone add ~75,000 tracked objects, 33 ms to
+the full collection Streamlit runs after every script run.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from streamlit.runtime import Runtime
 from bertlens.analysis import max_tokens
 from bertlens.attention import PRESETS as ATTENTION_PRESETS
 from bertlens.engine import background_priority
+from bertlens.serving import freeze_long_lived_objects
 from bertlens.mlm import mask_span, word_spans
 from bertlens.nsp import DEFAULT_A, DEFAULT_B, DEFAULT_CANDIDATES, DEFAULT_PAIRS, candidate_lines
 from bertlens.sense_presets import PRESETS as SENSE_PRESETS
@@ -84,6 +88,7 @@ def warm(model_name: str) -> int:
                 done += 1
             except Exception:  # a preset that fails here fails for its visitor too, with a message there
                 logging.getLogger("bertlens").exception("Warm start of %s: a preset failed", model_name)
+    freeze_long_lived_objects()
     logging.getLogger("bertlens").info(
         "Warm start of %s: %d presets ready in %.1f s", model_name, done, time.perf_counter() - started
     )

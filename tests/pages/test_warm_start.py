@@ -29,3 +29,10 @@ def test_every_page_opens_on_warm_caches(tiny_pretraining_dir, open_page):
 
 def test_warm_up_runs_only_in_a_real_server(tiny_pretraining_dir):
     assert warm_start.warm_up(str(tiny_pretraining_dir)) is None  # tests are not a server
+
+
+def test_what_the_warm_start_leaves_is_frozen_out_of_the_collectors_walk(tiny_pretraining_dir, monkeypatch):
+    calls = []
+    monkeypatch.setattr(warm_start, "freeze_long_lived_objects", lambda: calls.append(1))
+    warm_start.warm(str(tiny_pretraining_dir))
+    assert calls == [1]  # after the presets (and every module they import) are in place
