@@ -635,6 +635,7 @@ class Options:
     max_seconds: float = 600.0
     padding_limit: int = 400  # Padding lab runs at most (0: nobody in the Padding lab)
     cold: bool = False  # True: the class arrives at a fresh server (no waiting for its warm start)
+    server_env: dict[str, str] = field(default_factory=dict)  # more environment for the server (e.g. OMP_NUM_THREADS)
     hosted: bool = True
     token_cap: int | None = None  # hosted only; None = hosted mode's default (256)
 
@@ -704,7 +705,7 @@ def warm_up(url: str, log: Path, seconds: float) -> float:
 def run_class(model: str, options: Options, log: Path) -> Summary:
     """Start a server on ``model`` (hosted caps unless ``options.hosted`` is off), run the class, stop it."""
     deadline = time.monotonic() + options.max_seconds
-    with running_server(model, log, **hosted_env(model, options)) as server:
+    with running_server(model, log, **hosted_env(model, options), **options.server_env) as server:
         warmed = None if options.cold else warm_up(server.url, log, (deadline - time.monotonic()) / 3)
         summary = measure(server.url, model, options, server.log, server.pid, deadline)
     summary.model_loads = len(model_loads(log))
@@ -725,6 +726,8 @@ def main() -> None:
     parser.add_argument("--run-timeout", type=float, default=180, help="seconds without a reply before a run times out")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cold", action="store_true", help="the class arrives at a fresh server, during its model load and warm start")
+    parser.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable for the server only (repeatable), e.g. OMP_NUM_THREADS=1")
     parser.add_argument("--no-padding-lab", action="store_true", help="nobody in the Padding lab (a control run)")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     args = parser.parse_args()
@@ -738,7 +741,8 @@ def main() -> None:
     signal.alarm(int(args.max_seconds) + 60)  # last resort; the phases watch the deadline themselves
     options = Options(sessions=args.sessions, inputs=args.inputs, seed=args.seed, run_timeout=args.run_timeout,
                       max_seconds=args.max_seconds, hosted=not args.no_hosted, token_cap=args.max_tokens,
-                      padding_limit=0 if args.no_padding_lab else Options.padding_limit, cold=args.cold)
+                      padding_limit=0 if args.no_padding_lab else Options.padding_limit, cold=args.cold,
+                      server_env=dict(item.split("=", 1) for item in args.server_env))
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model
         if model is None:
