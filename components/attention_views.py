@@ -38,9 +38,11 @@ from bertlens.attention import (
     thumbnail_size,
     token_labels,
 )
+from bertlens.layers import encoder_layer_label
 from bertlens.models import ModelBundle
 from components.exports import chart, csv_download, table
 from components.model import active_model_name, cached_analysis, cached_bundle
+from components.params import bound
 from components.state import bound_int_slider, lazy_tabs, set_shared_text, warn_bad_param
 
 COLORS = "Blues"
@@ -74,8 +76,8 @@ class Choice:
 
     def title(self, heads: int) -> str:
         if self.view == "rollout":
-            return f"Rollout through layer {self.layer} (all heads)"
-        return f"Layer {self.layer}, " + (f"mean of {heads} heads" if self.mean else f"head {self.head}")
+            return f"Rollout through encoder layer {self.layer} (all heads)"
+        return f"Encoder layer {self.layer}, " + (f"mean of {heads} heads" if self.mean else f"head {self.head}")
 
     def slug(self) -> str:
         if self.view == "rollout":
@@ -414,7 +416,7 @@ def page_payload(analysis: Analysis, choice: Choice = Choice()) -> dict[str, int
 
 
 def _select_head(layer: int, head: int) -> None:
-    st.session_state.update(layer=layer, head=head, mean=False, view=VIEWS["raw"], tab=TABS[0])
+    st.session_state.update(attn_layer=layer, head=head, mean=False, view=VIEWS["raw"], attn_tab=TABS[0])
 
 
 def _pick_head(chart_key: str) -> None:
@@ -486,9 +488,10 @@ def controls(bundle: ModelBundle) -> Choice:
         fresh = {} if "view" in st.session_state else {"default": VIEWS["raw"]}  # never a default beside a set value
         view_label = _bound_choice(st.segmented_control, "Show", list(VIEWS.values()), "view", required=True, **fresh)
         view = "rollout" if view_label == VIEWS["rollout"] else "raw"
-        mean = st.toggle("Average the heads of the layer", key="mean", bind="query-params", disabled=view == "rollout")
+        mean = st.toggle("Average the heads of the layer", **bound("mean"), disabled=view == "rollout")
     with layer_column:
-        layer = bound_int_slider("Layer", "layer", 0, caps.num_layers - 1)
+        layer = bound_int_slider("Encoder layer", "attn_layer", 0, caps.num_layers - 1)
+        st.caption(encoder_layer_label(layer).capitalize() + ".")
     with head_column:
         head = bound_int_slider("Head", "head", 0, caps.num_heads - 1, disabled=mean or view == "rollout")
     st.caption(CAVEAT)
@@ -496,7 +499,7 @@ def controls(bundle: ModelBundle) -> Choice:
 
 
 def open_tabs():
-    return lazy_tabs(TABS, "tab")
+    return lazy_tabs(TABS, "attn_tab")
 
 
 def heatmap_section(page: PageInput, choice: Choice, heads: int) -> None:

@@ -11,6 +11,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from bertlens.analysis import Encoding, input_problem
 from bertlens.models import ModelBundle
 from components.model import active_bundle, fallback_banner
+from components.params import read_link
 from components.text import code_span
 
 
@@ -26,9 +27,14 @@ def run_inside_app() -> None:
         st.rerun()
 
 
-def page_header(title: str, intro: str) -> ModelBundle:
-    """Title, one-line intro, the active model (loading it if needed) and any fallback banner."""
+def page_header(title: str, intro: str, page: str) -> ModelBundle:
+    """Title, one-line intro, the active model (loading it if needed) and any fallback banner.
+
+    ``page`` is the page's scope in ``components.params`` (its file stem): a link's old parameter names
+    are read as that page's parameters.
+    """
     run_inside_app()
+    read_link(page)
     st.title(title)
     st.caption(intro)
     bundle = active_bundle()

@@ -45,6 +45,7 @@ from bertlens.senses import (
 )
 from components import exports
 from components.model import cached_bundle, model_wait
+from components.params import bound
 from components.state import warn_bad_param
 from components.text import literal
 
@@ -74,7 +75,7 @@ class SenseRequest:
 def _seed_from_preset(name: str, only_unset: bool = False) -> None:
     """Set the word and reference words to the preset's (when switching preset, or on first load)."""
     preset = PRESETS.get(name, PRESETS["field"])
-    for key, value in (("word", preset.word), ("refs", ", ".join(preset.references))):
+    for key, value in (("senses_word", preset.word), ("refs", ", ".join(preset.references))):
         if not only_unset or (key not in st.session_state and key not in st.query_params):
             st.session_state[key] = value
 
@@ -91,8 +92,7 @@ def _preset_items() -> tuple[LabelledSentence, ...]:
 
 def _pasted_items() -> tuple[LabelledSentence, ...] | None:
     default = "\n".join(f"{s.sentence} | {s.sense}" for s in PRESETS["field"].sentences)
-    text = st.text_area("One sentence per line: `sentence | sense` (the sense is optional)", default, key="lines",
-                        bind="query-params", height=200)
+    text = st.text_area("One sentence per line: `sentence | sense` (the sense is optional)", default, **bound("senses_lines"), height=200)
     try:
         return tuple(parse_lines(text))
     except SenseInputError as error:
@@ -122,7 +122,7 @@ def sentence_input(budgets: Budgets) -> SenseRequest | None:
     items = {"Preset": _preset_items, "Paste lines": _pasted_items, "Upload CSV": _uploaded_items}[source]()
     _seed_from_preset(st.session_state.get("preset") or st.query_params.get("preset", ""), only_unset=True)
     left, right = st.columns(2)
-    word = left.text_input("Word to follow", key="word", bind="query-params", max_chars=200).strip()
+    word = left.text_input("Word to follow", **bound("senses_word"), max_chars=200).strip()
     refs = right.text_input("Reference words, read on their own (comma-separated)", key="refs", bind="query-params")
     if items is None:
         return None
@@ -163,19 +163,18 @@ def _numbers(names: list) -> str:
 def view_controls(num_layers: int) -> tuple[str, str]:
     """The layer option (URL ``layer``: 0 … last, or ``lastK``) and the projection (URL ``projection``)."""
     options = layer_options(num_layers)
-    warn_bad_param("layer", lambda raw: raw in options,
+    warn_bad_param("senses_layer", lambda raw: raw in options,
                    f"a layer from 0 to {num_layers} or one of {', '.join(o for o in options if o.startswith('last'))}")
     warn_bad_param("projection", lambda raw: raw in PROJECTIONS, f"one of {', '.join(PROJECTIONS)}")
-    current = st.session_state.get("layer")
-    if current is not None and str(current) not in options:  # e.g. after switching to a smaller model
-        st.session_state["layer"] = options[num_layers]
-    elif isinstance(current, int):  # another page's layer slider, same URL parameter
-        st.session_state["layer"] = str(current)
+    if st.session_state.get("senses_layer", options[0]) not in options:  # e.g. after switching to a smaller model
+        st.session_state["senses_layer"] = options[num_layers]
     left, right = st.columns(2)
+    fresh = {} if "senses_layer" in st.session_state else {"index": num_layers}  # never a default beside a set value
     layer = left.selectbox(
-        "Layer", options, index=num_layers, key="layer", bind="query-params",
-        help="0 = the embeddings output (before any attention). lastK = the mean of the last K layers, "
-        "a common choice for word vectors (seed notebook 001 uses the last four).",
+        "Hidden state", options, **fresh, **bound("senses_layer"),
+        help="0 = the embeddings output (before any attention); h = the output of encoder layer h − 1 "
+        "(encoder layers are numbered from 0, as on the Attention page). lastK = the mean of the last K "
+        "hidden states, a common choice for word vectors (seed notebook 001 uses the last four).",
     )
     projection = right.radio("Projection", PROJECTIONS, key="projection", bind="query-params", horizontal=True,
                              help="PCA keeps the directions of largest variance; MDS keeps cosine distances.")
@@ -363,9 +362,9 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str) ->
     chosen = layer_range(layer, words.num_layers)
     fig.add_vrect(x0=chosen[0] - 0.3, x1=chosen[-1] + 0.3, fillcolor="orange", opacity=0.2, line_width=0)
     fig.update_layout(
-        xaxis=dict(title="hidden state (0 = embeddings output)", dtick=1),
+        xaxis=dict(title="hidden state (0 = embeddings output; h = after encoder layer h − 1)", dtick=1),
         yaxis_title="silhouette (cosine)",
-        title="How well the sense labels separate, layer by layer",
+        title="How well the sense labels separate, hidden state by hidden state",
         height=380,
     )
     exports.chart(fig, f"senses-{words.word}-separation", key="senses-separation")

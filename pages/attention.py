@@ -14,7 +14,9 @@ from components.state import sentence_b, shared_text
 
 bundle = page_header(
     "Attention",
-    "Every layer and head: who attends to whom. Layers and heads are numbered from 0, as in bertviz.",
+    "Every layer and head: who attends to whom. Encoder layers and heads are numbered from 0, as in bertviz; "
+    "encoder layer L writes hidden state L + 1 (the numbering of Word senses and Fill-mask).",
+    page="attention",
 )
 views.preset_buttons()
 text = shared_text()

@@ -13,6 +13,7 @@ from components.state import bound_int_slider, int_in_range, keep_in_range, lazy
 bundle = page_header(
     "Fill-mask",
     "Masked language modelling, BERT's first pre-training task: hide a word behind [MASK] and let BERT guess it.",
+    page="fill_mask",
 )
 text = shared_text(help="Put [MASK] (in capitals) where BERT should guess a word; several masks are allowed.")
 if not views.has_head(bundle, "fill-mask"):

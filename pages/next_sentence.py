@@ -18,6 +18,7 @@ def swap() -> None:
 bundle = page_header(
     "Next sentence",
     "Next sentence prediction, BERT's second pre-training task: does sentence B follow sentence A?",
+    page="next_sentence",
 )
 a = shared_text("Sentence A", key="a", default=DEFAULT_A, single_line=True)
 b = sentence_b("Sentence B", default=DEFAULT_B)

@@ -12,6 +12,7 @@ bundle = page_header(
     "Word senses",
     "One word in many sentences. Each occurrence is a point: its vector at the layer you choose. "
     "Do the senses pull apart — and at which layer?",
+    page="senses",
 )
 budgets = settings().budgets
 request = views.sentence_input(budgets)
