@@ -23,6 +23,7 @@ from components.text import literal
 SHARED = "shared"
 PAGES = ("home", "tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses")
 LINK_READ = "_bertlens_link_read"  # session flag: the link's old parameter names were read (first run only)
+RENAMED = "_bertlens_renamed"  # session: {new name: the old name the link used}
 
 
 @dataclass(frozen=True)
@@ -45,14 +46,14 @@ SCHEMA: tuple[Param, ...] = (
     Param("b", SHARED, str, "sentence B of a pair (blank: none)", "It was muddy."),
     # Tokenizer
     Param("tokenizer_tab", "tokenizer", str, "open tab", "Vocabulary"),
-    Param("word", "tokenizer", str, "word looked up in the vocabulary", "Sinan"),
+    Param("word", "tokenizer", str, "word looked up in the vocabulary", "bank"),
     Param("lines", "tokenizer", str, "Padding lab: the batch, one sentence per line", "a\nb c"),
     Param("pad", "tokenizer", str, "Padding lab: padding strategy", "max_length"),
     Param("pad_len", "tokenizer", int, "Padding lab: max_length N", "8"),
     Param("trunc", "tokenizer", bool, "Padding lab: truncate to N", "false"),
     Param("mask_demo", "tokenizer", bool, "Padding lab: run the batch with and without the mask", "true"),
     # Model anatomy
-    Param("anatomy_tab", "anatomy", str, "open tab", "Pooler"),
+    Param("anatomy_tab", "anatomy", str, "open tab", "Embeddings"),
     Param("filter", "anatomy", str, "filter of the named parameters", "attention"),
     Param("pos", "anatomy", int, "Embeddings: token position", "1"),
     Param("n_positions", "anatomy", int, "Positions: the first N positions", "64"),
@@ -70,7 +71,7 @@ SCHEMA: tuple[Param, ...] = (
     Param("attn_tab", "attention", str, "open tab", "Head view", legacy="tab"),
     Param("view", "attention", str, "raw attention or rollout", "Rollout"),
     Param("mean", "attention", bool, "average the heads of the encoder layer", "true"),
-    Param("attn_layer", "attention", int, "encoder layer (from 0; it reads hidden state L, writes L + 1)", "2",
+    Param("attn_layer", "attention", int, "encoder layer (from 0; it reads hidden state L, writes L + 1)", "1",
           legacy="layer"),
     Param("head", "attention", int, "head (from 0)", "1"),
     Param("focus", "attention", str, "Head view: focused token, as 'position token'", "2 animal"),
@@ -90,8 +91,8 @@ SCHEMA: tuple[Param, ...] = (
     Param("senses_word", "senses", str, "the word to follow", "bank", legacy="word"),
     Param("refs", "senses", str, "reference words, comma-separated", "money, river"),
     Param("senses_layer", "senses", str, "hidden state (0 = embeddings output; h = after encoder layer h − 1) "
-          "or lastK", "4", legacy="layer"),
-    Param("projection", "senses", str, "PCA 2D, PCA 3D or MDS", "MDS"),
+          "or lastK", "1", legacy="layer"),
+    Param("projection", "senses", str, "PCA 2D, PCA 3D or MDS 2D", "MDS 2D"),
 )
 
 PARAMS: dict[str, Param] = {p.name: p for p in SCHEMA}
@@ -107,6 +108,12 @@ def _check_schema() -> None:
 
 
 _check_schema()
+
+
+def link_name(name: str) -> tuple[str, str]:
+    """How a warning names a parameter: as the link spelled it, and a note when that is an old name."""
+    old = st.session_state.get(RENAMED, {}).get(name)
+    return (old, f" (`{old}` is called `{name}` on this page now.)") if old else (name, "")
 
 
 def declared(name: str) -> Param:
@@ -179,5 +186,6 @@ def adopt(param: Param, values: list[str]) -> None:
     """Give ``param`` the link's value: in the URL (read by validating helpers) and in session state
     (bound widgets read the URL only as it was when the page loaded)."""
     st.query_params[param.name] = values if param.multi else values[-1]
+    st.session_state[RENAMED] = {**st.session_state.get(RENAMED, {}), param.name: param.legacy}
     if param.kind is str and not param.multi:
         st.session_state[param.name] = values[-1]  # a bound widget validates it (and warns) like a link's value

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import streamlit as st
 
-from components.params import declared, drop_foreign
+from components.params import declared, drop_foreign, link_name
 from components.text import literal
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
@@ -24,7 +24,8 @@ def warn_bad_param(param: str, valid: Callable[[str], bool], expected: str) -> N
     declared(param)
     raw = st.query_params.get(param)
     if raw is not None and raw != "" and not valid(raw):
-        st.warning(f"The link's `{param}` parameter ({literal(raw[:80])}) is not {expected}; using the default.")
+        shown, note = link_name(param)
+        st.warning(f"The link's `{shown}` parameter ({literal(raw[:80])}) is not {expected}; using the default.{note}")
 
 
 def int_in_range(lo: int, hi: int) -> Callable[[str], bool]:

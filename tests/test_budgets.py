@@ -168,7 +168,7 @@ def test_long_shared_sentence_is_cut_and_scanned_once(open_page, monkeypatch):
     assert "`BERTLENS_MAX_CHARS`" in shown(at, "warning")
     assert "occurs more than 50 times in 1 sentence(s) (your sentence; up to" in shown(at, "warning")  # the shared one, left out
     first = len(calls)
-    at.selectbox(key="layer").set_value("2").run()
+    at.selectbox(key="senses_layer").set_value("2").run()
     assert not at.exception and len(calls) == first  # the rerun scans nothing again (cached)
 
 

@@ -37,9 +37,9 @@ def test_link_selects_layer_and_head_and_draws_the_models_matrix(open_page, bund
     text = "The cat sat on the mat"
     at = open_page(PAGE, text=text, layer="2", head="6")
     assert not at.exception
-    assert at.slider(key="layer").value == 2 and at.slider(key="head").value == 6
+    assert at.slider(key="attn_layer").value == 2 and at.slider(key="head").value == 6
     (heatmap,) = specs(at)
-    assert heatmap["layout"]["title"]["text"] == "Layer 2, head 6"
+    assert heatmap["layout"]["title"]["text"] == "Encoder layer 2, head 6"
     expected = analyze(bundled, text).attentions[2, 6]
     np.testing.assert_allclose(drawn_z(heatmap), expected, atol=1e-7)
     np.testing.assert_allclose(drawn_z(heatmap).sum(axis=1), 1.0, atol=1e-5)
@@ -60,7 +60,7 @@ def test_malformed_link_parameters_warn_and_fall_back(open_page, params, fragmen
     at = open_page(PAGE, text="The cat sat on the mat", **params)
     assert not at.exception
     assert fragment in warnings(at)
-    assert at.slider(key="layer").value == 0 and at.slider(key="head").value == 0
+    assert at.slider(key="attn_layer").value == 0 and at.slider(key="head").value == 0
 
 
 def test_pair_is_marked_on_the_heatmap(open_page, bundled):
@@ -78,7 +78,7 @@ def test_mean_and_rollout_views(open_page, bundled):
     attentions = analyze(bundled, text).attentions
     at = open_page(PAGE, text=text, layer="3", mean="true")
     (heatmap,) = specs(at)
-    assert heatmap["layout"]["title"]["text"] == "Layer 3, mean of 12 heads"
+    assert heatmap["layout"]["title"]["text"] == "Encoder layer 3, mean of 12 heads"
     np.testing.assert_allclose(drawn_z(heatmap), attentions[3].mean(axis=0), atol=1e-6)
     at = open_page(PAGE, text=text, layer="3", view="Rollout")
     (heatmap,) = specs(at)
@@ -92,9 +92,9 @@ def test_find_the_head_selects_the_strongest_head(open_page, bundled):
     stats = head_statistics(*(lambda a: (a.attentions, a.encoding))(analyze(bundled, PAIR["text"], PAIR["b"])))
     layer, head = find_head(stats, "previous")
     at.button(key="find_previous").click().run()
-    assert (at.slider(key="layer").value, at.slider(key="head").value) == (layer, head)
+    assert (at.slider(key="attn_layer").value, at.slider(key="head").value) == (layer, head)
     (heatmap,) = specs(at)  # the heatmap tab opens on the chosen head
-    assert heatmap["layout"]["title"]["text"] == f"Layer {layer}, head {head}"
+    assert heatmap["layout"]["title"]["text"] == f"Encoder layer {layer}, head {head}"
 
 
 def test_statistics_tab_has_a_table_with_csv(open_page):
