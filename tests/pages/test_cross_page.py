@@ -116,3 +116,27 @@ def test_every_route_keeps_shared_values_and_nothing_else(monkeypatch, tiny_pret
     if "b" in shown and target != "next_sentence":
         assert shown["b"] == B
     assert shown == fresh_views[target]  # exactly the page as opened fresh: none of the source's values
+
+
+def test_old_links_open_the_view_they_showed(open_page, bundled):
+    at = open_page("pages/senses.py", bundled.name, layer="4", word="bank", preset="bank")
+    assert at.selectbox(key="senses_layer").value == "4" and at.text_input(key="senses_word").value == "bank"
+    assert "layer" not in at.query_params and at.query_params["senses_layer"] == "4"
+    at = open_page("pages/attention.py", bundled.name, layer="3", tab="Head view")
+    assert at.slider(key="attn_layer").value == 3 and at.query_params["attn_tab"] == "Head view"
+
+
+def test_an_old_name_that_means_nothing_on_the_page_is_dropped_with_a_message(open_page, bundled):
+    at = open_page("pages/tokenizer.py", bundled.name, layer="3")
+    assert not at.exception and "layer" not in at.query_params
+    assert any("`layer` parameter is from an older version" in i.value for i in at.info)
+
+
+def test_a_foreign_session_value_is_reported_and_never_reaches_the_widget(monkeypatch, bundled):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", bundled.name)
+    at = AppTest.from_file(str(ROOT / "pages/attention.py"), default_timeout=APPTEST_TIMEOUT)
+    at.session_state["attn_layer"] = "4"  # a string, as Word senses once left under its name
+    at.run()
+    assert not at.exception and at.slider(key="attn_layer").value == 0
+    assert any("`attn_layer` setting (4)" in w.value for w in at.warning)
