@@ -17,7 +17,6 @@ import plotly.graph_objects as go
 import streamlit as st
 from sklearn.metrics.pairwise import cosine_similarity
 
-from bertlens.analysis import encode
 from bertlens.budgets import Budgets, select_occurrences
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import (
@@ -28,8 +27,6 @@ from bertlens.senses import (
     SenseInputError,
     WordVectors,
     at_layer,
-    embed_word,
-    find_word,
     layer_label,
     layer_options,
     layer_range,
@@ -37,14 +34,13 @@ from bertlens.senses import (
     pairwise_cosines,
     parse_csv,
     parse_lines,
-    project,
     separation,
     separation_by_layer,
     static_vs_contextual,
     word_problem,
 )
-from components import exports
-from components.model import cached_bundle, model_wait
+from components import cache, exports
+from components.cache import Query
 from components.params import bound
 from components.state import warn_bad_param
 from components.text import literal
@@ -185,38 +181,8 @@ def view_controls(num_layers: int) -> tuple[str, str]:
 # ---------------------------------------------------------------- cached results
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def word_vectors(model_name: str, word: str, sentences: tuple[str, ...], references: tuple[str, ...],
-                 max_length: int) -> WordVectors:
-    """The batched forward pass, with a progress bar while it runs (created in here, so a cache hit replays it)."""
-    bar = st.progress(0.0, text=f"Reading {len(sentences)} sentences…")
-    def progress(done: int, total: int) -> None:
-        bar.progress(done / total, text=f"Read {done} of {total} sentences…")
-
-    with model_wait():
-        words = embed_word(cached_bundle(model_name), sentences, word, max_length, progress, references=references)
-    bar.empty()
-    return words
-
-
-@st.cache_data(max_entries=32, show_spinner="Projecting…")
-def projection(model_name: str, word: str, sentences: tuple[str, ...], max_length: int, layer: str, method: str,
-               _words: WordVectors) -> Projection:
-    """Keyed by the primitives that determine ``_words`` (the result of ``word_vectors`` for them)."""
-    return project(at_layer(_words.contextual, layer), method)
-
-
-@st.cache_data(max_entries=4096, show_spinner=False)
-def occurrences_in(model_name: str, sentence: str, word: str, max_length: int) -> int:
-    """How often ``word`` stands as a whole word in the part of ``sentence`` the model reads (cached per sentence)."""
-    if not sentence.strip():
-        return 0
-    encoding = encode(cached_bundle(model_name).tokenizer, sentence, max_length=max_length)
-    return len(find_word(encoding, sentence, word))
-
-
 def sentences_to_read(
-    model_name: str, request: SenseRequest, own_sentence: str, max_length: int, budgets: Budgets
+    query: Query, request: SenseRequest, own_sentence: str, budgets: Budgets
 ) -> tuple[tuple[str, ...], list[str], int] | None:
     """The sentences to read, their labels, and how many are the user's listed ones (the shared
     sentence joins last when it contains the word); None when the budgets leave nothing to read.
@@ -227,9 +193,9 @@ def sentences_to_read(
     sentences = [item.sentence for item in request.items]
     labels = [item.sense or NO_LABEL for item in request.items]
     own = own_sentence.strip()
-    if own and own not in sentences and occurrences_in(model_name, own, request.word, max_length):
+    if own and own not in sentences and cache.occurrences_in(query, own, request.word):
         sentences, labels = [*sentences, own], [*labels, YOUR_SENSE]
-    counts = [occurrences_in(model_name, sentence, request.word, max_length) for sentence in sentences]
+    counts = [cache.occurrences_in(query, sentence, request.word) for sentence in sentences]
     chosen = select_occurrences(counts, budgets.occurrences_per_sentence, budgets.occurrences)
     word = literal(request.word)
     if chosen.over_per_sentence:

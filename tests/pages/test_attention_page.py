@@ -8,7 +8,8 @@ import pytest
 
 from bertlens.analysis import analyze
 from bertlens.attention import find_head, head_statistics, rollout, sentence_b_start, token_labels
-from components.attention_views import TABS, page_payload
+from components.attention_figures import page_payload
+from components.attention_views import TABS
 
 PAGE = "pages/attention.py"
 PAIR = {"text": "I went to the store.", "b": "At the store, I bought fresh strawberries."}
