@@ -194,7 +194,7 @@ def _add_head_picker(fig: go.Figure, x_of, y_of, layers: int, heads: int, select
             mode="markers",
             marker=dict(size=26, symbol="square", color="rgba(0,0,0,0)"),
             customdata=grid,
-            hovertemplate="layer %{customdata[0]}, head %{customdata[1]}<extra>click to select</extra>",
+            hovertemplate="encoder layer %{customdata[0]}, head %{customdata[1]}<extra>click to select</extra>",
             showlegend=False,
         )
     )
@@ -221,7 +221,7 @@ def overview_figure(grid: np.ndarray, size: int, layers: int, heads: int, select
             title="head", side="top", tickvals=[h * step + center for h in range(heads)], ticktext=list(range(heads))
         ),
         yaxis=dict(
-            title="layer",
+            title="encoder layer",
             autorange="reversed",
             scaleanchor="x",
             tickvals=[layer * step + center for layer in range(layers)],
@@ -243,7 +243,7 @@ def statistics_figure(values: np.ndarray, statistic: str, selected: tuple[int, i
             colorscale=COLORS,
             colorbar=dict(title=label),
             texttemplate="%{z:.2f}",
-            hovertemplate=f"layer %{{y}}, head %{{x}}<br>{label}: %{{z:.4f}}<extra></extra>",
+            hovertemplate=f"encoder layer %{{y}}, head %{{x}}<br>{label}: %{{z:.4f}}<extra></extra>",
         )
     )
     _add_head_picker(fig, float, float, layers, heads, selected)
@@ -252,7 +252,7 @@ def statistics_figure(values: np.ndarray, statistic: str, selected: tuple[int, i
         height=int(80 + 40 * layers),
         margin=dict(l=10, r=10, t=50, b=10),
         xaxis=dict(title="head", dtick=1, range=[-0.5, heads - 0.5]),
-        yaxis=dict(title="layer", dtick=1, range=[layers - 0.5, -0.5]),
+        yaxis=dict(title="encoder layer", dtick=1, range=[layers - 0.5, -0.5]),
     )
     return fig
 
@@ -291,17 +291,17 @@ def focus_layers_figure(values: np.ndarray, encoding: Encoding, token: int, targ
                 y=values[:, i],
                 mode="lines+markers",
                 name=labels[target],
-                hovertemplate=f"layer %{{x}}: {labels[token]} → {labels[target]} %{{y:.6f}}<extra></extra>",
+                hovertemplate=f"encoder layer %{{x}}: {labels[token]} → {labels[target]} %{{y:.6f}}<extra></extra>",
             )
             for i, target in enumerate(targets)
         ]
     )
     fig.add_vline(x=layer, line=dict(color="#999", dash="dot"))
     fig.update_layout(
-        title=f"{labels[token]!r} → targets, layer by layer — {title}",
+        title=f"{labels[token]!r} → targets, encoder layer by encoder layer — {title}",
         height=380,
         margin=dict(l=10, r=10, t=50, b=10),
-        xaxis=dict(title="layer", dtick=1),
+        xaxis=dict(title="encoder layer", dtick=1),
         yaxis=dict(title="attention weight", rangemode="tozero"),
     )
     return fig

@@ -51,6 +51,13 @@ from components.params import bound
 from components.state import bound_int_slider, lazy_tabs, set_shared_text, warn_bad_param
 
 TABS = ("Heatmap", "Head view", "All heads", "Head statistics", "Token focus", "Step by step", "Compare", "Mask and see")
+STATISTICS_NOTE = (
+    "Computed live from this model and this one input. Each value is a mean over the text's own tokens as "
+    "queries ([CLS] and [SEP] rows are left out, and so are tokens a statistic does not apply to, e.g. the "
+    "last token for \"to next token\"); entropy is in bits (log base 2). Clark et al. (2019) report such "
+    "statistics averaged over many text segments of a corpus: these describe this input only, so they change "
+    "with the sentence. Click a cell to select that head."
+)
 CAVEAT = (
     "Attention is not explanation: a weight says where a token looks, not why the model decides "
     "(seed 000: *attention ≠ explanation*). Rollout (Abnar & Zuidema, 2020) follows attention "
@@ -200,7 +207,10 @@ def overview_section(page: PageInput, choice: Choice, bundle: ModelBundle) -> No
     caps = bundle.capabilities
     size = thumbnail_size(len(page.encoding), caps.num_layers, caps.num_heads)
     grid = cache.thumbnails(page.query, size)
-    note = "" if size >= len(page.encoding) else f", shrunk to {size}×{size} (block means; rows still sum to 1)"
+    note = "" if size >= len(page.encoding) else (
+        f", shrunk to {size}×{size}: each cell sums a block of keys and averages those sums over a block of "
+        "queries (so each row still sums to 1)"
+    )
     st.caption(f"Raw attention of every head{note}. Click a head to open it in the heatmap.")
     fig = overview_figure(grid, size, caps.num_layers, caps.num_heads, (choice.layer, choice.head))
     chart(fig, "attention-all-heads", key="overview_pick", on_select=partial(_pick_head, "overview_pick"), selection_mode="points")
@@ -208,7 +218,7 @@ def overview_section(page: PageInput, choice: Choice, bundle: ModelBundle) -> No
 
 def statistics_section(page: PageInput, choice: Choice) -> None:
     stats = cache.statistics(page.query)
-    st.caption("Computed live from this model and this input, over the tokens of the text; click a cell to select that head.")
+    st.caption(STATISTICS_NOTE)
     labels = [s.label for s in STATISTICS]
     label = _bound_choice(st.selectbox, "Statistic", labels, "stat", index=labels.index(STATISTIC_BY_KEY["next"].label))
     statistic = next(s.key for s in STATISTICS if s.label == label)
@@ -219,17 +229,27 @@ def statistics_section(page: PageInput, choice: Choice) -> None:
     for pattern in PATTERNS:
         found = find_head(stats, pattern.statistic)
         if found is None:
-            st.button(f"{pattern.name}: needs a sentence pair that repeats a word", disabled=True, key=f"find_{pattern.statistic}")
+            st.button(f"{pattern.name}: {missing_pattern_reason(pattern.statistic, page.text_b)}", disabled=True,
+                      key=f"find_{pattern.statistic}")
             continue
         value = stats[pattern.statistic][found]
         st.button(
-            f"{pattern.name}: layer {found[0]}, head {found[1]} ({STATISTIC_BY_KEY[pattern.statistic].label}: {value:.2f})",
+            f"{pattern.name}: encoder layer {found[0]}, head {found[1]} ({STATISTIC_BY_KEY[pattern.statistic].label}: {value:.2f})",
             key=f"find_{pattern.statistic}",
             on_click=_select_head,
             args=found,
             help=f"For comparison, {pattern.seed_note}.",
         )
     table(statistics_table(stats), "attention-head-statistics", key="stats_table")
+
+
+def missing_pattern_reason(statistic: str, text_b: str) -> str:
+    """Why no head can show a pattern for this input (its statistic has no query to average over)."""
+    if statistic == "other_sentence":
+        return "needs a word that occurs in both sentences" if text_b else "needs a sentence B (a pair)"
+    if statistic == "same_token":
+        return "needs a token that occurs twice in the text"
+    return "no token of this input qualifies"
 
 
 def token_focus_section(page: PageInput, choice: Choice, heads: int) -> None:

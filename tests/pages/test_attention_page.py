@@ -148,3 +148,24 @@ def test_512_tokens_run_and_stay_under_5_mb(open_page, bundled):
         assert "only the first 512 tokens" in warnings(at).lower()
         sent = sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
         assert 0 < sent < FIVE_MB
+
+
+def test_find_the_head_says_truly_why_a_pattern_is_missing(open_page):
+    at = open_page(PAGE, attn_tab="Head statistics", text="A cat sat.")  # one sentence, no token twice
+    labels = {b.key: b.label for b in at.button}
+    assert labels["find_other_sentence"] == "Same word in the other sentence: needs a sentence B (a pair)"
+    assert labels["find_same_token"] == "Same word: needs a token that occurs twice in the text"
+    at = open_page(PAGE, attn_tab="Head statistics", text="A cat sat", b="The dog ran")
+    assert {b.key: b.label for b in at.button}["find_other_sentence"].endswith("needs a word that occurs in both sentences")
+
+
+def test_head_statistics_say_what_they_average_and_in_which_unit(open_page):
+    at = open_page(PAGE, attn_tab="Head statistics", text="The cat sat on the mat")
+    note = " ".join(c.value for c in at.caption)
+    assert "mean over the text's own tokens" in note and "bits (log base 2)" in note and "Clark et al. (2019)" in note
+
+
+def test_thumbnails_say_how_they_were_shrunk(open_page):
+    at = open_page(PAGE, attn_tab="All heads", text=" ".join(["word"] * 60))  # 62 tokens > the thumbnail side
+    note = " ".join(c.value for c in at.caption)
+    assert "block means" not in note and "sums a block of keys and averages those sums over a block of queries" in note
