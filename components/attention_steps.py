@@ -19,6 +19,7 @@ from bertlens.influence import (
     influence_table,
     rank_correlation,
 )
+from bertlens.layers import hidden_state_label
 from bertlens.steps import HeadSteps
 from components.anatomy_views import check_result
 from components import cache
@@ -119,10 +120,9 @@ def head_steps_section(page: PageInput, choice: Choice) -> None:
     steps = cache.steps_of_head(page.query, choice.layer, choice.head, query)
     d = steps.head_size
     st.markdown(
-        f"How **layer {choice.layer}, head {choice.head}** (encoder layer {choice.layer}, numbered from 0) computes the "
-        f"row of **{shown[query]}**, with the real numbers. Its input is every token's vector as it enters the layer "
-        f"(`hidden_states[{choice.layer}]`: "
-        f"{'the embeddings output' if choice.layer == 0 else f'the output of encoder layer {choice.layer - 1}'}). "
+        f"How **encoder layer {choice.layer}, head {choice.head}** (numbered from 0) computes the "
+        f"row of **{shown[query]}**, with the real numbers. Its input is every token's vector as it enters the layer: "
+        f"{hidden_state_label(choice.layer)}, `hidden_states[{choice.layer}]`. "
         f"The head keeps its own {d} of the {d * page.analysis.attentions.shape[1]} dimensions of the query, key and "
         "value projections:\n"
         f"1. query **q** = the head's slice of `W_Q·x + b` for {shown[query]}; a key **k** for every token (`W_K`);\n"
