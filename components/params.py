@@ -77,7 +77,7 @@ SCHEMA: tuple[Param, ...] = (
     Param("focus", "attention", str, "Head view: focused token, as 'position token'", "2 animal"),
     Param("stat", "attention", str, "Head statistics: the statistic", "Entropy (bits)"),
     Param("token", "attention", str, "Token focus: the token, as 'position token'", "2 animal"),
-    Param("targets", "attention", str, "Token focus: targets, as 'position token'", "5 street", multi=True),
+    Param("targets", "attention", str, "Token focus: targets, as 'position token'", "8 street", multi=True),
     Param("step_query", "attention", str, "Step by step: the query token", "2 animal"),
     Param("see_mode", "attention", str, "Mask and see: how each token is hidden", "Delete the token"),
     Param("compare", "attention", str, "Compare: the second sentence", "The cat sat."),
