@@ -28,6 +28,7 @@ from sklearn.metrics import silhouette_score
 from sklearn.metrics.pairwise import cosine_distances, cosine_similarity
 
 from bertlens.analysis import Encoding, encode, model_engine, padded_batch
+from bertlens.layers import hidden_state_label
 from bertlens.models import ModelBundle
 
 SEPARATOR = "|"
@@ -352,8 +353,9 @@ def layer_range(option: str, num_layers: int) -> range:
 def layer_label(option: str, num_layers: int) -> str:
     layers = layer_range(option, num_layers)
     if len(layers) > 1:
-        return f"mean of the last {len(layers)} layers (hidden states {layers[0]}–{layers[-1]})"
-    return "hidden state 0 (embeddings output)" if layers[0] == 0 else f"layer {layers[0]}"
+        return (f"mean of the last {len(layers)} hidden states ({layers[0]}–{layers[-1]}, after encoder layers "
+                f"{layers[0] - 1}–{layers[-1] - 1})")
+    return hidden_state_label(layers[0])
 
 
 def at_layer(contextual: np.ndarray, option: str) -> np.ndarray:

@@ -20,6 +20,7 @@ import pandas as pd
 import torch
 
 from bertlens.analysis import Analysis
+from bertlens.layers import after_layer_label
 from bertlens.mlm import softmax
 from bertlens.models import ModelBundle
 
@@ -116,9 +117,6 @@ def head_steps(bundle: ModelBundle, analysis: Analysis, layer: int, head: int, q
 # --- guesses at every layer ----------------------------------------------------------------------
 
 
-def after_layer_label(row: int) -> str:
-    """The label of ``hidden_states[row]``: the embeddings output, or after encoder layer row − 1."""
-    return "embeddings output" if row == 0 else f"after encoder layer {row - 1}"
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,10 @@ from bertlens.anatomy import (
     NOT_IN_CHECKPOINT,
     EmbeddingParts,
     PoolerCheck,
-    bundle_named_parameters,
-    bundle_parameter_counts,
-    config_summary,
-    embedding_parts,
-    pooler_check,
 )
-from bertlens.positions import PositionEmbeddings, position_embeddings
+from bertlens.positions import PositionEmbeddings
 from components import exports
-from components.model import cached_analysis, cached_bundle
+from components import cache
 from components.state import bound_int_slider
 
 TABS = ("Parameters", "Named parameters", "Embeddings", "Pooler", "Positions")
@@ -31,28 +26,6 @@ COUNT_COLUMN = st.column_config.NumberColumn(format="localized")
 
 
 # --- Cached results --------------------------------------------------------------------------
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def architecture(model_name: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Config summary, parameter counts by component, named parameters."""
-    bundle = cached_bundle(model_name)
-    return config_summary(bundle.model.config), bundle_parameter_counts(bundle), bundle_named_parameters(bundle)
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def embeddings(model_name: str, text: str, text_b: str) -> EmbeddingParts:
-    return embedding_parts(cached_bundle(model_name), cached_analysis(model_name, text, text_b))
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def pooler(model_name: str, text: str, text_b: str) -> PoolerCheck | None:
-    return pooler_check(cached_bundle(model_name), cached_analysis(model_name, text, text_b))
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def positions(model_name: str, count: int) -> PositionEmbeddings:
-    return position_embeddings(cached_bundle(model_name), count)
 
 
 # --- Figures ---------------------------------------------------------------------------------
@@ -141,7 +114,7 @@ def position_chain_figure(view: PositionEmbeddings) -> go.Figure:
 
 
 def architecture_section(model_name: str) -> None:
-    config, counts, named = architecture(model_name)
+    config, counts, named = cache.architecture(cache.query(model_name))
     total = int(counts["parameters"].iloc[-1])
     base = counts.set_index(["part", "component"])["parameters"]
     st.markdown(
@@ -167,7 +140,7 @@ def architecture_section(model_name: str) -> None:
 
 
 def named_parameters_section(model_name: str) -> None:
-    named = architecture(model_name)[2]
+    named = cache.architecture(cache.query(model_name))[2]
     filter_text = st.text_input("Filter the named parameters", key="filter", bind="query-params",
                                 placeholder="e.g. layer.0.attention or LayerNorm")
     shown = named[named["name"].str.contains((filter_text or "").strip(), case=False, regex=False)]
@@ -176,8 +149,8 @@ def named_parameters_section(model_name: str) -> None:
 
 
 def embeddings_section(model_name: str, text: str, text_b: str) -> None:
-    parts = embeddings(model_name, text, text_b)
-    encoding = cached_analysis(model_name, text, text_b).encoding
+    q = cache.query(model_name, text, text_b)
+    parts, encoding = cache.embeddings(q), cache.analysis(q).encoding
     difference = parts.max_abs_difference
     st.markdown(
         "Each token's vector entering layer 0 is **LayerNorm(word + position + token type)**: three table "
@@ -193,7 +166,7 @@ def embeddings_section(model_name: str, text: str, text_b: str) -> None:
 
 
 def pooler_section(model_name: str, text: str, text_b: str) -> None:
-    check = pooler(model_name, text, text_b)
+    check = cache.pooler(cache.query(model_name, text, text_b))
     if check is None:
         st.info("This checkpoint has no pooler weights, so there is no pooler_output to check.")
         return
@@ -214,7 +187,7 @@ def positions_section(model_name: str, max_positions: int) -> None:
     )
     count = bound_int_slider("Show the first N positions", "n_positions", 2, max_positions,
                              default=min(DEFAULT_POSITIONS, max_positions))
-    view = positions(model_name, count)
+    view = cache.positions(cache.query(model_name), count)
     left, right = st.columns(2)
     with left:
         exports.chart(position_cosine_figure(view), f"position-cosine-{count}", key="position_cosine")

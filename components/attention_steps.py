@@ -14,34 +14,24 @@ from bertlens.attention import matching_preset, token_labels
 from bertlens.influence import (
     EFFECT_LABELS,
     TOKEN_BUDGET,
-    Influence,
     Mode,
     attention_received,
     influence_table,
-    mask_and_see,
     rank_correlation,
 )
-from bertlens.steps import HeadSteps, head_steps
+from bertlens.layers import hidden_state_label
+from bertlens.steps import HeadSteps
 from components.anatomy_views import check_result
-from components.attention_views import ACCENT, Choice, PageInput, _bound_choice, _token_picker, default_focus, matrices
+from components import cache
+from components.attention_figures import ACCENT, Choice, default_focus
+from components.attention_views import PageInput, _bound_choice, _token_picker, matrices
 from components.exports import chart, csv_download, table
-from components.model import cached_analysis, cached_bundle
 from components.text import literal
 
 MODES: dict[str, Mode] = {"Replace with [MASK]": "mask", "Delete the token": "delete"}
 
 
 # --- cached results ------------------------------------------------------------------------------
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def cached_head_steps(model_name: str, text: str, text_b: str, layer: int, head: int, query: int) -> HeadSteps:
-    return head_steps(cached_bundle(model_name), cached_analysis(model_name, text, text_b), layer, head, query)
-
-
-@st.cache_data(max_entries=16, show_spinner="Masking each token and running the model on every variant…")
-def cached_influence(model_name: str, text: str, text_b: str, mode: Mode) -> Influence:
-    return mask_and_see(cached_bundle(model_name), cached_analysis(model_name, text, text_b), mode)
 
 
 # --- figures -------------------------------------------------------------------------------------
@@ -127,13 +117,12 @@ def head_steps_section(page: PageInput, choice: Choice) -> None:
     matrix = page.analysis.attentions[choice.layer, choice.head]
     focus, _ = default_focus(encoding, matching_preset(page.text, page.text_b), matrix)
     query = _token_picker(st.selectbox, "Query token (the heatmap row to follow)", encoding, "step_query", focus)
-    steps = cached_head_steps(page.model_name, page.text, page.text_b, choice.layer, choice.head, query)
+    steps = cache.steps_of_head(page.query, choice.layer, choice.head, query)
     d = steps.head_size
     st.markdown(
-        f"How **layer {choice.layer}, head {choice.head}** (encoder layer {choice.layer}, numbered from 0) computes the "
-        f"row of **{shown[query]}**, with the real numbers. Its input is every token's vector as it enters the layer "
-        f"(`hidden_states[{choice.layer}]`: "
-        f"{'the embeddings output' if choice.layer == 0 else f'the output of encoder layer {choice.layer - 1}'}). "
+        f"How **encoder layer {choice.layer}, head {choice.head}** (numbered from 0) computes the "
+        f"row of **{shown[query]}**, with the real numbers. Its input is every token's vector as it enters the layer: "
+        f"{hidden_state_label(choice.layer)}, `hidden_states[{choice.layer}]`. "
         f"The head keeps its own {d} of the {d * page.analysis.attentions.shape[1]} dimensions of the query, key and "
         "value projections:\n"
         f"1. query **q** = the head's slice of `W_Q·x + b` for {shown[query]}; a key **k** for every token (`W_K`);\n"
@@ -159,7 +148,7 @@ def head_steps_section(page: PageInput, choice: Choice) -> None:
 def mask_and_see_section(page: PageInput, choice: Choice, heads: int) -> None:
     encoding = page.encoding
     mode_label = _bound_choice(st.radio, "Hide each token by", list(MODES), "see_mode", horizontal=True)
-    influence = cached_influence(page.model_name, page.text, page.text_b, MODES[mode_label])
+    influence = cache.influence(page.query, MODES[mode_label])
     labels = [literal(label) for label in token_labels(encoding)]  # for Markdown; the figure escapes its own
     if influence.measure == "guess":
         watched = f"BERT's guesses at the {labels[influence.observer]} token"

@@ -24,9 +24,11 @@ from bertlens.compare import (
     paired,
     unaligned_note,
 )
-from components.attention_views import Choice, PageInput, _token_picker, default_focus, matrices, matrix_figure
+from components import cache
+from components.attention_figures import Choice, default_focus, matrix_figure
+from components.attention_views import PageInput, _token_picker, matrices
 from components.exports import chart, csv_download, table
-from components.model import cached_analysis, cached_bundle
+from components.model import cached_bundle
 from components.text import literal
 
 FIRST, SECOND = "#1f77b4", "#ff7f0e"
@@ -100,7 +102,8 @@ def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> No
     if not second_text.strip():
         st.info("Type a second sentence to compare with the first.")
         return
-    second = PageInput(page.model_name, second_text, page.text_b, cached_analysis(page.model_name, second_text, page.text_b))
+    second_query = page.query.with_text(second_text)
+    second = PageInput(second_query, cache.analysis(second_query))
     tokens_a, tokens_b = page.encoding.tokens, second.encoding.tokens
     first_matrix, second_matrix = (matrices(p, choice)[choice.layer] for p in (page, second))
     title = choice.title(heads)
@@ -160,7 +163,7 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
     if missing:
         st.info(missing)
         return
-    second = cached_analysis(model_name, second_text)
+    second = cache.cached_analysis(model_name, second_text)
     if len(second.mask_positions) < mask_number:
         st.info(f"The second sentence has {len(second.mask_positions)} [MASK] token(s) the model sees; "
                 f"mask {mask_number} is compared only when both sentences have it.")

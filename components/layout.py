@@ -11,11 +11,15 @@ from streamlit.runtime.pages_manager import PagesManager
 from bertlens.analysis import Encoding, input_problem
 from bertlens.models import ModelBundle
 from components.model import active_bundle, fallback_banner
+from components.params import read_link
 from components.text import code_span
 
 
 def run_inside_app() -> None:
     """Make a shared link open the page inside ``app.py`` (sidebar, wide layout) on a fresh server.
+
+    The one place that touches Streamlit internals: 1.67 offers no setting to keep ``pages/`` without its
+    old folder mode (see tests/test_pages_mode.py), and this is what ``st.navigation`` itself does.
 
     Until some session has run ``app.py``'s ``st.navigation``, Streamlit treats the ``pages/``
     folder as an old-style multipage app and runs a deep-linked page file directly. Switching
@@ -26,9 +30,14 @@ def run_inside_app() -> None:
         st.rerun()
 
 
-def page_header(title: str, intro: str) -> ModelBundle:
-    """Title, one-line intro, the active model (loading it if needed) and any fallback banner."""
+def page_header(title: str, intro: str, page: str) -> ModelBundle:
+    """Title, one-line intro, the active model (loading it if needed) and any fallback banner.
+
+    ``page`` is the page's scope in ``components.params`` (its file stem): a link's old parameter names
+    are read as that page's parameters.
+    """
     run_inside_app()
+    read_link(page)
     st.title(title)
     st.caption(intro)
     bundle = active_bundle()

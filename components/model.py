@@ -15,7 +15,6 @@ from typing import Any, Iterator, Mapping
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx, in_cached_function
 
-from bertlens.analysis import Analysis, analysis_key, analyze, max_tokens, model_engine
 from bertlens.engine import RequestTimeout, reporting_waits
 from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, ModelBundle, load_with_fallback, needs_download
 from bertlens.serving import freeze_long_lived_objects
@@ -50,8 +49,8 @@ def cached_bundle(name: str) -> ModelBundle:
 def retry_load(name: str, min_interval: float) -> float:
     """Forget ``name``'s failed load so the next run tries again; 0.0 when done, else seconds to wait.
 
-    Only ``name``'s own entry is dropped: every derived result is keyed by the model actually loaded,
-    so the bundled encoder's results stay valid for everybody. One attempt at a time per model, and
+    Only ``name``'s own entries are dropped (``forget_model``: its bundle and its results): every derived
+    result is keyed by the model actually loaded, so the bundled encoder's results stay valid for everybody. One attempt at a time per model, and
     none sooner than ``min_interval`` seconds after the last one ended: thirty students clicking
     Retry together start one load (clearing again mid-load would discard it and start another).
     """
@@ -63,19 +62,10 @@ def retry_load(name: str, min_interval: float) -> float:
         if wait > 0:
             return wait
         del _load_finished[name]  # under way until cached_bundle has loaded it again
-    cached_bundle.clear(name)
+    from components.cache import forget_model  # here: components.cache imports this module
+
+    forget_model(name)
     return 0.0
-
-
-def cached_analysis(model_name: str, text: str, text_b: str = "") -> Analysis:
-    """The one forward pass for (model, input), under the deployment's token cap."""
-    token_cap = settings().token_cap
-    with model_wait():
-        bundle = cached_bundle(model_name)
-        # The same request already under way (another session's, or the warm-up's) is waited for here,
-        # where the wait is shown; inside the cache Streamlit would hold this session silently on its lock.
-        model_engine(bundle).await_pending(analysis_key(text, text_b or None, max_tokens(bundle, token_cap)))
-        return _cached_analysis(model_name, text, text_b, token_cap)
 
 
 # --- waiting for the model ---------------------------------------------------------------------
@@ -143,13 +133,6 @@ def model_wait() -> Iterator[None]:
             notice.clear()
         raise
     notice.clear()
-
-
-@st.cache_resource(show_spinner=False, max_entries=8, ttl=3600)
-def _cached_analysis(model_name: str, text: str, text_b: str, token_cap: int | None) -> Analysis:
-    """``cache_resource`` rather than ``cache_data``: at 512 tokens the attentions alone are
-    150 MB, which ``cache_data`` would copy (pickle) on every rerun. The arrays are read-only."""
-    return analyze(cached_bundle(model_name), text, text_b or None, token_cap)
 
 
 def settings() -> Settings:

@@ -13,9 +13,10 @@ import numpy as np
 
 from bertlens import mlm, nsp
 from bertlens.models import ModelBundle
-from bertlens.steps import LayerGuesses, layer_guesses
+from bertlens.steps import LayerGuesses
 from components.exports import chart, table
-from components.model import cached_analysis, cached_bundle, model_wait, settings
+from components import cache
+from components.model import settings
 from components.state import set_shared_text
 from components.text import code_span, literal
 
@@ -29,49 +30,12 @@ PROBABILITY = st.column_config.NumberColumn(format="%.4g")
 # ---- cached derived results (keyed by primitives) ----
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def mask_guesses(model_name: str, text: str, k: int) -> list[mlm.MaskGuesses]:
-    return mlm.top_k_guesses(cached_analysis(model_name, text), cached_bundle(model_name).tokenizer, k)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def true_word(model_name: str, text: str, word: str, mask_number: int) -> mlm.TrueWordCheck | str:
-    """The check, or why the word cannot be checked."""
-    tokenizer = cached_bundle(model_name).tokenizer
-    problem = mlm.true_word_problem(tokenizer, word)
-    return problem or mlm.check_true_word(cached_analysis(model_name, text), tokenizer, word, mask_number)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def guesses_by_layer(model_name: str, text: str, k: int, mask_number: int, word: str) -> LayerGuesses:
-    """The MLM head on the mask's hidden state after every layer; ``word`` (may be empty) is tracked too."""
-    bundle = cached_bundle(model_name)
-    tokenizer = bundle.tokenizer
-    true_id = None
-    if word.strip() and mlm.true_word_problem(tokenizer, word) is None:
-        true_id = int(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(word.strip())[0]))
-    return layer_guesses(bundle, cached_analysis(model_name, text), k, mask_number, true_id)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _ranking(model_name: str, sentence_a: str, candidates: tuple[str, ...], token_cap: int | None) -> pd.DataFrame:
-    with model_wait():
-        return nsp.rank_candidates(cached_bundle(model_name), sentence_a, list(candidates), token_cap)
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def _evaluation(model_name: str, rows: tuple[tuple, ...], token_cap: int | None) -> nsp.Evaluation | None:
-    pairs = pd.DataFrame(list(rows), columns=["sentence_a", "sentence_b", "is_next"])
-    with model_wait():
-        return nsp.evaluate_pairs(cached_bundle(model_name), pairs, token_cap)
-
-
 def ranking(model_name: str, sentence_a: str, candidates: list[str]) -> pd.DataFrame:
     """Candidate Bs ranked by P(IsNext): at most the candidates budget (the rest named in a warning)."""
     budgets = settings().budgets
     if over := budgets.first_only("candidates", len(candidates), "candidate sentences B", "scored"):
         st.warning(over)
-    return _ranking(model_name, sentence_a, tuple(candidates[: budgets.candidates]), budgets.tokens)
+    return cache.ranking(cache.query(model_name, sentence_a), tuple(candidates[: budgets.candidates]))
 
 
 def evaluation(model_name: str, rows: list[tuple]) -> nsp.Evaluation | None:
@@ -79,7 +43,7 @@ def evaluation(model_name: str, rows: list[tuple]) -> nsp.Evaluation | None:
     budgets = settings().budgets
     if over := budgets.first_only("eval_rows", len(rows), "rows", "scored"):
         st.warning(over)
-    return _evaluation(model_name, tuple(rows[: budgets.eval_rows]), budgets.tokens)
+    return cache.evaluation(cache.query(model_name), tuple(rows[: budgets.eval_rows]))
 
 
 # ---- the missing-head explanation ----

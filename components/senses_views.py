@@ -17,7 +17,6 @@ import plotly.graph_objects as go
 import streamlit as st
 from sklearn.metrics.pairwise import cosine_similarity
 
-from bertlens.analysis import encode
 from bertlens.budgets import Budgets, select_occurrences
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import (
@@ -28,8 +27,6 @@ from bertlens.senses import (
     SenseInputError,
     WordVectors,
     at_layer,
-    embed_word,
-    find_word,
     layer_label,
     layer_options,
     layer_range,
@@ -37,14 +34,14 @@ from bertlens.senses import (
     pairwise_cosines,
     parse_csv,
     parse_lines,
-    project,
     separation,
     separation_by_layer,
     static_vs_contextual,
     word_problem,
 )
-from components import exports
-from components.model import cached_bundle, model_wait
+from components import cache, exports
+from components.cache import Query
+from components.params import bound
 from components.state import warn_bad_param
 from components.text import literal
 
@@ -74,7 +71,7 @@ class SenseRequest:
 def _seed_from_preset(name: str, only_unset: bool = False) -> None:
     """Set the word and reference words to the preset's (when switching preset, or on first load)."""
     preset = PRESETS.get(name, PRESETS["field"])
-    for key, value in (("word", preset.word), ("refs", ", ".join(preset.references))):
+    for key, value in (("senses_word", preset.word), ("refs", ", ".join(preset.references))):
         if not only_unset or (key not in st.session_state and key not in st.query_params):
             st.session_state[key] = value
 
@@ -91,8 +88,7 @@ def _preset_items() -> tuple[LabelledSentence, ...]:
 
 def _pasted_items() -> tuple[LabelledSentence, ...] | None:
     default = "\n".join(f"{s.sentence} | {s.sense}" for s in PRESETS["field"].sentences)
-    text = st.text_area("One sentence per line: `sentence | sense` (the sense is optional)", default, key="lines",
-                        bind="query-params", height=200)
+    text = st.text_area("One sentence per line: `sentence | sense` (the sense is optional)", default, **bound("senses_lines"), height=200)
     try:
         return tuple(parse_lines(text))
     except SenseInputError as error:
@@ -122,7 +118,7 @@ def sentence_input(budgets: Budgets) -> SenseRequest | None:
     items = {"Preset": _preset_items, "Paste lines": _pasted_items, "Upload CSV": _uploaded_items}[source]()
     _seed_from_preset(st.session_state.get("preset") or st.query_params.get("preset", ""), only_unset=True)
     left, right = st.columns(2)
-    word = left.text_input("Word to follow", key="word", bind="query-params", max_chars=200).strip()
+    word = left.text_input("Word to follow", **bound("senses_word"), max_chars=200).strip()
     refs = right.text_input("Reference words, read on their own (comma-separated)", key="refs", bind="query-params")
     if items is None:
         return None
@@ -163,19 +159,18 @@ def _numbers(names: list) -> str:
 def view_controls(num_layers: int) -> tuple[str, str]:
     """The layer option (URL ``layer``: 0 … last, or ``lastK``) and the projection (URL ``projection``)."""
     options = layer_options(num_layers)
-    warn_bad_param("layer", lambda raw: raw in options,
+    warn_bad_param("senses_layer", lambda raw: raw in options,
                    f"a layer from 0 to {num_layers} or one of {', '.join(o for o in options if o.startswith('last'))}")
     warn_bad_param("projection", lambda raw: raw in PROJECTIONS, f"one of {', '.join(PROJECTIONS)}")
-    current = st.session_state.get("layer")
-    if current is not None and str(current) not in options:  # e.g. after switching to a smaller model
-        st.session_state["layer"] = options[num_layers]
-    elif isinstance(current, int):  # another page's layer slider, same URL parameter
-        st.session_state["layer"] = str(current)
+    if st.session_state.get("senses_layer", options[0]) not in options:  # e.g. after switching to a smaller model
+        st.session_state["senses_layer"] = options[num_layers]
     left, right = st.columns(2)
+    fresh = {} if "senses_layer" in st.session_state else {"index": num_layers}  # never a default beside a set value
     layer = left.selectbox(
-        "Layer", options, index=num_layers, key="layer", bind="query-params",
-        help="0 = the embeddings output (before any attention). lastK = the mean of the last K layers, "
-        "a common choice for word vectors (seed notebook 001 uses the last four).",
+        "Hidden state", options, **fresh, **bound("senses_layer"),
+        help="0 = the embeddings output (before any attention); h = the output of encoder layer h − 1 "
+        "(encoder layers are numbered from 0, as on the Attention page). lastK = the mean of the last K "
+        "hidden states, a common choice for word vectors (seed notebook 001 uses the last four).",
     )
     projection = right.radio("Projection", PROJECTIONS, key="projection", bind="query-params", horizontal=True,
                              help="PCA keeps the directions of largest variance; MDS keeps cosine distances.")
@@ -186,38 +181,8 @@ def view_controls(num_layers: int) -> tuple[str, str]:
 # ---------------------------------------------------------------- cached results
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def word_vectors(model_name: str, word: str, sentences: tuple[str, ...], references: tuple[str, ...],
-                 max_length: int) -> WordVectors:
-    """The batched forward pass, with a progress bar while it runs (created in here, so a cache hit replays it)."""
-    bar = st.progress(0.0, text=f"Reading {len(sentences)} sentences…")
-    def progress(done: int, total: int) -> None:
-        bar.progress(done / total, text=f"Read {done} of {total} sentences…")
-
-    with model_wait():
-        words = embed_word(cached_bundle(model_name), sentences, word, max_length, progress, references=references)
-    bar.empty()
-    return words
-
-
-@st.cache_data(max_entries=32, show_spinner="Projecting…")
-def projection(model_name: str, word: str, sentences: tuple[str, ...], max_length: int, layer: str, method: str,
-               _words: WordVectors) -> Projection:
-    """Keyed by the primitives that determine ``_words`` (the result of ``word_vectors`` for them)."""
-    return project(at_layer(_words.contextual, layer), method)
-
-
-@st.cache_data(max_entries=4096, show_spinner=False)
-def occurrences_in(model_name: str, sentence: str, word: str, max_length: int) -> int:
-    """How often ``word`` stands as a whole word in the part of ``sentence`` the model reads (cached per sentence)."""
-    if not sentence.strip():
-        return 0
-    encoding = encode(cached_bundle(model_name).tokenizer, sentence, max_length=max_length)
-    return len(find_word(encoding, sentence, word))
-
-
 def sentences_to_read(
-    model_name: str, request: SenseRequest, own_sentence: str, max_length: int, budgets: Budgets
+    query: Query, request: SenseRequest, own_sentence: str, budgets: Budgets
 ) -> tuple[tuple[str, ...], list[str], int] | None:
     """The sentences to read, their labels, and how many are the user's listed ones (the shared
     sentence joins last when it contains the word); None when the budgets leave nothing to read.
@@ -228,9 +193,9 @@ def sentences_to_read(
     sentences = [item.sentence for item in request.items]
     labels = [item.sense or NO_LABEL for item in request.items]
     own = own_sentence.strip()
-    if own and own not in sentences and occurrences_in(model_name, own, request.word, max_length):
+    if own and own not in sentences and cache.occurrences_in(query, own, request.word):
         sentences, labels = [*sentences, own], [*labels, YOUR_SENSE]
-    counts = [occurrences_in(model_name, sentence, request.word, max_length) for sentence in sentences]
+    counts = [cache.occurrences_in(query, sentence, request.word) for sentence in sentences]
     chosen = select_occurrences(counts, budgets.occurrences_per_sentence, budgets.occurrences)
     word = literal(request.word)
     if chosen.over_per_sentence:
@@ -363,9 +328,9 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str) ->
     chosen = layer_range(layer, words.num_layers)
     fig.add_vrect(x0=chosen[0] - 0.3, x1=chosen[-1] + 0.3, fillcolor="orange", opacity=0.2, line_width=0)
     fig.update_layout(
-        xaxis=dict(title="hidden state (0 = embeddings output)", dtick=1),
+        xaxis=dict(title="hidden state (0 = embeddings output; h = after encoder layer h − 1)", dtick=1),
         yaxis_title="silhouette (cosine)",
-        title="How well the sense labels separate, layer by layer",
+        title="How well the sense labels separate, hidden state by hidden state",
         height=380,
     )
     exports.chart(fig, f"senses-{words.word}-separation", key="senses-separation")

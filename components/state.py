@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 
 import streamlit as st
 
+from components.params import declared, drop_foreign, link_name
 from components.text import literal
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
@@ -20,9 +21,11 @@ TEXT_HEIGHT = 100
 
 def warn_bad_param(param: str, valid: Callable[[str], bool], expected: str) -> None:
     """Warn about a malformed URL parameter (before its bound widget drops it)."""
+    declared(param)
     raw = st.query_params.get(param)
     if raw is not None and raw != "" and not valid(raw):
-        st.warning(f"The link's `{param}` parameter ({literal(raw[:80])}) is not {expected}; using the default.")
+        shown, note = link_name(param)
+        st.warning(f"The link's `{shown}` parameter ({literal(raw[:80])}) is not {expected}; using the default.{note}")
 
 
 def int_in_range(lo: int, hi: int) -> Callable[[str], bool]:
@@ -49,6 +52,7 @@ def bound_int_slider(label: str, key: str, lo: int, hi: int, default: int = 0, *
     value is read strictly once, kept in session state, and written back to the URL.
     """
     default = min(max(default, lo), hi)
+    drop_foreign(key)  # e.g. a string another page left under this name
     if key not in st.session_state:
         valid = int_in_range(lo, hi)
         warn_bad_param(key, valid, f"a whole number from {lo} to {hi}")
@@ -70,6 +74,9 @@ def lazy_tabs(labels: Sequence[str], key: str) -> list:
     sends (and the browser renders) only what the student is looking at.
     """
     warn_bad_param(key, lambda raw: raw in labels, "one of: " + ", ".join(labels))
+    drop_foreign(key)
+    if st.session_state.get(key) not in (None, *labels):  # e.g. an old link's value, adopted unchecked
+        del st.session_state[key]
     return st.tabs(list(labels), key=key, bind="query-params")
 
 
@@ -96,6 +103,7 @@ def shared_text(
     then falls back to its default. What the user typed (or a link brought) is kept in session
     state; until then each page shows its own default. The URL carries every non-default value.
     """
+    declared(key)
     remembered = f"_shared_{key}"
     if remembered not in st.session_state and key in st.query_params:
         st.session_state[remembered] = st.query_params[key]

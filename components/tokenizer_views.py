@@ -3,37 +3,22 @@
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from bertlens.analysis import Encoding, encode, max_tokens
 from bertlens.budgets import Budgets
 from bertlens.tokenization import (
     SEED_BATCH,
     STRATEGIES,
     PaddedBatch,
-    TokenCounts,
-    VocabularyFacts,
-    WordLookup,
     batch_lines,
-    case_variants,
-    look_up,
-    mask_effect,
-    pad_batch,
-    padding_comparison,
-    round_trip,
-    split_words,
-    token_counts,
-    token_table,
-    vocabulary_facts,
 )
-from components import exports
+from components import cache, exports
 from components.layout import truncation_notice
-from components.model import cached_bundle, model_wait, settings
+from components.model import cached_bundle, settings
 from components.state import bound_int_slider, warn_bad_param
 from components.text import literal
 
@@ -44,52 +29,6 @@ INT_COLUMN = st.column_config.NumberColumn(format="%d")
 TOKEN_ORDER = ("position", "token", "split word", "id", "word", "word index", "sentence", "continuation (##)", "special",
                "token_type_ids", "attention_mask")
 TOKEN_COLUMNS = {name: INT_COLUMN for name in ("position", "id", "word index", "token_type_ids", "attention_mask")}
-
-
-# --- Cached results --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TokenView:
-    encoding: Encoding
-    table: pd.DataFrame
-    split: pd.DataFrame
-    counts: TokenCounts
-    decoded: tuple[str, str]  # with and without the special tokens
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def token_view(model_name: str, text: str, text_b: str, max_length: int) -> TokenView:
-    tokenizer = cached_bundle(model_name).tokenizer
-    encoding = encode(tokenizer, text, text_b or None, max_length)
-    table = token_table(encoding, text, text_b or None)
-    counts = token_counts(table, tokenizer.unk_token)
-    return TokenView(encoding, table, split_words(table), counts, round_trip(tokenizer, encoding))
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def vocabulary(model_name: str) -> VocabularyFacts:
-    return vocabulary_facts(cached_bundle(model_name).tokenizer)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def word_lookup(model_name: str, word: str) -> tuple[WordLookup, pd.DataFrame]:
-    tokenizer = cached_bundle(model_name).tokenizer
-    return look_up(tokenizer, word), case_variants(tokenizer, word)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def padding_lab(model_name: str, lines: tuple[str, ...], strategy: str, max_length: int, truncation: bool):
-    tokenizer = cached_bundle(model_name).tokenizer
-    batch = pad_batch(tokenizer, lines, strategy, max_length, truncation)
-    return batch, padding_comparison(tokenizer, lines, max_length, truncation)
-
-
-@st.cache_data(max_entries=16, show_spinner="Running the batch with and without the mask…")
-def mask_distances(model_name: str, lines: tuple[str, ...], strategy: str, max_length: int) -> pd.DataFrame:
-    bundle = cached_bundle(model_name)
-    with model_wait():
-        return mask_effect(bundle, pad_batch(bundle.tokenizer, lines, strategy, max_length, truncation=True))
 
 
 # --- Figures ---------------------------------------------------------------------------------
@@ -132,7 +71,7 @@ def padding_bars(comparison: pd.DataFrame) -> go.Figure:
 
 
 def token_section(model_name: str, text: str, text_b: str) -> None:
-    view = token_view(model_name, text, text_b, max_tokens(cached_bundle(model_name), settings().budgets.tokens))
+    view = cache.token_view(cache.query(model_name, text, text_b))
     truncation_notice(view.encoding)
     counts = view.counts
     cols = st.columns(4)
@@ -162,7 +101,7 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
 
 
 def vocabulary_section(model_name: str) -> None:
-    facts = vocabulary(model_name)
+    facts = cache.vocabulary(cache.query(model_name))
     cols = st.columns(3)
     cols[0].metric("Vocabulary size", f"{facts.size:,}")
     cols[1].metric("Special tokens", len(facts.special))
@@ -181,7 +120,7 @@ def vocabulary_section(model_name: str) -> None:
     if not (word or "").strip():
         st.info("Type a word to look it up.")
         return
-    found, variants = word_lookup(model_name, word)
+    found, variants = cache.word_lookup(cache.query(model_name), word)
     shown = literal(found.word)
     if found.in_vocab:
         st.success(f"{shown} is in the vocabulary as {literal(found.normalized)} (id {found.ids[0]}).")
@@ -227,7 +166,7 @@ def padding_section(model_name: str) -> None:
     if not lines:
         st.info("Type at least one sentence (one per line) to build a batch.")
         return
-    batch, comparison = padding_lab(model_name, tuple(lines), strategy, max_length, truncation)
+    batch, comparison = cache.padding_lab(cache.query(model_name), tuple(lines), strategy, max_length, truncation)
     too_long = [i for i, row in enumerate(batch.input_ids) if len(row) > max_positions]
     if too_long:
         st.warning(f"Sentence(s) {', '.join(map(str, too_long))} are longer than the model's {max_positions} "
@@ -261,7 +200,7 @@ def mask_section(model_name: str, lines: list[str], strategy: str, max_length: i
     if strategy == "none":
         st.caption("Without padding there is no batch tensor; this demo pads to the longest sentence.")
         strategy = "longest"
-    distances = mask_distances(model_name, tuple(lines), strategy, min(max_length, max_positions))
+    distances = cache.mask_distances(cache.query(model_name), tuple(lines), strategy, min(max_length, max_positions))
     exports.table(distances, "attention-mask-effect", key="mask_effect",
                   column_config={"[CLS] L2 distance": st.column_config.NumberColumn(format="%.6f")})
     fig = go.Figure(go.Bar(x=np.arange(len(distances)), y=distances["[CLS] L2 distance"],

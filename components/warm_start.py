@@ -17,15 +17,15 @@ from typing import Callable
 
 from streamlit.runtime import Runtime
 
-from bertlens.analysis import max_tokens
 from bertlens.attention import PRESETS as ATTENTION_PRESETS
 from bertlens.engine import background_priority
 from bertlens.serving import freeze_long_lived_objects
 from bertlens.mlm import mask_span, word_spans
 from bertlens.nsp import DEFAULT_A, DEFAULT_B, DEFAULT_CANDIDATES, DEFAULT_PAIRS, candidate_lines
 from bertlens.sense_presets import PRESETS as SENSE_PRESETS
-from components import anatomy_views, prediction_views, senses_views, tokenizer_views
-from components.model import cached_analysis, cached_bundle, settings
+from components import cache, prediction_views
+from components.cache import query
+from components.model import cached_bundle, settings
 from components.state import DEFAULT_TEXT
 
 DEFAULT_K = 10  # the fill-mask page's top-k
@@ -49,31 +49,30 @@ logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").add
 
 def preset_requests(model_name: str) -> list[Callable[[], object]]:
     """Each page's first view, as the page itself asks for it (same cached function, same arguments)."""
-    bundle = cached_bundle(model_name)
-    caps = bundle.capabilities
-    max_length = max_tokens(bundle, settings().budgets.tokens)
+    caps = cached_bundle(model_name).capabilities
+    first = query(model_name, DEFAULT_TEXT)
     requests: list[Callable[[], object]] = [
-        lambda: tokenizer_views.token_view(model_name, DEFAULT_TEXT, "", max_length),
-        lambda: cached_analysis(model_name, DEFAULT_TEXT),
-        lambda: anatomy_views.embeddings(model_name, DEFAULT_TEXT, ""),
-        lambda: anatomy_views.pooler(model_name, DEFAULT_TEXT, ""),
+        lambda: cache.token_view(first),
+        lambda: cache.analysis(first),
+        lambda: cache.embeddings(first),
+        lambda: cache.pooler(first),
     ]
-    requests += [lambda p=p: cached_analysis(model_name, p.text, p.text_b) for p in ATTENTION_PRESETS]
+    requests += [lambda p=p: cache.analysis(query(model_name, p.text, p.text_b)) for p in ATTENTION_PRESETS]
     if caps.has_mlm_head:
         masked = mask_span(DEFAULT_TEXT, word_spans(DEFAULT_TEXT)[0])  # the "Mask this word" default
         examples = [masked, *(p.text for p in ATTENTION_PRESETS if "[MASK]" in p.text and not p.text_b)]
-        requests += [lambda text=text: prediction_views.mask_guesses(model_name, text, DEFAULT_K) for text in examples]
+        requests += [lambda text=text: cache.mask_guesses(query(model_name, text), DEFAULT_K) for text in examples]
     if caps.has_nsp_head and caps.has_pooler:
         pairs = list(map(tuple, DEFAULT_PAIRS.itertuples(index=False)))
         requests += [
-            lambda: cached_analysis(model_name, DEFAULT_A, DEFAULT_B),
+            lambda: cache.analysis(query(model_name, DEFAULT_A, DEFAULT_B)),
             lambda: prediction_views.ranking(model_name, DEFAULT_A, candidate_lines(DEFAULT_CANDIDATES)),
             lambda: prediction_views.evaluation(model_name, pairs),
         ]
     preset = SENSE_PRESETS[DEFAULT_SENSE_PRESET]
     sentences = tuple(item.sentence for item in preset.sentences)[: settings().sentence_cap]
     requests.append(
-        lambda: senses_views.word_vectors(model_name, preset.word, sentences, preset.references[:10], max_length)
+        lambda: cache.word_vectors(query(model_name), preset.word, sentences, preset.references[:10])
     )
     return requests
 

@@ -9,12 +9,14 @@ from components import attention_steps as steps
 from components import attention_views as views
 from components import compare_views as compare
 from components.layout import page_header, require_text, truncation_notice
-from components.model import cached_analysis
+from components import cache
 from components.state import sentence_b, shared_text
 
 bundle = page_header(
     "Attention",
-    "Every layer and head: who attends to whom. Layers and heads are numbered from 0, as in bertviz.",
+    "Every layer and head: who attends to whom. Encoder layers and heads are numbered from 0, as in bertviz; "
+    "encoder layer L writes hidden state L + 1 (the numbering of Word senses and Fill-mask).",
+    page="attention",
 )
 views.preset_buttons()
 text = shared_text()
@@ -23,9 +25,10 @@ text_b = sentence_b("Sentence B (optional: makes a pair, as in BERT's pre-traini
 if require_text(text):
     model_name = bundle.name  # the model actually loaded keys every cached result
     with st.spinner("Running the model…"):
-        analysis = cached_analysis(model_name, text, text_b)
+        query = cache.query(model_name, text, text_b)  # keys every cached result of this run
+        analysis = cache.analysis(query)
     truncation_notice(analysis.encoding)
-    page = views.PageInput(model_name, text, text_b, analysis)
+    page = views.PageInput(query, analysis)
     heads = bundle.capabilities.num_heads
 
     choice = views.controls(bundle)

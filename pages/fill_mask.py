@@ -7,12 +7,13 @@ from bertlens.mlm import MAX_K, mask_notices, missing_mask_message
 from components import compare_views
 from components import prediction_views as views
 from components.layout import page_header, require_text, truncation_notice
-from components.model import cached_analysis
+from components import cache
 from components.state import bound_int_slider, int_in_range, keep_in_range, lazy_tabs, shared_text, warn_bad_param
 
 bundle = page_header(
     "Fill-mask",
     "Masked language modelling, BERT's first pre-training task: hide a word behind [MASK] and let BERT guess it.",
+    page="fill_mask",
 )
 text = shared_text(help="Put [MASK] (in capitals) where BERT should guess a word; several masks are allowed.")
 if not views.has_head(bundle, "fill-mask"):
@@ -30,7 +31,8 @@ if missing:
     st.stop()  # no forward pass until there is something to predict
 
 model_name = bundle.name  # the model actually loaded keys every cached result
-analysis = cached_analysis(model_name, text)
+query = cache.query(model_name, text)  # keys every cached result of this run
+analysis = cache.analysis(query)
 truncation_notice(analysis.encoding)
 for note in mask_notices(text, analysis):
     st.warning(note)
@@ -38,7 +40,7 @@ if not analysis.mask_positions:
     st.stop()  # every mask is beyond the cut (said above)
 
 k = bound_int_slider("Top-k guesses per mask", "k", 1, MAX_K, default=10)
-guesses = views.mask_guesses(model_name, text, k)
+guesses = cache.mask_guesses(query, k)
 word_column, mask_column = st.columns([3, 1])
 with word_column:
     word = st.text_input(
@@ -68,10 +70,10 @@ if guesses_tab.open:
             "Type the word the mask hides (above): how probable did BERT find it, at which rank, and what loss does that give?"
         )
         if word.strip():
-            views.true_word_view(views.true_word(model_name, text, word, mask_number), bundle.capabilities.vocab_size)
+            views.true_word_view(cache.true_word(query, word, mask_number), bundle.capabilities.vocab_size)
 if layers_tab.open:
     with layers_tab:
-        views.layer_guesses_view(views.guesses_by_layer(model_name, text, k, mask_number, word))
+        views.layer_guesses_view(cache.guesses_by_layer(query, k, mask_number, word))
 if compare_tab.open:
     with compare_tab:
         compare_views.fill_mask_compare_section(model_name, text, analysis, k, mask_number)

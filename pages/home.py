@@ -4,7 +4,7 @@ import streamlit as st
 
 from components.layout import nav_link, page_header
 
-page_header("BERT Lens", "See inside BERT: tokens, weights, predictions, attention and meaning.")
+page_header("BERT Lens", "See inside BERT: tokens, weights, predictions, attention and meaning.", page="home")
 
 st.markdown(
     """

@@ -6,7 +6,7 @@ from bertlens.nsp import DEFAULT_A, DEFAULT_B, DEFAULT_CANDIDATES, DEFAULT_PAIRS
 from components import prediction_views as views
 from components.exports import table
 from components.layout import page_header, truncation_notice
-from components.model import cached_analysis
+from components.cache import cached_analysis
 from components.state import lazy_tabs, remembered_shared_text, sentence_b, set_shared_text, shared_text
 
 
@@ -18,6 +18,7 @@ def swap() -> None:
 bundle = page_header(
     "Next sentence",
     "Next sentence prediction, BERT's second pre-training task: does sentence B follow sentence A?",
+    page="next_sentence",
 )
 a = shared_text("Sentence A", key="a", default=DEFAULT_A, single_line=True)
 b = sentence_b("Sentence B", default=DEFAULT_B)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from bertlens.analysis import max_tokens
+from components import cache
 from components import senses_views as views
 from components.layout import page_header
 from components.model import settings
@@ -10,8 +10,9 @@ from components.state import lazy_tabs, shared_text
 
 bundle = page_header(
     "Word senses",
-    "One word in many sentences. Each occurrence is a point: its vector at the layer you choose. "
+    "One word in many sentences. Each occurrence is a point: its vector at the hidden state you choose. "
     "Do the senses pull apart — and at which layer?",
+    page="senses",
 )
 budgets = settings().budgets
 request = views.sentence_input(budgets)
@@ -20,12 +21,12 @@ text = shared_text(
     help="The sentence that follows you from page to page. If it contains the word, it joins the map as a star.",
 )
 if request:
-    model_name, max_length = bundle.name, max_tokens(bundle, budgets.tokens)  # keyed by the model loaded
+    query = cache.query(bundle.name)  # the model loaded and the token cap key every cached result
     layer, method = views.view_controls(bundle.capabilities.num_layers)
-    chosen = views.sentences_to_read(model_name, request, text, max_length, budgets)
+    chosen = views.sentences_to_read(query, request, text, budgets)
 if request and chosen:
     sentences, labels, listed = chosen
-    words = views.word_vectors(model_name, request.word, sentences, request.references, max_length)
+    words = cache.word_vectors(query, request.word, sentences, request.references)
     if views.found_enough(words, listed=listed):
         point_labels = [labels[o.sentence_index] for o in words.occurrences]
         sense_labels = [s if s not in (views.NO_LABEL, views.YOUR_SENSE) else "" for s in point_labels]
@@ -37,7 +38,7 @@ if request and chosen:
         map_tab, separation_tab, similarity_tab, static_tab, reference_tab = lazy_tabs(views.TABS, "senses_tab")
         if map_tab.open:
             with map_tab:
-                projection = views.projection(model_name, request.word, sentences, max_length, layer, method, words)
+                projection = cache.projection(query, request.word, sentences, request.references, layer, method)
                 title = f"“{request.word}” — {views.layer_label(layer, words.num_layers)}, {method}"
                 views.occurrence_map(words, point_labels, projection, title)
         if separation_tab.open:

@@ -6,7 +6,7 @@ from components import tokenizer_views as views
 from components.layout import page_header, require_text
 from components.state import lazy_tabs, sentence_b, shared_text
 
-bundle = page_header("Tokenizer", "How text becomes WordPiece tokens, ids, segments and attention masks.")
+bundle = page_header("Tokenizer", "How text becomes WordPiece tokens, ids, segments and attention masks.", page="tokenizer")
 model_name = bundle.name  # the model actually loaded keys every cached result
 text = shared_text()
 text_b = sentence_b()

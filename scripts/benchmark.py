@@ -141,7 +141,7 @@ def machine() -> list[tuple[str, str]]:
 def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[], object]]:
     """Uncached: what each page computes when a user types a new sentence (default view)."""
     from bertlens import anatomy, attention, compare, influence, mlm, nsp, positions, steps, tokenization
-    from components import attention_views
+    from components import attention_figures
 
     tokenizer = bundle.tokenizer
     a, b = pair
@@ -170,13 +170,13 @@ def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[]
 
     def attention_page():  # the default tab: the heatmap of layer 0, head 0
         analysis = analyze(bundle, text)
-        choice = attention_views.Choice()
+        choice = attention_figures.Choice()
         matrix = attention.layer_stack(analysis.attentions, choice.head_or_mean)[choice.layer]
-        return attention_views.matrix_figure(matrix, analysis.encoding, choice.title(bundle.capabilities.num_heads))
+        return attention_figures.matrix_figure(matrix, analysis.encoding, choice.title(bundle.capabilities.num_heads))
 
     def attention_every_tab():
         analysis = analyze(bundle, text)
-        return attention.head_statistics(analysis.attentions, analysis.encoding), attention_views.page_figures(analysis)
+        return attention.head_statistics(analysis.attentions, analysis.encoding), attention_figures.page_figures(analysis)
 
     def attention_step_by_step():  # no extra pass: one head's Q/K/V slice recomputed from hidden_states[layer]
         analysis = analyze(bundle, text)
@@ -249,14 +249,13 @@ def cached_rows(folder: str, text: str) -> list[tuple[str, str]]:
     """The Streamlit cache hit: the second call of the cached functions, and a full page rerun (AppTest)."""
     from streamlit.testing.v1 import AppTest
 
-    from components import attention_views, prediction_views
-    from components.model import cached_analysis
+    from components import cache
 
     rows = []
     cached = {
-        "cached_analysis (the shared forward pass)": lambda: cached_analysis(folder, text),
-        "fill-mask top-k (st.cache_data)": lambda: prediction_views.mask_guesses(folder, text, 10),
-        "attention head statistics (st.cache_data)": lambda: attention_views.cached_statistics(folder, text, ""),
+        "cached_analysis (the shared forward pass)": lambda: cache.cached_analysis(folder, text),
+        "fill-mask top-k (st.cache_data)": lambda: cache.mask_guesses(cache.query(folder, text), 10),
+        "attention head statistics (st.cache_data)": lambda: cache.statistics(cache.query(folder, text)),
     }
     for name, call in cached.items():
         call()  # computes and stores
@@ -344,7 +343,7 @@ def main() -> None:
     from transformers import BertModel, pipeline
 
     from bertlens.models import load_model
-    from components import attention_views
+    from components import attention_figures
     from components.model import cached_bundle
 
     print("## Machine\n")
@@ -391,7 +390,7 @@ def main() -> None:
         print(markdown(cached_rows(folder, sentence_of(bundle.tokenizer, 128)), ("", "")))
 
         analysis = analyze(bundle, sentence_of(bundle.tokenizer, 512))
-        payload = attention_views.page_payload(analysis)
+        payload = attention_figures.page_payload(analysis)
         total = sum(payload.values())
         other = [("model load (load_model: config, tokenizer, weights, eval)", ms(load)),
                  ("attention page payload at 512 tokens, all figures (plotly JSON)",

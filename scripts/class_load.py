@@ -364,7 +364,7 @@ def check_next_sentence(run: Run, ref: Reference, text: str, text_b: str) -> lis
     return problems + truncation_problem(run, ref, out)
 
 
-HEATMAP_TITLE = re.compile(r"^Layer (\d+), head (\d+)$")
+HEATMAP_TITLE = re.compile(r"^Encoder layer (\d+), head (\d+)$")
 
 
 def check_attention(run: Run, ref: Reference, text: str, text_b: str) -> list[str]:
@@ -385,14 +385,12 @@ def check_attention(run: Run, ref: Reference, text: str, text_b: str) -> list[st
 
 
 def senses_layer(run: Run, num_layers: int) -> range:
-    """The hidden states the page shows (its caption: "Showing layer N." / "hidden state 0" / "mean of the last K")."""
+    """The hidden states the page shows (its caption: "Showing hidden state N (…)." / "mean of the last K …")."""
     for markdown in run.drawn("markdown"):
         if markdown.body.startswith("Showing "):
             if found := re.search(r"mean of the last (\d+)", markdown.body):
                 return range(num_layers + 1 - int(found.group(1)), num_layers + 1)
-            if "hidden state 0" in markdown.body:
-                return range(0, 1)
-            if found := re.search(r"layer (\d+)", markdown.body):
+            if found := re.search(r"hidden state (\d+)", markdown.body):
                 return range(int(found.group(1)), int(found.group(1)) + 1)
     raise ValueError("no layer caption")
 

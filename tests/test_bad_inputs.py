@@ -90,7 +90,7 @@ PAGE_INPUTS = {
     "pages/fill_mask.py": [("text_area", "text")],
     "pages/next_sentence.py": [("text_input", "a"), ("text_input", "b")],
     "pages/attention.py": [("text_area", "text")],
-    "pages/senses.py": [("text_area", "text"), ("text_input", "word")],
+    "pages/senses.py": [("text_area", "text"), ("text_input", "senses_word")],
 }
 # The tab of a page that reads the shared sentence (the page's first tab unless named here).
 SENTENCE_TAB = {"pages/anatomy.py": {"anatomy_tab": "Embeddings"}}

@@ -12,7 +12,7 @@ import pytest
 
 from components.senses_views import TABS as SENSES_TABS
 
-import components.senses_views
+import components.cache
 from bertlens.budgets import BUDGETS, Budgets, default_budgets, select_occurrences
 from bertlens.models import BUNDLED_MODEL
 from bertlens.settings import load_settings
@@ -45,13 +45,13 @@ def hosted(monkeypatch):
 def reads(monkeypatch) -> list[tuple[str, ...]]:
     """The sentence batches the word-senses page sends through the model (one entry per forward pass)."""
     batches: list[tuple[str, ...]] = []
-    real = components.senses_views.embed_word
+    real = components.cache.embed_word
 
     def spy(bundle, sentences, *args, **kwargs):
         batches.append(tuple(sentences))
         return real(bundle, sentences, *args, **kwargs)
 
-    monkeypatch.setattr(components.senses_views, "embed_word", spy)
+    monkeypatch.setattr(components.cache, "embed_word", spy)
     return batches
 
 
@@ -160,15 +160,15 @@ def test_total_occurrences_budget_reads_the_first_sentences(open_page, reads, mo
 def test_long_shared_sentence_is_cut_and_scanned_once(open_page, monkeypatch):
     """A 120 KB `text=` was scanned in full, uncached, on every rerun (21 s per view)."""
     calls = []
-    real = components.senses_views.find_word
-    monkeypatch.setattr(components.senses_views, "find_word", lambda *a: calls.append(1) or real(*a))
+    real = components.cache.find_word
+    monkeypatch.setattr(components.cache, "find_word", lambda *a: calls.append(1) or real(*a))
     at = open_page(SENSES, preset="field", word="field", text="field " * 20_000)
     assert not at.exception
     assert literal("Your own sentence (optional)") + " is 120,000 characters long; pages read only its first 20,000" in shown(at, "warning")
     assert "`BERTLENS_MAX_CHARS`" in shown(at, "warning")
     assert "occurs more than 50 times in 1 sentence(s) (your sentence; up to" in shown(at, "warning")  # the shared one, left out
     first = len(calls)
-    at.selectbox(key="layer").set_value("2").run()
+    at.selectbox(key="senses_layer").set_value("2").run()
     assert not at.exception and len(calls) == first  # the rerun scans nothing again (cached)
 
 

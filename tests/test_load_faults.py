@@ -31,7 +31,7 @@ from bertlens import models, snapshot
 from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, load_with_fallback
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from components import model as model_component
-from components import tokenizer_views
+from components import cache
 from tests.conftest import APPTEST_TIMEOUT, ROOT
 
 WEIGHTS = "model.safetensors"
@@ -328,10 +328,10 @@ def test_a_hub_that_answers_the_probe_then_stalls_falls_back_in_bounded_time(sil
 def test_retry_reloads_only_the_failed_model(checkpoint, tiny_pretraining_dir, tmp_path, monkeypatch):
     other = str(shutil.copytree(tiny_pretraining_dir, tmp_path / "other-model"))
     computed_vocabularies: list[int] = []
-    facts = tokenizer_views.vocabulary_facts
-    monkeypatch.setattr(tokenizer_views, "vocabulary_facts", lambda t: computed_vocabularies.append(1) or facts(t))
-    other_analysis = model_component._cached_analysis(other, "Another user's sentence", "", None)
-    tokenizer_views.vocabulary(other)  # another user's cached results (cache_resource and cache_data)
+    facts = cache.vocabulary_facts
+    monkeypatch.setattr(cache, "vocabulary_facts", lambda t: computed_vocabularies.append(1) or facts(t))
+    other_analysis = cache._analysis(cache.Query(other, "Another user's sentence"))
+    cache.vocabulary(cache.Query(other))  # another user's cached results (cache_resource and cache_data)
     good_weights = (checkpoint / WEIGHTS).read_bytes()
     break_header(checkpoint)
     at = open_tokenizer_page(monkeypatch, checkpoint)
@@ -345,17 +345,17 @@ def test_retry_reloads_only_the_failed_model(checkpoint, tiny_pretraining_dir, t
     assert LOAD_COUNTS[str(checkpoint)] == 2
     # Nothing else was dropped: not the other model, not its results, not the bundled encoder.
     assert (LOAD_COUNTS[BUNDLED_MODEL], LOAD_COUNTS[other]) == (bundled_loads, other_loads)
-    assert model_component._cached_analysis(other, "Another user's sentence", "", None) is other_analysis
+    assert cache._analysis(cache.Query(other, "Another user's sentence")) is other_analysis
     computed = len(computed_vocabularies)
-    tokenizer_views.vocabulary(other)
+    cache.vocabulary(cache.Query(other))
     assert len(computed_vocabularies) == computed
 
 
 def test_fallback_results_belong_to_the_bundled_encoder_never_to_the_requested_name(checkpoint, monkeypatch):
     text = f"Results of a fallback {uuid.uuid4().hex[:6]}"  # not cached by any other test
     analysed = []
-    analyze = model_component.analyze
-    monkeypatch.setattr(model_component, "analyze", lambda bundle, *a: analysed.append(bundle.name) or analyze(bundle, *a))
+    analyze = cache.analyze
+    monkeypatch.setattr(cache, "analyze", lambda bundle, *a: analysed.append(bundle.name) or analyze(bundle, *a))
     good_weights = (checkpoint / WEIGHTS).read_bytes()
     break_header(checkpoint)
 

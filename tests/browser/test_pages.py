@@ -163,9 +163,10 @@ def test_next_sentence_probability_matches_the_head(open_url, reference):
 
 
 def test_attention_deep_link_draws_the_chosen_head(open_url, reference):
-    page = open_url("attention", text=MARKUP, layer="1", head="3")
+    page = open_url("attention", text=MARKUP, layer="1", head="3")  # an old link: `layer` is `attn_layer` now
     expect(shared_box(page)).to_have_value(MARKUP)
-    expect(slider_value(page, "layer")).to_have_value("1")
+    expect(slider_value(page, "attn_layer")).to_have_value("1")
+    expect(page).to_have_url(re.compile(r"attn_layer=1"))
     expect(slider_value(page, "head")).to_have_value("3")
     heatmap = chart_text(page)
     assert "[CLS]" in heatmap and "bold" in heatmap and "stars" in heatmap
@@ -178,13 +179,26 @@ def test_attention_deep_link_draws_the_chosen_head(open_url, reference):
 
 def test_senses_map_and_your_sentence(open_url):
     page = open_url("senses", preset="field", senses_tab="Separation by layer")
-    expect(main(page)).to_contain_text(re.compile(r"Silhouette at layer \d+: -?\d\.\d+"))
+    expect(main(page)).to_contain_text(re.compile(r"Silhouette at hidden state \d+ \(after encoder layer \d+\): -?\d\.\d+"))
     page.get_by_role("tab", name="Map").click()
     expect(charts(page).filter(has_text="Football Pitch")).not_to_have_count(0)  # the map, by sense
 
     type_into(page, "text", "The <b>field</b> behind the *school* was muddy.")
     expect(charts(page).filter(has_text="your sentence")).not_to_have_count(0)
     assert_shown_literally(page)
+
+
+def test_word_senses_layer_never_reaches_attention(open_url):
+    """Word senses' hidden state 2 once arrived on Attention as a range slider (URL ``layer=(0, 2)``)
+    drawing one row of attention on the diagonal. Each page now has its own parameter."""
+    page = open_url("senses", preset="field", layer="1")  # an old link: Word senses reads it as senses_layer
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Attention").click()
+    expect(page).to_have_url(re.compile(r"/attention\b"))
+    wait_for_run(page)
+    expect(slider_value(page, "attn_layer")).to_have_count(1)  # one thumb: a single encoder layer
+    expect(slider_value(page, "attn_layer")).to_have_value("0")  # Attention's own default, nothing carried
+    expect(page).not_to_have_url(re.compile(r"layer=%28|layer=\("))
+    expect(main(page)).to_contain_text("Encoder layer 0 (reads hidden state 0, writes hidden state 1)")
 
 
 def test_sidebar_navigation_keeps_the_shared_sentence(open_url):

@@ -23,7 +23,7 @@ from bertlens.attention import (
     thumbnail_size,
     token_labels,
 )
-from components.attention_views import head_view_figure, matrix_figure, overview_figure
+from components.attention_figures import head_view_figure, matrix_figure, overview_figure
 
 PAIR = ("I went to the store.", "At the store, I bought fresh strawberries.")
 

@@ -8,7 +8,8 @@ import pytest
 
 from bertlens.analysis import analyze
 from bertlens.attention import find_head, head_statistics, rollout, sentence_b_start, token_labels
-from components.attention_views import TABS, page_payload
+from components.attention_figures import page_payload
+from components.attention_views import TABS
 
 PAGE = "pages/attention.py"
 PAIR = {"text": "I went to the store.", "b": "At the store, I bought fresh strawberries."}
@@ -37,9 +38,9 @@ def test_link_selects_layer_and_head_and_draws_the_models_matrix(open_page, bund
     text = "The cat sat on the mat"
     at = open_page(PAGE, text=text, layer="2", head="6")
     assert not at.exception
-    assert at.slider(key="layer").value == 2 and at.slider(key="head").value == 6
+    assert at.slider(key="attn_layer").value == 2 and at.slider(key="head").value == 6
     (heatmap,) = specs(at)
-    assert heatmap["layout"]["title"]["text"] == "Layer 2, head 6"
+    assert heatmap["layout"]["title"]["text"] == "Encoder layer 2, head 6"
     expected = analyze(bundled, text).attentions[2, 6]
     np.testing.assert_allclose(drawn_z(heatmap), expected, atol=1e-7)
     np.testing.assert_allclose(drawn_z(heatmap).sum(axis=1), 1.0, atol=1e-5)
@@ -60,7 +61,7 @@ def test_malformed_link_parameters_warn_and_fall_back(open_page, params, fragmen
     at = open_page(PAGE, text="The cat sat on the mat", **params)
     assert not at.exception
     assert fragment in warnings(at)
-    assert at.slider(key="layer").value == 0 and at.slider(key="head").value == 0
+    assert at.slider(key="attn_layer").value == 0 and at.slider(key="head").value == 0
 
 
 def test_pair_is_marked_on_the_heatmap(open_page, bundled):
@@ -78,7 +79,7 @@ def test_mean_and_rollout_views(open_page, bundled):
     attentions = analyze(bundled, text).attentions
     at = open_page(PAGE, text=text, layer="3", mean="true")
     (heatmap,) = specs(at)
-    assert heatmap["layout"]["title"]["text"] == "Layer 3, mean of 12 heads"
+    assert heatmap["layout"]["title"]["text"] == "Encoder layer 3, mean of 12 heads"
     np.testing.assert_allclose(drawn_z(heatmap), attentions[3].mean(axis=0), atol=1e-6)
     at = open_page(PAGE, text=text, layer="3", view="Rollout")
     (heatmap,) = specs(at)
@@ -92,9 +93,9 @@ def test_find_the_head_selects_the_strongest_head(open_page, bundled):
     stats = head_statistics(*(lambda a: (a.attentions, a.encoding))(analyze(bundled, PAIR["text"], PAIR["b"])))
     layer, head = find_head(stats, "previous")
     at.button(key="find_previous").click().run()
-    assert (at.slider(key="layer").value, at.slider(key="head").value) == (layer, head)
+    assert (at.slider(key="attn_layer").value, at.slider(key="head").value) == (layer, head)
     (heatmap,) = specs(at)  # the heatmap tab opens on the chosen head
-    assert heatmap["layout"]["title"]["text"] == f"Layer {layer}, head {head}"
+    assert heatmap["layout"]["title"]["text"] == f"Encoder layer {layer}, head {head}"
 
 
 def test_statistics_tab_has_a_table_with_csv(open_page):
@@ -147,3 +148,24 @@ def test_512_tokens_run_and_stay_under_5_mb(open_page, bundled):
         assert "only the first 512 tokens" in warnings(at).lower()
         sent = sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
         assert 0 < sent < FIVE_MB
+
+
+def test_find_the_head_says_truly_why_a_pattern_is_missing(open_page):
+    at = open_page(PAGE, attn_tab="Head statistics", text="A cat sat.")  # one sentence, no token twice
+    labels = {b.key: b.label for b in at.button}
+    assert labels["find_other_sentence"] == "Same word in the other sentence: needs a sentence B (a pair)"
+    assert labels["find_same_token"] == "Same word: needs a token that occurs twice in the text"
+    at = open_page(PAGE, attn_tab="Head statistics", text="A cat sat", b="The dog ran")
+    assert {b.key: b.label for b in at.button}["find_other_sentence"].endswith("needs a word that occurs in both sentences")
+
+
+def test_head_statistics_say_what_they_average_and_in_which_unit(open_page):
+    at = open_page(PAGE, attn_tab="Head statistics", text="The cat sat on the mat")
+    note = " ".join(c.value for c in at.caption)
+    assert "mean over the text's own tokens" in note and "bits (log base 2)" in note and "Clark et al. (2019)" in note
+
+
+def test_thumbnails_say_how_they_were_shrunk(open_page):
+    at = open_page(PAGE, attn_tab="All heads", text=" ".join(["word"] * 60))  # 62 tokens > the thumbnail side
+    note = " ".join(c.value for c in at.caption)
+    assert "block means" not in note and "sums a block of keys and averages those sums over a block of queries" in note

@@ -70,7 +70,8 @@ def test_step_by_step_draws_the_heads_real_numbers(open_page, bundled, tiny_bund
     np.testing.assert_allclose(table["softmax weight"], ref["model_row"].numpy(), atol=1e-6)
     assert (table["mask term"] == 0).all()
     assert "Equal up to float32 rounding" in at.success[0].value
-    assert f"encoder layer {layer}, numbered from 0" in text_of(at)
+    assert f"encoder layer {layer}, head {head}** (numbered from 0)" in text_of(at)
+    assert f"hidden state {layer} (" in text_of(at) and f"`hidden_states[{layer}]`" in text_of(at)
 
 
 def test_step_by_step_link_reproduces_the_chosen_query(open_page, bundled):

@@ -23,11 +23,11 @@ def test_link_with_word_preset_and_layer_reproduces_the_view(open_page, bundled)
     at = open_page(PAGE, BUNDLED_MODEL, preset="python", word="python", layer="last4", text="I feed my python mice")
     assert not at.exception, at.exception
     assert at.selectbox(key="preset").value == "python"
-    assert at.selectbox(key="layer").value == "last4"
-    assert at.text_input(key="word").value == "python"
+    assert at.selectbox(key="senses_layer").value == "last4"
+    assert at.text_input(key="senses_word").value == "python"
     assert at.text_input(key="refs").value == "snake, programming"
     assert at.text_area(key="text").value == "I feed my python mice"
-    assert "mean of the last 4 layers" in messages(at, "caption")
+    assert "mean of the last 4 hidden states (3–6, after encoder layers 2–5)" in messages(at, "caption")
     assert not at.warning and not at.error
     points = coordinates(at)
     preset = PRESETS["python"]
@@ -52,7 +52,7 @@ def test_link_with_word_preset_and_layer_reproduces_the_view(open_page, bundled)
 def test_preset_link_alone_uses_the_presets_word(open_page):
     at = open_page(PAGE, BUNDLED_MODEL, preset="bank", layer="0", projection="MDS 2D")
     assert not at.exception
-    assert at.text_input(key="word").value == "bank"
+    assert at.text_input(key="senses_word").value == "bank"
     assert at.radio(key="projection").value == "MDS 2D"
     assert len(coordinates(at)) == len(PRESETS["bank"].sentences)
     assert "hidden state 0 (embeddings output)" in messages(at, "caption")
@@ -84,14 +84,14 @@ def test_pasted_lines_and_their_errors(open_page, tiny_pretraining_dir):
     at = open_page(PAGE, tiny_pretraining_dir, source="Paste lines", word="bank", layer="last4")
     assert not at.exception
     assert "`layer` parameter" in messages(at, "warning")  # the tiny model has 2 layers
-    assert at.selectbox(key="layer").options == ["0", "1", "2", "last2"]
-    at.text_area(key="lines").input("The bank is open. | money\nThe river bank. | river\nA bank loan. | money").run()
+    assert at.selectbox(key="senses_layer").options == ["0", "1", "2", "last2"]
+    at.text_area(key="senses_lines").input("The bank is open. | money\nThe river bank. | river\nA bank loan. | money").run()
     assert not at.exception and len(coordinates(at)) == 3
-    at.text_area(key="lines").input("one | two | three\nok").run()
+    at.text_area(key="senses_lines").input("one | two | three\nok").run()
     assert "Line 1 has more than one" in messages(at, "error") and not at.dataframe
-    at.text_area(key="lines").input("Only one bank here. | money").run()
+    at.text_area(key="senses_lines").input("Only one bank here. | money").run()
     assert "at least two sentences" in messages(at, "info")
-    at.text_input(key="word").input("  ").run()
+    at.text_input(key="senses_word").input("  ").run()
     assert "Type the word to look for" in messages(at, "info")
 
 

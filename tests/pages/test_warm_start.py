@@ -7,14 +7,15 @@ import streamlit as st
 
 from bertlens.analysis import model_engine
 from components import warm_start
-from components.model import _cached_analysis, cached_bundle
+from components.cache import _analysis
+from components.model import cached_bundle
 from tests.conftest import PAGE_FILES
 
 
 def test_every_page_opens_on_warm_caches(tiny_pretraining_dir, open_page):
     model = str(tiny_pretraining_dir)
     st.cache_data.clear()
-    _cached_analysis.clear()
+    _analysis.clear()
     engine = model_engine(cached_bundle(model))
     before = engine.executions
     assert warm_start.warm(model) == len(warm_start.preset_requests(model))

