@@ -22,7 +22,9 @@ from components.attention_views import TABS as ATTENTION_TABS
 from components.prediction_views import FILL_MASK_TABS, NSP_TABS
 from components.senses_views import TABS as SENSES_TABS
 from components.tokenizer_views import TABS as TOKENIZER_TABS
+from bertlens.models import BUNDLED_MODEL
 from tests.browser.conftest import REQUIRED, RUN_TIMEOUT_MS, wait_for_run
+from tests.live_server import streamlit_server
 
 AXE_VERSION = "4.14.1"  # pinned: a new axe release may add rules; bump it on purpose
 AXE_JS = Path(os.environ.get("BERTLENS_AXE") or Path.home() / ".cache/bertlens/node_modules/axe-core/axe.min.js")
@@ -67,7 +69,8 @@ RUN_AXE = """async chrome => {
 
 def view_id(view: tuple[str, dict[str, str]]) -> str:
     path, params = view
-    return "/".join([path or "home", *(params[key] for key in params if key.endswith("tab"))])
+    tabs = [params[key] for key in params if key.endswith("tab")]
+    return "/".join([path or "home", *(tabs or (["link"] if params else []))])
 
 
 @pytest.fixture(scope="module")
@@ -110,17 +113,34 @@ def violations(page, axe_source: str) -> list[dict]:
     return page.evaluate(RUN_AXE, list(CHROME))
 
 
-@pytest.mark.parametrize("view", VIEWS, ids=view_id)
-def test_axe_finds_no_violation_in_the_apps_content(view, axe_page, server_url, axe_source, chrome_violations):
+def check_view(page, url: str, view: tuple[str, dict[str, str]], axe_source: str, chrome: dict[str, list[dict]],
+               model: str = "tiny") -> None:
     path, params = view
-    axe_page.goto(f"{server_url}/{path}" + (f"?{urlencode(params)}" if params else ""))
-    wait_for_run(axe_page)
-    found = violations(axe_page, axe_source)
-    chrome_violations[view_id(view)] = [node for node in found if node["chrome"]]
+    page.goto(f"{url}/{path}" + (f"?{urlencode(params)}" if params else ""))
+    wait_for_run(page)
+    found = violations(page, axe_source)
+    chrome[f"{model}:{view_id(view)}"] = [node for node in found if node["chrome"]]
     own = [node for node in found if not node["chrome"]]
     assert not own, f"{len(own)} axe violations in {view_id(view)}:\n" + "\n".join(
         f"  {node['rule']} ({node['impact']}) at {node['target']}: {node['summary']} | {node['html']}" for node in own
     )
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=view_id)
+def test_axe_finds_no_violation_in_the_apps_content(view, axe_page, server_url, axe_source, chrome_violations):
+    check_view(axe_page, server_url, view, axe_source, chrome_violations)
+
+
+@pytest.fixture(scope="module")
+def bundled_url(server_url, tmp_path_factory) -> Iterator[str]:
+    """A second server on the bundled encoder (no MLM/NSP heads): the pages' "no head" views."""
+    with streamlit_server(BUNDLED_MODEL, tmp_path_factory.mktemp("bundled") / "server.log") as url:
+        yield url
+
+
+@pytest.mark.parametrize("view", VIEWS[: 1 + len(PAGE_TABS)] + [("fill_mask", LINK_PARAMS["fill_mask"])], ids=view_id)
+def test_axe_finds_no_violation_with_the_bundled_encoder(view, axe_page, bundled_url, axe_source, chrome_violations):
+    check_view(axe_page, bundled_url, view, axe_source, chrome_violations, model="bundled")
 
 
 def test_the_views_cover_every_tab():
