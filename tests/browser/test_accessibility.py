@@ -147,3 +147,28 @@ def test_the_views_cover_every_tab():
     """A new tab on a page is checked too: the views come from the pages' own tab labels."""
     assert len(VIEWS) == 1 + len(PAGE_TABS) + sum(len(labels) for _, labels in PAGE_TABS.values())
     assert {"tab": "Mask and see"} in [params for _, params in VIEWS]
+
+
+# WCAG 1.4.10 (reflow): 200 % zoom of a 1280×720 screen is a 640×360 CSS viewport; 390 px is a phone.
+REFLOW_VIEWPORTS = [{"width": 640, "height": 360}, {"width": 390, "height": 844}]
+SIDEWAYS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  return Math.max(document.documentElement.scrollWidth - window.innerWidth, main.scrollWidth - main.clientWidth);
+}"""
+
+
+@pytest.mark.parametrize("viewport", REFLOW_VIEWPORTS, ids=lambda size: f"{size['width']}x{size['height']}")
+def test_no_page_scrolls_sideways_at_200_percent_zoom_or_on_a_phone(viewport, browser, server_url):
+    """Each page's default view fits the width: no horizontal scrolling of the page or its main column."""
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    try:
+        overflow = {}
+        for path, params in VIEWS[: 1 + len(PAGE_TABS)]:
+            page.goto(f"{server_url}/{path}")
+            wait_for_run(page)
+            page.wait_for_function(SETTLED, timeout=RUN_TIMEOUT_MS)
+            overflow[view_id((path, params))] = page.evaluate(SIDEWAYS)
+        assert all(pixels <= 0 for pixels in overflow.values()), f"sideways scrolling (px): {overflow}"
+    finally:
+        context.close()
