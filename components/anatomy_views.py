@@ -203,7 +203,7 @@ def positions_section(model_name: str, max_positions: int) -> None:
                                 "PC2": view.projection[:, 1], "‖p‖": view.norms})
     with st.expander("The 2D coordinates and norms"):
         exports.table(coordinates, f"position-pca-{count}", key="position_coordinates")
-    st.subheader("Token-type (segment) embeddings")
+    st.header("Token-type (segment) embeddings")  # h2 under the page title: no skipped heading level
     meaning = {0: "sentence A (and [CLS], the first [SEP])", 1: "sentence B (and its [SEP])"}
     types = pd.DataFrame({"token type": range(len(view.type_norms)),
                           "used for": [meaning.get(i, "—") for i in range(len(view.type_norms))],

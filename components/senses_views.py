@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import plotly.colors
 import plotly.graph_objects as go
 import streamlit as st
 from sklearn.metrics.pairwise import cosine_similarity
@@ -55,7 +54,10 @@ MAX_SENSE_CHARS = 60
 MAX_REFERENCES = 10
 CONTEXT = 120  # characters each side of the word in tables and hovers
 LABEL_CHARS = 40  # a sense label's characters in legends and axis labels (tables keep it whole)
-PALETTE = plotly.colors.qualitative.Plotly  # distinct hues (Streamlit's theme would use shades of one)
+# Okabe–Ito hues told apart with any colour vision, only those with ≥ 3:1 contrast on white (WCAG 1.4.11);
+# each sense also has its own marker shape (valid in 2D and 3D), so no group is told by colour alone.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000")
+SYMBOLS = ("circle", "square", "diamond", "cross", "x", "circle-open", "square-open", "diamond-open")
 
 
 @dataclass(frozen=True)
@@ -283,6 +285,11 @@ def points_table(words: WordVectors, labels: list[str]) -> pd.DataFrame:
     })
 
 
+def sense_marker(n: int) -> dict[str, str]:
+    """The n-th sense's colour and shape: 40 distinct pairs (5 colours × 8 shapes, both cycling)."""
+    return {"color": PALETTE[n % len(PALETTE)], "symbol": SYMBOLS[n % len(SYMBOLS)]}
+
+
 def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, title: str) -> None:
     points = points_table(words, labels)
     axes = ["MDS 1", "MDS 2"]
@@ -297,7 +304,7 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
         marker = (
             dict(size=18, symbol="star", color="gold", line=dict(width=1, color="black"))
             if sense == YOUR_SENSE
-            else dict(size=11, color=PALETTE[n % len(PALETTE)], line=dict(width=0.5, color="white"))
+            else dict(size=11, line=dict(width=0.5, color="white"), **sense_marker(n))
         )
         coords = proj.coords[rows]
         if coords.shape[1] == 3:
@@ -379,7 +386,7 @@ def static_section(words: WordVectors, sense_labels: list[str], layer: str) -> N
     x = ["static", *map(str, range(words.num_layers + 1))]
     columns = [c for c in ("same sense", "different senses", "all pairs") if table[c].notna().any()]
     fig = go.Figure(
-        [go.Scatter(x=x, y=table[c], mode="lines+markers", name=c, line_color=PALETTE[i]) for i, c in enumerate(columns)]
+        [go.Scatter(x=x, y=table[c], mode="lines+markers", name=c, line_color=PALETTE[i], marker=sense_marker(i)) for i, c in enumerate(columns)]
     )
     fig.update_layout(
         title="Mean pairwise cosine: static embedding vs each hidden state",

@@ -187,7 +187,7 @@ def padding_section(model_name: str) -> None:
 
 
 def mask_section(model_name: str, lines: list[str], strategy: str, max_length: int, max_positions: int) -> None:
-    st.subheader("Why the attention mask matters")
+    st.header("Why the attention mask matters")  # h2 under the page title: no skipped heading level
     st.markdown(
         "Each sentence's final `[CLS]` vector computed **with** the attention mask and **without** it "
         "(every `[PAD]` treated as a real token). A sentence with no padding is unchanged (distance 0); "

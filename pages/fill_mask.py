@@ -65,7 +65,7 @@ if guesses_tab.open:
                 "every mask still hidden, never another mask's guess."
             )
         views.mask_columns(guesses)
-        st.subheader("True-word check")
+        st.header("True-word check")  # h2 under the page title: no skipped heading level
         st.caption(
             "Type the word the mask hides (above): how probable did BERT find it, at which rank, and what loss does that give?"
         )

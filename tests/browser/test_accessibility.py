@@ -1,0 +1,174 @@
+"""axe-core on every page and every view a link can open, in Debian's Chromium, on the tiny pre-training model.
+
+axe-core (the npm package) is injected into the page after each Streamlit run. Any violation in BERT
+Lens's own content fails the view; violations inside Streamlit's own chrome (``CHROME``) are collected
+separately and printed at the end of the module (``pytest -s``), so they stay visible without hiding
+the app's content. axe comes from ``npm install --prefix ~/.cache/bertlens axe-core@<AXE_VERSION>``
+(``.ci/run`` does it); ``BERTLENS_AXE`` points elsewhere. Missing, the tests skip, or fail in CI
+(``BERTLENS_REQUIRE_BROWSER=1``), like the other browser tests.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import urlencode
+
+import pytest
+
+from components.anatomy_views import TABS as ANATOMY_TABS
+from components.attention_views import TABS as ATTENTION_TABS
+from components.prediction_views import FILL_MASK_TABS, NSP_TABS
+from components.senses_views import TABS as SENSES_TABS
+from components.tokenizer_views import TABS as TOKENIZER_TABS
+from bertlens.models import BUNDLED_MODEL
+from tests.browser.conftest import REQUIRED, RUN_TIMEOUT_MS, wait_for_run
+from tests.live_server import streamlit_server
+
+AXE_VERSION = "4.14.1"  # pinned: a new axe release may add rules; bump it on purpose
+AXE_JS = Path(os.environ.get("BERTLENS_AXE") or Path.home() / ".cache/bertlens/node_modules/axe-core/axe.min.js")
+
+# Streamlit's own chrome: what Streamlit draws around the app, not BERT Lens's content. Each selector
+# says why it is Streamlit's. Their violations are listed, not failed (they are fixed upstream, not here).
+CHROME = {
+    '[data-testid="stHeader"]': "the top bar: toolbar, deploy/status widgets",
+    '[data-testid="stSidebarHeader"]': "the sidebar's collapse button and logo slot",
+    '[data-testid="stSidebarNav"]': "the page navigation Streamlit builds from st.navigation",
+    '[data-testid="stDecoration"]': "the coloured line at the top",
+}
+
+# Every page's default view, then each tab as a link opens it: by its URL parameter (components.state.lazy_tabs).
+PAGE_TABS = {
+    "tokenizer": ("tokenizer_tab", TOKENIZER_TABS),
+    "anatomy": ("anatomy_tab", ANATOMY_TABS),
+    "fill_mask": ("fill_tab", FILL_MASK_TABS),
+    "next_sentence": ("nsp_tab", NSP_TABS),
+    "attention": ("tab", ATTENTION_TABS),
+    "senses": ("senses_tab", SENSES_TABS),
+}
+# A deep link's own input where the default shows too little: fill-mask's default sentence has no [MASK].
+LINK_PARAMS = {"fill_mask": {"text": "The [MASK] crossed the street because it was [MASK]."}}
+VIEWS = [("", {})] + [(path, {}) for path in PAGE_TABS] + [
+    (path, {**LINK_PARAMS.get(path, {}), key: label}) for path, (key, labels) in PAGE_TABS.items() for label in labels
+]
+
+# Runs axe on the whole document; each violation node is labelled as the app's or Streamlit's chrome.
+RUN_AXE = """async chrome => {
+  const result = await axe.run(document, {resultTypes: ["violations"]});
+  const inChrome = target => {
+    const element = typeof target[0] === "string" ? document.querySelector(target[0]) : null;
+    return !!element && chrome.some(selector => element.closest(selector));
+  };
+  return result.violations.flatMap(rule => rule.nodes.map(node => ({
+    rule: rule.id, impact: node.impact, target: node.target.join(" "), chrome: inChrome(node.target),
+    summary: (node.failureSummary || "").split("\\n").slice(0, 2).join(" "), html: node.html.slice(0, 160),
+  })));
+}"""
+
+
+def view_id(view: tuple[str, dict[str, str]]) -> str:
+    path, params = view
+    tabs = [params[key] for key in params if key.endswith("tab")]
+    return "/".join([path or "home", *(tabs or (["link"] if params else []))])
+
+
+@pytest.fixture(scope="module")
+def axe_source() -> str:
+    if not AXE_JS.exists():
+        problem = f"axe-core not found at {AXE_JS} (npm install --prefix ~/.cache/bertlens axe-core@{AXE_VERSION})"
+        if REQUIRED:
+            pytest.fail(f"BERTLENS_REQUIRE_BROWSER=1 but {problem}")
+        pytest.skip(problem)
+    return AXE_JS.read_text()
+
+
+@pytest.fixture(scope="module")
+def chrome_violations() -> Iterator[dict[str, list[dict]]]:
+    """Streamlit's chrome violations per view, printed once at the end."""
+    found: dict[str, list[dict]] = {}
+    yield found
+    rules = sorted({(node["rule"], node["impact"]) for nodes in found.values() for node in nodes})
+    print(f"\nStreamlit chrome (not failed): {sum(map(len, found.values()))} nodes in {len(found)} views; rules: {rules}")
+
+
+@pytest.fixture(scope="module")
+def axe_page(browser_context):
+    """One tab for every view: each view is a fresh deep link (a new Streamlit session) in the same tab."""
+    page = browser_context.new_page()
+    page.set_default_timeout(RUN_TIMEOUT_MS)
+    yield page
+    page.close()
+
+
+# Streamlit draws grey skeletons while a widget's or chart's code loads (lazily, after the run ends).
+SETTLED = """() => !document.querySelector('[data-testid="stSkeleton"], [data-testid="stSkeletonElement"]')
+  && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'))"""
+
+
+def violations(page, axe_source: str) -> list[dict]:
+    page.wait_for_function(SETTLED, timeout=RUN_TIMEOUT_MS)
+    if not page.evaluate("() => typeof axe !== 'undefined'"):
+        page.add_script_tag(content=axe_source)
+    return page.evaluate(RUN_AXE, list(CHROME))
+
+
+def check_view(page, url: str, view: tuple[str, dict[str, str]], axe_source: str, chrome: dict[str, list[dict]],
+               model: str = "tiny") -> None:
+    path, params = view
+    page.goto(f"{url}/{path}" + (f"?{urlencode(params)}" if params else ""))
+    wait_for_run(page)
+    found = violations(page, axe_source)
+    chrome[f"{model}:{view_id(view)}"] = [node for node in found if node["chrome"]]
+    own = [node for node in found if not node["chrome"]]
+    assert not own, f"{len(own)} axe violations in {view_id(view)}:\n" + "\n".join(
+        f"  {node['rule']} ({node['impact']}) at {node['target']}: {node['summary']} | {node['html']}" for node in own
+    )
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=view_id)
+def test_axe_finds_no_violation_in_the_apps_content(view, axe_page, server_url, axe_source, chrome_violations):
+    check_view(axe_page, server_url, view, axe_source, chrome_violations)
+
+
+@pytest.fixture(scope="module")
+def bundled_url(server_url, tmp_path_factory) -> Iterator[str]:
+    """A second server on the bundled encoder (no MLM/NSP heads): the pages' "no head" views."""
+    with streamlit_server(BUNDLED_MODEL, tmp_path_factory.mktemp("bundled") / "server.log") as url:
+        yield url
+
+
+@pytest.mark.parametrize("view", VIEWS[: 1 + len(PAGE_TABS)] + [("fill_mask", LINK_PARAMS["fill_mask"])], ids=view_id)
+def test_axe_finds_no_violation_with_the_bundled_encoder(view, axe_page, bundled_url, axe_source, chrome_violations):
+    check_view(axe_page, bundled_url, view, axe_source, chrome_violations, model="bundled")
+
+
+def test_the_views_cover_every_tab():
+    """A new tab on a page is checked too: the views come from the pages' own tab labels."""
+    assert len(VIEWS) == 1 + len(PAGE_TABS) + sum(len(labels) for _, labels in PAGE_TABS.values())
+    assert {"tab": "Mask and see"} in [params for _, params in VIEWS]
+
+
+# WCAG 1.4.10 (reflow): 200 % zoom of a 1280×720 screen is a 640×360 CSS viewport; 390 px is a phone.
+REFLOW_VIEWPORTS = [{"width": 640, "height": 360}, {"width": 390, "height": 844}]
+SIDEWAYS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  return Math.max(document.documentElement.scrollWidth - window.innerWidth, main.scrollWidth - main.clientWidth);
+}"""
+
+
+@pytest.mark.parametrize("viewport", REFLOW_VIEWPORTS, ids=lambda size: f"{size['width']}x{size['height']}")
+def test_no_page_scrolls_sideways_at_200_percent_zoom_or_on_a_phone(viewport, browser, server_url):
+    """Each page's default view fits the width: no horizontal scrolling of the page or its main column."""
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    try:
+        overflow = {}
+        for path, params in VIEWS[: 1 + len(PAGE_TABS)]:
+            page.goto(f"{server_url}/{path}")
+            wait_for_run(page)
+            page.wait_for_function(SETTLED, timeout=RUN_TIMEOUT_MS)
+            overflow[view_id((path, params))] = page.evaluate(SIDEWAYS)
+        assert all(pixels <= 0 for pixels in overflow.values()), f"sideways scrolling (px): {overflow}"
+    finally:
+        context.close()
