@@ -482,6 +482,11 @@ class Verdict:
     capped: bool  # the input was longer than the cap (and the check covered its truncation)
 
 
+def over_time_limit(run: Run) -> bool:
+    """Whether the run answered with the engine's per-request time limit message (``RequestTimeout``)."""
+    return any("per-request time limit" in alert.body for alert in run.drawn("alert"))
+
+
 def check_all(observations: list[Observation], ref: Reference, deadline: float) -> tuple[list[Verdict], set]:
     """Check every run against the reference, grouped by input (one reference forward each); also
     collect the distinct model inputs. Runs left when ``deadline`` passes are marked unchecked."""
@@ -492,9 +497,11 @@ def check_all(observations: list[Observation], ref: Reference, deadline: float) 
     for shown, group in groups.items():
         for observation in group:
             wrong: list[str] = []
-            capped = False
+            capped, error = False, observation.error
             if observation.run is not None:
-                if time.monotonic() > deadline:
+                if over_time_limit(observation.run):  # the engine's per-request budget answered: not wrong
+                    error = "timeout: the page showed the per-request time limit message"
+                elif time.monotonic() > deadline:
                     wrong = ["unchecked: time limit"]
                 elif observation.page == PADDING_LAB:
                     wrong = check_padding_lab(observation.run, ref, observation.typed)
@@ -505,8 +512,7 @@ def check_all(observations: list[Observation], ref: Reference, deadline: float) 
                     wrong += CHECKS[observation.page](observation.run, ref, text, text_b)
                     capped = ref.encode(text, text_b)["full_length"] > ref.cap
                     inputs.update(model_inputs(observation, shown))
-            verdicts.append(Verdict(observation.page, observation.kind, observation.seconds, observation.error,
-                                    wrong, capped))
+            verdicts.append(Verdict(observation.page, observation.kind, observation.seconds, error, wrong, capped))
             observation.run = None  # free the drawn elements
         ref.forget(keep=[(s, "") for s in ref_sense_sentences()])
     return verdicts, inputs
