@@ -39,7 +39,6 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -54,7 +53,7 @@ import torch  # noqa: E402
 
 from bertlens.budgets import default_budgets  # noqa: E402
 from scripts.server import model_loads, peak_rss_bytes, running_server  # noqa: E402
-from scripts.streamlit_client import Run, Session, plotly_array, plotly_figure  # noqa: E402
+from scripts.streamlit_client import Run, Session, plotly_array, plotly_figure, run_to_end  # noqa: E402
 
 PAGES = ("tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses")
 LENGTHS = (20, 48, 128, 300, 512)  # tokens per input, [CLS]/[SEP] included (before the cap)
@@ -214,8 +213,7 @@ def burst(url: str, steps: list[list[Step]], recorder: Recorder, seconds: float,
         except asyncio.TimeoutError:
             return time.perf_counter() - started, False
 
-    with ThreadPoolExecutor(1) as thread:
-        return thread.submit(asyncio.run, bounded()).result()
+    return run_to_end(bounded())
 
 
 # --- the reference: transformers directly, in this process -----------------------------------------
@@ -698,7 +696,7 @@ def warm_up(url: str, log: Path, seconds: float) -> float:
         async with Session.connect(url, "") as session:
             await session.run(timeout=seconds)
 
-    asyncio.run(first_visit())
+    run_to_end(first_visit())
     while "Warm start of" not in log.read_text():
         if time.monotonic() - started > seconds:
             raise TimeoutError(f"the server's warm start did not finish in {seconds:.0f} s")

@@ -49,7 +49,7 @@ from scripts.class_load import (  # noqa: E402
 )  # fmt: skip
 from scripts.serve import Cluster  # noqa: E402
 from scripts.server import free_port, model_loads  # noqa: E402
-from scripts.streamlit_client import Session  # noqa: E402
+from scripts.streamlit_client import Session, run_to_end  # noqa: E402
 
 REPLICA_HEADER = "X-BertLens-Replica"
 RESTORE_ATTEMPTS = 3  # connections a student opens after losing one
@@ -100,7 +100,7 @@ def measure_memory(model: str, counts: list[int], workdir: Path, env: dict[str, 
     for count in counts:
         with Cluster(count, free_port(), workdir / f"memory-{count}", "127.0.0.1", env) as cluster:
             for replica in cluster.members:
-                asyncio.run(one_analysis(replica.url, text))
+                run_to_end(one_analysis(replica.url, text))
             results.append(cluster_memory(cluster))
         print(f"memory, {count} replica(s): total PSS {results[-1].total_pss_gib:.2f} GiB", flush=True)
     return results

@@ -16,7 +16,6 @@ Used by ``scripts/benchmark.py`` (sections "Cached visits" and "Browser settle")
 
 from __future__ import annotations
 
-import asyncio
 import os
 import statistics
 import tempfile
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Awaitable, Callable
 
 from scripts.server import running_server
-from scripts.streamlit_client import Session
+from scripts.streamlit_client import Session, run_to_end
 
 PAGES = ("", "tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses")
 VISITS = 30
@@ -106,7 +105,7 @@ def cached_visits(model: str, query: str, before: bool) -> dict[str, dict[str, f
     with tempfile.TemporaryDirectory() as tmp, running_server(
         model, Path(tmp) / "server.log", watcher="auto" if before else "none", **env
     ) as server:
-        return {page: asyncio.run(_page_visits(server.url, server.pid, page, query)) for page in PAGES}
+        return {page: run_to_end(_page_visits(server.url, server.pid, page, query)) for page in PAGES}
 
 
 def bare_visits(model: str) -> dict[str, float]:
@@ -115,7 +114,7 @@ def bare_visits(model: str) -> dict[str, float]:
         bare = Path(tmp) / "bare.py"
         bare.write_text(BARE_APP)
         with running_server(model, Path(tmp) / "bare.log", script=str(bare)) as server:
-            return asyncio.run(_page_visits(server.url, server.pid, "", ""))
+            return run_to_end(_page_visits(server.url, server.pid, "", ""))
 
 
 def visit_rows(model: str, query: str) -> list[tuple[str, ...]]:
