@@ -1,7 +1,8 @@
 """Masked language modelling: BERT's guesses at each [MASK], from the one forward pass.
 
-All masks of a sentence are predicted jointly, in one pass: each guess sees the sentence with
-every mask still hidden, never the other masks' guesses.
+All masks of a sentence are predicted independently, in one pass: each mask gets its own softmax
+over the vocabulary, computed from the sentence with every mask still hidden; no guess sees another
+mask's guess, and the guesses of two masks are not a joint prediction of the pair.
 """
 
 from __future__ import annotations
@@ -162,14 +163,6 @@ def mask_span(text: str, span: WordSpan, mask_token: str = "[MASK]") -> str:
     return text[: span.start] + mask_token + text[span.end :]
 
 
-def mask_word(text: str, word: str, occurrence: int = 1, mask_token: str = "[MASK]") -> str | None:
-    """``text`` with the ``occurrence``-th whole-word match of ``word`` (case-insensitive) masked; None if absent."""
-    for span in word_spans(text, mask_token):
-        if span.word.casefold() == word.strip().casefold() and span.occurrence == occurrence:
-            return mask_span(text, span, mask_token)
-    return None
-
-
 def mask_notices(text: str, analysis: Analysis, mask_token: str = "[MASK]") -> list[str]:
     """What the reader should know about the masks before reading the guesses."""
     in_text, analysed = text.count(mask_token), len(analysis.mask_positions)
@@ -182,7 +175,7 @@ def mask_notices(text: str, analysis: Analysis, mask_token: str = "[MASK]") -> l
     if analysed > MANY_MASKS:
         notes.append(
             f"{analysed} masks: with this much of the sentence hidden, each guess has little context. "
-            "They are still all predicted jointly in one pass, and no guess sees another mask's guess."
+            "Each mask is still predicted independently, in one pass (its own softmax); no guess sees another mask's guess."
         )
     if analysed and analysed == len(analysis.encoding) - 2 and len(analysis.encoding) > 2:
         notes.append("There is nothing but masks: with no context, BERT's guesses show only its prior.")

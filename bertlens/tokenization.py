@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Collection, Literal, Sequence
 
 import numpy as np
 import pandas as pd
 import torch
+from transformers import PreTrainedTokenizerBase
 
 from bertlens.analysis import MAX_TEXT_CHARS, Encoding, model_engine
 from bertlens.models import ModelBundle, is_cased
@@ -82,23 +83,40 @@ def split_words(table: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def spaced_words(encoding: Encoding, text: str, text_b: str | None = None) -> int:
+    """Words as a reader counts them: runs of text between spaces ("didn't" and "30,522," are one word each).
+
+    Counted over the tokens the model reads (a truncated input counts only its analysed part).
+    """
+    sentences = (text[:MAX_TEXT_CHARS], (text_b or "")[:MAX_TEXT_CHARS])
+    words, previous = 0, None  # previous: (sentence, end offset) of the last real token
+    for seq, word, (start, end) in zip(encoding.sequence_ids, encoding.word_ids, encoding.offsets):
+        if word is None:
+            continue
+        if previous is None or previous[0] != seq or any(c.isspace() for c in sentences[seq][previous[1] : start]):
+            words += 1
+        previous = (seq, end)
+    return words
+
+
 @dataclass(frozen=True)
 class TokenCounts:
-    words: int
+    words: int  # separated by spaces, as a reader counts them
     tokens: int  # including the special tokens
     special: int
-    split_words: int
+    split_words: int  # words WordPiece cut into ## pieces (after the pre-tokenizer split off punctuation)
     unknown: int  # [UNK] tokens: characters the vocabulary cannot spell (emoji, rare scripts)
 
     @property
-    def pieces_per_word(self) -> float:
+    def tokens_per_word(self) -> float:
+        """Tokens (without the special ones) per word separated by spaces."""
         return (self.tokens - self.special) / self.words if self.words else 0.0
 
 
-def token_counts(table: pd.DataFrame, unk_token: str) -> TokenCounts:
-    real = table[~table["special"]]
+def token_counts(table: pd.DataFrame, unk_token: str, words: int) -> TokenCounts:
+    """The table's counts; ``words`` is ``spaced_words`` of the same encoding."""
     return TokenCounts(
-        words=real.groupby(["sentence", "word index"]).ngroups,
+        words=words,
         tokens=len(table),
         special=int(table["special"].sum()),
         split_words=len(split_words(table)),
@@ -158,26 +176,57 @@ def vocabulary_facts(tokenizer) -> VocabularyFacts:
     )
 
 
+EntryKind = Literal["special", "reserved", "continuation", "word"]
+
+
 @dataclass(frozen=True)
 class WordLookup:
     word: str
     normalized: str  # what the tokenizer looks up (lowercased and so on, for uncased models)
-    in_vocab: bool
-    pieces: tuple[str, ...]
+    entry: str | None  # the vocabulary entry the word is, if it is one (a special token as typed)
+    entry_id: int | None
+    kind: EntryKind | None  # what sort of entry: special token, [unused…] slot, ## continuation piece or word
+    pieces: tuple[str, ...]  # what tokenizing the word as text gives
     ids: tuple[int, ...]
 
+    @property
+    def in_vocab(self) -> bool:
+        return self.entry is not None
 
-def look_up(tokenizer, word: str) -> WordLookup:
-    """Is ``word`` one vocabulary entry? If not, the pieces WordPiece makes of it."""
+    @property
+    def typed_gives_entry(self) -> bool:
+        """Does typing the word in a text give this one entry? Not for ##s or [unused5]: WordPiece spells those out."""
+        return self.entry is not None and self.pieces == (self.entry,)
+
+
+def entry_kind(entry: str, special: Collection[str]) -> EntryKind:
+    if entry in special:
+        return "special"
+    if UNUSED.match(entry):
+        return "reserved"
+    return "continuation" if entry.startswith("##") and len(entry) > 2 else "word"
+
+
+def look_up(tokenizer: PreTrainedTokenizerBase, word: str) -> WordLookup:
+    """Is ``word`` one vocabulary entry (its id), and the pieces WordPiece makes of it as text.
+
+    Special tokens match as typed (``[MASK]``; an uncased model does not lowercase them); other words
+    after normalisation (lowercasing, accents). A continuation piece such as ``##s`` is an entry of its
+    own even though typing it gives ``#`` ``#`` ``s``.
+    """
     word = word.strip()[:200]
     normalizer = tokenizer.backend_tokenizer.normalizer
     normalized = normalizer.normalize_str(word) if normalizer else word
-    pieces = tuple(tokenizer.tokenize(word))
     vocab = tokenizer.get_vocab()
+    special = {str(token) for token in tokenizer.added_tokens_decoder.values()}
+    entry = word if word in special else normalized if normalized in vocab else None
+    pieces = tuple(tokenizer.tokenize(word))
     return WordLookup(
         word=word,
         normalized=normalized,
-        in_vocab=normalized in vocab,
+        entry=entry,
+        entry_id=None if entry is None else int(vocab[entry]),
+        kind=None if entry is None else entry_kind(entry, special),
         pieces=pieces,
         ids=tuple(tokenizer.convert_tokens_to_ids(list(pieces))),
     )

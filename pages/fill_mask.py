@@ -59,8 +59,8 @@ if guesses_tab.open:
     with guesses_tab:
         if len(guesses) > 1:
             st.caption(
-                f"{len(guesses)} masks, predicted **jointly in one forward pass**: each guess sees the sentence with "
-                "every mask still hidden, never another mask's guess."
+                f"{len(guesses)} masks, predicted **independently, in one pass**: each mask gets its own softmax, "
+                "from the sentence with every mask still hidden, never another mask's guess."
             )
         views.mask_columns(guesses)
         st.subheader("True-word check")
