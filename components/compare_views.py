@@ -27,6 +27,7 @@ from bertlens.compare import (
 from components.attention_views import Choice, PageInput, _token_picker, default_focus, matrices, matrix_figure
 from components.exports import chart, csv_download, table
 from components.model import cached_analysis, cached_bundle
+from bertlens.wording import plural
 from components.text import literal
 
 FIRST, SECOND = "#1f77b4", "#ff7f0e"
@@ -162,7 +163,7 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
         return
     second = cached_analysis(model_name, second_text)
     if len(second.mask_positions) < mask_number:
-        st.info(f"The second sentence has {len(second.mask_positions)} [MASK] token(s) the model sees; "
+        st.info(f"The second sentence has {plural(len(second.mask_positions), '[MASK] token')} the model sees; "
                 f"mask {mask_number} is compared only when both sentences have it.")
         return
     where_they_differ(analysis, second)

@@ -17,6 +17,7 @@ from bertlens.steps import LayerGuesses, layer_guesses
 from components.exports import chart, table
 from components.model import cached_analysis, cached_bundle, model_wait, settings
 from components.state import set_shared_text
+from bertlens.wording import agree, plural
 from components.text import code_span, literal
 
 MASKS_PER_ROW = 3
@@ -269,7 +270,7 @@ def ranking_view(ranked: pd.DataFrame) -> None:
 
 def evaluation_view(result: nsp.Evaluation) -> None:
     if result.skipped:
-        st.caption(f"{result.skipped} row(s) without both sentences and a label were left out.")
+        st.caption(f"{plural(result.skipped, 'row')} without both sentences and a label {agree(result.skipped, 'was', 'were')} left out.")
     for column, (name, value) in zip(
         st.columns(4),
         (("Accuracy", result.accuracy), ("Precision", result.precision), ("Recall", result.recall), ("F1", result.f1)),

@@ -140,19 +140,16 @@ def machine() -> list[tuple[str, str]]:
 
 def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[], object]]:
     """Uncached: what each page computes when a user types a new sentence (default view)."""
-    from bertlens import anatomy, attention, compare, influence, mlm, nsp, positions, steps, tokenization
-    from components import attention_views
+    from bertlens import anatomy, attention, compare, influence, mlm, nsp, positions, steps
+    from components import attention_views, tokenizer_views
 
     tokenizer = bundle.tokenizer
     a, b = pair
     candidates = ["I think I'll go for a walk in the park.", "Deep Learning is a branch of Machine Learning."]
     compare_text = text.replace("the", "a", 1)  # one word changed, the same length
 
-    def tokenizer_page():
-        encoding = encode(tokenizer, text)
-        table = tokenization.token_table(encoding, text)
-        return tokenization.split_words(table), tokenization.token_counts(table, tokenizer.unk_token), \
-            tokenization.round_trip(tokenizer, encoding)  # fmt: skip
+    def tokenizer_page():  # the page's own computation, uncached
+        return tokenizer_views.token_view.__wrapped__(bundle.name, text, "", 512)
 
     def anatomy_page():
         analysis = analyze(bundle, text)
@@ -219,6 +216,7 @@ def senses_rows(bundle, repeats: int) -> list[tuple[str, str]]:
     """The word-senses page's batch (the default preset) vs a bare batched forward of the same sentences."""
     from bertlens import senses
     from bertlens.sense_presets import PRESETS
+    from components import senses_views
 
     preset = PRESETS["field"]
     sentences = [s.sentence for s in preset.sentences]
@@ -226,12 +224,12 @@ def senses_rows(bundle, repeats: int) -> list[tuple[str, str]]:
     with torch.inference_mode():
         floor = seconds(lambda: bundle.model.bert(batch["input_ids"], attention_mask=batch["attention_mask"]), repeats)
 
-    def page():
-        words = senses.embed_word(bundle, sentences, preset.word)
+    def page():  # as the page: the reference words are read in the sentences' own batched pass
+        words = senses_views.word_vectors.__wrapped__(bundle.name, preset.word, tuple(sentences),
+                                                      tuple(preset.references[:10]), 512)  # fmt: skip
         labels = [s.sense for s in preset.sentences]
         vectors = senses.at_layer(words.contextual, str(words.num_layers))
-        return senses.project(vectors), senses.separation_by_layer(words.contextual, labels), \
-            senses.reference_vectors(bundle, preset.references)  # fmt: skip
+        return senses.project(vectors), senses.separation_by_layer(words.contextual, labels)
 
     compute = seconds(page, repeats)
     width = batch["input_ids"].shape[1]
