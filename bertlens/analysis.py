@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Hashable
 
 import numpy as np
 import torch

@@ -29,8 +29,9 @@ import os
 import threading
 import time
 import weakref
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Iterator, Mapping, Sequence
+from typing import Any
 
 import torch
 
@@ -195,7 +196,7 @@ QUEUED, RUNNING, DONE, CANCELLED = "queued", "running", "done", "cancelled"
 class Ticket:
     """One unit of work in the queue: a task, or one input of a batchable analysis."""
 
-    engine: "Engine"
+    engine: Engine
     key: Hashable
     cost: float  # tokens' worth of compute, for estimates
     work: Callable[[], Any] | None  # a task; None for a batchable item
@@ -317,10 +318,10 @@ class Admission:
         for other in list(self._queue):
             if len(batch) == BATCH_MAX_INPUTS:
                 break
-            if other.engine is first.engine and other.work is None and other.length <= BATCH_MAX_TOKENS:
-                if batch_pays([t.length for t in (*batch, other)]):
-                    batch.append(other)
-                    self._queue.remove(other)
+            fits = other.engine is first.engine and other.work is None and other.length <= BATCH_MAX_TOKENS
+            if fits and batch_pays([t.length for t in (*batch, other)]):
+                batch.append(other)
+                self._queue.remove(other)
         return batch
 
     def _work(self) -> None:
@@ -471,7 +472,7 @@ class Engine:
 
 _shared_admission: Admission | None = None
 _shared_lock = threading.Lock()
-_engines: "weakref.WeakKeyDictionary[Any, Engine]" = weakref.WeakKeyDictionary()
+_engines: weakref.WeakKeyDictionary[Any, Engine] = weakref.WeakKeyDictionary()
 
 
 def shared_admission() -> Admission:

@@ -14,8 +14,8 @@ import io
 import itertools
 import re
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 import torch

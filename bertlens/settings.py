@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from bertlens.budgets import BUDGETS, ENV_PREFIX, Budgets
 from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, MODEL_CHOICES, MODEL_ENV_VAR, TRUE_WORDS, initial_model_choice

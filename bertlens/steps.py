@@ -23,6 +23,7 @@ from bertlens.analysis import Analysis
 from bertlens.mlm import softmax
 from bertlens.models import ModelBundle
 
+
 def _numpy(tensor: torch.Tensor) -> np.ndarray:
     return tensor.detach().float().cpu().numpy()
 

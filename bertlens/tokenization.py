@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Collection, Literal, Sequence
+from typing import Literal
 
 import numpy as np
 import pandas as pd

@@ -24,10 +24,10 @@ from bertlens.compare import (
     paired,
     unaligned_note,
 )
+from bertlens.wording import plural
 from components.attention_views import Choice, PageInput, _token_picker, default_focus, matrices, matrix_figure
 from components.exports import chart, csv_download, table
 from components.model import cached_analysis, cached_bundle
-from bertlens.wording import plural
 from components.text import literal
 
 FIRST, SECOND = "#1f77b4", "#ff7f0e"

@@ -5,19 +5,18 @@ from __future__ import annotations
 import html
 import math
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-import numpy as np
-
 from bertlens import mlm, nsp
 from bertlens.models import ModelBundle
 from bertlens.steps import LayerGuesses, layer_guesses
+from bertlens.wording import agree, plural
 from components.exports import chart, table
 from components.model import cached_analysis, cached_bundle, model_wait, settings
 from components.state import set_shared_text
-from bertlens.wording import agree, plural
 from components.text import code_span, literal
 
 MASKS_PER_ROW = 3

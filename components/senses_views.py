@@ -33,8 +33,8 @@ from bertlens.senses import (
     layer_label,
     layer_options,
     layer_range,
-    nearest_neighbours,
     like_pairs,
+    nearest_neighbours,
     parse_csv,
     parse_lines,
     project,
@@ -45,11 +45,11 @@ from bertlens.senses import (
     stress_verdict,
     word_problem,
 )
+from bertlens.wording import agree, plural
 from components import exports
 from components.model import cached_bundle, model_wait
 from components.state import warn_bad_param
 from components.text import literal
-from bertlens.wording import agree, plural
 
 TABS = ("Map", "Separation by layer", "Similarity", "Static vs contextual", "Reference words")
 SOURCES = ("Preset", "Paste lines", "Upload CSV")

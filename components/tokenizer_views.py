@@ -33,12 +33,12 @@ from bertlens.tokenization import (
     token_table,
     vocabulary_facts,
 )
+from bertlens.wording import agree, numbered, plural
 from components import exports
 from components.layout import truncation_notice
 from components.model import cached_bundle, model_wait, settings
 from components.state import bound_int_slider, warn_bad_param
 from components.text import literal
-from bertlens.wording import agree, numbered, plural
 
 TABS = ("Tokens", "Vocabulary", "Padding lab")
 PAD_GREY = "#e6e6e6"
@@ -192,7 +192,6 @@ def vocabulary_section(model_name: str) -> None:
         st.info("Type a word to look it up.")
         return
     found, variants = word_lookup(model_name, word)
-    shown = literal(found.word)
     st.success(lookup_message(found)) if found.in_vocab else st.info(lookup_message(found))
     if facts.cased:
         st.markdown("**This model is cased:** capitals matter, so the variants below can become different tokens.")

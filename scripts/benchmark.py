@@ -29,8 +29,8 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -360,12 +360,12 @@ def main() -> None:
             text, pair = sentence_of(bundle.tokenizer, length), pair_of(bundle.tokenizer, length)
             input_ids = torch.tensor([encode(bundle.tokenizer, text).input_ids])
             with torch.inference_mode():
-                floor = seconds(lambda: bundle.model.bert(input_ids), repeats)
-                reference = seconds(lambda: sdpa(input_ids), repeats)
+                floor = seconds(lambda ids=input_ids: bundle.model.bert(ids), repeats)
+                reference = seconds(lambda ids=input_ids: sdpa(ids), repeats)
             row = {"floor: bundle.model.bert(input_ids)": ms(floor),
                    "reference: BertModel forward, default SDPA attention": f"{ms(reference)} ({reference / floor:.2f} ×)",
                    "analyze: the shared pass (attentions, hidden states, heads)": None}  # fmt: skip
-            shared = seconds(lambda: analyze(bundle, text), repeats)
+            shared = seconds(lambda text=text: analyze(bundle, text), repeats)
             row["analyze: the shared pass (attentions, hidden states, heads)"] = f"{ms(shared)} ({shared / floor:.2f} ×)"
             for page, work in page_work(bundle, text, pair).items():
                 compute = seconds(work, repeats)
@@ -373,7 +373,7 @@ def main() -> None:
                     f"{ms(compute)} ({compute / floor:.2f} × {verdict(compute <= TARGET_RATIO * floor)}; "
                     f"{ms(compute - floor)} beyond the floor)"
                 )
-            baseline = seconds(lambda: fill_mask(text, top_k=10), repeats)
+            baseline = seconds(lambda text=text: fill_mask(text, top_k=10), repeats)
             row["baseline: transformers pipeline('fill-mask'), top 10"] = f"{ms(baseline)} ({baseline / floor:.2f} ×)"
             timing_rows.append(row)
 

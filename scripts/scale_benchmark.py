@@ -44,8 +44,23 @@ from websockets.exceptions import InvalidHandshake  # noqa: E402
 from websockets.protocol import State  # noqa: E402
 
 from scripts.class_load import (  # noqa: E402
-    DEFAULT_CAP, GIB, PAGE_QUERY, Observation, Options, Recorder, Reference, Step, Summary, check_all, hosted_env,
-    markdown, padding_student, percentile, plans, seconds_text, summarise,
+    DEFAULT_CAP,
+    GIB,
+    PAGE_QUERY,
+    Observation,
+    Options,
+    Recorder,
+    Reference,
+    Step,
+    Summary,
+    check_all,
+    hosted_env,
+    markdown,
+    padding_student,
+    percentile,
+    plans,
+    seconds_text,
+    summarise,
 )  # fmt: skip
 from scripts.serve import Cluster  # noqa: E402
 from scripts.server import free_port, model_loads  # noqa: E402
@@ -220,7 +235,7 @@ def class_burst(cluster: Cluster, steps: list[list[Step]], room: Classroom, seco
         stop.set()
         try:
             return future.result(), True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return time.perf_counter() - started, False
 
 

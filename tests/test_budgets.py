@@ -10,13 +10,12 @@ import time
 import pandas as pd
 import pytest
 
-from components.senses_views import TABS as SENSES_TABS
-
 import components.senses_views
 from bertlens.budgets import BUDGETS, Budgets, default_budgets, select_occurrences
 from bertlens.models import BUNDLED_MODEL
 from bertlens.settings import load_settings
 from components import exports
+from components.senses_views import TABS as SENSES_TABS
 from components.text import literal
 
 SENSES, TOKENIZER, NEXT_SENTENCE, FILL_MASK = "pages/senses.py", "pages/tokenizer.py", "pages/next_sentence.py", "pages/fill_mask.py"

@@ -19,8 +19,8 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 import torch

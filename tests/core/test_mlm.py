@@ -5,21 +5,13 @@ import math
 import numpy as np
 import pytest
 import torch
-from transformers import BertForMaskedLM, pipeline
+from transformers import pipeline
 
 from bertlens import mlm
 from bertlens.analysis import analyze
 
 ONE_MASK = "The capital of France is [MASK]."
 THREE_MASKS = "The [MASK] brown fox [MASK] over the [MASK] dog."
-
-
-@pytest.fixture(scope="module")
-def masked_lm(tiny_pretraining_dir):
-    """The tiny pre-training checkpoint as BertForMaskedLM: the cls.predictions weights map across."""
-    model, info = BertForMaskedLM.from_pretrained(tiny_pretraining_dir, output_loading_info=True)
-    assert info["missing_keys"] == set() and info["mismatched_keys"] == set()
-    return model.eval()
 
 
 def reference_fill_mask(masked_lm, tokenizer, text: str, k: int) -> list[list[dict]]:

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from bertlens.models import BUNDLED_MODEL
-from tests.core.test_mlm import masked_lm, mlm_loss, reference_fill_mask  # noqa: F401 (fixture)
+from tests.core.test_mlm import mlm_loss, reference_fill_mask
 
 PAGE = "pages/fill_mask.py"
 ONE_MASK = "The capital of France is [MASK]."
