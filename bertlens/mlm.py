@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from transformers import PreTrainedTokenizerBase
 
-from bertlens.analysis import Analysis
+from bertlens.analysis import Analysis, ids_of, text_of, tokens_of
 
 MANY_MASKS = 5  # above this, most of the context is hidden: say so (all masks are still predicted)
 MAX_K = 50
@@ -58,7 +59,7 @@ class MaskGuesses:
         )
 
 
-def top_k_guesses(analysis: Analysis, tokenizer, k: int) -> list[MaskGuesses]:
+def top_k_guesses(analysis: Analysis, tokenizer: PreTrainedTokenizerBase, k: int) -> list[MaskGuesses]:
     """Top-``k`` tokens and softmax probabilities at every [MASK] (empty without masks or MLM head)."""
     if analysis.mlm_logits is None:
         return []
@@ -73,8 +74,8 @@ def top_k_guesses(analysis: Analysis, tokenizer, k: int) -> list[MaskGuesses]:
                 mask_number=number,
                 position=position,
                 token_ids=tuple(ids),
-                tokens=tuple(tokenizer.convert_ids_to_tokens(ids)),
-                strings=tuple(tokenizer.decode([i]) for i in ids),
+                tokens=tuple(tokens_of(tokenizer, ids)),
+                strings=tuple(text_of(tokenizer, [i]) for i in ids),
                 probabilities=tuple(float(probs[i]) for i in ids),
             )
         )
@@ -103,7 +104,7 @@ class TrueWordCheck:
         return None
 
 
-def true_word_problem(tokenizer, word: str) -> str | None:
+def true_word_problem(tokenizer: PreTrainedTokenizerBase, word: str) -> str | None:
     """Why ``word`` cannot be scored, or None."""
     if not word.strip():
         return "Type the word that the mask hides."
@@ -115,12 +116,12 @@ def true_word_problem(tokenizer, word: str) -> str | None:
     return None
 
 
-def check_true_word(analysis: Analysis, tokenizer, word: str, mask_number: int = 1) -> TrueWordCheck:
+def check_true_word(analysis: Analysis, tokenizer: PreTrainedTokenizerBase, word: str, mask_number: int = 1) -> TrueWordCheck:
     """Probability, rank and loss −log p of ``word`` (its first WordPiece) at one mask."""
     if analysis.mlm_logits is None or not 1 <= mask_number <= len(analysis.mask_positions):
         raise ValueError("no such mask with MLM logits")
     pieces = tuple(tokenizer.tokenize(word.strip()))
-    token_id = int(tokenizer.convert_tokens_to_ids(pieces[0]))
+    token_id = ids_of(tokenizer, pieces[:1])[0]
     log_probs = log_softmax(analysis.mlm_logits[mask_number - 1])
     return TrueWordCheck(
         word=word.strip(),

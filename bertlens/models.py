@@ -284,7 +284,7 @@ def detect_capabilities(model: BertForPreTraining, tokenizer: PreTrainedTokenize
 LOAD_COUNTS: Counter[str] = Counter()  # loads per model in this process (the app must load each once)
 
 
-def private_weights(name: str, source: str) -> tuple[str, dict[str, bool]]:
+def private_weights(name: str, source: str) -> tuple[str, dict[str, Any]]:
     """Where to load ``name``'s files from so that nobody can change its weights under a running server.
 
     transformers memory-maps the weights; a folder the user may overwrite is therefore loaded from a
@@ -347,17 +347,19 @@ def load_model(name: str) -> ModelBundle:
     folder, weights_options = private_weights(name, source)
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=local_only)
-        model, info = BertForPreTraining.from_pretrained(
+        loaded: tuple[BertForPreTraining, dict[str, Any]] = BertForPreTraining.from_pretrained(  # type: ignore[assignment]
             folder, output_loading_info=True, attn_implementation="eager", local_files_only=local_only,
             ignore_mismatched_sizes=True, **weights_options,  # reported by checkpoint_flaw, with the shapes
-        )
+        )  # output_loading_info: (model, info), which transformers' annotation does not say
+        model, info = loaded
     except Exception as error:  # no weights or vocabulary, a corrupt file, a shape or a config value that does not fit
         raise ModelUnavailable(f"'{name}' has a BERT config but could not be loaded ({describe(error)}).") from error
     flaw = checkpoint_flaw(info) or vocabulary_flaw(tokenizer, model.config.vocab_size)
     if flaw:
         raise ModelUnavailable(f"'{name}' {flaw}")
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    model.to(device).eval().requires_grad_(False)
+    model.to(device)  # type: ignore[arg-type]  # transformers' decorated ``to`` is mistyped
+    model.eval().requires_grad_(False)
     return ModelBundle(
         requested=name,
         name=name,

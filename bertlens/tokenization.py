@@ -12,7 +12,7 @@ import pandas as pd
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from bertlens.analysis import MAX_TEXT_CHARS, Encoding, model_engine
+from bertlens.analysis import MAX_TEXT_CHARS, Encoding, ids_of, model_engine, text_of, tokens_of
 from bertlens.models import ModelBundle, is_cased
 
 SPECIAL_ROLES = {
@@ -40,7 +40,7 @@ SEED_BATCH = (
 def token_table(encoding: Encoding, text: str, text_b: str | None = None) -> pd.DataFrame:
     """One row per token: position, token, id, its word, continuation piece, special, segment, mask."""
     sentences = (text[:MAX_TEXT_CHARS], (text_b or "")[:MAX_TEXT_CHARS])
-    spans: dict[tuple[int, int], tuple[int, int]] = {}  # (sentence, word) -> character span
+    spans: dict[tuple[int | None, int | None], tuple[int, int]] = {}  # (sentence, word) -> character span
     for seq, word, (start, end) in zip(encoding.sequence_ids, encoding.word_ids, encoding.offsets):
         if word is not None:
             lo, hi = spans.get((seq, word), (start, end))
@@ -57,7 +57,7 @@ def token_table(encoding: Encoding, text: str, text_b: str | None = None) -> pd.
                 "position": position,
                 "token": token,
                 "id": int(token_id),
-                "word": "" if special else sentences[seq][start:end],
+                "word": "" if special or seq is None else sentences[seq][start:end],
                 "word index": None if special else word,
                 "sentence": "—" if seq is None else "AB"[seq],
                 "continuation (##)": token.startswith("##"),
@@ -92,7 +92,7 @@ def spaced_words(encoding: Encoding, text: str, text_b: str | None = None) -> in
     sentences = (text[:MAX_TEXT_CHARS], (text_b or "")[:MAX_TEXT_CHARS])
     words, previous = 0, None  # previous: (sentence, end offset) of the last real token
     for seq, word, (start, end) in zip(encoding.sequence_ids, encoding.word_ids, encoding.offsets):
-        if word is None:
+        if word is None or seq is None:  # a special token
             continue
         if previous is None or previous[0] != seq or any(c.isspace() for c in sentences[seq][previous[1] : start]):
             words += 1
@@ -125,10 +125,10 @@ def token_counts(table: pd.DataFrame, unk_token: str, words: int) -> TokenCounts
     )
 
 
-def round_trip(tokenizer, encoding: Encoding) -> tuple[str, str]:
+def round_trip(tokenizer: PreTrainedTokenizerBase, encoding: Encoding) -> tuple[str, str]:
     """The ids decoded back to text: with the special tokens the tokenizer added, and without."""
     ids = list(encoding.input_ids)
-    return tokenizer.decode(ids), tokenizer.decode(ids, skip_special_tokens=True)
+    return text_of(tokenizer, ids), text_of(tokenizer, ids, skip_special_tokens=True)
 
 
 # --- The vocabulary --------------------------------------------------------------------------
@@ -145,7 +145,7 @@ class VocabularyFacts:
     cased: bool
 
 
-def vocabulary_facts(tokenizer) -> VocabularyFacts:
+def vocabulary_facts(tokenizer: PreTrainedTokenizerBase) -> VocabularyFacts:
     vocab: dict[str, int] = tokenizer.get_vocab()
     special = pd.DataFrame(
         [
@@ -154,7 +154,7 @@ def vocabulary_facts(tokenizer) -> VocabularyFacts:
             if getattr(tokenizer, f"{role}_token", None) is not None
         ]
     )
-    unused = sorted((t for t in vocab if UNUSED.match(t)), key=lambda t: int(UNUSED.match(t).group(1)))
+    unused = sorted((t for t in vocab if UNUSED.match(t)), key=lambda t: int(t[len("[unused") : -1]))
     special_tokens = set(special["token"])
     kinds = pd.Series(
         [
@@ -229,11 +229,11 @@ def look_up(tokenizer: PreTrainedTokenizerBase, word: str) -> WordLookup:
         entry_id=None if entry is None else int(vocab[entry]),
         kind=None if entry is None else entry_kind(entry, special),
         pieces=pieces,
-        ids=tuple(tokenizer.convert_tokens_to_ids(list(pieces))),
+        ids=tuple(ids_of(tokenizer, pieces)),
     )
 
 
-def case_variants(tokenizer, word: str) -> pd.DataFrame:
+def case_variants(tokenizer: PreTrainedTokenizerBase, word: str) -> pd.DataFrame:
     """How the word tokenizes as typed, lowercase, Capitalized and UPPERCASE."""
     variants = dict.fromkeys([word, word.lower(), word.capitalize(), word.upper()])
     rows = []
@@ -291,7 +291,11 @@ class PaddedBatch:
 
 
 def pad_batch(
-    tokenizer, sentences: Sequence[str], strategy: PaddingStrategy, max_length: int, truncation: bool
+    tokenizer: PreTrainedTokenizerBase,
+    sentences: Sequence[str],
+    strategy: PaddingStrategy,
+    max_length: int,
+    truncation: bool,
 ) -> PaddedBatch:
     """Encode the sentences as one batch, as ``tokenizer(..., padding=..., truncation=...)`` does."""
     padding = {"longest": "longest", "max_length": "max_length", "none": False}[strategy]
@@ -304,12 +308,12 @@ def pad_batch(
         sentences=tuple(sentences),
         input_ids=tuple(tuple(row) for row in ids),
         attention_mask=tuple(tuple(row) for row in enc.get("attention_mask", [])),
-        tokens=tuple(tuple(tokenizer.convert_ids_to_tokens(row)) for row in ids),
+        tokens=tuple(tuple(tokens_of(tokenizer, row)) for row in ids),
         full_lengths=tuple(len(row) for row in full),
     )
 
 
-def padding_comparison(tokenizer, sentences: Sequence[str], max_length: int, truncation: bool) -> pd.DataFrame:
+def padding_comparison(tokenizer: PreTrainedTokenizerBase, sentences: Sequence[str], max_length: int, truncation: bool) -> pd.DataFrame:
     """Each strategy side by side: batch shape, real and padding tokens, share of padding."""
     rows = []
     for strategy in STRATEGIES:

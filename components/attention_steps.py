@@ -162,6 +162,7 @@ def mask_and_see_section(page: PageInput, choice: Choice, heads: int) -> None:
     influence = cached_influence(page.model_name, page.text, page.text_b, MODES[mode_label])
     labels = [literal(label) for label in token_labels(encoding)]  # for Markdown; the figure escapes its own
     if influence.measure == "guess":
+        assert influence.observer is not None  # a guess is watched at its [MASK]
         watched = f"BERT's guesses at the {labels[influence.observer]} token"
         received_from = f"attention from {labels[influence.observer]}"
     elif influence.measure == "verdict":

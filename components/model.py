@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx, in_cached_function
 
 from bertlens.analysis import Analysis, analysis_key, analyze, max_tokens, model_engine
@@ -108,7 +109,7 @@ class QueueNotice:
     """
 
     def __init__(self) -> None:
-        self.slot = None
+        self.slot: DeltaGenerator | None = None
 
     def __call__(self, ahead: int, seconds: float) -> None:
         with _unrecorded():

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from bertlens import mlm, nsp
+from bertlens.analysis import ids_of
 from bertlens.models import ModelBundle
 from bertlens.steps import LayerGuesses, layer_guesses
 from bertlens.wording import agree, plural
@@ -49,7 +50,7 @@ def guesses_by_layer(model_name: str, text: str, k: int, mask_number: int, word:
     tokenizer = bundle.tokenizer
     true_id = None
     if word.strip() and mlm.true_word_problem(tokenizer, word) is None:
-        true_id = int(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(word.strip())[0]))
+        true_id = ids_of(tokenizer, tokenizer.tokenize(word.strip())[:1])[0]
     return layer_guesses(bundle, cached_analysis(model_name, text), k, mask_number, true_id)
 
 

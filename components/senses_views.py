@@ -150,8 +150,8 @@ def sentence_input(budgets: Budgets) -> SenseRequest | None:
                    f"longer than {MAX_SENSE_CHARS} characters and {agree(len(long), 'is', 'are')} cut there: a sense is a short name, such as “river”.")
         items = tuple(LabelledSentence(item.sentence, item.sense[:MAX_SENSE_CHARS]) for item in items)
     references = tuple(dict.fromkeys(r.strip() for r in refs.split(",") if r.strip()))
-    if long := [r for r in references if len(r) > MAX_WORD_CHARS]:
-        st.caption(f"{plural(len(long), 'reference word')} longer than {MAX_WORD_CHARS} characters left out.")
+    if long_words := [r for r in references if len(r) > MAX_WORD_CHARS]:
+        st.caption(f"{plural(len(long_words), 'reference word')} longer than {MAX_WORD_CHARS} characters left out.")
         references = tuple(r for r in references if len(r) <= MAX_WORD_CHARS)
     if len(references) > MAX_REFERENCES:
         st.caption(f"Only the first {MAX_REFERENCES} of {len(references)} reference words are read.")

@@ -227,7 +227,7 @@ def warn_bad_flag(key: str) -> None:
     warn_bad_param(key, lambda raw: raw.lower() in ("true", "false"), "true or false")
 
 
-def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], str, int, bool]:
+def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], PaddingStrategy, int, bool]:
     raw = st.text_area("Sentences, one per line", value="\n".join(SEED_BATCH), key="lines", bind="query-params",
                        height=130)
     lines = batch_lines(raw or "")

@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 
 from streamlit.runtime import Runtime
 
@@ -54,11 +55,11 @@ def preset_requests(model_name: str) -> list[Callable[[], object]]:
         lambda: anatomy_views.embeddings(model_name, DEFAULT_TEXT, ""),
         lambda: anatomy_views.pooler(model_name, DEFAULT_TEXT, ""),
     ]
-    requests += [lambda p=p: cached_analysis(model_name, p.text, p.text_b) for p in ATTENTION_PRESETS]
+    requests += [partial(cached_analysis, model_name, p.text, p.text_b) for p in ATTENTION_PRESETS]
     if caps.has_mlm_head:
         masked = mask_span(DEFAULT_TEXT, word_spans(DEFAULT_TEXT)[0])  # the "Mask this word" default
         examples = [masked, *(p.text for p in ATTENTION_PRESETS if "[MASK]" in p.text and not p.text_b)]
-        requests += [lambda text=text: prediction_views.mask_guesses(model_name, text, DEFAULT_K) for text in examples]
+        requests += [partial(prediction_views.mask_guesses, model_name, text, DEFAULT_K) for text in examples]
     if caps.has_nsp_head and caps.has_pooler:
         pairs = list(map(tuple, DEFAULT_PAIRS.itertuples(index=False)))
         requests += [
