@@ -70,7 +70,7 @@ def parameter_counts(
         ("Encoder layer 0", "intermediate", count(layer.intermediate), "feed-forward up-projection"),
         ("Encoder layer 0", "output", count(layer.output), "feed-forward down-projection, LayerNorm"),
         ("Encoder layer 0", "one layer", count(layer), "every layer has the same shape"),
-        ("Encoder", f"all {len(layers)} layers", count(bert.encoder), ""),
+        ("Encoder", "the only layer" if len(layers) == 1 else f"all {len(layers)} layers", count(bert.encoder), ""),
     ]
     pooler = count(bert.pooler) if has_pooler and bert.pooler is not None else None
     rows.append(("Pooler", "dense + tanh on [CLS]", pooler, "" if pooler is not None else NOT_IN_CHECKPOINT))

@@ -88,7 +88,7 @@ class Capabilities:
     def summary(self) -> str:
         heads = [name for name, present in (("MLM", self.has_mlm_head), ("NSP", self.has_nsp_head)) if present]
         return (
-            f"{self.num_layers} layers · {self.num_heads} heads · hidden {self.hidden_size} · "
+            f"{plural(self.num_layers, 'layer')} · {plural(self.num_heads, 'head')} · hidden {self.hidden_size} · "
             f"{self.max_positions} positions · {'cased' if self.cased else 'uncased'} · "
             f"heads: {', '.join(heads) if heads else 'none (encoder only)'}"
         )
