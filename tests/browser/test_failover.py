@@ -12,17 +12,18 @@ not left over in the page.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from scripts.serve import Cluster
 from scripts.server import free_port
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, RUN_TIMEOUT_MS, wait_for_run
+from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_run
 from tests.browser.test_pages import metric, p_is_next, reference, type_into  # noqa: F401 (reference: a fixture)
 
 RESTORE_SECONDS = 15  # from the kill to the same view drawn again by the other replica
@@ -68,10 +69,10 @@ def cluster(tiny_pretraining_dir, tmp_path_factory):
         yield running
 
 
-def test_killed_replica_costs_no_student_their_view(cluster, reference):  # noqa: F811
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def test_killed_replica_costs_no_student_their_view(cluster, reference, browser):  # noqa: F811
+    # The session's browser, in a context of its own: a second sync Playwright in this thread fails while
+    # the session's is running ("Sync API inside the asyncio loop") when another browser test ran first.
+    with contextlib.closing(browser.new_context(viewport={"width": 1400, "height": 1000})) as context:
         page = context.new_page()
         page.set_default_timeout(RUN_TIMEOUT_MS)
         handshakes = Handshakes(context, page)
@@ -115,4 +116,3 @@ def test_killed_replica_costs_no_student_their_view(cluster, reference):  # noqa
         assert new_sockets and all(s["replica"] != served_by for s in new_sockets), new_sockets
         assert restored_seconds <= RESTORE_SECONDS
         print(f"\nrestored on {new_sockets[-1]['replica']} {restored_seconds:.1f} s after the kill")
-        browser.close()
