@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Hashable
 
 import numpy as np
 import torch
+from transformers import PreTrainedTokenizerBase
 
 from bertlens.engine import Engine, engine_for
 from bertlens.models import ModelBundle
@@ -46,7 +47,38 @@ def max_tokens(bundle: ModelBundle, cap: int | None = None) -> int:
     return min(limit, cap) if cap else limit
 
 
-def encode(tokenizer, text: str, text_b: str | None = None, max_length: int = 512) -> Encoding:
+# transformers types these look-ups for a single item or a list at once; these say which.
+
+
+def tokens_of(tokenizer: PreTrainedTokenizerBase, ids: Sequence[int]) -> list[str]:
+    """The vocabulary entries of ``ids``."""
+    tokens = tokenizer.convert_ids_to_tokens(list(ids))
+    assert isinstance(tokens, list)
+    return tokens
+
+
+def token_of(tokenizer: PreTrainedTokenizerBase, token_id: int) -> str:
+    """The vocabulary entry of one id."""
+    token = tokenizer.convert_ids_to_tokens(int(token_id))
+    assert isinstance(token, str)
+    return token
+
+
+def ids_of(tokenizer: PreTrainedTokenizerBase, tokens: Sequence[str]) -> list[int]:
+    """The ids of vocabulary entries (the unknown token's id for a string that is none)."""
+    ids = tokenizer.convert_tokens_to_ids(list(tokens))
+    assert isinstance(ids, list)
+    return ids
+
+
+def text_of(tokenizer: PreTrainedTokenizerBase, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
+    """``ids`` decoded back to text."""
+    text = tokenizer.decode(list(ids), skip_special_tokens=skip_special_tokens)
+    assert isinstance(text, str)
+    return text
+
+
+def encode(tokenizer: PreTrainedTokenizerBase, text: str, text_b: str | None = None, max_length: int = 512) -> Encoding:
     """Tokenize ``text`` (and ``text_b`` as sentence B), truncating to ``max_length`` tokens."""
     text, text_b = text[:MAX_TEXT_CHARS], (text_b[:MAX_TEXT_CHARS] if text_b else None)
     full_length = len(tokenizer(text, text_b, truncation=False)["input_ids"])
@@ -61,7 +93,7 @@ def encode(tokenizer, text: str, text_b: str | None = None, max_length: int = 51
     ids = enc["input_ids"]
     return Encoding(
         input_ids=tuple(ids),
-        tokens=tuple(tokenizer.convert_ids_to_tokens(ids)),
+        tokens=tuple(tokens_of(tokenizer, ids)),
         token_type_ids=tuple(enc["token_type_ids"]),
         word_ids=tuple(enc.word_ids()),
         sequence_ids=tuple(enc.sequence_ids()),
@@ -70,7 +102,7 @@ def encode(tokenizer, text: str, text_b: str | None = None, max_length: int = 51
     )
 
 
-def padded_batch(encodings: list[Encoding], pad_id: int | None, device) -> dict[str, torch.Tensor]:
+def padded_batch(encodings: list[Encoding], pad_id: int | None, device: torch.device) -> dict[str, torch.Tensor]:
     """``input_ids``, ``token_type_ids`` and ``attention_mask`` for a padded batch (mask 0 on padding)."""
     width = max(len(e) for e in encodings)
     ids = torch.full((len(encodings), width), pad_id or 0, dtype=torch.long)

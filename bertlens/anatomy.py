@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
 import torch
 from torch import nn
+from transformers import BertForPreTraining, BertModel, PretrainedConfig
+from transformers.models.bert.modeling_bert import BertLayer
 
 from bertlens.analysis import Analysis
 from bertlens.models import ModelBundle
@@ -29,7 +32,7 @@ CONFIG_FIELDS = (
 )
 
 
-def config_summary(config) -> pd.DataFrame:
+def config_summary(config: PretrainedConfig) -> pd.DataFrame:
     rows = [
         {"setting": name, "value": str(getattr(config, name, "—")), "meaning": meaning}
         for name, meaning in CONFIG_FIELDS
@@ -44,7 +47,7 @@ def count(module: nn.Module) -> int:
 
 
 def parameter_counts(
-    model: nn.Module, has_pooler: bool = True, has_mlm_head: bool = True, has_nsp_head: bool = True
+    model: BertModel | BertForPreTraining, has_pooler: bool = True, has_mlm_head: bool = True, has_nsp_head: bool = True
 ) -> pd.DataFrame:
     """Parameters by component (a ``BertModel`` or ``BertForPreTraining``).
 
@@ -53,20 +56,21 @@ def parameter_counts(
     Rows: part, component, parameters (None when absent), note, and whether the row is one of the
     pieces that add up to the checkpoint total (the others are subtotals); the last row is that total.
     """
-    bert = getattr(model, "bert", model)
-    heads = getattr(model, "cls", None)
+    bert = model.bert if isinstance(model, BertForPreTraining) else model
+    heads = model.cls if isinstance(model, BertForPreTraining) else None
     emb, layers = bert.embeddings, bert.encoder.layer
+    layer = cast(BertLayer, layers[0])  # every layer has the same shape
     rows: list[tuple[str, str, int | None, str]] = [
         ("Embeddings", "word embeddings", count(emb.word_embeddings), "vocab_size × hidden_size"),
         ("Embeddings", "position embeddings", count(emb.position_embeddings), "max_position_embeddings × hidden_size"),
         ("Embeddings", "token type embeddings", count(emb.token_type_embeddings), "type_vocab_size × hidden_size"),
         ("Embeddings", "LayerNorm", count(emb.LayerNorm), "scale and shift"),
         ("Embeddings", "all embeddings", count(emb), ""),
-        ("Encoder layer 0", "attention", count(layers[0].attention), "query, key, value, output projection, LayerNorm"),
-        ("Encoder layer 0", "intermediate", count(layers[0].intermediate), "feed-forward up-projection"),
-        ("Encoder layer 0", "output", count(layers[0].output), "feed-forward down-projection, LayerNorm"),
-        ("Encoder layer 0", "one layer", count(layers[0]), "every layer has the same shape"),
-        ("Encoder", f"all {len(layers)} layers", count(bert.encoder), ""),
+        ("Encoder layer 0", "attention", count(layer.attention), "query, key, value, output projection, LayerNorm"),
+        ("Encoder layer 0", "intermediate", count(layer.intermediate), "feed-forward up-projection"),
+        ("Encoder layer 0", "output", count(layer.output), "feed-forward down-projection, LayerNorm"),
+        ("Encoder layer 0", "one layer", count(layer), "every layer has the same shape"),
+        ("Encoder", "the only layer" if len(layers) == 1 else f"all {len(layers)} layers", count(bert.encoder), ""),
     ]
     pooler = count(bert.pooler) if has_pooler and bert.pooler is not None else None
     rows.append(("Pooler", "dense + tanh on [CLS]", pooler, "" if pooler is not None else NOT_IN_CHECKPOINT))
@@ -209,9 +213,10 @@ def pooler_check(bundle: ModelBundle, analysis: Analysis) -> PoolerCheck | None:
 
     None when the checkpoint has no pooler.
     """
-    if analysis.pooler_output is None or not bundle.capabilities.has_pooler:
+    pooler = bundle.model.bert.pooler
+    if analysis.pooler_output is None or not bundle.capabilities.has_pooler or pooler is None:
         return None
     cls_vector = torch.tensor(np.asarray(analysis.hidden_states[-1][0]), device=bundle.device)
     with torch.inference_mode():
-        by_hand = torch.tanh(bundle.model.bert.pooler.dense(cls_vector)).float().cpu().numpy()
+        by_hand = torch.tanh(pooler.dense(cls_vector)).float().cpu().numpy()
     return PoolerCheck(by_hand=by_hand, pooler_output=np.asarray(analysis.pooler_output))

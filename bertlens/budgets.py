@@ -12,6 +12,7 @@ measures them at the extremes these budgets allow).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 ENV_PREFIX = "BERTLENS_"
@@ -77,8 +78,15 @@ BUDGETS: dict[str, BudgetSpec] = {
 assert list(BUDGETS) == [f.name for f in fields(Budgets)]  # one entry per field, same order
 
 
+def budgets_from(values: Mapping[str, int | None]) -> Budgets:
+    """``Budgets`` from one value per ``BUDGETS`` entry; only ``tokens`` may be None (its ``local`` default)."""
+    if none := [name for name, value in values.items() if value is None and name != "tokens"]:
+        raise ValueError(f"budgets without a value: {', '.join(none)}")
+    return Budgets(**values)  # type: ignore[arg-type]  # checked above: None only for tokens
+
+
 def default_budgets(hosted: bool) -> Budgets:
-    return Budgets(**{name: spec.hosted if hosted else spec.local for name, spec in BUDGETS.items()})
+    return budgets_from({name: spec.hosted if hosted else spec.local for name, spec in BUDGETS.items()})
 
 
 @dataclass(frozen=True)
@@ -97,7 +105,10 @@ def select_occurrences(counts: list[int] | tuple[int, ...], per_sentence: int, t
     Once a sentence would take the total over its budget, it and every later sentence are left out
     (the first sentences are read, as with the sentence budget), so the cut is easy to explain.
     """
-    kept, over, beyond, used = [], [], [], 0
+    kept: list[int] = []
+    over: list[int] = []
+    beyond: list[int] = []
+    used = 0
     for i, count in enumerate(counts):
         if count > per_sentence:
             over.append(i)

@@ -11,8 +11,9 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+from transformers import PreTrainedTokenizerBase
 
-from bertlens.analysis import Analysis
+from bertlens.analysis import Analysis, tokens_of
 from bertlens.mlm import softmax
 
 Status = Literal["same", "changed", "only in first", "only in second"]
@@ -51,6 +52,12 @@ def paired(alignment: list[Aligned]) -> list[Aligned]:
     return [row for row in alignment if row.first is not None and row.second is not None]
 
 
+def paired_rows(alignment: list[Aligned]) -> tuple[list[int], list[int]]:
+    """The positions of the paired tokens: in the first sentence, and in the second (same order)."""
+    pairs = [(row.first, row.second) for row in alignment if row.first is not None and row.second is not None]
+    return [a for a, _ in pairs], [b for _, b in pairs]
+
+
 def alignment_table(alignment: list[Aligned], first: tuple[str, ...], second: tuple[str, ...]) -> pd.DataFrame:
     return pd.DataFrame(
         {
@@ -65,22 +72,21 @@ def alignment_table(alignment: list[Aligned], first: tuple[str, ...], second: tu
 
 def pair_label(row: Aligned, first: tuple[str, ...], second: tuple[str, ...]) -> str:
     """"3 it" for a shared token, "12 tired→wide" for a changed one (positions of the first sentence)."""
+    assert row.first is not None and row.second is not None, "a paired row"
     a, b = first[row.first], second[row.second]
     return f"{row.first} {a}" if a == b else f"{row.first} {a}→{b}"
 
 
 def attention_difference(first: np.ndarray, second: np.ndarray, alignment: list[Aligned]) -> np.ndarray:
     """second − first, for one (query, key) matrix each, over the paired tokens only: (pairs, pairs)."""
-    pairs = paired(alignment)
-    rows_a = np.array([r.first for r in pairs])
-    rows_b = np.array([r.second for r in pairs])
+    rows_a, rows_b = paired_rows(alignment)
     return second[np.ix_(rows_b, rows_b)] - first[np.ix_(rows_a, rows_a)]
 
 
 def unaligned_note(alignment: list[Aligned], first: tuple[str, ...], second: tuple[str, ...]) -> str | None:
     """A sentence naming the tokens that could not be paired, or None when all are paired."""
-    only_first = [f"{r.first} {first[r.first]}" for r in alignment if r.second is None]
-    only_second = [f"{r.second} {second[r.second]}" for r in alignment if r.first is None]
+    only_first = [f"{r.first} {first[r.first]}" for r in alignment if r.second is None and r.first is not None]
+    only_second = [f"{r.second} {second[r.second]}" for r in alignment if r.first is None and r.second is not None]
     if not only_first and not only_second:
         return None
     parts = []
@@ -95,7 +101,7 @@ def unaligned_note(alignment: list[Aligned], first: tuple[str, ...], second: tup
     )
 
 
-def guess_difference(first: Analysis, second: Analysis, mask_number: int, tokenizer, k: int) -> pd.DataFrame:
+def guess_difference(first: Analysis, second: Analysis, mask_number: int, tokenizer: PreTrainedTokenizerBase, k: int) -> pd.DataFrame:
     """Where the guesses at one [MASK] moved: every token in either sentence's top-k, with both probabilities.
 
     Rows are sorted by |change|, the largest move first; ranks are among the whole vocabulary.
@@ -110,7 +116,7 @@ def guess_difference(first: Analysis, second: Analysis, mask_number: int, tokeni
     rank = lambda p, i: 1 + int((p > p[i]).sum())  # noqa: E731
     table = pd.DataFrame(
         {
-            "token": tokenizer.convert_ids_to_tokens(ids),
+            "token": tokens_of(tokenizer, ids),
             "token_id": ids,
             "P (first)": p_first[ids],
             "P (second)": p_second[ids],

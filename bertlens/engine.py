@@ -29,10 +29,14 @@ import os
 import threading
 import time
 import weakref
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 MAX_PASSES_ENV = "BERTLENS_MAX_CONCURRENT_PASSES"
 REQUEST_SECONDS_ENV = "BERTLENS_REQUEST_SECONDS"
@@ -84,7 +88,7 @@ def engine_settings(env: Mapping[str, str] | None = None) -> EngineSettings:
     """From ``BERTLENS_MAX_CONCURRENT_PASSES`` and ``BERTLENS_REQUEST_SECONDS``; bad values fall back to the defaults."""
     env = os.environ if env is None else env
 
-    def number(name: str, convert, default, minimum):
+    def number(name: str, convert: Callable[[str], float], default: float, minimum: float) -> Any:
         try:
             value = convert(env.get(name, "").strip())
         except ValueError:
@@ -147,8 +151,8 @@ class ThreadSafeTokenizer:
             if backend.padding is not None:
                 backend.no_padding()
 
-    def _locked(self, method: Callable) -> Callable:
-        def call(*args, **kwargs):
+    def _locked(self, method: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
             with self._lock:
                 try:
                     return method(*args, **kwargs)
@@ -159,17 +163,17 @@ class ThreadSafeTokenizer:
         call.__doc__ = getattr(method, "__doc__", None)
         return call
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._locked(self._wrapped)(*args, **kwargs)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         with self._lock:
             value = getattr(self._wrapped, name)
         if name in ("backend_tokenizer", "_tokenizer"):
             return ThreadSafeTokenizer(value, self._lock, backend=True)
         return self._locked(value) if callable(value) and not isinstance(value, type) else value
 
-    def __setattr__(self, name: str, value) -> None:
+    def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("the shared tokenizer is read-only: pass settings per call")
 
     def __len__(self) -> int:
@@ -180,9 +184,12 @@ class ThreadSafeTokenizer:
         return f"ThreadSafeTokenizer({self._wrapped!r})"
 
 
-def thread_safe(tokenizer: Any) -> ThreadSafeTokenizer:
-    """Wrap a tokenizer once (wrapping a wrapped one returns it)."""
-    return tokenizer if isinstance(tokenizer, ThreadSafeTokenizer) else ThreadSafeTokenizer(tokenizer)
+def thread_safe(tokenizer: PreTrainedTokenizerBase) -> PreTrainedTokenizerBase:
+    """Wrap a tokenizer once (wrapping a wrapped one returns it). Typed as what it wraps: the proxy
+    answers every attribute and call of the tokenizer."""
+    if isinstance(tokenizer, ThreadSafeTokenizer):
+        return tokenizer
+    return cast("PreTrainedTokenizerBase", ThreadSafeTokenizer(tokenizer))
 
 
 # --------------------------------------------------------------------------- tickets and admission
@@ -195,7 +202,7 @@ QUEUED, RUNNING, DONE, CANCELLED = "queued", "running", "done", "cancelled"
 class Ticket:
     """One unit of work in the queue: a task, or one input of a batchable analysis."""
 
-    engine: "Engine"
+    engine: Engine
     key: Hashable
     cost: float  # tokens' worth of compute, for estimates
     work: Callable[[], Any] | None  # a task; None for a batchable item
@@ -317,10 +324,10 @@ class Admission:
         for other in list(self._queue):
             if len(batch) == BATCH_MAX_INPUTS:
                 break
-            if other.engine is first.engine and other.work is None and other.length <= BATCH_MAX_TOKENS:
-                if batch_pays([t.length for t in (*batch, other)]):
-                    batch.append(other)
-                    self._queue.remove(other)
+            fits = other.engine is first.engine and other.work is None and other.length <= BATCH_MAX_TOKENS
+            if fits and batch_pays([t.length for t in (*batch, other)]):
+                batch.append(other)
+                self._queue.remove(other)
         return batch
 
     def _work(self) -> None:
@@ -424,12 +431,14 @@ class Engine:
     def _request(self, key: Hashable, make: Callable[[], Ticket]) -> Any:
         while True:
             with self._lock:
-                ticket = self._inflight.get(key)
-                fresh = ticket is None
-                if fresh:
+                found = self._inflight.get(key)
+                fresh = found is None
+                if found is None:
                     ticket = make()
                     ticket.background = _background.get()
                     self._inflight[key] = ticket
+                else:
+                    ticket = found
                 ticket.waiters += 1
             if fresh:
                 self.admission.submit(ticket)
@@ -471,7 +480,7 @@ class Engine:
 
 _shared_admission: Admission | None = None
 _shared_lock = threading.Lock()
-_engines: "weakref.WeakKeyDictionary[Any, Engine]" = weakref.WeakKeyDictionary()
+_engines: weakref.WeakKeyDictionary[Any, Engine] = weakref.WeakKeyDictionary()
 
 
 def shared_admission() -> Admission:

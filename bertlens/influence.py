@@ -20,8 +20,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 import torch
+from transformers.modeling_outputs import BaseModelOutputWithPoolingAndCrossAttentions
 
-from bertlens.analysis import Analysis, Encoding, model_engine
+from bertlens.analysis import Analysis, Encoding, model_engine, token_of
 from bertlens.mlm import softmax
 from bertlens.models import ModelBundle
 
@@ -89,12 +90,14 @@ def variant_batch(encoding: Encoding, tested: list[int], mode: Mode, mask_id: in
     return ids[keep].view(len(tested), width), types[keep].view(len(tested), width)
 
 
-def perturbation_pass(bundle: ModelBundle, input_ids: torch.Tensor, token_type_ids: torch.Tensor):
+def perturbation_pass(
+    bundle: ModelBundle, input_ids: torch.Tensor, token_type_ids: torch.Tensor
+) -> BaseModelOutputWithPoolingAndCrossAttentions:
     """The one extra (batched) forward pass: every variant at once, no padding (all rows have one length).
     Queued through the model's engine like every other pass."""
     device = bundle.device
 
-    def variants_pass():
+    def variants_pass() -> BaseModelOutputWithPoolingAndCrossAttentions:
         with torch.inference_mode():
             return bundle.model.bert(
                 input_ids=input_ids.to(device),
@@ -132,23 +135,27 @@ def mask_and_see(bundle: ModelBundle, analysis: Analysis, mode: Mode = "mask", b
     if not tested:
         return Influence(measure, mode, observer, (), np.zeros(0), (), len(candidates))
     out = perturbation_pass(bundle, *variant_batch(encoding, tested, mode, mask_id))
+    hidden = out.last_hidden_state
+    assert hidden is not None
     rows = torch.arange(len(tested))
     tokenizer = bundle.tokenizer
     with torch.inference_mode():
         if measure == "guess":
+            assert observer is not None and analysis.mlm_logits is not None  # measure_for watches a [MASK]
             watched = torch.tensor([shifted(observer, j, mode) for j in tested])
-            logits = bundle.model.cls.predictions(out.last_hidden_state[rows, watched]).float().cpu().numpy()
+            logits = bundle.model.cls.predictions(hidden[rows, watched]).float().cpu().numpy()
             before, after = softmax(analysis.mlm_logits[0]), softmax(logits)
             effect = 0.5 * np.abs(after - before).sum(axis=-1)
             best = after.argmax(axis=-1)
-            labels = tuple(f"{tokenizer.convert_ids_to_tokens(int(i))} ({p[i]:.3g})" for i, p in zip(best, after))
+            labels = tuple(f"{token_of(tokenizer, int(i))} ({p[i]:.3g})" for i, p in zip(best, after))
         elif measure == "verdict":
+            assert analysis.nsp_logits is not None  # measure_for watches the verdict only then
             logits = bundle.model.cls.seq_relationship(out.pooler_output).float().cpu().numpy()
             before, after = softmax(analysis.nsp_logits)[0], softmax(logits)[:, 0]
             effect = np.abs(after - before)
             labels = tuple(f"{p:.4f}" for p in after)
         else:
-            effect, labels = _vector_moves(analysis, out.last_hidden_state.float().cpu().numpy(), tested, mode)
+            effect, labels = _vector_moves(analysis, hidden.float().cpu().numpy(), tested, mode)
     return Influence(measure, mode, observer, tuple(tested), np.asarray(effect, dtype=np.float64), labels, len(candidates))
 
 

@@ -1,7 +1,8 @@
 """Masked language modelling: BERT's guesses at each [MASK], from the one forward pass.
 
-All masks of a sentence are predicted jointly, in one pass: each guess sees the sentence with
-every mask still hidden, never the other masks' guesses.
+All masks of a sentence are predicted independently, in one pass: each mask gets its own softmax
+over the vocabulary, computed from the sentence with every mask still hidden; no guess sees another
+mask's guess, and the guesses of two masks are not a joint prediction of the pair.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from transformers import PreTrainedTokenizerBase
 
-from bertlens.analysis import Analysis
+from bertlens.analysis import Analysis, ids_of, text_of, tokens_of
 
 MANY_MASKS = 5  # above this, most of the context is hidden: say so (all masks are still predicted)
 MAX_K = 50
@@ -57,7 +59,7 @@ class MaskGuesses:
         )
 
 
-def top_k_guesses(analysis: Analysis, tokenizer, k: int) -> list[MaskGuesses]:
+def top_k_guesses(analysis: Analysis, tokenizer: PreTrainedTokenizerBase, k: int) -> list[MaskGuesses]:
     """Top-``k`` tokens and softmax probabilities at every [MASK] (empty without masks or MLM head)."""
     if analysis.mlm_logits is None:
         return []
@@ -72,8 +74,8 @@ def top_k_guesses(analysis: Analysis, tokenizer, k: int) -> list[MaskGuesses]:
                 mask_number=number,
                 position=position,
                 token_ids=tuple(ids),
-                tokens=tuple(tokenizer.convert_ids_to_tokens(ids)),
-                strings=tuple(tokenizer.decode([i]) for i in ids),
+                tokens=tuple(tokens_of(tokenizer, ids)),
+                strings=tuple(text_of(tokenizer, [i]) for i in ids),
                 probabilities=tuple(float(probs[i]) for i in ids),
             )
         )
@@ -102,7 +104,7 @@ class TrueWordCheck:
         return None
 
 
-def true_word_problem(tokenizer, word: str) -> str | None:
+def true_word_problem(tokenizer: PreTrainedTokenizerBase, word: str) -> str | None:
     """Why ``word`` cannot be scored, or None."""
     if not word.strip():
         return "Type the word that the mask hides."
@@ -114,12 +116,12 @@ def true_word_problem(tokenizer, word: str) -> str | None:
     return None
 
 
-def check_true_word(analysis: Analysis, tokenizer, word: str, mask_number: int = 1) -> TrueWordCheck:
+def check_true_word(analysis: Analysis, tokenizer: PreTrainedTokenizerBase, word: str, mask_number: int = 1) -> TrueWordCheck:
     """Probability, rank and loss −log p of ``word`` (its first WordPiece) at one mask."""
     if analysis.mlm_logits is None or not 1 <= mask_number <= len(analysis.mask_positions):
         raise ValueError("no such mask with MLM logits")
     pieces = tuple(tokenizer.tokenize(word.strip()))
-    token_id = int(tokenizer.convert_tokens_to_ids(pieces[0]))
+    token_id = ids_of(tokenizer, pieces[:1])[0]
     log_probs = log_softmax(analysis.mlm_logits[mask_number - 1])
     return TrueWordCheck(
         word=word.strip(),
@@ -162,14 +164,6 @@ def mask_span(text: str, span: WordSpan, mask_token: str = "[MASK]") -> str:
     return text[: span.start] + mask_token + text[span.end :]
 
 
-def mask_word(text: str, word: str, occurrence: int = 1, mask_token: str = "[MASK]") -> str | None:
-    """``text`` with the ``occurrence``-th whole-word match of ``word`` (case-insensitive) masked; None if absent."""
-    for span in word_spans(text, mask_token):
-        if span.word.casefold() == word.strip().casefold() and span.occurrence == occurrence:
-            return mask_span(text, span, mask_token)
-    return None
-
-
 def mask_notices(text: str, analysis: Analysis, mask_token: str = "[MASK]") -> list[str]:
     """What the reader should know about the masks before reading the guesses."""
     in_text, analysed = text.count(mask_token), len(analysis.mask_positions)
@@ -182,7 +176,7 @@ def mask_notices(text: str, analysis: Analysis, mask_token: str = "[MASK]") -> l
     if analysed > MANY_MASKS:
         notes.append(
             f"{analysed} masks: with this much of the sentence hidden, each guess has little context. "
-            "They are still all predicted jointly in one pass, and no guess sees another mask's guess."
+            "Each mask is still predicted independently, in one pass (its own softmax); no guess sees another mask's guess."
         )
     if analysed and analysed == len(analysis.encoding) - 2 and len(analysis.encoding) > 2:
         notes.append("There is nothing but masks: with no context, BERT's guesses show only its prior.")

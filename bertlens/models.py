@@ -11,21 +11,23 @@ import logging
 import os
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import httpx2
 import torch
 from huggingface_hub import get_session, set_client_factory
 from huggingface_hub.utils._http import hf_request_event_hook
-from transformers import AutoConfig, AutoTokenizer, BertForPreTraining, PreTrainedTokenizerBase
+from transformers import AutoConfig, AutoTokenizer, BertForPreTraining, PretrainedConfig, PreTrainedTokenizerBase
 from transformers.utils import logging as transformers_logging
 
 from bertlens.engine import thread_safe
 from bertlens.snapshot import FolderChanged, snapshot_folder
+from bertlens.wording import agree, plural
 
 # Missing heads are reported in the UI from ``missing_keys``; transformers' load report is noise here.
 transformers_logging.set_verbosity_error()
@@ -54,7 +56,6 @@ HUB_CONFIG_DEADLINE_SECONDS = 20.0  # fetching an uncached model's config.json, 
 ERROR_MESSAGE_CHARS = 600  # an unexpected error's message is cut to this length in the banner
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})  # how environment flags say "on"
 
-Progress = Callable[[str], None]
 
 
 class ModelUnavailable(Exception):
@@ -87,7 +88,7 @@ class Capabilities:
     def summary(self) -> str:
         heads = [name for name, present in (("MLM", self.has_mlm_head), ("NSP", self.has_nsp_head)) if present]
         return (
-            f"{self.num_layers} layers · {self.num_heads} heads · hidden {self.hidden_size} · "
+            f"{plural(self.num_layers, 'layer')} · {plural(self.num_heads, 'head')} · hidden {self.hidden_size} · "
             f"{self.max_positions} positions · {'cased' if self.cased else 'uncased'} · "
             f"heads: {', '.join(heads) if heads else 'none (encoder only)'}"
         )
@@ -229,7 +230,7 @@ def _caused_by(error: BaseException | None, kind: type[BaseException]) -> bool:
     return False
 
 
-def _load_config(source: str, local: bool, progress: Progress):
+def _load_config(source: str, local: bool) -> tuple[PretrainedConfig, bool]:
     """Config from a folder or the HF cache; from the Hub only when it answers a quick probe."""
     try:
         return AutoConfig.from_pretrained(source, local_files_only=True), True
@@ -238,7 +239,6 @@ def _load_config(source: str, local: bool, progress: Progress):
             raise ModelUnavailable(f"'{source}' is not a model folder ({cached_error}).") from cached_error
     except Exception as error:  # found, but a value does not fit (e.g. a string where a number belongs)
         raise ModelUnavailable(f"The config.json of '{source}' cannot be used ({describe(error)}).") from error
-    progress(f"{source} is not in the Hugging Face cache — checking the connection to the Hub…")
     if _looks_like_path(source):
         raise ModelUnavailable(f"There is no model folder at '{source}'.")
     if not hub_reachable():
@@ -247,7 +247,6 @@ def _load_config(source: str, local: bool, progress: Progress):
             "(no internet, or HF_HUB_OFFLINE is set).",
             offline=True,
         )
-    progress(f"Downloading {source} from the Hugging Face Hub…")
     try:
         with hub_deadline(HUB_CONFIG_DEADLINE_SECONDS):  # a few hundred bytes: the Hub answers fast or not at all
             return AutoConfig.from_pretrained(source), False
@@ -285,7 +284,7 @@ def detect_capabilities(model: BertForPreTraining, tokenizer: PreTrainedTokenize
 LOAD_COUNTS: Counter[str] = Counter()  # loads per model in this process (the app must load each once)
 
 
-def private_weights(name: str, source: str) -> tuple[str, dict[str, bool]]:
+def private_weights(name: str, source: str) -> tuple[str, dict[str, Any]]:
     """Where to load ``name``'s files from so that nobody can change its weights under a running server.
 
     transformers memory-maps the weights; a folder the user may overwrite is therefore loaded from a
@@ -310,12 +309,14 @@ def checkpoint_flaw(info: Mapping[str, Any]) -> str | None:
     if mismatched:
         key, in_checkpoint, in_config = mismatched[0]
         return (
-            f"does not match its config.json: {len(mismatched)} weights have another shape "
+            f"does not match its config.json: {plural(len(mismatched), 'weight')} {agree(len(mismatched), 'has', 'have')} "
+            "another shape "
             f"(e.g. {key} is {tuple(in_checkpoint)} in the checkpoint, {tuple(in_config)} by the config)."
         )
     missing = sorted(key for key in info["missing_keys"] if not key.startswith(OPTIONAL_KEY_PREFIXES))
     if missing:
-        return f"is incomplete: {len(missing)} of BERT's weights are missing (e.g. {missing[0]})."
+        return (f"is incomplete: {len(missing)} of BERT's weights {agree(len(missing), 'is', 'are')} missing "
+                f"(e.g. {missing[0]}).")
     return None
 
 
@@ -326,7 +327,7 @@ def vocabulary_flaw(tokenizer: PreTrainedTokenizerBase, vocab_size: int) -> str 
     return None
 
 
-def load_model(name: str, progress: Progress = lambda message: None) -> ModelBundle:
+def load_model(name: str) -> ModelBundle:
     """Load ``name`` (Hub id, local folder or the bundled encoder) with the heads it really has.
 
     Raises ModelUnavailable when it cannot be had here (including a checkpoint that cannot be read)
@@ -336,28 +337,29 @@ def load_model(name: str, progress: Progress = lambda message: None) -> ModelBun
     LOAD_COUNTS[name] += 1
     logging.getLogger("bertlens").info("Loading model %s (load #%d in this process)", name, LOAD_COUNTS[name])
     source = resolve_source(name)
-    config, cached = _load_config(source, _is_local(name), progress)
+    config, cached = _load_config(source, _is_local(name))
     if config.model_type != "bert":
         raise NotBertError(
             f"'{name}' is a {config.model_type!r} model. BERT Lens reads BERT checkpoints only "
             "(model_type 'bert'), such as bert-base-uncased."
         )
-    progress(f"Loading the tokenizer and weights of {name}…")
     local_only = cached or _is_local(name)
     folder, weights_options = private_weights(name, source)
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=local_only)
-        model, info = BertForPreTraining.from_pretrained(
+        loaded: tuple[BertForPreTraining, dict[str, Any]] = BertForPreTraining.from_pretrained(  # type: ignore[assignment]
             folder, output_loading_info=True, attn_implementation="eager", local_files_only=local_only,
             ignore_mismatched_sizes=True, **weights_options,  # reported by checkpoint_flaw, with the shapes
-        )
+        )  # output_loading_info: (model, info), which transformers' annotation does not say
+        model, info = loaded
     except Exception as error:  # no weights or vocabulary, a corrupt file, a shape or a config value that does not fit
         raise ModelUnavailable(f"'{name}' has a BERT config but could not be loaded ({describe(error)}).") from error
     flaw = checkpoint_flaw(info) or vocabulary_flaw(tokenizer, model.config.vocab_size)
     if flaw:
         raise ModelUnavailable(f"'{name}' {flaw}")
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    model.to(device).eval().requires_grad_(False)
+    model.to(device)  # type: ignore[arg-type]  # transformers' decorated ``to`` is mistyped
+    model.eval().requires_grad_(False)
     return ModelBundle(
         requested=name,
         name=name,

@@ -16,9 +16,9 @@ import itertools
 import re
 import threading
 import weakref
-from collections import OrderedDict
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Hashable, Sequence
 
 import numpy as np
 import torch
@@ -327,12 +327,6 @@ def embed_word(
     )
 
 
-def reference_vectors(bundle: ModelBundle, words: Sequence[str], max_length: int = 512) -> dict[str, np.ndarray]:
-    """Reference words alone (word -> (layers + 1, hidden)); ``embed_word(..., references=)`` reads them
-    in the sentences' own pass."""
-    return embed_word(bundle, (), "", max_length, references=words).references
-
-
 # ---------------------------------------------------------------- layer choice
 
 
@@ -366,20 +360,36 @@ def at_layer(contextual: np.ndarray, option: str) -> np.ndarray:
 # ---------------------------------------------------------------- what the vectors show
 
 
+# Kruskal's (1964) reading of stress-1: how far the map's distances are from the cosine distances.
+STRESS_VERDICTS = ((0.025, "excellent"), (0.05, "good"), (0.1, "fair"), (0.2, "poor"))
+
+
 @dataclass(frozen=True)
 class Projection:
     coords: np.ndarray  # (points, 2 or 3)
     explained: tuple[float, ...] | None  # PCA's explained variance ratio per axis; None for MDS
+    stress: float | None = None  # MDS: Kruskal's stress-1 of the map against the cosine distances; None for PCA
+
+
+def stress_verdict(stress: float) -> str:
+    """Kruskal's rule of thumb for stress-1: excellent ≤ 0.025, good ≤ 0.05, fair ≤ 0.1, poor ≤ 0.2, else bad."""
+    return next((verdict for bound, verdict in STRESS_VERDICTS if stress <= bound), "bad")
 
 
 def project(vectors: np.ndarray, method: str = PROJECTIONS[0]) -> Projection:
-    """PCA in 2D or 3D, or metric MDS on cosine distances (fixed random_state, so reproducible)."""
+    """PCA in 2D or 3D, or metric MDS on cosine distances (fixed random_state, so reproducible).
+
+    MDS only approximates the distances; its ``stress`` is Kruskal's stress-1,
+    sqrt(Σ (cosine distance − map distance)² / Σ map distance²) over all pairs (scikit-learn's
+    ``normalized_stress=True``): 0 = the map keeps every distance exactly.
+    """
     if method == "MDS 2D":
         distances = cosine_distances(vectors)
-        if not distances.any():  # all points identical: nothing to spread out
-            return Projection(np.zeros((len(vectors), 2)), None)
-        mds = MDS(n_components=2, metric="precomputed", init="classical_mds", random_state=0)
-        return Projection(mds.fit_transform(distances), None)
+        if not distances.any():  # all points identical: nothing to spread out, and nothing lost
+            return Projection(np.zeros((len(vectors), 2)), None, stress=0.0)
+        mds = MDS(n_components=2, metric="precomputed", init="classical_mds", random_state=0, normalized_stress=True)
+        coords = mds.fit_transform(distances)
+        return Projection(coords, None, stress=float(mds.stress_))
     if method not in PROJECTIONS:
         raise ValueError(f"unknown projection {method!r}")
     pca = PCA(n_components=3 if method == "PCA 3D" else 2)
@@ -412,18 +422,38 @@ def nearest_neighbours(vectors: np.ndarray, k: int = 3) -> list[list[tuple[int, 
     return [[(int(j), float(sims[i, j])) for j in row] for i, row in enumerate(order)]
 
 
-def pairwise_cosines(vectors: np.ndarray) -> np.ndarray:
-    """Cosine similarity of every distinct pair (upper triangle)."""
-    sims = cosine_similarity(vectors)
-    return sims[np.triu_indices(len(vectors), k=1)]
+def same_spelling(words: WordVectors) -> np.ndarray:
+    """(occurrences, occurrences): True where two occurrences have the same word pieces.
+
+    On an uncased model every occurrence has the same pieces; on a cased one "Field" and "field" are
+    different tokens with different static vectors, so comparing them would show capitalisation, not context.
+    """
+    pieces = [o.pieces for o in words.occurrences]
+    return np.array([[a == b for b in pieces] for a in pieces], dtype=bool).reshape(len(pieces), len(pieces))
+
+
+def spellings(words: WordVectors) -> list[tuple[str, ...]]:
+    """The distinct word pieces the occurrences have, most frequent first."""
+    counts = Counter(o.pieces for o in words.occurrences)
+    return [pieces for pieces, _ in counts.most_common()]
+
+
+def like_pairs(words: WordVectors, vectors: np.ndarray) -> np.ndarray:
+    """Cosine similarity of every distinct pair of occurrences with the same pieces (like with like)."""
+    sims = cosine_similarity(vectors) if len(vectors) else np.zeros((0, 0))
+    return sims[np.triu(same_spelling(words), k=1)]
 
 
 def static_vs_contextual(words: WordVectors, labels: Sequence[str]) -> list[dict]:
     """Mean pairwise cosine among occurrences — same sense, different senses, all — for the static
-    input embedding (what word2vec would give: one vector per word) and every hidden state."""
-    same = np.array([[a == b and bool(a) for b in labels] for a in labels])
-    differ = np.array([[a != b and bool(a) and bool(b) for b in labels] for a in labels])
-    upper = np.triu(np.ones_like(same, dtype=bool), k=1)
+    input embedding (what word2vec would give: one vector per word) and every hidden state.
+
+    Only pairs with the same word pieces count (``same_spelling``): on a cased model, "Field" and
+    "field" are never compared, so the panel shows context, not capitalisation.
+    """
+    same = np.array([[a == b and bool(a) for b in labels] for a in labels], dtype=bool)
+    differ = np.array([[a != b and bool(a) and bool(b) for b in labels] for a in labels], dtype=bool)
+    upper = np.triu(same_spelling(words), k=1)
 
     def row(name: str, vectors: np.ndarray) -> dict:
         sims = cosine_similarity(vectors)

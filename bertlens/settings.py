@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
-from bertlens.budgets import BUDGETS, ENV_PREFIX, Budgets
+from bertlens.budgets import BUDGETS, ENV_PREFIX, Budgets, budgets_from
 from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, MODEL_CHOICES, MODEL_ENV_VAR, TRUE_WORDS, initial_model_choice
 
 HOSTED_ENV_VAR = "BERTLENS_HOSTED"
@@ -108,7 +109,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         default_model=default_model,
         model_options=options,
         allow_custom_models=not hosted,
-        budgets=Budgets(**{name: _budget(env, name, hosted) for name in BUDGETS}),
+        budgets=budgets_from({name: _budget(env, name, hosted) for name in BUDGETS}),
     )
 
 

@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
 import torch
+from transformers.models.bert.modeling_bert import BertLayer
 
-from bertlens.analysis import Analysis
+from bertlens.analysis import Analysis, token_of, tokens_of
 from bertlens.layers import after_layer_label
 from bertlens.mlm import softmax
 from bertlens.models import ModelBundle
+
 
 def _numpy(tensor: torch.Tensor) -> np.ndarray:
     return tensor.detach().float().cpu().numpy()
@@ -82,7 +85,7 @@ class HeadSteps:
 
 def head_steps(bundle: ModelBundle, analysis: Analysis, layer: int, head: int, query: int) -> HeadSteps:
     """Recompute one row of ``analysis.attentions[layer, head]`` from the layer's weights and its input."""
-    self_attention = bundle.model.bert.encoder.layer[layer].attention.self
+    self_attention = cast(BertLayer, bundle.model.bert.encoder.layer[layer]).attention.self
     d = self_attention.attention_head_size
     part = slice(head * d, (head + 1) * d)
     hidden = torch.tensor(analysis.hidden_states[layer], device=bundle.device)  # a copy: the cache is read-only
@@ -192,7 +195,7 @@ def layer_guesses(
     true_ranks = true_probabilities = None
     true_token = None
     if true_token_id is not None:
-        true_token = bundle.tokenizer.convert_ids_to_tokens(int(true_token_id))
+        true_token = token_of(bundle.tokenizer, int(true_token_id))
         true_probabilities = probabilities[:, true_token_id]
         true_ranks = 1 + (probabilities > true_probabilities[:, None]).sum(axis=-1)
     tracked = list(dict.fromkeys([*(int(i) for i in ids[-1]), *([int(true_token_id)] if true_token_id is not None else [])]))
@@ -200,13 +203,13 @@ def layer_guesses(
         mask_number=mask_number,
         position=position,
         token_ids=ids,
-        tokens=tuple(tuple(bundle.tokenizer.convert_ids_to_tokens([int(i) for i in row])) for row in ids),
+        tokens=tuple(tuple(tokens_of(bundle.tokenizer, [int(i) for i in row])) for row in ids),
         probabilities=np.take_along_axis(probabilities, ids, axis=-1),
         true_token=true_token,
         true_ranks=true_ranks,
         true_probabilities=true_probabilities,
         true_token_id=None if true_token_id is None else int(true_token_id),
         tracked_ids=tuple(tracked),
-        tracked_tokens=tuple(bundle.tokenizer.convert_ids_to_tokens(tracked)),
+        tracked_tokens=tuple(tokens_of(bundle.tokenizer, tracked)),
         tracked_probabilities=probabilities[:, tracked],
     )

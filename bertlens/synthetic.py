@@ -8,6 +8,7 @@ No download: the vocabulary comes from the bundled encoder, which uses bert-base
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForPreTraining, BertModel
@@ -30,7 +31,7 @@ BERT_BASE_UNCASED_CONFIG = dict(
 )
 
 
-def random_bert_config(**overrides) -> BertConfig:
+def random_bert_config(**overrides: Any) -> BertConfig:
     return BertConfig(**{**BERT_BASE_UNCASED_CONFIG, **overrides})
 
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 import torch
+from transformers import PreTrainedTokenizerBase
 
-from bertlens.analysis import MAX_TEXT_CHARS, Encoding, model_engine
+from bertlens.analysis import MAX_TEXT_CHARS, Encoding, ids_of, model_engine, text_of, tokens_of
 from bertlens.models import ModelBundle, is_cased
 
 SPECIAL_ROLES = {
@@ -38,7 +40,7 @@ SEED_BATCH = (
 def token_table(encoding: Encoding, text: str, text_b: str | None = None) -> pd.DataFrame:
     """One row per token: position, token, id, its word, continuation piece, special, segment, mask."""
     sentences = (text[:MAX_TEXT_CHARS], (text_b or "")[:MAX_TEXT_CHARS])
-    spans: dict[tuple[int, int], tuple[int, int]] = {}  # (sentence, word) -> character span
+    spans: dict[tuple[int | None, int | None], tuple[int, int]] = {}  # (sentence, word) -> character span
     for seq, word, (start, end) in zip(encoding.sequence_ids, encoding.word_ids, encoding.offsets):
         if word is not None:
             lo, hi = spans.get((seq, word), (start, end))
@@ -55,7 +57,7 @@ def token_table(encoding: Encoding, text: str, text_b: str | None = None) -> pd.
                 "position": position,
                 "token": token,
                 "id": int(token_id),
-                "word": "" if special else sentences[seq][start:end],
+                "word": "" if special or seq is None else sentences[seq][start:end],
                 "word index": None if special else word,
                 "sentence": "—" if seq is None else "AB"[seq],
                 "continuation (##)": token.startswith("##"),
@@ -82,23 +84,40 @@ def split_words(table: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def spaced_words(encoding: Encoding, text: str, text_b: str | None = None) -> int:
+    """Words as a reader counts them: runs of text between spaces ("didn't" and "30,522," are one word each).
+
+    Counted over the tokens the model reads (a truncated input counts only its analysed part).
+    """
+    sentences = (text[:MAX_TEXT_CHARS], (text_b or "")[:MAX_TEXT_CHARS])
+    words, previous = 0, None  # previous: (sentence, end offset) of the last real token
+    for seq, word, (start, end) in zip(encoding.sequence_ids, encoding.word_ids, encoding.offsets):
+        if word is None or seq is None:  # a special token
+            continue
+        if previous is None or previous[0] != seq or any(c.isspace() for c in sentences[seq][previous[1] : start]):
+            words += 1
+        previous = (seq, end)
+    return words
+
+
 @dataclass(frozen=True)
 class TokenCounts:
-    words: int
+    words: int  # separated by spaces, as a reader counts them
     tokens: int  # including the special tokens
     special: int
-    split_words: int
+    split_words: int  # words WordPiece cut into ## pieces (after the pre-tokenizer split off punctuation)
     unknown: int  # [UNK] tokens: characters the vocabulary cannot spell (emoji, rare scripts)
 
     @property
-    def pieces_per_word(self) -> float:
+    def tokens_per_word(self) -> float:
+        """Tokens (without the special ones) per word separated by spaces."""
         return (self.tokens - self.special) / self.words if self.words else 0.0
 
 
-def token_counts(table: pd.DataFrame, unk_token: str) -> TokenCounts:
-    real = table[~table["special"]]
+def token_counts(table: pd.DataFrame, unk_token: str, words: int) -> TokenCounts:
+    """The table's counts; ``words`` is ``spaced_words`` of the same encoding."""
     return TokenCounts(
-        words=real.groupby(["sentence", "word index"]).ngroups,
+        words=words,
         tokens=len(table),
         special=int(table["special"].sum()),
         split_words=len(split_words(table)),
@@ -106,10 +125,10 @@ def token_counts(table: pd.DataFrame, unk_token: str) -> TokenCounts:
     )
 
 
-def round_trip(tokenizer, encoding: Encoding) -> tuple[str, str]:
+def round_trip(tokenizer: PreTrainedTokenizerBase, encoding: Encoding) -> tuple[str, str]:
     """The ids decoded back to text: with the special tokens the tokenizer added, and without."""
     ids = list(encoding.input_ids)
-    return tokenizer.decode(ids), tokenizer.decode(ids, skip_special_tokens=True)
+    return text_of(tokenizer, ids), text_of(tokenizer, ids, skip_special_tokens=True)
 
 
 # --- The vocabulary --------------------------------------------------------------------------
@@ -126,7 +145,7 @@ class VocabularyFacts:
     cased: bool
 
 
-def vocabulary_facts(tokenizer) -> VocabularyFacts:
+def vocabulary_facts(tokenizer: PreTrainedTokenizerBase) -> VocabularyFacts:
     vocab: dict[str, int] = tokenizer.get_vocab()
     special = pd.DataFrame(
         [
@@ -135,7 +154,7 @@ def vocabulary_facts(tokenizer) -> VocabularyFacts:
             if getattr(tokenizer, f"{role}_token", None) is not None
         ]
     )
-    unused = sorted((t for t in vocab if UNUSED.match(t)), key=lambda t: int(UNUSED.match(t).group(1)))
+    unused = sorted((t for t in vocab if UNUSED.match(t)), key=lambda t: int(t[len("[unused") : -1]))
     special_tokens = set(special["token"])
     kinds = pd.Series(
         [
@@ -158,32 +177,63 @@ def vocabulary_facts(tokenizer) -> VocabularyFacts:
     )
 
 
+EntryKind = Literal["special", "reserved", "continuation", "word"]
+
+
 @dataclass(frozen=True)
 class WordLookup:
     word: str
     normalized: str  # what the tokenizer looks up (lowercased and so on, for uncased models)
-    in_vocab: bool
-    pieces: tuple[str, ...]
+    entry: str | None  # the vocabulary entry the word is, if it is one (a special token as typed)
+    entry_id: int | None
+    kind: EntryKind | None  # what sort of entry: special token, [unused…] slot, ## continuation piece or word
+    pieces: tuple[str, ...]  # what tokenizing the word as text gives
     ids: tuple[int, ...]
 
+    @property
+    def in_vocab(self) -> bool:
+        return self.entry is not None
 
-def look_up(tokenizer, word: str) -> WordLookup:
-    """Is ``word`` one vocabulary entry? If not, the pieces WordPiece makes of it."""
+    @property
+    def typed_gives_entry(self) -> bool:
+        """Does typing the word in a text give this one entry? Not for ##s or [unused5]: WordPiece spells those out."""
+        return self.entry is not None and self.pieces == (self.entry,)
+
+
+def entry_kind(entry: str, special: Collection[str]) -> EntryKind:
+    if entry in special:
+        return "special"
+    if UNUSED.match(entry):
+        return "reserved"
+    return "continuation" if entry.startswith("##") and len(entry) > 2 else "word"
+
+
+def look_up(tokenizer: PreTrainedTokenizerBase, word: str) -> WordLookup:
+    """Is ``word`` one vocabulary entry (its id), and the pieces WordPiece makes of it as text.
+
+    Special tokens match as typed (``[MASK]``; an uncased model does not lowercase them); other words
+    after normalisation (lowercasing, accents). A continuation piece such as ``##s`` is an entry of its
+    own even though typing it gives ``#`` ``#`` ``s``.
+    """
     word = word.strip()[:200]
     normalizer = tokenizer.backend_tokenizer.normalizer
     normalized = normalizer.normalize_str(word) if normalizer else word
-    pieces = tuple(tokenizer.tokenize(word))
     vocab = tokenizer.get_vocab()
+    special = {str(token) for token in tokenizer.added_tokens_decoder.values()}
+    entry = word if word in special else normalized if normalized in vocab else None
+    pieces = tuple(tokenizer.tokenize(word))
     return WordLookup(
         word=word,
         normalized=normalized,
-        in_vocab=normalized in vocab,
+        entry=entry,
+        entry_id=None if entry is None else int(vocab[entry]),
+        kind=None if entry is None else entry_kind(entry, special),
         pieces=pieces,
-        ids=tuple(tokenizer.convert_tokens_to_ids(list(pieces))),
+        ids=tuple(ids_of(tokenizer, pieces)),
     )
 
 
-def case_variants(tokenizer, word: str) -> pd.DataFrame:
+def case_variants(tokenizer: PreTrainedTokenizerBase, word: str) -> pd.DataFrame:
     """How the word tokenizes as typed, lowercase, Capitalized and UPPERCASE."""
     variants = dict.fromkeys([word, word.lower(), word.capitalize(), word.upper()])
     rows = []
@@ -241,7 +291,11 @@ class PaddedBatch:
 
 
 def pad_batch(
-    tokenizer, sentences: Sequence[str], strategy: PaddingStrategy, max_length: int, truncation: bool
+    tokenizer: PreTrainedTokenizerBase,
+    sentences: Sequence[str],
+    strategy: PaddingStrategy,
+    max_length: int,
+    truncation: bool,
 ) -> PaddedBatch:
     """Encode the sentences as one batch, as ``tokenizer(..., padding=..., truncation=...)`` does."""
     padding = {"longest": "longest", "max_length": "max_length", "none": False}[strategy]
@@ -254,12 +308,12 @@ def pad_batch(
         sentences=tuple(sentences),
         input_ids=tuple(tuple(row) for row in ids),
         attention_mask=tuple(tuple(row) for row in enc.get("attention_mask", [])),
-        tokens=tuple(tuple(tokenizer.convert_ids_to_tokens(row)) for row in ids),
+        tokens=tuple(tuple(tokens_of(tokenizer, row)) for row in ids),
         full_lengths=tuple(len(row) for row in full),
     )
 
 
-def padding_comparison(tokenizer, sentences: Sequence[str], max_length: int, truncation: bool) -> pd.DataFrame:
+def padding_comparison(tokenizer: PreTrainedTokenizerBase, sentences: Sequence[str], max_length: int, truncation: bool) -> pd.DataFrame:
     """Each strategy side by side: batch shape, real and padding tokens, share of padding."""
     rows = []
     for strategy in STRATEGIES:

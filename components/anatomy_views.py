@@ -15,8 +15,7 @@ from bertlens.anatomy import (
     PoolerCheck,
 )
 from bertlens.positions import PositionEmbeddings
-from components import exports
-from components import cache
+from components import cache, exports
 from components.state import bound_int_slider
 
 TABS = ("Parameters", "Named parameters", "Embeddings", "Pooler", "Positions")

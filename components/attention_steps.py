@@ -21,8 +21,8 @@ from bertlens.influence import (
 )
 from bertlens.layers import hidden_state_label
 from bertlens.steps import HeadSteps
-from components.anatomy_views import check_result
 from components import cache
+from components.anatomy_views import check_result
 from components.attention_figures import ACCENT, Choice, default_focus
 from components.attention_views import PageInput, _bound_choice, _token_picker, matrices
 from components.exports import chart, csv_download, table
@@ -151,6 +151,7 @@ def mask_and_see_section(page: PageInput, choice: Choice, heads: int) -> None:
     influence = cache.influence(page.query, MODES[mode_label])
     labels = [literal(label) for label in token_labels(encoding)]  # for Markdown; the figure escapes its own
     if influence.measure == "guess":
+        assert influence.observer is not None  # a guess is watched at its [MASK]
         watched = f"BERT's guesses at the {labels[influence.observer]} token"
         received_from = f"attention from {labels[influence.observer]}"
     elif influence.measure == "verdict":

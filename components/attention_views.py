@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -23,8 +24,8 @@ from bertlens.attention import (
     Preset,
     find_head,
     focus_across_layers,
-    matching_preset,
     layer_stack,
+    matching_preset,
     preset_focus,
     statistics_table,
     thumbnail_size,
@@ -131,7 +132,7 @@ def _token_picker(widget, label: str, encoding: Encoding, key: str, default, inc
     ``widget`` is ``st.selectbox`` (``default``: a position) or ``st.multiselect`` (a list of them);
     ``include_all`` adds a None option named "all tokens".
     """
-    names = {None: "all tokens"} if include_all else {}
+    names: dict[int | None, str] = {None: "all tokens"} if include_all else {}
     names.update(enumerate(token_labels(encoding)))
     options = list(names)
     bad = [raw for raw in st.query_params.get_all(key) if raw and raw not in names.values()]
@@ -164,9 +165,9 @@ def controls(bundle: ModelBundle) -> Choice:
     caps = bundle.capabilities
     show, layer_column, head_column = st.columns([1.2, 1, 1])
     with show:
-        fresh = {} if "view" in st.session_state else {"default": VIEWS["raw"]}  # never a default beside a set value
+        fresh: dict[str, Any] = {} if "view" in st.session_state else {"default": VIEWS["raw"]}  # never a default beside a set value
         view_label = _bound_choice(st.segmented_control, "Show", list(VIEWS.values()), "view", required=True, **fresh)
-        view = "rollout" if view_label == VIEWS["rollout"] else "raw"
+        view: Literal["raw", "rollout"] = "rollout" if view_label == VIEWS["rollout"] else "raw"
         mean = st.toggle("Average the heads of the layer", **bound("mean"), disabled=view == "rollout")
     with layer_column:
         layer = bound_int_slider("Encoder layer", "attn_layer", 0, caps.num_layers - 1)

@@ -20,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from bertlens import mlm, nsp
-from bertlens.analysis import Analysis, Encoding, analysis_key, analyze, encode, max_tokens, model_engine
+from bertlens.analysis import Analysis, Encoding, analysis_key, analyze, encode, ids_of, max_tokens, model_engine
 from bertlens.anatomy import (
     EmbeddingParts,
     PoolerCheck,
@@ -36,6 +36,7 @@ from bertlens.positions import PositionEmbeddings, position_embeddings
 from bertlens.senses import Projection, WordVectors, at_layer, embed_word, find_word, project
 from bertlens.steps import HeadSteps, LayerGuesses, head_steps, layer_guesses
 from bertlens.tokenization import (
+    PaddingStrategy,
     TokenCounts,
     VocabularyFacts,
     WordLookup,
@@ -45,11 +46,13 @@ from bertlens.tokenization import (
     pad_batch,
     padding_comparison,
     round_trip,
+    spaced_words,
     split_words,
     token_counts,
     token_table,
     vocabulary_facts,
 )
+from bertlens.wording import plural
 from components.model import cached_bundle, model_wait, settings
 
 _generations: dict[str, int] = {}
@@ -129,7 +132,7 @@ def token_view(q: Query) -> TokenView:
     tokenizer = cached_bundle(q.model).tokenizer
     encoding = encode(tokenizer, q.text, q.text_b or None, q.max_length)
     table = token_table(encoding, q.text, q.text_b or None)
-    counts = token_counts(table, tokenizer.unk_token)
+    counts = token_counts(table, tokenizer.unk_token, spaced_words(encoding, q.text, q.text_b or None))
     return TokenView(encoding, table, split_words(table), counts, round_trip(tokenizer, encoding))
 
 
@@ -145,17 +148,19 @@ def word_lookup(q: Query, word: str) -> tuple[WordLookup, pd.DataFrame]:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def padding_lab(q: Query, lines: tuple[str, ...], strategy: str, max_length: int, truncation: bool):
+def padding_lab(q: Query, lines: tuple[str, ...], strategy: PaddingStrategy, max_length: int, truncation: bool):
     tokenizer = cached_bundle(q.model).tokenizer
     batch = pad_batch(tokenizer, lines, strategy, max_length, truncation)
     return batch, padding_comparison(tokenizer, lines, max_length, truncation)
 
 
 @st.cache_data(max_entries=16, show_spinner="Running the batch with and without the mask…")
-def mask_distances(q: Query, lines: tuple[str, ...], strategy: str, max_length: int) -> pd.DataFrame:
+def mask_distances(q: Query, lines: tuple[str, ...], strategy: PaddingStrategy, max_length: int,
+                   truncation: bool) -> pd.DataFrame:
+    """The Padding lab's own batch (same padding, N and truncation) with and without the attention mask."""
     bundle = cached_bundle(q.model)
     with model_wait():
-        return mask_effect(bundle, pad_batch(bundle.tokenizer, lines, strategy, max_length, truncation=True))
+        return mask_effect(bundle, pad_batch(bundle.tokenizer, lines, strategy, max_length, truncation))
 
 
 # --- Model anatomy -------------------------------------------------------------------------------
@@ -206,7 +211,7 @@ def guesses_by_layer(q: Query, k: int, mask_number: int, word: str) -> LayerGues
     tokenizer = bundle.tokenizer
     true_id = None
     if word.strip() and mlm.true_word_problem(tokenizer, word) is None:
-        true_id = int(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(word.strip())[0]))
+        true_id = ids_of(tokenizer, tokenizer.tokenize(word.strip())[:1])[0]
     return layer_guesses(bundle, analysis(q), k, mask_number, true_id)
 
 
@@ -259,10 +264,10 @@ def influence(q: Query, mode: Mode) -> Influence:
 @st.cache_data(max_entries=16, show_spinner=False)
 def word_vectors(q: Query, word: str, sentences: tuple[str, ...], references: tuple[str, ...]) -> WordVectors:
     """The batched forward pass, with a progress bar while it runs (created in here, so a cache hit replays it)."""
-    bar = st.progress(0.0, text=f"Reading {len(sentences)} sentences…")
+    bar = st.progress(0.0, text=f"Reading {plural(len(sentences), 'sentence')}…")
 
     def progress(done: int, total: int) -> None:
-        bar.progress(done / total, text=f"Read {done} of {total} sentences…")
+        bar.progress(done / total, text=f"Read {done} of {plural(total, 'sentence')}…")
 
     with model_wait():
         words = embed_word(cached_bundle(q.model), sentences, word, q.max_length, progress, references=references)

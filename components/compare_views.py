@@ -22,8 +22,10 @@ from bertlens.compare import (
     guess_difference,
     pair_label,
     paired,
+    paired_rows,
     unaligned_note,
 )
+from bertlens.wording import plural
 from components import cache
 from components.attention_figures import Choice, default_focus, matrix_figure
 from components.attention_views import PageInput, _token_picker, matrices
@@ -74,7 +76,8 @@ def where_they_differ(first: Analysis, second: Analysis) -> None:
     """Name the tokens that changed, and those that could not be paired."""
     tokens_a, tokens_b = first.encoding.tokens, second.encoding.tokens
     alignment = align_tokens(tokens_a, tokens_b)
-    changed = [f"{tokens_a[r.first]} → {tokens_b[r.second]}" for r in alignment if r.status == "changed"]
+    changed = [f"{tokens_a[a]} → {tokens_b[b]}" for a, b in zip(*paired_rows(
+        [r for r in alignment if r.status == "changed"]))]
     if changed:
         st.caption("Changed tokens (position by position): " + literal(", ".join(changed)))
     note = unaligned_note(alignment, tokens_a, tokens_b)
@@ -118,7 +121,7 @@ def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> No
     alignment = align_tokens(tokens_a, tokens_b)
     pairs = paired(alignment)
     labels = [pair_label(r, tokens_a, tokens_b) for r in pairs]
-    rows_a, rows_b = [r.first for r in pairs], [r.second for r in pairs]
+    rows_a, rows_b = paired_rows(alignment)
     diff = attention_difference(first_matrix, second_matrix, alignment)
     chart(difference_figure(diff, labels, f"Where attention moved (second − first) — {title}"),
           f"compare-difference-{choice.slug()}", key="compare_difference")
@@ -165,7 +168,7 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
         return
     second = cache.cached_analysis(model_name, second_text)
     if len(second.mask_positions) < mask_number:
-        st.info(f"The second sentence has {len(second.mask_positions)} [MASK] token(s) the model sees; "
+        st.info(f"The second sentence has {plural(len(second.mask_positions), '[MASK] token')} the model sees; "
                 f"mask {mask_number} is compared only when both sentences have it.")
         return
     where_they_differ(analysis, second)

@@ -11,12 +11,11 @@ Streamlit ships), so it works offline and needs no server-side image engine.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
 PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")

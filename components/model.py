@@ -10,9 +10,11 @@ import contextlib
 import os
 import threading
 import time
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx, in_cached_function
 
 from bertlens.engine import RequestTimeout, reporting_waits
@@ -97,7 +99,7 @@ class QueueNotice:
     """
 
     def __init__(self) -> None:
-        self.slot = None
+        self.slot: DeltaGenerator | None = None
 
     def __call__(self, ahead: int, seconds: float) -> None:
         with _unrecorded():

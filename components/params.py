@@ -14,7 +14,7 @@ widget sees it. Nothing here is pickled: every value is a plain string in the UR
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import streamlit as st
 
@@ -150,10 +150,15 @@ def drop_foreign(name: str) -> Param:
     return param
 
 
-def bound(name: str) -> dict[str, str]:
+class Binding(TypedDict):
+    key: str
+    bind: Literal["query-params"]
+
+
+def bound(name: str) -> Binding:
     """Keyword arguments that bind a Streamlit widget to the declared URL parameter ``name``."""
     drop_foreign(name)
-    return {"key": name, "bind": "query-params"}
+    return Binding(key=name, bind="query-params")
 
 
 def read_link(page: str) -> None:

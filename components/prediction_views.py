@@ -5,17 +5,17 @@ from __future__ import annotations
 import html
 import math
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-import numpy as np
-
 from bertlens import mlm, nsp
 from bertlens.models import ModelBundle
 from bertlens.steps import LayerGuesses
-from components.exports import chart, table
+from bertlens.wording import agree, plural
 from components import cache
+from components.exports import chart, table
 from components.model import settings
 from components.state import set_shared_text
 from components.text import code_span, literal
@@ -233,7 +233,7 @@ def ranking_view(ranked: pd.DataFrame) -> None:
 
 def evaluation_view(result: nsp.Evaluation) -> None:
     if result.skipped:
-        st.caption(f"{result.skipped} row(s) without both sentences and a label were left out.")
+        st.caption(f"{plural(result.skipped, 'row')} without both sentences and a label {agree(result.skipped, 'was', 'were')} left out.")
     for column, (name, value) in zip(
         st.columns(4),
         (("Accuracy", result.accuracy), ("Precision", result.precision), ("Recall", result.recall), ("F1", result.f1)),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import textwrap
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,15 +30,18 @@ from bertlens.senses import (
     layer_label,
     layer_options,
     layer_range,
+    like_pairs,
     nearest_neighbours,
-    pairwise_cosines,
     parse_csv,
     parse_lines,
     separation,
     separation_by_layer,
+    spellings,
     static_vs_contextual,
+    stress_verdict,
     word_problem,
 )
+from bertlens.wording import agree, plural
 from components import cache, exports
 from components.cache import Query
 from components.params import bound
@@ -128,7 +132,7 @@ def sentence_input(budgets: Budgets) -> SenseRequest | None:
         st.info(problem)
         return None
     if len(unique := tuple(dict.fromkeys(items))) < len(items):
-        st.caption(f"{len(items) - len(unique)} repeated line(s) left out: each sentence counts once.")
+        st.caption(f"{plural(len(items) - len(unique), 'repeated line')} left out: each sentence counts once.")
         items = unique
     if len(items) < 2:
         st.info("Give at least two sentences: one sentence gives nothing to compare.")
@@ -137,16 +141,16 @@ def sentence_input(budgets: Budgets) -> SenseRequest | None:
         st.warning(over)
         items = items[: budgets.sentences]
     if long := [i for i, item in enumerate(items, start=1) if len(item.sentence) > budgets.chars]:
-        st.warning(f"{len(long)} sentence(s) ({_numbers(long)}) are longer than {budgets.chars:,} characters; "
-                   f"only their first {budgets.chars:,} are read: {budgets.limit('chars')}.")
+        st.warning(f"{plural(len(long), 'sentence')} ({_numbers(long)}) {agree(len(long), 'is', 'are')} longer than "
+                   f"{budgets.chars:,} characters; only the first {budgets.chars:,} are read: {budgets.limit('chars')}.")
         items = tuple(LabelledSentence(item.sentence[: budgets.chars], item.sense) for item in items)
     if long := [i for i, item in enumerate(items, start=1) if len(item.sense) > MAX_SENSE_CHARS]:
-        st.warning(f"{len(long)} sense label(s) (of sentence {_numbers(long)}) are longer than {MAX_SENSE_CHARS} "
-                   f"characters and are cut there: a sense is a short name, such as “river”.")
+        st.warning(f"{plural(len(long), 'sense label')} (of sentence {_numbers(long)}) {agree(len(long), 'is', 'are')} "
+                   f"longer than {MAX_SENSE_CHARS} characters and {agree(len(long), 'is', 'are')} cut there: a sense is a short name, such as “river”.")
         items = tuple(LabelledSentence(item.sentence, item.sense[:MAX_SENSE_CHARS]) for item in items)
     references = tuple(dict.fromkeys(r.strip() for r in refs.split(",") if r.strip()))
-    if long := [r for r in references if len(r) > MAX_WORD_CHARS]:
-        st.caption(f"{len(long)} reference word(s) longer than {MAX_WORD_CHARS} characters left out.")
+    if long_words := [r for r in references if len(r) > MAX_WORD_CHARS]:
+        st.caption(f"{plural(len(long_words), 'reference word')} longer than {MAX_WORD_CHARS} characters left out.")
         references = tuple(r for r in references if len(r) <= MAX_WORD_CHARS)
     if len(references) > MAX_REFERENCES:
         st.caption(f"Only the first {MAX_REFERENCES} of {len(references)} reference words are read.")
@@ -167,7 +171,7 @@ def view_controls(num_layers: int) -> tuple[str, str]:
     if st.session_state.get("senses_layer", options[0]) not in options:  # e.g. after switching to a smaller model
         st.session_state["senses_layer"] = options[num_layers]
     left, right = st.columns(2)
-    fresh = {} if "senses_layer" in st.session_state else {"index": num_layers}  # never a default beside a set value
+    fresh: dict[str, Any] = {} if "senses_layer" in st.session_state else {"index": num_layers}  # never a default beside a set value
     layer = left.selectbox(
         "Hidden state", options, **fresh, **bound("senses_layer"),
         help="0 = the embeddings output (before any attention); h = the output of encoder layer h − 1 "
@@ -175,7 +179,8 @@ def view_controls(num_layers: int) -> tuple[str, str]:
         "hidden states, a common choice for word vectors (seed notebook 001 uses the last four).",
     )
     projection = right.radio("Projection", PROJECTIONS, key="projection", bind="query-params", horizontal=True,
-                             help="PCA keeps the directions of largest variance; MDS keeps cosine distances.")
+                             help="PCA keeps the directions of largest variance; MDS approximates the cosine distances "
+                             "(its stress, shown under the map, says how well).")
     left.caption(f"Showing {layer_label(layer, num_layers)}.")
     return layer, projection
 
@@ -203,7 +208,7 @@ def sentences_to_read(
     if chosen.over_per_sentence:
         over = chosen.over_per_sentence
         st.warning(
-            f"“{word}” occurs more than {budgets.occurrences_per_sentence:,} times in {len(over)} sentence(s) "
+            f"“{word}” occurs more than {budgets.occurrences_per_sentence:,} times in {plural(len(over), 'sentence')} "
             f"({_numbers([YOUR_SENSE if labels[i] == YOUR_SENSE else i + 1 for i in over])}; up to "
             f"{max(counts[i] for i in over):,} times); they are "
             f"left out: {budgets.limit('occurrences_per_sentence')}."
@@ -211,7 +216,8 @@ def sentences_to_read(
     if chosen.beyond_total:
         st.warning(
             f"“{word}” occurs {sum(counts) - sum(counts[i] for i in chosen.over_per_sentence):,} times in the "
-            f"sentences; only the first {len(chosen.kept)} sentence(s), with {chosen.occurrences:,} occurrences, are "
+            f"sentences; only the first {plural(len(chosen.kept), 'sentence')}, with "
+            f"{plural(chosen.occurrences, 'occurrence')}, {agree(len(chosen.kept), 'is', 'are')} "
             f"read (sentence {chosen.beyond_total[0] + 1} onwards is left out): {budgets.limit('occurrences')}."
         )
     if not chosen.kept:
@@ -227,11 +233,12 @@ def found_enough(words: WordVectors, listed: int) -> bool:
     if missing:
         lines = "\n".join(f"- {literal(_short(words.sentences[i], 200))}" for i in missing[:MAX_LISTED])
         more = f"\n\n…and {len(missing) - MAX_LISTED} more." if len(missing) > MAX_LISTED else ""
-        where = "any of the sentences" if len(missing) == listed else f"{len(missing)} of {listed} sentences"
+        where = "any of the sentences" if len(missing) == listed else f"{len(missing)} of {plural(listed, 'sentence')}"
         st.warning(f"“{literal(words.word)}” was not found (as a whole word) in {where}:\n\n{lines}{more}")
     cut = [i for i in words.truncated if i < listed]
     if cut:
-        st.caption(f"{len(cut)} sentence(s) were longer than the model reads and were cut; "
+        st.caption(f"{plural(len(cut), 'sentence')} {agree(len(cut), 'was', 'were')} longer than the model reads and "
+                   f"{agree(len(cut), 'was', 'were')} cut; "
                    "a word after the cut is not found.")
     if len(words.occurrences) < 2:
         if words.occurrences:
@@ -321,6 +328,13 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
     if proj.coords.shape[1] == 2:
         fig.update_layout(height=560)
     exports.chart(fig, f"senses-{words.word}-map", key="senses-map")
+    if proj.stress is not None:
+        st.caption(
+            f"MDS approximates the cosine distances in 2D; it cannot keep them all. Stress-1 (Kruskal): "
+            f"**{proj.stress:.3f}** ({stress_verdict(proj.stress)}) — the map's distances differ from the cosine "
+            "distances by about this fraction overall: 0 = every distance kept; by Kruskal's rule of thumb ≤ 0.05 "
+            "good, ≤ 0.1 fair, above 0.2 poor (read the neighbours table, not the map, then)."
+        )
     for i, name in enumerate("xyz"[: proj.coords.shape[1]]):
         points[name] = proj.coords[:, i]
     exports.table(points, f"senses-{words.word}-coordinates", key="senses-coordinates")
@@ -373,10 +387,21 @@ def similarity_section(vectors: np.ndarray, words: WordVectors, labels: list[str
 
 
 def static_section(words: WordVectors, sense_labels: list[str], layer: str) -> None:
-    static, contextual = pairwise_cosines(words.static), pairwise_cosines(at_layer(words.contextual, layer))
-    pieces = sorted({" ".join(o.pieces) for o in words.occurrences})
+    static, contextual = like_pairs(words, words.static), like_pairs(words, at_layer(words.contextual, layer))
+    forms = spellings(words)
+    pieces = [" ".join(p) for p in forms]
+    if len(forms) > 1:  # a cased model: "Field" and "field" are different tokens
+        st.info(
+            f"On this model “{literal(words.word)}” occurs as {plural(len(forms), 'different token sequence')} "
+            f"({literal('; '.join(pieces))}), each with its own input embedding. To show context, not "
+            "capitalisation, only occurrences with the same pieces are compared below."
+        )
+    if not len(static):
+        st.info("No two occurrences have the same pieces: there is no pair to compare.")
+        return
     st.markdown(
-        f"Before BERT reads the context, “{literal(words.word)}” is just the row(s) of the word-piece embedding "
+        f"Before BERT reads the context, “{literal(words.word)}” is just the "
+        f"{'row' if all(len(p) == 1 for p in forms) else 'mean of the rows'} of the word-piece embedding "
         f"matrix for {literal(', '.join(pieces))}: the same in every sentence with those pieces. Pairwise cosine of "
         f"these static vectors: **{_span(static)}**. A word2vec-style table gives each word one such vector, so it "
         f"cannot tell the senses apart. The contextual vectors at {layer_label(layer, words.num_layers)}: "

@@ -8,7 +8,7 @@ in session state and write it to the URL themselves.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import streamlit as st
 
@@ -77,7 +77,7 @@ def lazy_tabs(labels: Sequence[str], key: str) -> list:
     drop_foreign(key)
     if st.session_state.get(key) not in (None, *labels):  # e.g. an old link's value, adopted unchecked
         del st.session_state[key]
-    return st.tabs(list(labels), key=key, bind="query-params")
+    return list(st.tabs(list(labels), key=key, bind="query-params"))
 
 
 def _remember(key: str) -> None:

@@ -14,8 +14,11 @@ from bertlens.tokenization import (
     SEED_BATCH,
     STRATEGIES,
     PaddedBatch,
+    PaddingStrategy,
+    WordLookup,
     batch_lines,
 )
+from bertlens.wording import agree, numbered, plural
 from components import cache, exports
 from components.layout import truncation_notice
 from components.model import cached_bundle, settings
@@ -75,19 +78,22 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
     truncation_notice(view.encoding)
     counts = view.counts
     cols = st.columns(4)
-    cols[0].metric("Words", counts.words)
+    cols[0].metric("Words (split at spaces)", counts.words)
     cols[1].metric("Tokens (with special)", counts.tokens)
-    cols[2].metric("Words split into pieces", counts.split_words)
-    cols[3].metric("Pieces per word", f"{counts.pieces_per_word:.2f}")
+    cols[2].metric("Words cut into ## pieces", counts.split_words)
+    cols[3].metric("Tokens per word", f"{counts.tokens_per_word:.2f}",
+                   help="Tokens without [CLS] and [SEP], divided by the words split at spaces.")
+    st.caption("Before WordPiece, the tokenizer splits the text at spaces and around every punctuation mark "
+               "(\"didn't\" → didn ' t); WordPiece then cuts a word it cannot spell whole into ## pieces.")
     if counts.split_words:
         listed = "; ".join(f"{literal(w)} → {literal(p)}" for w, p in zip(view.split["word"], view.split["pieces"]))
-        st.markdown(f"**{counts.split_words} of {counts.words} words were split into pieces:** {listed}")
+        st.markdown(f"**WordPiece cut {plural(counts.split_words, 'word')} into pieces:** {listed}")
     else:
-        st.markdown(f"Every one of the {counts.words} words is a single vocabulary entry.")
+        st.markdown("WordPiece cut no word into pieces: every word is a single vocabulary entry.")
     if counts.unknown:
         unknown = view.table[view.table["token"] == cached_bundle(model_name).tokenizer.unk_token]["word"]
         st.warning(
-            f"{counts.unknown} token(s) became [UNK]: the vocabulary cannot spell "
+            f"{plural(counts.unknown, 'token')} became [UNK]: the vocabulary cannot spell "
             f"{', '.join(literal(w) for w in unknown)} (emoji and rare scripts often end up here)."
         )
     st.caption("The *split word* column marks the pieces of a word WordPiece cut up.")
@@ -121,12 +127,7 @@ def vocabulary_section(model_name: str) -> None:
         st.info("Type a word to look it up.")
         return
     found, variants = cache.word_lookup(cache.query(model_name), word)
-    shown = literal(found.word)
-    if found.in_vocab:
-        st.success(f"{shown} is in the vocabulary as {literal(found.normalized)} (id {found.ids[0]}).")
-    else:
-        st.info(f"{shown} is not in the vocabulary; WordPiece spells it as {len(found.pieces)} pieces: "
-                f"{' + '.join(literal(p) for p in found.pieces) or '(nothing)'}.")
+    st.success(lookup_message(found)) if found.in_vocab else st.info(lookup_message(found))
     if facts.cased:
         st.markdown("**This model is cased:** capitals matter, so the variants below can become different tokens.")
     else:
@@ -135,11 +136,33 @@ def vocabulary_section(model_name: str) -> None:
     exports.table(variants, "case-variants", key="case_variants")
 
 
+ENTRY_KINDS = {
+    "special": "a special token",
+    "reserved": "a reserved slot, never seen in training",
+    "continuation": "a continuation piece: WordPiece uses it only inside a word, after another piece",
+    "word": None,
+}
+
+
+def lookup_message(found: WordLookup) -> str:
+    """What the look-up found: the entry and its id, and what typing the word as text gives when that differs."""
+    shown = literal(found.word)
+    spelled = " + ".join(literal(p) for p in found.pieces) or "(nothing)"
+    if found.entry is None or found.entry_id is None or found.kind is None:
+        return f"{shown} is not in the vocabulary; WordPiece spells it as {plural(len(found.pieces), 'piece')}: {spelled}."
+    message = f"{shown} is in the vocabulary as {literal(found.entry)} (id {found.entry_id})"
+    if what := ENTRY_KINDS[found.kind]:
+        message += f", {what}"
+    if not found.typed_gives_entry:
+        message += f". Typed in a text it becomes {plural(len(found.pieces), 'piece')}: {spelled}"
+    return message + "."
+
+
 def warn_bad_flag(key: str) -> None:
     warn_bad_param(key, lambda raw: raw.lower() in ("true", "false"), "true or false")
 
 
-def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], str, int, bool]:
+def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], PaddingStrategy, int, bool]:
     raw = st.text_area("Sentences, one per line", value="\n".join(SEED_BATCH), key="lines", bind="query-params",
                        height=130)
     lines = batch_lines(raw or "")
@@ -169,7 +192,8 @@ def padding_section(model_name: str) -> None:
     batch, comparison = cache.padding_lab(cache.query(model_name), tuple(lines), strategy, max_length, truncation)
     too_long = [i for i, row in enumerate(batch.input_ids) if len(row) > max_positions]
     if too_long:
-        st.warning(f"Sentence(s) {', '.join(map(str, too_long))} are longer than the model's {max_positions} "
+        st.warning(f"{numbered('Sentence', too_long)} "
+                   f"{agree(len(too_long), 'is', 'are')} longer than the model's {max_positions} "
                    "positions: turn on truncation, or the model cannot read them.")
     if not batch.rectangular:
         st.warning("These rows have different lengths, so they cannot be stacked into one tensor "
@@ -183,10 +207,11 @@ def padding_section(model_name: str) -> None:
     ids_title, mask_title = f"Token ids — padding: {strategy}", "Attention mask (1 = real token, 0 = [PAD])"
     exports.chart(batch_heatmap(batch, "input_ids", ids_title), "padded-ids", key="ids_heatmap")
     exports.chart(batch_heatmap(batch, "attention_mask", mask_title), "attention-mask", key="mask_heatmap")
-    mask_section(model_name, lines, strategy, max_length, max_positions)
+    mask_section(model_name, batch, max_length, truncation, min(max_positions, budgets.tokens or max_positions))
 
 
-def mask_section(model_name: str, lines: list[str], strategy: str, max_length: int, max_positions: int) -> None:
+def mask_section(model_name: str, batch: PaddedBatch, max_length: int, truncation: bool, longest: int) -> None:
+    """The lab's own batch (same padding, N and truncation) with and without the mask; ``longest``: tokens a row may have."""
     st.header("Why the attention mask matters")  # h2 under the page title: no skipped heading level
     st.markdown(
         "Each sentence's final `[CLS]` vector computed **with** the attention mask and **without** it "
@@ -197,10 +222,16 @@ def mask_section(model_name: str, lines: list[str], strategy: str, max_length: i
     warn_bad_flag("mask_demo")
     if not st.toggle("Run the batch with and without the mask", key="mask_demo", bind="query-params"):
         return
-    if strategy == "none":
-        st.caption("Without padding there is no batch tensor; this demo pads to the longest sentence.")
+    strategy = batch.strategy
+    if not batch.rectangular:
+        st.caption("These rows have different lengths, so there is no batch tensor; this demo pads to the longest "
+                   "sentence" + (" (without truncation, as chosen)." if not truncation else "."))
         strategy = "longest"
-    distances = cache.mask_distances(cache.query(model_name), tuple(lines), strategy, min(max_length, max_positions))
+    if not truncation and (over := [i for i, n in enumerate(batch.full_lengths) if n > longest]):
+        st.warning(f"{numbered('Sentence', over)} {agree(len(over), 'is', 'are')} "
+                   f"longer than {longest} tokens, more than this demo runs: turn on truncation to run it.")
+        return
+    distances = cache.mask_distances(cache.query(model_name), batch.sentences, strategy, max_length, truncation)
     exports.table(distances, "attention-mask-effect", key="mask_effect",
                   column_config={"[CLS] L2 distance": st.column_config.NumberColumn(format="%.6f")})
     fig = go.Figure(go.Bar(x=np.arange(len(distances)), y=distances["[CLS] L2 distance"],

@@ -13,16 +13,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
+from functools import partial
 
 from streamlit.runtime import Runtime
 
 from bertlens.attention import PRESETS as ATTENTION_PRESETS
 from bertlens.engine import background_priority
-from bertlens.serving import freeze_long_lived_objects
 from bertlens.mlm import mask_span, word_spans
 from bertlens.nsp import DEFAULT_A, DEFAULT_B, DEFAULT_CANDIDATES, DEFAULT_PAIRS, candidate_lines
 from bertlens.sense_presets import PRESETS as SENSE_PRESETS
+from bertlens.serving import freeze_long_lived_objects
 from components import cache, prediction_views
 from components.cache import query
 from components.model import cached_bundle, settings
@@ -57,11 +58,11 @@ def preset_requests(model_name: str) -> list[Callable[[], object]]:
         lambda: cache.embeddings(first),
         lambda: cache.pooler(first),
     ]
-    requests += [lambda p=p: cache.analysis(query(model_name, p.text, p.text_b)) for p in ATTENTION_PRESETS]
+    requests += [partial(cache.analysis, query(model_name, p.text, p.text_b)) for p in ATTENTION_PRESETS]
     if caps.has_mlm_head:
         masked = mask_span(DEFAULT_TEXT, word_spans(DEFAULT_TEXT)[0])  # the "Mask this word" default
         examples = [masked, *(p.text for p in ATTENTION_PRESETS if "[MASK]" in p.text and not p.text_b)]
-        requests += [lambda text=text: cache.mask_guesses(query(model_name, text), DEFAULT_K) for text in examples]
+        requests += [partial(cache.mask_guesses, query(model_name, text), DEFAULT_K) for text in examples]
     if caps.has_nsp_head and caps.has_pooler:
         pairs = list(map(tuple, DEFAULT_PAIRS.itertuples(index=False)))
         requests += [

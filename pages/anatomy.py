@@ -2,8 +2,8 @@
 and the learned position and token-type embeddings."""
 
 from components import anatomy_views as views
-from components.layout import page_header, require_text, truncation_notice
 from components.cache import cached_analysis
+from components.layout import page_header, require_text, truncation_notice
 from components.state import lazy_tabs, sentence_b, shared_text
 
 bundle = page_header("Model anatomy", "The configuration, where the parameters are, and the embeddings and pooler checked live.", page="anatomy")

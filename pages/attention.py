@@ -7,9 +7,9 @@ import streamlit as st
 
 from components import attention_steps as steps
 from components import attention_views as views
+from components import cache
 from components import compare_views as compare
 from components.layout import page_header, require_text, truncation_notice
-from components import cache
 from components.state import sentence_b, shared_text
 
 bundle = page_header(

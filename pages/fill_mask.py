@@ -4,10 +4,9 @@ layer, and two sentences compared."""
 import streamlit as st
 
 from bertlens.mlm import MAX_K, mask_notices, missing_mask_message
-from components import compare_views
+from components import cache, compare_views
 from components import prediction_views as views
 from components.layout import page_header, require_text, truncation_notice
-from components import cache
 from components.state import bound_int_slider, int_in_range, keep_in_range, lazy_tabs, shared_text, warn_bad_param
 
 bundle = page_header(
@@ -61,8 +60,8 @@ if guesses_tab.open:
     with guesses_tab:
         if len(guesses) > 1:
             st.caption(
-                f"{len(guesses)} masks, predicted **jointly in one forward pass**: each guess sees the sentence with "
-                "every mask still hidden, never another mask's guess."
+                f"{len(guesses)} masks, predicted **independently, in one pass**: each mask gets its own softmax, "
+                "from the sentence with every mask still hidden, never another mask's guess."
             )
         views.mask_columns(guesses)
         st.header("True-word check")  # h2 under the page title: no skipped heading level

@@ -2,11 +2,19 @@
 
 import streamlit as st
 
-from bertlens.nsp import DEFAULT_A, DEFAULT_B, DEFAULT_CANDIDATES, DEFAULT_PAIRS, candidate_lines, next_sentence, segments_table
+from bertlens.nsp import (
+    DEFAULT_A,
+    DEFAULT_B,
+    DEFAULT_CANDIDATES,
+    DEFAULT_PAIRS,
+    candidate_lines,
+    next_sentence,
+    segments_table,
+)
 from components import prediction_views as views
+from components.cache import cached_analysis
 from components.exports import table
 from components.layout import page_header, truncation_notice
-from components.cache import cached_analysis
 from components.state import lazy_tabs, remembered_shared_text, sentence_b, set_shared_text, shared_text
 
 
@@ -41,7 +49,8 @@ truncation_notice(analysis.encoding)
 verdict_tab, ranking_tab, evaluation_tab = lazy_tabs(views.NSP_TABS, "nsp_tab")
 if verdict_tab.open:
     with verdict_tab:
-        views.verdict_view(next_sentence(analysis))
+        if (verdict := next_sentence(analysis)) is not None:  # None only without an NSP head (stopped above)
+            views.verdict_view(verdict)
         segments = st.expander("Segments: how BERT tells A from B (token_type_ids)", key="segments", on_change="rerun")
         if segments.open:  # drawn only when opened: a data grid costs the browser ~0.3 s per view
             with segments:

@@ -29,8 +29,8 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -140,19 +140,16 @@ def machine() -> list[tuple[str, str]]:
 
 def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[], object]]:
     """Uncached: what each page computes when a user types a new sentence (default view)."""
-    from bertlens import anatomy, attention, compare, influence, mlm, nsp, positions, steps, tokenization
-    from components import attention_figures
+    from bertlens import anatomy, attention, compare, influence, mlm, nsp, positions, steps
+    from components import attention_figures, cache
 
     tokenizer = bundle.tokenizer
     a, b = pair
     candidates = ["I think I'll go for a walk in the park.", "Deep Learning is a branch of Machine Learning."]
     compare_text = text.replace("the", "a", 1)  # one word changed, the same length
 
-    def tokenizer_page():
-        encoding = encode(tokenizer, text)
-        table = tokenization.token_table(encoding, text)
-        return tokenization.split_words(table), tokenization.token_counts(table, tokenizer.unk_token), \
-            tokenization.round_trip(tokenizer, encoding)  # fmt: skip
+    def tokenizer_page():  # the page's own computation, uncached
+        return cache.token_view.__wrapped__(cache.query(bundle.name, text))
 
     def anatomy_page():
         analysis = analyze(bundle, text)
@@ -219,6 +216,9 @@ def senses_rows(bundle, repeats: int) -> list[tuple[str, str]]:
     """The word-senses page's batch (the default preset) vs a bare batched forward of the same sentences."""
     from bertlens import senses
     from bertlens.sense_presets import PRESETS
+    from bertlens.senses import sentence_vector_cache
+    from components import cache
+    from components.model import cached_bundle
 
     preset = PRESETS["field"]
     sentences = [s.sentence for s in preset.sentences]
@@ -226,12 +226,13 @@ def senses_rows(bundle, repeats: int) -> list[tuple[str, str]]:
     with torch.inference_mode():
         floor = seconds(lambda: bundle.model.bert(batch["input_ids"], attention_mask=batch["attention_mask"]), repeats)
 
-    def page():
-        words = senses.embed_word(bundle, sentences, preset.word)
+    def page():  # as the page: the reference words are read in the sentences' own batched pass
+        sentence_vector_cache(cached_bundle(bundle.name)).clear()  # read every sentence, as a new preset would
+        words = cache.word_vectors.__wrapped__(cache.query(bundle.name), preset.word, tuple(sentences),
+                                               tuple(preset.references[:10]))  # fmt: skip
         labels = [s.sense for s in preset.sentences]
         vectors = senses.at_layer(words.contextual, str(words.num_layers))
-        return senses.project(vectors), senses.separation_by_layer(words.contextual, labels), \
-            senses.reference_vectors(bundle, preset.references)  # fmt: skip
+        return senses.project(vectors), senses.separation_by_layer(words.contextual, labels)
 
     compute = seconds(page, repeats)
     width = batch["input_ids"].shape[1]
@@ -361,12 +362,12 @@ def main() -> None:
             text, pair = sentence_of(bundle.tokenizer, length), pair_of(bundle.tokenizer, length)
             input_ids = torch.tensor([encode(bundle.tokenizer, text).input_ids])
             with torch.inference_mode():
-                floor = seconds(lambda: bundle.model.bert(input_ids), repeats)
-                reference = seconds(lambda: sdpa(input_ids), repeats)
+                floor = seconds(lambda ids=input_ids: bundle.model.bert(ids), repeats)
+                reference = seconds(lambda ids=input_ids: sdpa(ids), repeats)
             row = {"floor: bundle.model.bert(input_ids)": ms(floor),
                    "reference: BertModel forward, default SDPA attention": f"{ms(reference)} ({reference / floor:.2f} ×)",
                    "analyze: the shared pass (attentions, hidden states, heads)": None}  # fmt: skip
-            shared = seconds(lambda: analyze(bundle, text), repeats)
+            shared = seconds(lambda text=text: analyze(bundle, text), repeats)
             row["analyze: the shared pass (attentions, hidden states, heads)"] = f"{ms(shared)} ({shared / floor:.2f} ×)"
             for page, work in page_work(bundle, text, pair).items():
                 compute = seconds(work, repeats)
@@ -374,7 +375,7 @@ def main() -> None:
                     f"{ms(compute)} ({compute / floor:.2f} × {verdict(compute <= TARGET_RATIO * floor)}; "
                     f"{ms(compute - floor)} beyond the floor)"
                 )
-            baseline = seconds(lambda: fill_mask(text, top_k=10), repeats)
+            baseline = seconds(lambda text=text: fill_mask(text, top_k=10), repeats)
             row["baseline: transformers pipeline('fill-mask'), top 10"] = f"{ms(baseline)} ({baseline / floor:.2f} ×)"
             timing_rows.append(row)
 

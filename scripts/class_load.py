@@ -39,9 +39,9 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -134,7 +134,7 @@ class Recorder:
         started = time.perf_counter()
         try:
             run = await request
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             self.observations.append(Observation(session, page, kind, time.perf_counter() - started, typed,
                                                  f"timeout: no message for {self.timeout:.0f} s"))
             return None
@@ -210,7 +210,7 @@ def burst(url: str, steps: list[list[Step]], recorder: Recorder, seconds: float,
         started = time.perf_counter()
         try:
             return await asyncio.wait_for(classroom(url, steps, recorder, padding_limit), seconds), True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return time.perf_counter() - started, False
 
     return run_to_end(bounded())

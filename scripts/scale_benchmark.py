@@ -44,8 +44,24 @@ from websockets.exceptions import InvalidHandshake  # noqa: E402
 from websockets.protocol import State  # noqa: E402
 
 from scripts.class_load import (  # noqa: E402
-    DEFAULT_CAP, GIB, PAGE_QUERY, Observation, Options, Recorder, Reference, Step, Summary, check_all, hosted_env,
-    markdown, padding_student, percentile, plans, seconds_text, summarise, take_step,
+    DEFAULT_CAP,
+    GIB,
+    PAGE_QUERY,
+    Observation,
+    Options,
+    Recorder,
+    Reference,
+    Step,
+    Summary,
+    check_all,
+    hosted_env,
+    markdown,
+    padding_student,
+    percentile,
+    plans,
+    seconds_text,
+    summarise,
+    take_step,
 )  # fmt: skip
 from scripts.serve import Cluster  # noqa: E402
 from scripts.server import free_port, model_loads  # noqa: E402
@@ -209,7 +225,7 @@ def class_burst(cluster: Cluster, steps: list[list[Step]], room: Classroom, seco
         stop.set()
         try:
             return future.result(), True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return time.perf_counter() - started, False
 
 

@@ -19,6 +19,7 @@ process group, stopped as a group, and is told to stop if this process dies (Lin
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import json
 import os
@@ -31,9 +32,9 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -64,10 +65,8 @@ def render_config(bind: str, servers: Sequence[str], admin_socket: str, template
 
 def _die_with_parent() -> None:
     """In the child, before exec: SIGTERM when serve.py dies, however it dies (Linux only; else a no-op)."""
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def start_group(command: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen:
@@ -305,7 +304,7 @@ class Cluster:
                                "restarts": r.restarts, "log": str(r.log)} for r in self.members]}  # fmt: skip
         (self.workdir / "state.json").write_text(json.dumps(state, indent=2))
 
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Cluster:
         try:
             self.start()
         except BaseException:

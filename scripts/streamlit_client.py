@@ -16,10 +16,11 @@ import asyncio
 import base64
 import io
 import json
+from collections.abc import AsyncIterator, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Coroutine, TypeVar, Union
+from typing import Any, TypeVar
 
 import numpy as np
 import websockets
@@ -29,7 +30,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetStates
 
 FINISHED = ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
 RERUN = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
-WidgetValue = Union[str, bool, int, float]
+WidgetValue = str | bool | int | float
 
 
 T = TypeVar("T")
@@ -103,7 +104,7 @@ class Session:
 
     @classmethod
     @asynccontextmanager
-    async def connect(cls, url: str, page: str, query_string: str = "") -> AsyncIterator["Session"]:
+    async def connect(cls, url: str, page: str, query_string: str = "") -> AsyncIterator[Session]:
         """Open a tab on ``url`` (http://host:port) showing ``page`` (its URL path, "" for the default page)."""
         address = url.replace("http://", "ws://").rstrip("/") + "/_stcore/stream"
         async with websockets.connect(address, subprotocols=["streamlit"], max_size=None) as websocket:

@@ -20,8 +20,8 @@ import os
 import statistics
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Awaitable, Callable
 
 from scripts.server import running_server
 from scripts.streamlit_client import Session, run_to_end
@@ -60,9 +60,9 @@ SETTLED = """() => {
   return [app && app.getAttribute('data-test-script-state') === 'notRunning'
             && app.getAttribute('data-test-connection-state') === 'CONNECTED'
             && !document.querySelector('[data-testid="stStatusWidget"]')
-            && window.__lastChange > 0 && performance.now() - window.__lastChange > %d,
+            && window.__lastChange > 0 && performance.now() - window.__lastChange > {quiet_ms},
           window.__lastChange];
-}""" % QUIET_MS
+}""".replace("{quiet_ms}", str(QUIET_MS))
 
 
 def cpu_seconds(pid: int) -> float:

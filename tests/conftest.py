@@ -4,8 +4,8 @@ temporary folder (over the real bert-base-uncased vocabulary) or the bundled Min
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -13,6 +13,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # belt and braces: no test may reach the Hub
 os.environ.pop("BERTLENS_HOSTED", None)
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
+from transformers import BertForMaskedLM, BertForNextSentencePrediction  # noqa: E402
 
 from bertlens.models import BUNDLED_MODEL, ModelBundle, load_model  # noqa: E402
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert  # noqa: E402
@@ -42,6 +43,22 @@ def tiny_bundle(tiny_pretraining_dir) -> ModelBundle:
 @pytest.fixture(scope="session")
 def bundled() -> ModelBundle:
     return load_model(BUNDLED_MODEL)
+
+
+@pytest.fixture(scope="session")
+def masked_lm(tiny_pretraining_dir) -> BertForMaskedLM:
+    """The tiny pre-training checkpoint as BertForMaskedLM (the reference for fill-mask): the cls.predictions weights map across."""
+    model, info = BertForMaskedLM.from_pretrained(tiny_pretraining_dir, output_loading_info=True)
+    assert info["missing_keys"] == set() and info["mismatched_keys"] == set()
+    return model.eval()
+
+
+@pytest.fixture(scope="session")
+def nsp_model(tiny_pretraining_dir) -> BertForNextSentencePrediction:
+    """The tiny pre-training checkpoint as BertForNextSentencePrediction (the reference for the NSP head)."""
+    model, info = BertForNextSentencePrediction.from_pretrained(tiny_pretraining_dir, output_loading_info=True)
+    assert info["missing_keys"] == set()
+    return model.eval()
 
 
 @pytest.fixture

@@ -10,13 +10,12 @@ import time
 import pandas as pd
 import pytest
 
-from components.senses_views import TABS as SENSES_TABS
-
 import components.cache
 from bertlens.budgets import BUDGETS, Budgets, default_budgets, select_occurrences
 from bertlens.models import BUNDLED_MODEL
 from bertlens.settings import load_settings
 from components import exports
+from components.senses_views import TABS as SENSES_TABS
 from components.text import literal
 
 SENSES, TOKENIZER, NEXT_SENTENCE, FILL_MASK = "pages/senses.py", "pages/tokenizer.py", "pages/next_sentence.py", "pages/fill_mask.py"
@@ -141,7 +140,7 @@ def test_word_repeated_hundreds_of_times_is_refused_quickly(open_page, reads, mo
     elapsed = time.perf_counter() - start
     assert not at.exception
     limit = 10 if hosted_mode else 50
-    assert f"occurs more than {limit} times in 50 sentence(s)" in shown(at, "warning")
+    assert f"occurs more than {limit} times in 50 sentences" in shown(at, "warning")
     assert f"at most {limit} occurrences of the word per sentence" in shown(at, "warning")
     assert "`BERTLENS_MAX_OCCURRENCES_PER_SENTENCE`" in shown(at, "warning")
     assert reads == [] and not at.get("plotly_chart")  # no forward pass, nothing drawn
@@ -152,7 +151,7 @@ def test_total_occurrences_budget_reads_the_first_sentences(open_page, reads, mo
     monkeypatch.setenv("BERTLENS_MAX_OCCURRENCES", "5")
     at = open_page(SENSES, preset="field", word="field", refs="")
     assert not at.exception
-    assert "only the first 5 sentence(s), with 5 occurrences, are read" in shown(at, "warning")
+    assert "only the first 5 sentences, with 5 occurrences, are read" in shown(at, "warning")
     assert "`BERTLENS_MAX_OCCURRENCES`" in shown(at, "warning")
     assert [len(batch) for batch in reads] == [5]
 
@@ -166,7 +165,7 @@ def test_long_shared_sentence_is_cut_and_scanned_once(open_page, monkeypatch):
     assert not at.exception
     assert literal("Your own sentence (optional)") + " is 120,000 characters long; pages read only its first 20,000" in shown(at, "warning")
     assert "`BERTLENS_MAX_CHARS`" in shown(at, "warning")
-    assert "occurs more than 50 times in 1 sentence(s) (your sentence; up to" in shown(at, "warning")  # the shared one, left out
+    assert "occurs more than 50 times in 1 sentence (your sentence; up to" in shown(at, "warning")  # the shared one, left out
     first = len(calls)
     at.selectbox(key="senses_layer").set_value("2").run()
     assert not at.exception and len(calls) == first  # the rerun scans nothing again (cached)

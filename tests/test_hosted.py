@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, LOAD_COUNTS, MODEL_CHOICES
 from bertlens.settings import OFF_WORDS, ON_WORDS, SettingsError, env_from_secrets, load_settings, merged_environment
+from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from components.model import CUSTOM
 from components.text import literal
 from tests.conftest import APPTEST_TIMEOUT, ROOT

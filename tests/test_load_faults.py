@@ -19,8 +19,8 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 import torch
@@ -30,8 +30,8 @@ from streamlit.testing.v1 import AppTest
 from bertlens import models, snapshot
 from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, load_with_fallback
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
-from components import model as model_component
 from components import cache
+from components import model as model_component
 from tests.conftest import APPTEST_TIMEOUT, ROOT
 
 WEIGHTS = "model.safetensors"

@@ -50,9 +50,9 @@ async def clicks(url: str, pid: int) -> list[int]:
 
 def test_rss_after_500_varied_reruns_stays_within_bound_of_first_50(tiny_pretraining_dir, tmp_path):
     log = tmp_path / "server.log"
-    with running_server(tiny_pretraining_dir, log) as server:
-        with ThreadPoolExecutor(1) as thread:  # Playwright (browser tests) may hold this thread's event loop
-            samples = thread.submit(asyncio.run, clicks(server.url, server.pid)).result()
+    # Playwright (browser tests) may hold this thread's event loop: the clicks run in a thread of their own.
+    with running_server(tiny_pretraining_dir, log) as server, ThreadPoolExecutor(1) as thread:
+        samples = thread.submit(asyncio.run, clicks(server.url, server.pid)).result()
     after_50, after_500 = samples[0], samples[-1]
     mib = [round(s / 2**20) for s in samples]
     print(f"\nserver RSS (MiB) after each 50 reruns: {mib}; growth {after_500 / after_50:.3f}x")

@@ -26,9 +26,9 @@ import pytest
 import yaml
 from streamlit import config as streamlit_config
 
-from scripts.streamlit_client import run_to_end
 from scripts.serve import HAPROXY, READY_PATH, ROOT, TEMPLATE, Balancer, main, render_config
 from scripts.server import free_port, model_loads
+from scripts.streamlit_client import run_to_end
 
 DEPLOY = ROOT / "deploy"
 HEALTH = "/_stcore/health"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 from urllib.parse import urlencode
 
 import pytest
@@ -86,7 +86,7 @@ def browser_context(browser):
 
 
 @pytest.fixture
-def page(browser_context, server_log, request) -> Iterator["Page"]:
+def page(browser_context, server_log, request) -> Iterator[Page]:
     """A fresh tab (its own Streamlit session). On failure, the browser's errors and the server's log are shown."""
     page = browser_context.new_page()
     page.set_default_timeout(RUN_TIMEOUT_MS)
@@ -100,7 +100,7 @@ def page(browser_context, server_log, request) -> Iterator["Page"]:
         print("server log (end):\n" + server_log.read_text()[-4000:])
 
 
-def wait_for_run(page: "Page") -> None:
+def wait_for_run(page: Page) -> None:
     """Wait until Streamlit is connected and the script has finished running (no fixed sleeps)."""
     app = page.locator('[data-testid="stApp"]')
     expect(app).to_have_attribute("data-test-connection-state", "CONNECTED", timeout=RUN_TIMEOUT_MS)
@@ -110,10 +110,10 @@ def wait_for_run(page: "Page") -> None:
 
 
 @pytest.fixture
-def open_url(page, server_url) -> Callable[..., "Page"]:
+def open_url(page, server_url) -> Callable[..., Page]:
     """``open_url("attention", layer="3", text="…")``: open a deep link and wait for the run to end."""
 
-    def go(path: str = "", **params: str) -> "Page":
+    def go(path: str = "", **params: str) -> Page:
         query = f"?{urlencode(params)}" if params else ""
         page.goto(f"{server_url}/{path}{query}")
         wait_for_run(page)

@@ -11,18 +11,18 @@ the app's content. axe comes from ``npm install --prefix ~/.cache/bertlens axe-c
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import urlencode
 
 import pytest
 
+from bertlens.models import BUNDLED_MODEL
 from components.anatomy_views import TABS as ANATOMY_TABS
 from components.attention_views import TABS as ATTENTION_TABS
 from components.prediction_views import FILL_MASK_TABS, NSP_TABS
 from components.senses_views import TABS as SENSES_TABS
 from components.tokenizer_views import TABS as TOKENIZER_TABS
-from bertlens.models import BUNDLED_MODEL
 from tests.browser.conftest import REQUIRED, RUN_TIMEOUT_MS, wait_for_run
 from tests.live_server import streamlit_server
 

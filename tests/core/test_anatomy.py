@@ -140,3 +140,17 @@ def test_pooler_check(bundled, tiny_bundle):
     assert pooler_check(tiny_bundle, analyze(tiny_bundle, "hello")).max_abs_difference < 1e-6
     no_pooler = replace(bundled, capabilities=replace(bundled.capabilities, has_pooler=False))
     assert pooler_check(no_pooler, analysis) is None
+
+
+def test_a_one_layer_one_head_model_is_counted_in_the_singular():
+    from bertlens.models import Capabilities
+    from bertlens.synthetic import TINY_CONFIG
+
+    model = BertForPreTraining(random_bert_config(**{**TINY_CONFIG, "num_hidden_layers": 1, "num_attention_heads": 1}))
+    components = parameter_counts(model)["component"].tolist()
+    assert "the only layer" in components and not any("all 1 layers" in c for c in components)
+    caps = Capabilities(
+        has_mlm_head=True, has_nsp_head=True, has_pooler=True, num_layers=1, num_heads=1, hidden_size=32,
+        intermediate_size=64, max_positions=512, vocab_size=30522, cased=False,
+    )  # fmt: skip
+    assert caps.summary().startswith("1 layer · 1 head · hidden 32")

@@ -4,8 +4,15 @@ import numpy as np
 import torch
 
 from bertlens.analysis import analyze
-from bertlens.compare import SEED_FIRST, SEED_SECOND, align_tokens, attention_difference, guess_difference, paired, unaligned_note
-from tests.core.test_mlm import masked_lm  # noqa: F401 (fixture)
+from bertlens.compare import (
+    SEED_FIRST,
+    SEED_SECOND,
+    align_tokens,
+    attention_difference,
+    guess_difference,
+    paired,
+    unaligned_note,
+)
 
 
 def test_the_seed_pair_aligns_token_by_token_with_one_change(bundled):

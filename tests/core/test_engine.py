@@ -184,7 +184,7 @@ def test_queue_is_fifo_and_reports_positions(admission):
         futures = []
         for count, name in enumerate("abc", start=1):
             futures.append(pool.submit(request, name))
-            until(lambda: engine.admission.queued == count)
+            until(lambda count=count: engine.admission.queued == count)
         until(lambda: all(name in reports for name in "abc"))
         release.set()
         assert [f.result(10) for f in futures] == ["a", "b", "c"]

@@ -8,7 +8,6 @@ from transformers import BertForNextSentencePrediction, BertModel
 from bertlens.analysis import analyze
 from bertlens.influence import attention_received, mask_and_see, rank_correlation, within_budget
 from bertlens.models import bundled_model_path
-from tests.core.test_mlm import masked_lm  # noqa: F401 (fixture)
 
 
 def variant(ids: list[int], position: int, mode: str, mask_id: int) -> list[int]:

@@ -5,21 +5,13 @@ import math
 import numpy as np
 import pytest
 import torch
-from transformers import BertForMaskedLM, pipeline
+from transformers import pipeline
 
 from bertlens import mlm
 from bertlens.analysis import analyze
 
 ONE_MASK = "The capital of France is [MASK]."
 THREE_MASKS = "The [MASK] brown fox [MASK] over the [MASK] dog."
-
-
-@pytest.fixture(scope="module")
-def masked_lm(tiny_pretraining_dir):
-    """The tiny pre-training checkpoint as BertForMaskedLM: the cls.predictions weights map across."""
-    model, info = BertForMaskedLM.from_pretrained(tiny_pretraining_dir, output_loading_info=True)
-    assert info["missing_keys"] == set() and info["mismatched_keys"] == set()
-    return model.eval()
 
 
 def reference_fill_mask(masked_lm, tokenizer, text: str, k: int) -> list[list[dict]]:
@@ -106,16 +98,23 @@ def test_true_word_problems(tiny_bundle, word, expected):
     assert problem is None if expected is None else expected in problem
 
 
+def masked(text: str, label: str) -> str:
+    """``text`` with the word the "Mask this word" picker lists as ``label`` masked, as the page does it."""
+    return mlm.mask_span(text, next(span for span in mlm.word_spans(text) if span.label == label))
+
+
 def test_seed_word_to_mask():
-    assert mlm.mask_word("The cat chased the mouse.", "cat") == "The [MASK] chased the mouse."
+    assert masked("The cat chased the mouse.", "cat") == "The [MASK] chased the mouse."
 
 
 def test_mask_word_whole_words_and_occurrences():
     text = "The cat chased the concatenated cat."
-    assert mlm.mask_word(text, "the", occurrence=2) == "The cat chased [MASK] concatenated cat."
-    assert mlm.mask_word(text, "cat", occurrence=2) == "The cat chased the concatenated [MASK]."
-    assert mlm.mask_word(text, "cat", occurrence=3) is None and mlm.mask_word(text, "dog") is None
-    assert mlm.mask_word("It didn't rain.", "didn't") == "It [MASK] rain."
+    assert [span.label for span in mlm.word_spans(text)] == [
+        "The", "cat", "chased", "the (occurrence 2)", "concatenated", "cat (occurrence 2)",
+    ]  # fmt: skip
+    assert masked(text, "the (occurrence 2)") == "The cat chased [MASK] concatenated cat."
+    assert masked(text, "cat (occurrence 2)") == "The cat chased the concatenated [MASK]."
+    assert masked("It didn't rain.", "didn't") == "It [MASK] rain."
 
 
 def test_existing_masks_are_not_words():
@@ -139,7 +138,8 @@ def test_counting_masks_in_text_matches_the_tokenizer(tiny_bundle, text):
 def test_notices_for_many_masks_and_only_masks(tiny_bundle):
     many = " ".join(["[MASK]"] * 20)
     notes = mlm.mask_notices(many, analyze(tiny_bundle, many))
-    assert any("20 masks" in n and "jointly" in n for n in notes)
+    assert any("20 masks" in n and "independently, in one pass (its own softmax)" in n for n in notes)
+    assert not any("joint" in n for n in notes)
     assert any("nothing but masks" in n for n in notes)
     assert len(mlm.top_k_guesses(analyze(tiny_bundle, many), tiny_bundle.tokenizer, 3)) == 20
     only = mlm.mask_notices("[MASK]", analyze(tiny_bundle, "[MASK]"))

@@ -5,19 +5,11 @@ import pandas as pd
 import pytest
 import torch
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_score, recall_score
-from transformers import BertForNextSentencePrediction
 
 from bertlens import nsp
 from bertlens.analysis import analyze
 
 A, B = "The weather is beautiful today.", "I think I'll go for a walk in the park."
-
-
-@pytest.fixture(scope="module")
-def nsp_model(tiny_pretraining_dir):
-    model, info = BertForNextSentencePrediction.from_pretrained(tiny_pretraining_dir, output_loading_info=True)
-    assert info["missing_keys"] == set()
-    return model.eval()
 
 
 def reference_p_is_next(nsp_model, tokenizer, pairs) -> list[float]:

@@ -24,11 +24,12 @@ from bertlens.senses import (
     parse_csv,
     parse_lines,
     project,
-    reference_vectors,
+    same_spelling,
     sentence_vector_cache,
     separation,
     separation_by_layer,
     static_vs_contextual,
+    stress_verdict,
     word_problem,
 )
 
@@ -163,7 +164,6 @@ def test_reference_words_are_read_alone_like_seed_004(bundled):
     refs = words.references  # read in the sentences' own batch
     assert set(refs) == {"snake", "programming"}  # a word with nothing to tokenize is left out
     assert len(words.occurrences) == 2 and words.missing == ()
-    np.testing.assert_allclose(reference_vectors(bundled, ["snake"])["snake"], refs["snake"], atol=1e-5)
     for word, vectors in refs.items():
         ids = bundled.tokenizer.encode(word)
         with torch.no_grad():
@@ -212,6 +212,44 @@ def test_mds_is_reproducible_and_keeps_cosine_order(field_words):
     assert spearmanr(cosine_distances(vectors)[pairs], euclidean_distances(first.coords)[pairs]).statistic > 0.8
     np.testing.assert_array_equal(project(np.ones((3, 4)), "MDS 2D").coords, np.zeros((3, 2)))  # identical points
     assert project(np.ones((3, 4))).explained == (0.0, 0.0)
+
+
+def test_mds_reports_kruskal_stress(field_words):
+    vectors = at_layer(field_words.contextual, "6")
+    mds = project(vectors, "MDS 2D")
+    pairs = np.triu_indices(8, 1)
+    wanted, drawn = cosine_distances(vectors)[pairs], euclidean_distances(mds.coords)[pairs]
+    assert mds.stress == pytest.approx(np.sqrt(((wanted - drawn) ** 2).sum() / (drawn**2).sum()), rel=1e-9)
+    assert 0 < mds.stress < 1  # an approximation: 8 points in 384 dimensions do not fit 2D exactly
+    assert project(vectors).stress is None and project(np.ones((3, 4)), "MDS 2D").stress == 0.0
+    verdicts = [stress_verdict(s) for s in (0.0, 0.025, 0.04, 0.1, 0.15, 0.3)]
+    assert verdicts == ["excellent", "excellent", "good", "fair", "poor", "bad"]
+
+
+@pytest.fixture(scope="module")
+def cased_bundle(tmp_path_factory):
+    """A tiny random BERT whose tokenizer keeps capitals: "Field" and "field" are different tokens."""
+    from transformers import AutoTokenizer
+
+    from bertlens.models import bundled_model_path, load_model
+    from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
+
+    folder = save_random_bert(tmp_path_factory.mktemp("tiny-cased-senses"), random_bert_config(**TINY_CONFIG))
+    AutoTokenizer.from_pretrained(bundled_model_path(), do_lower_case=False).save_pretrained(folder)
+    return load_model(str(folder))
+
+
+def test_static_vs_contextual_compares_like_with_like_on_a_cased_model(cased_bundle):
+    sentences = ["Field hockey is fun.", "The field is green.", "A field of wheat.", "Field work in the rain."]
+    words = embed_word(cased_bundle, sentences, "field")
+    assert [o.pieces for o in words.occurrences] == [("[UNK]",), ("field",), ("field",), ("[UNK]",)]
+    np.testing.assert_array_equal(same_spelling(words)[0], [True, False, False, True])
+    rows = static_vs_contextual(words, ["sport", "land", "land", "work"])
+    # Only Field–Field and field–field pairs: the static vectors are identical, whatever the capitals.
+    assert rows[0]["all pairs"] == pytest.approx(1.0) and rows[0]["same sense"] == pytest.approx(1.0)
+    assert rows[0]["different senses"] == pytest.approx(1.0)  # "Field hockey" vs "Field work"
+    sims = cosine_similarity(words.contextual[:, -1])
+    assert rows[-1]["all pairs"] == pytest.approx((sims[0, 3] + sims[1, 2]) / 2, abs=1e-6)
 
 
 def test_nearest_neighbours_match_brute_force():

@@ -9,7 +9,6 @@ import torch
 from bertlens import mlm
 from bertlens.analysis import analyze, encode
 from bertlens.steps import after_layer_label, head_steps, layer_guesses
-from tests.core.test_mlm import masked_lm  # noqa: F401 (fixture)
 
 SEED = "The animal didn't cross the street because it was too tired."
 

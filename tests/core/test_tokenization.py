@@ -14,6 +14,7 @@ from bertlens.tokenization import (
     pad_batch,
     padding_comparison,
     round_trip,
+    spaced_words,
     split_words,
     token_counts,
     token_table,
@@ -37,9 +38,9 @@ def test_seed_token_table(bundled):
     assert table["split word"].tolist() == [False, True, True, False, False, False, False, False]
     assert table["special"].tolist() == [True] + [False] * 6 + [True]
     assert set(table["token_type_ids"]) == {0} and set(table["attention_mask"]) == {1}
-    counts = token_counts(table, bundled.tokenizer.unk_token)
+    counts = token_counts(table, bundled.tokenizer.unk_token, spaced_words(encode(bundled.tokenizer, SEED_SENTENCE), SEED_SENTENCE))
     assert (counts.words, counts.tokens, counts.special, counts.split_words, counts.unknown) == (5, 8, 2, 1, 0)
-    assert counts.pieces_per_word == pytest.approx(6 / 5)
+    assert counts.tokens_per_word == pytest.approx(6 / 5)
 
 
 def test_seed_003_exercise_1_split_words(bundled):
@@ -74,8 +75,28 @@ def test_round_trip_shows_the_added_special_tokens(bundled):
 
 def test_unknown_characters_are_counted(bundled):
     table = table_for(bundled.tokenizer, "I love 🤖 <b>html</b>")
-    assert token_counts(table, "[UNK]").unknown == 1
+    assert token_counts(table, "[UNK]", 4).unknown == 1
     assert table.loc[table["token"] == "[UNK]", "word"].tolist() == ["🤖"]
+
+
+@pytest.mark.parametrize(
+    ("text", "text_b", "words"),
+    [
+        ("It didn't rain, did it?", None, 5),  # the pre-tokenizer makes 9 words of it: didn ' t , ?
+        ("The pre-trained BERT uses 30,522 tokens.", None, 6),
+        ("  spaced   out\ttext \n", None, 3),
+        ("I went home.", "It was late!", 6),
+        ("", None, 0),
+    ],
+)
+def test_words_are_counted_between_spaces(bundled, text, text_b, words):
+    encoding = encode(bundled.tokenizer, text, text_b)
+    assert spaced_words(encoding, text, text_b) == words == len(text.split()) + len((text_b or "").split())
+
+
+def test_words_of_a_truncated_input_are_those_read(bundled):
+    text = "one two three four five six"
+    assert spaced_words(encode(bundled.tokenizer, text, max_length=5), text) == 3  # [CLS] one two three [SEP]
 
 
 def test_vocabulary_facts_match_seed_003(bundled):
@@ -93,7 +114,22 @@ def test_word_lookup(bundled):
     sinan = look_up(bundled.tokenizer, "Sinan")  # seed 004: 'sinan' in tokenizer.vocab is False
     assert (sinan.normalized, sinan.in_vocab, sinan.pieces, sinan.ids) == ("sinan", False, ("sin", "##an"), (8254, 2319))
     field = look_up(bundled.tokenizer, "field")  # seed 000: tokenizer.vocab["field"]
-    assert field.in_vocab and field.ids == (2492,)
+    assert field.in_vocab and field.ids == (2492,) and (field.entry_id, field.kind) == (2492, "word")
+    assert field.typed_gives_entry
+
+
+def test_lookup_of_continuation_pieces_and_special_tokens(bundled):
+    vocab = bundled.tokenizer.get_vocab()
+    piece = look_up(bundled.tokenizer, "##s")  # the entry, not the '#' that typing it gives first
+    assert (piece.entry, piece.entry_id, piece.kind) == ("##s", vocab["##s"], "continuation") and vocab["##s"] == 2015
+    assert piece.pieces == ("#", "#", "s") and not piece.typed_gives_entry
+    mask = look_up(bundled.tokenizer, "[MASK]")  # special tokens are not lowercased by an uncased tokenizer
+    assert (mask.in_vocab, mask.entry, mask.entry_id, mask.kind) == (True, "[MASK]", 103, "special")
+    assert mask.pieces == ("[MASK]",) and mask.typed_gives_entry
+    unused = look_up(bundled.tokenizer, "[unused5]")
+    assert (unused.entry_id, unused.kind, unused.typed_gives_entry) == (6, "reserved", False)
+    assert not look_up(bundled.tokenizer, "[mask]").in_vocab  # lowercase is not the special token
+    assert not look_up(bundled.tokenizer, "##").in_vocab
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ from bertlens.influence import TOKEN_BUDGET
 from bertlens.models import BUNDLED_MODEL
 from components.attention_views import TABS
 from components.text import literal
-from tests.core.test_mlm import masked_lm  # noqa: F401 (fixture)
 from tests.core.test_steps import reference_head
 from tests.pages.test_attention_page import typed
 

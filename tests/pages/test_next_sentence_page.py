@@ -5,7 +5,7 @@ from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_sc
 
 from bertlens.models import BUNDLED_MODEL
 from bertlens.nsp import DEFAULT_PAIRS
-from tests.core.test_nsp import nsp_model, reference_p_is_next  # noqa: F401 (fixture)
+from tests.core.test_nsp import reference_p_is_next
 
 PAGE = "pages/next_sentence.py"
 A, B = "The capital of France is Paris.", "It is a big city."

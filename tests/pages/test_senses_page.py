@@ -6,6 +6,8 @@ from sklearn.decomposition import PCA
 
 from bertlens.models import BUNDLED_MODEL
 from bertlens.sense_presets import PRESETS
+from bertlens.senses import project
+from components import senses_views as views
 from components.text import literal
 
 PAGE = "pages/senses.py"
@@ -56,6 +58,11 @@ def test_preset_link_alone_uses_the_presets_word(open_page):
     assert at.radio(key="projection").value == "MDS 2D"
     assert len(coordinates(at)) == len(PRESETS["bank"].sentences)
     assert "hidden state 0 (embeddings output)" in messages(at, "caption")
+    assert "MDS approximates the cosine distances in 2D" in messages(at, "caption")
+    assert "keeps cosine distances" not in at.radio(key="projection").help
+    vectors = views.word_vectors(BUNDLED_MODEL, "bank", tuple(s.sentence for s in PRESETS["bank"].sentences), (),
+                                 512).contextual[:, 0]
+    assert f"Stress-1 (Kruskal): **{project(vectors, 'MDS 2D').stress:.3f}**" in messages(at, "caption")
 
 
 def test_missing_word_warning_lists_the_sentences(open_page):
@@ -124,3 +131,21 @@ def test_each_tab_opens_from_the_link_and_draws_only_itself(open_page):
     assert drawn["Map"] == (1, 1)  # the map and its coordinates: nothing of the other tabs
     assert drawn["Separation by layer"][0] == 1 and drawn["Similarity"][0] == 1 and drawn["Static vs contextual"][0] == 1
     assert drawn["Reference words"][0] == 0 and drawn["Reference words"][1] >= 1
+
+
+def test_static_panel_on_a_cased_model_compares_like_with_like(open_page, tmp_path):
+    """On a cased model "Field" and "field" are different tokens: the panel says so and compares within one spelling."""
+    from transformers import AutoTokenizer
+
+    from bertlens.models import bundled_model_path
+    from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
+
+    folder = save_random_bert(tmp_path / "tiny-cased", random_bert_config(**TINY_CONFIG))
+    AutoTokenizer.from_pretrained(bundled_model_path(), do_lower_case=False).save_pretrained(folder)
+    lines = "Field hockey is fun. | sport\nThe field is green. | land\nA field of wheat. | land\nField work. | work"
+    at = open_page(PAGE, folder, source="Paste lines", word="field", lines=lines, senses_tab="Static vs contextual")
+    assert not at.exception, at.exception
+    assert "occurs as 2 different token sequences" in messages(at, "info")
+    table = next(d.value for d in at.dataframe if "all pairs" in d.value.columns)
+    assert abs(table["all pairs"].iloc[0] - 1.0) < 1e-6  # static: Field–Field and field–field pairs only
+    assert "**1.000 for every pair**" in messages(at, "markdown")

@@ -28,9 +28,17 @@ def test_seed_sentence_from_the_link(open_page):
     assert table.value["split word"].tolist() == [False, True, True, False, False, False, False, False]
     formats = json.loads(table.proto.columns)
     assert formats["id"]["type_config"]["format"] == "%d"  # plain integers, no thousands separators
-    assert "1 of 5 words were split into pieces" in shown(at)
+    assert "WordPiece cut 1 word into pieces" in shown(at)
     assert [m.value for m in at.metric][:3] == ["5", "8", "1"]
     assert "[CLS] sinan loves a beautiful day [SEP]" in [c.value for c in at.code]
+
+
+def test_words_are_counted_between_spaces(open_page):
+    at = open_page(PAGE, text="It didn't rain, did it?")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Words (split at spaces)"] == "5"  # not 9: didn ' t , ? are not five more words
+    assert metrics["Tokens per word"] == f"{9 / 5:.2f}"
+    assert "WordPiece cut no word into pieces" in shown(at)
 
 
 def test_second_sentence_from_the_link(open_page):
@@ -53,8 +61,45 @@ def test_vocabulary_and_lookup(open_page):
 
 def test_default_lookup_is_sinan(open_page):
     at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello")
-    assert "sin + \\#\\#an" in " ".join(i.value for i in at.info)
+    assert "WordPiece spells it as 2 pieces: sin + \\#\\#an" in " ".join(i.value for i in at.info)
     assert set(frame(at, "as typed").value["ids"]) == {"8254 2319"}
+
+
+@pytest.mark.parametrize(
+    ("word", "message"),
+    [
+        ("##s", "is in the vocabulary as \\#\\#s (id 2015), a continuation piece"),
+        ("[MASK]", "is in the vocabulary as \\[MASK\\] (id 103), a special token."),
+        ("field", "is in the vocabulary as field (id 2492)."),
+    ],
+)
+def test_lookup_reports_the_entry_and_its_id(open_page, word, message):
+    at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello", word=word)
+    assert message in " ".join(s.value for s in at.success)
+    assert not at.info or "not in the vocabulary" not in " ".join(i.value for i in at.info)
+
+
+def test_lookup_of_a_piece_says_what_typing_it_gives(open_page):
+    at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello", word="##s")
+    assert "Typed in a text it becomes 3 pieces: \\# + \\# + s." in " ".join(s.value for s in at.success)
+
+
+def test_one_piece_is_singular(open_page):
+    at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello", word="🤖")
+    assert "spells it as 1 piece: \\[UNK\\]." in " ".join(i.value for i in at.info)
+
+
+def test_mask_demo_keeps_truncation_off(open_page):
+    """With "Truncate to N" off, the demo runs the uncut sentences, as the lab draws them."""
+    lines = "hello world and a few more words here\nhello"
+    at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello", lines=lines, pad_len="4", trunc="false",
+                   mask_demo="true")
+    effect = frame(at, "[CLS] L2 distance").value
+    assert effect["real tokens"].tolist() == [10, 3]  # not cut to 4
+    assert effect["padding tokens"].tolist() == [0, 7]
+    at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello", lines=lines, pad_len="4", trunc="true",
+                   mask_demo="true")
+    assert frame(at, "[CLS] L2 distance").value["real tokens"].tolist() == [4, 3]
 
 
 def test_padding_lab_defaults_to_seed_003(open_page):

@@ -1,0 +1,20 @@
+"""Counts in words: "1 piece", "3 pieces" (never "1 pieces" or "piece(s)")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``n`` and the noun in the right number: ``plural(1, "piece")`` → "1 piece", ``plural(3, "piece")`` → "3 pieces"."""
+    return f"{n:,} {noun if n == 1 else nouns or noun + 's'}"
+
+
+def agree(n: int, singular: str, plural_verb: str) -> str:
+    """The verb form that agrees with ``n``: ``agree(1, "is", "are")`` → "is"."""
+    return singular if n == 1 else plural_verb
+
+
+def numbered(noun: str, numbers: Sequence[int]) -> str:
+    """The noun and the numbers it names: ``numbered("Sentence", [2])`` → "Sentence 2", ``[0, 3]`` → "Sentences 0, 3"."""
+    return f"{noun if len(numbers) == 1 else noun + 's'} {', '.join(map(str, numbers))}"

@@ -1,0 +1,21 @@
+"""Counts in words and the typed budgets constructor."""
+
+import pytest
+
+from bertlens.budgets import BUDGETS, budgets_from, default_budgets
+from bertlens.wording import agree, numbered, plural
+
+
+def test_plural_agrees_with_the_count():
+    assert [plural(n, "piece") for n in (0, 1, 2, 1234)] == ["0 pieces", "1 piece", "2 pieces", "1,234 pieces"]
+    assert plural(1, "sense label") == "1 sense label" and plural(3, "[MASK] token") == "3 [MASK] tokens"
+    assert plural(2, "query", "queries") == "2 queries"
+    assert (agree(1, "is", "are"), agree(2, "is", "are"), agree(0, "was", "were")) == ("is", "are", "were")
+    assert numbered("Sentence", [2]) == "Sentence 2" and numbered("Sentence", [0, 3]) == "Sentences 0, 3"
+
+
+def test_budgets_need_a_value_except_the_token_cap():
+    local = {name: spec.local for name, spec in BUDGETS.items()}
+    assert budgets_from(local) == default_budgets(hosted=False) and default_budgets(hosted=False).tokens is None
+    with pytest.raises(ValueError, match="chars"):
+        budgets_from({**local, "chars": None})
