@@ -7,7 +7,7 @@ from sklearn.decomposition import PCA
 from bertlens.models import BUNDLED_MODEL
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import project
-from components import senses_views as views
+from components import cache
 from components.text import literal
 
 PAGE = "pages/senses.py"
@@ -60,8 +60,8 @@ def test_preset_link_alone_uses_the_presets_word(open_page):
     assert "hidden state 0 (embeddings output)" in messages(at, "caption")
     assert "MDS approximates the cosine distances in 2D" in messages(at, "caption")
     assert "keeps cosine distances" not in at.radio(key="projection").help
-    vectors = views.word_vectors(BUNDLED_MODEL, "bank", tuple(s.sentence for s in PRESETS["bank"].sentences), (),
-                                 512).contextual[:, 0]
+    sentences = tuple(s.sentence for s in PRESETS["bank"].sentences)
+    vectors = cache.word_vectors(cache.Query(BUNDLED_MODEL), "bank", sentences, ()).contextual[:, 0]
     assert f"Stress-1 (Kruskal): **{project(vectors, 'MDS 2D').stress:.3f}**" in messages(at, "caption")
 
 
