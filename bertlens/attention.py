@@ -266,7 +266,12 @@ PRESETS: tuple[Preset, ...] = (
         focus="it",
         targets=("animal", "street"),
     ),
-    Preset("The capital of France is [MASK].", "The capital of France is [MASK].", focus="[MASK]", targets=("capital", "france")),
+    Preset(
+        "The capital of France is [MASK].",
+        "The capital of France is [MASK].",
+        focus="[MASK]",
+        targets=("capital", "france"),
+    ),
 )
 
 

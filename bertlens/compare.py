@@ -71,7 +71,7 @@ def alignment_table(alignment: list[Aligned], first: tuple[str, ...], second: tu
 
 
 def pair_label(row: Aligned, first: tuple[str, ...], second: tuple[str, ...]) -> str:
-    """"3 it" for a shared token, "12 tired→wide" for a changed one (positions of the first sentence)."""
+    """ "3 it" for a shared token, "12 tired→wide" for a changed one (positions of the first sentence)."""
     assert row.first is not None and row.second is not None, "a paired row"
     a, b = first[row.first], second[row.second]
     return f"{row.first} {a}" if a == b else f"{row.first} {a}→{b}"
@@ -101,7 +101,9 @@ def unaligned_note(alignment: list[Aligned], first: tuple[str, ...], second: tup
     )
 
 
-def guess_difference(first: Analysis, second: Analysis, mask_number: int, tokenizer: PreTrainedTokenizerBase, k: int) -> pd.DataFrame:
+def guess_difference(
+    first: Analysis, second: Analysis, mask_number: int, tokenizer: PreTrainedTokenizerBase, k: int
+) -> pd.DataFrame:
     """Where the guesses at one [MASK] moved: every token in either sentence's top-k, with both probabilities.
 
     Rows are sorted by |change|, the largest move first; ranks are among the whole vocabulary.

@@ -156,7 +156,9 @@ def mask_and_see(bundle: ModelBundle, analysis: Analysis, mode: Mode = "mask", b
             labels = tuple(f"{p:.4f}" for p in after)
         else:
             effect, labels = _vector_moves(analysis, hidden.float().cpu().numpy(), tested, mode)
-    return Influence(measure, mode, observer, tuple(tested), np.asarray(effect, dtype=np.float64), labels, len(candidates))
+    return Influence(
+        measure, mode, observer, tuple(tested), np.asarray(effect, dtype=np.float64), labels, len(candidates)
+    )
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -164,7 +166,9 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a64 * b64).sum(-1) / (np.linalg.norm(a64, axis=-1) * np.linalg.norm(b64, axis=-1))
 
 
-def _vector_moves(analysis: Analysis, states: np.ndarray, tested: list[int], mode: Mode) -> tuple[np.ndarray, tuple[str, ...]]:
+def _vector_moves(
+    analysis: Analysis, states: np.ndarray, tested: list[int], mode: Mode
+) -> tuple[np.ndarray, tuple[str, ...]]:
     """Mean 1 − cos of every other token's last-layer vector, and the token that moved most."""
     before = np.asarray(analysis.hidden_states[-1])
     tokens = analysis.encoding.tokens

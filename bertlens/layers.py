@@ -13,7 +13,7 @@ from __future__ import annotations
 
 
 def hidden_state_label(h: int) -> str:
-    """"hidden state 0 (embeddings output)", "hidden state 4 (after encoder layer 3)"."""
+    """ "hidden state 0 (embeddings output)", "hidden state 4 (after encoder layer 3)"."""
     return "hidden state 0 (embeddings output)" if h == 0 else f"hidden state {h} (after encoder layer {h - 1})"
 
 
@@ -23,5 +23,5 @@ def after_layer_label(h: int) -> str:
 
 
 def encoder_layer_label(layer: int) -> str:
-    """"encoder layer 3 (reads hidden state 3, writes hidden state 4)"."""
+    """ "encoder layer 3 (reads hidden state 3, writes hidden state 4)"."""
     return f"encoder layer {layer} (reads hidden state {layer}, writes hidden state {layer + 1})"

@@ -116,7 +116,9 @@ def true_word_problem(tokenizer: PreTrainedTokenizerBase, word: str) -> str | No
     return None
 
 
-def check_true_word(analysis: Analysis, tokenizer: PreTrainedTokenizerBase, word: str, mask_number: int = 1) -> TrueWordCheck:
+def check_true_word(
+    analysis: Analysis, tokenizer: PreTrainedTokenizerBase, word: str, mask_number: int = 1
+) -> TrueWordCheck:
     """Probability, rank and loss −log p of ``word`` (its first WordPiece) at one mask."""
     if analysis.mlm_logits is None or not 1 <= mask_number <= len(analysis.mask_positions):
         raise ValueError("no such mask with MLM logits")

@@ -57,7 +57,6 @@ ERROR_MESSAGE_CHARS = 600  # an unexpected error's message is cut to this length
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})  # how environment flags say "on"
 
 
-
 class ModelUnavailable(Exception):
     """The model cannot be had here: not cached and the Hub unreachable (offline), or no such model."""
 
@@ -265,7 +264,9 @@ def is_cased(tokenizer: PreTrainedTokenizerBase) -> bool:
     return tokenizer.tokenize("Hello") != tokenizer.tokenize("hello")
 
 
-def detect_capabilities(model: BertForPreTraining, tokenizer: PreTrainedTokenizerBase, missing_keys: set[str]) -> Capabilities:
+def detect_capabilities(
+    model: BertForPreTraining, tokenizer: PreTrainedTokenizerBase, missing_keys: set[str]
+) -> Capabilities:
     config = model.config
     return Capabilities(
         has_mlm_head=not (MLM_HEAD_KEYS & missing_keys),
@@ -315,8 +316,10 @@ def checkpoint_flaw(info: Mapping[str, Any]) -> str | None:
         )
     missing = sorted(key for key in info["missing_keys"] if not key.startswith(OPTIONAL_KEY_PREFIXES))
     if missing:
-        return (f"is incomplete: {len(missing)} of BERT's weights {agree(len(missing), 'is', 'are')} missing "
-                f"(e.g. {missing[0]}).")
+        return (
+            f"is incomplete: {len(missing)} of BERT's weights {agree(len(missing), 'is', 'are')} missing "
+            f"(e.g. {missing[0]})."
+        )
     return None
 
 
@@ -348,8 +351,12 @@ def load_model(name: str) -> ModelBundle:
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=local_only)
         loaded: tuple[BertForPreTraining, dict[str, Any]] = BertForPreTraining.from_pretrained(  # type: ignore[assignment]
-            folder, output_loading_info=True, attn_implementation="eager", local_files_only=local_only,
-            ignore_mismatched_sizes=True, **weights_options,  # reported by checkpoint_flaw, with the shapes
+            folder,
+            output_loading_info=True,
+            attn_implementation="eager",
+            local_files_only=local_only,
+            ignore_mismatched_sizes=True,
+            **weights_options,  # reported by checkpoint_flaw, with the shapes
         )  # output_loading_info: (model, info), which transformers' annotation does not say
         model, info = loaded
     except Exception as error:  # no weights or vocabulary, a corrupt file, a shape or a config value that does not fit
@@ -401,4 +408,6 @@ def load_with_fallback(name: str, load: Callable[[str], ModelBundle] = load_mode
             raise
         logging.getLogger("bertlens").warning("Falling back from %s", name, exc_info=True)
         offline = isinstance(error, ModelUnavailable) and error.offline
-        return replace(load(BUNDLED_MODEL), requested=name, fallback_reason=fallback_reason(name, error), offline=offline)
+        return replace(
+            load(BUNDLED_MODEL), requested=name, fallback_reason=fallback_reason(name, error), offline=offline
+        )

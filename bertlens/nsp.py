@@ -26,16 +26,44 @@ DEFAULT_CANDIDATES = f"{DEFAULT_B}\nDeep Learning is a branch of Machine Learnin
 # Seed 003, exercise 5: five true continuations and five unrelated pairs.
 DEFAULT_PAIRS = pd.DataFrame(
     [
-        ("The weather forecast predicts heavy rain tomorrow.", "Don't forget to bring an umbrella when you go out.", True),
-        ("She studied hard for her final exams all week.", "Her efforts paid off when she received excellent grades.", True),
+        (
+            "The weather forecast predicts heavy rain tomorrow.",
+            "Don't forget to bring an umbrella when you go out.",
+            True,
+        ),
+        (
+            "She studied hard for her final exams all week.",
+            "Her efforts paid off when she received excellent grades.",
+            True,
+        ),
         ("The company announced record profits in Q4.", "Shareholders were pleased with the financial results.", True),
-        ("Neural networks learn by adjusting their weights.", "This process is called backpropagation and uses gradient descent.", True),
-        ("The movie had stunning visual effects and great acting.", "It went on to win several Academy Awards that year.", True),
-        ("Quantum computing uses qubits instead of classical bits.", "Pizza is one of the most popular foods in Italy.", False),
-        ("The patient showed symptoms of seasonal allergies.", "The stock market reached an all-time high today.", False),
+        (
+            "Neural networks learn by adjusting their weights.",
+            "This process is called backpropagation and uses gradient descent.",
+            True,
+        ),
+        (
+            "The movie had stunning visual effects and great acting.",
+            "It went on to win several Academy Awards that year.",
+            True,
+        ),
+        (
+            "Quantum computing uses qubits instead of classical bits.",
+            "Pizza is one of the most popular foods in Italy.",
+            False,
+        ),
+        (
+            "The patient showed symptoms of seasonal allergies.",
+            "The stock market reached an all-time high today.",
+            False,
+        ),
         ("Python is a versatile programming language.", "Pythons are the largest snakes in the world.", False),
         ("Climate change affects global weather patterns.", "The restaurant serves authentic Japanese cuisine.", False),
-        ("The team celebrated their championship victory.", "Photosynthesis converts light energy into chemical energy.", False),
+        (
+            "The team celebrated their championship victory.",
+            "Photosynthesis converts light energy into chemical energy.",
+            False,
+        ),
     ],
     columns=["sentence_a", "sentence_b", "is_next"],
 )
@@ -78,7 +106,9 @@ def segments_table(analysis: Analysis) -> pd.DataFrame:
     )
 
 
-def is_next_probabilities(bundle: ModelBundle, pairs: list[tuple[str, str]], token_cap: int | None = None) -> np.ndarray:
+def is_next_probabilities(
+    bundle: ModelBundle, pairs: list[tuple[str, str]], token_cap: int | None = None
+) -> np.ndarray:
     """P(IsNext) for many (A, B) pairs: padded batches through the encoder, pooler and NSP head only."""
     if not (bundle.capabilities.has_nsp_head and bundle.capabilities.has_pooler):
         raise ValueError(f"{bundle.name} has no next-sentence head")
@@ -99,7 +129,9 @@ def is_next_probabilities(bundle: ModelBundle, pairs: list[tuple[str, str]], tok
     return np.array(result, dtype=np.float64)
 
 
-def rank_candidates(bundle: ModelBundle, sentence_a: str, candidates: list[str], token_cap: int | None = None) -> pd.DataFrame:
+def rank_candidates(
+    bundle: ModelBundle, sentence_a: str, candidates: list[str], token_cap: int | None = None
+) -> pd.DataFrame:
     """Candidate Bs for one A, most likely next first."""
     p = is_next_probabilities(bundle, [(sentence_a, b) for b in candidates], token_cap)
     table = pd.DataFrame({"candidate_b": candidates, "p_is_next": p, "p_not_next": 1 - p})
@@ -149,7 +181,9 @@ def scores_to_evaluation(pairs: pd.DataFrame, p_is_next: np.ndarray, skipped: in
         precision=float(precision_score(y_true, y_pred, zero_division=0)),
         recall=float(recall_score(y_true, y_pred, zero_division=0)),
         f1=float(f1_score(y_true, y_pred, zero_division=0)),
-        confusion=pd.DataFrame(matrix, index=[f"actual {x}" for x in LABELS], columns=[f"predicted {x}" for x in LABELS]),
+        confusion=pd.DataFrame(
+            matrix, index=[f"actual {x}" for x in LABELS], columns=[f"predicted {x}" for x in LABELS]
+        ),
         most_confident=int(table["confidence"].to_numpy().argmax()),
         skipped=skipped,
     )

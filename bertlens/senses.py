@@ -331,7 +331,7 @@ def embed_word(
 
 
 def layer_options(num_layers: int) -> list[str]:
-    """"0" (embeddings output) … str(num_layers), then "lastK" = mean of the last K layers."""
+    """ "0" (embeddings output) … str(num_layers), then "lastK" = mean of the last K layers."""
     return [str(i) for i in range(num_layers + 1)] + [f"last{k}" for k in LAST_K_CHOICES if k <= num_layers]
 
 
@@ -347,8 +347,10 @@ def layer_range(option: str, num_layers: int) -> range:
 def layer_label(option: str, num_layers: int) -> str:
     layers = layer_range(option, num_layers)
     if len(layers) > 1:
-        return (f"mean of the last {len(layers)} hidden states ({layers[0]}–{layers[-1]}, after encoder layers "
-                f"{layers[0] - 1}–{layers[-1] - 1})")
+        return (
+            f"mean of the last {len(layers)} hidden states ({layers[0]}–{layers[-1]}, after encoder layers "
+            f"{layers[0] - 1}–{layers[-1] - 1})"
+        )
     return hidden_state_label(layers[0])
 
 
@@ -464,4 +466,3 @@ def static_vs_contextual(words: WordVectors, labels: Sequence[str]) -> list[dict
     for layer in range(words.num_layers + 1):
         rows.append(row(layer_label(str(layer), words.num_layers), words.contextual[:, layer]))
     return rows
-

@@ -147,7 +147,9 @@ def snapshot_folder(folder: str | Path, attempts: int = 3) -> Path:
     folder = Path(folder).expanduser().resolve()
     root = _private_dir(snapshot_root())
     if root is None:
-        raise PermissionError(f"'{snapshot_root()}' cannot be made a private snapshot directory (mode 0700, this user's).")
+        raise PermissionError(
+            f"'{snapshot_root()}' cannot be made a private snapshot directory (mode 0700, this user's)."
+        )
     for _ in range(attempts):
         files = loadable_files(folder)
         identity = _identity(files)

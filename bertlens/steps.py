@@ -79,7 +79,10 @@ class HeadSteps:
         rows += [("value", i, t, v) for i, (t, v) in enumerate(zip(tokens, self.values))]
         rows.append(("output", self.query, tokens[self.query], self.output))
         return pd.DataFrame(
-            [{"vector": kind, "position": i, "token": t, **{f"d{j}": float(x) for j, x in enumerate(v)}} for kind, i, t, v in rows]
+            [
+                {"vector": kind, "position": i, "token": t, **{f"d{j}": float(x) for j, x in enumerate(v)}}
+                for kind, i, t, v in rows
+            ]
         )
 
 
@@ -118,8 +121,6 @@ def head_steps(bundle: ModelBundle, analysis: Analysis, layer: int, head: int, q
 
 
 # --- guesses at every layer ----------------------------------------------------------------------
-
-
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,9 @@ def layer_guesses(
         true_token = token_of(bundle.tokenizer, int(true_token_id))
         true_probabilities = probabilities[:, true_token_id]
         true_ranks = 1 + (probabilities > true_probabilities[:, None]).sum(axis=-1)
-    tracked = list(dict.fromkeys([*(int(i) for i in ids[-1]), *([int(true_token_id)] if true_token_id is not None else [])]))
+    tracked = list(
+        dict.fromkeys([*(int(i) for i in ids[-1]), *([int(true_token_id)] if true_token_id is not None else [])])
+    )
     return LayerGuesses(
         mask_number=mask_number,
         position=position,

@@ -158,10 +158,14 @@ def vocabulary_facts(tokenizer: PreTrainedTokenizerBase) -> VocabularyFacts:
     special_tokens = set(special["token"])
     kinds = pd.Series(
         [
-            "special" if t in special_tokens
-            else "[unused…] (reserved, never seen in training)" if UNUSED.match(t)
-            else "continuation piece (##…)" if t.startswith("##")
-            else "single character" if len(t) == 1
+            "special"
+            if t in special_tokens
+            else "[unused…] (reserved, never seen in training)"
+            if UNUSED.match(t)
+            else "continuation piece (##…)"
+            if t.startswith("##")
+            else "single character"
+            if len(t) == 1
             else "word or word start"
             for t in vocab
         ]
@@ -313,7 +317,9 @@ def pad_batch(
     )
 
 
-def padding_comparison(tokenizer: PreTrainedTokenizerBase, sentences: Sequence[str], max_length: int, truncation: bool) -> pd.DataFrame:
+def padding_comparison(
+    tokenizer: PreTrainedTokenizerBase, sentences: Sequence[str], max_length: int, truncation: bool
+) -> pd.DataFrame:
     """Each strategy side by side: batch shape, real and padding tokens, share of padding."""
     rows = []
     for strategy in STRATEGIES:
@@ -350,7 +356,9 @@ def mask_effect(bundle: ModelBundle, batch: PaddedBatch) -> pd.DataFrame:
     def cls_distances() -> np.ndarray:
         with torch.inference_mode():
             with_mask = bundle.model.bert(input_ids=input_ids, attention_mask=mask).last_hidden_state[:, 0]
-            without = bundle.model.bert(input_ids=input_ids, attention_mask=torch.ones_like(mask)).last_hidden_state[:, 0]
+            without = bundle.model.bert(input_ids=input_ids, attention_mask=torch.ones_like(mask)).last_hidden_state[
+                :, 0
+            ]
             return (with_mask - without).float().norm(dim=-1).cpu().numpy()
 
     key = ("mask_effect", batch.input_ids, batch.attention_mask)

@@ -62,32 +62,72 @@ def embedding_heatmap(parts: EmbeddingParts, position: int, token: str) -> go.Fi
     # the hover shows the real value.
     scale = np.percentile(np.abs(values), 99, axis=1, keepdims=True)
     z = np.clip(values / np.where(scale > 0, scale, 1.0), -1, 1)
-    fig = go.Figure(go.Heatmap(z=z, y=list(rows), customdata=values, colorscale="RdBu", zmid=0, zmin=-1, zmax=1,
-                               showscale=False, hovertemplate="%{y}, dimension %{x}: %{customdata:.4f}<extra></extra>"))
-    fig.update_layout(title=f"Token {position} ({html.escape(token)}): its embeddings, dimension by dimension "
-                      "(each row on its own colour scale)", xaxis_title="hidden dimension", height=330,
-                      margin=dict(l=140))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            y=list(rows),
+            customdata=values,
+            colorscale="RdBu",
+            zmid=0,
+            zmin=-1,
+            zmax=1,
+            showscale=False,
+            hovertemplate="%{y}, dimension %{x}: %{customdata:.4f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"Token {position} ({html.escape(token)}): its embeddings, dimension by dimension "
+        "(each row on its own colour scale)",
+        xaxis_title="hidden dimension",
+        height=330,
+        margin=dict(l=140),
+    )
     fig.update_yaxes(autorange="reversed")
     return fig
 
 
 def pooler_scatter(check: PoolerCheck) -> go.Figure:
-    fig = go.Figure(go.Scattergl(x=check.by_hand, y=check.pooler_output, mode="markers", marker=dict(size=5),
-                                 hovertemplate="by hand %{x:.5f}<br>pooler_output %{y:.5f}<extra></extra>"))
+    fig = go.Figure(
+        go.Scattergl(
+            x=check.by_hand,
+            y=check.pooler_output,
+            mode="markers",
+            marker=dict(size=5),
+            hovertemplate="by hand %{x:.5f}<br>pooler_output %{y:.5f}<extra></extra>",
+        )
+    )
     fig.add_shape(type="line", x0=-1, y0=-1, x1=1, y1=1, line=dict(dash="dot", color="gray"))
-    fig.update_layout(title="tanh(dense([CLS])) against pooler_output, one dot per dimension",
-                      xaxis_title="by hand", yaxis_title="pooler_output", height=420)
+    fig.update_layout(
+        title="tanh(dense([CLS])) against pooler_output, one dot per dimension",
+        xaxis_title="by hand",
+        yaxis_title="pooler_output",
+        height=420,
+    )
     return fig
 
 
 def position_cosine_figure(view: PositionEmbeddings) -> go.Figure:
     """Cosine similarity of every pair of the first N position embeddings."""
-    fig = go.Figure(go.Heatmap(z=view.cosine.astype(np.float32), x=list(range(view.count)), y=list(range(view.count)),
-                               colorscale="RdBu", zmid=0, zmin=-1, zmax=1, colorbar=dict(title="cosine"),
-                               hovertemplate="positions %{y} and %{x}: cosine %{z:.4f}<extra></extra>"))
-    fig.update_layout(title=f"Cosine similarity of position embeddings 0–{view.count - 1}", height=560,
-                      xaxis_title="position", yaxis=dict(title="position", autorange="reversed"),
-                      margin=dict(t=50, l=10, r=10, b=10))
+    fig = go.Figure(
+        go.Heatmap(
+            z=view.cosine.astype(np.float32),
+            x=list(range(view.count)),
+            y=list(range(view.count)),
+            colorscale="RdBu",
+            zmid=0,
+            zmin=-1,
+            zmax=1,
+            colorbar=dict(title="cosine"),
+            hovertemplate="positions %{y} and %{x}: cosine %{z:.4f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"Cosine similarity of position embeddings 0–{view.count - 1}",
+        height=560,
+        xaxis_title="position",
+        yaxis=dict(title="position", autorange="reversed"),
+        margin=dict(t=50, l=10, r=10, b=10),
+    )
     return fig
 
 
@@ -95,17 +135,35 @@ def position_chain_figure(view: PositionEmbeddings) -> go.Figure:
     """The first N position embeddings in 2D (PCA), joined in order and coloured by position."""
     x, y = view.projection[:, 0], view.projection[:, 1]
     order = np.arange(view.count)
-    fig = go.Figure([
-        go.Scatter(x=x, y=y, mode="lines", line=dict(color="rgba(120,120,120,0.5)", width=1), hoverinfo="skip",
-                   showlegend=False),
-        go.Scatter(x=x, y=y, mode="markers", customdata=order, showlegend=False,
-                   marker=dict(size=7, color=order, colorscale="Viridis", colorbar=dict(title="position")),
-                   hovertemplate="position %{customdata}<br>PC1 %{x:.4f}<br>PC2 %{y:.4f}<extra></extra>"),
-    ])
+    fig = go.Figure(
+        [
+            go.Scatter(
+                x=x,
+                y=y,
+                mode="lines",
+                line=dict(color="rgba(120,120,120,0.5)", width=1),
+                hoverinfo="skip",
+                showlegend=False,
+            ),
+            go.Scatter(
+                x=x,
+                y=y,
+                mode="markers",
+                customdata=order,
+                showlegend=False,
+                marker=dict(size=7, color=order, colorscale="Viridis", colorbar=dict(title="position")),
+                hovertemplate="position %{customdata}<br>PC1 %{x:.4f}<br>PC2 %{y:.4f}<extra></extra>",
+            ),
+        ]
+    )
     first, second = view.explained
-    fig.update_layout(title=f"Positions 0–{view.count - 1} in 2D (PCA), joined in order", height=520,
-                      xaxis_title=f"PC1 ({first:.1%} of the variance)", yaxis_title=f"PC2 ({second:.1%})",
-                      margin=dict(t=50, l=10, r=10, b=10))
+    fig.update_layout(
+        title=f"Positions 0–{view.count - 1} in 2D (PCA), joined in order",
+        height=520,
+        xaxis_title=f"PC1 ({first:.1%} of the variance)",
+        yaxis_title=f"PC2 ({second:.1%})",
+        margin=dict(t=50, l=10, r=10, b=10),
+    )
     return fig
 
 
@@ -140,8 +198,12 @@ def architecture_section(model_name: str) -> None:
 
 def named_parameters_section(model_name: str) -> None:
     named = cache.architecture(cache.query(model_name))[2]
-    filter_text = st.text_input("Filter the named parameters", key="filter", bind="query-params",
-                                placeholder="e.g. layer.0.attention or LayerNorm")
+    filter_text = st.text_input(
+        "Filter the named parameters",
+        key="filter",
+        bind="query-params",
+        placeholder="e.g. layer.0.attention or LayerNorm",
+    )
     shown = named[named["name"].str.contains((filter_text or "").strip(), case=False, regex=False)]
     st.caption(f"{len(shown)} of {len(named)} named parameters · {int(shown['parameters'].sum()):,} parameters")
     exports.table(shown, "named-parameters", key="named_parameters", column_config={"parameters": COUNT_COLUMN})
@@ -184,29 +246,42 @@ def positions_section(model_name: str, max_positions: int) -> None:
         f"{max_positions - 1}) and adds it to every token's word embedding, together with one vector per "
         "segment (token type 0 = sentence A, 1 = sentence B). Read straight from the weights — no sentence needed."
     )
-    count = bound_int_slider("Show the first N positions", "n_positions", 2, max_positions,
-                             default=min(DEFAULT_POSITIONS, max_positions))
+    count = bound_int_slider(
+        "Show the first N positions", "n_positions", 2, max_positions, default=min(DEFAULT_POSITIONS, max_positions)
+    )
     view = cache.positions(cache.query(model_name), count)
     left, right = st.columns(2)
     with left:
         exports.chart(position_cosine_figure(view), f"position-cosine-{count}", key="position_cosine")
-        st.caption("Neighbouring positions are similar when the diagonal band is wide; a learned, not a fixed, pattern.")
+        st.caption(
+            "Neighbouring positions are similar when the diagonal band is wide; a learned, not a fixed, pattern."
+        )
     with right:
         exports.chart(position_chain_figure(view), f"position-pca-{count}", key="position_chain")
-        st.caption("Each dot is one position's vector; the line joins them in order. A smooth chain means "
-                   "nearby positions got similar vectors. PCA keeps only the two directions of largest spread.")
+        st.caption(
+            "Each dot is one position's vector; the line joins them in order. A smooth chain means "
+            "nearby positions got similar vectors. PCA keeps only the two directions of largest spread."
+        )
     labels = [str(i) for i in range(view.count)]
-    exports.csv_download(lambda: pd.DataFrame(view.cosine, columns=labels).assign(position=range(view.count))[
-        ["position", *labels]], f"position-cosine-{count}", label="Download the cosine matrix (CSV)")
-    coordinates = pd.DataFrame({"position": range(view.count), "PC1": view.projection[:, 0],
-                                "PC2": view.projection[:, 1], "‖p‖": view.norms})
+    exports.csv_download(
+        lambda: pd.DataFrame(view.cosine, columns=labels).assign(position=range(view.count))[["position", *labels]],
+        f"position-cosine-{count}",
+        label="Download the cosine matrix (CSV)",
+    )
+    coordinates = pd.DataFrame(
+        {"position": range(view.count), "PC1": view.projection[:, 0], "PC2": view.projection[:, 1], "‖p‖": view.norms}
+    )
     with st.expander("The 2D coordinates and norms"):
         exports.table(coordinates, f"position-pca-{count}", key="position_coordinates")
     st.header("Token-type (segment) embeddings")  # h2 under the page title: no skipped heading level
     meaning = {0: "sentence A (and [CLS], the first [SEP])", 1: "sentence B (and its [SEP])"}
-    types = pd.DataFrame({"token type": range(len(view.type_norms)),
-                          "used for": [meaning.get(i, "—") for i in range(len(view.type_norms))],
-                          "‖t‖": view.type_norms})
+    types = pd.DataFrame(
+        {
+            "token type": range(len(view.type_norms)),
+            "used for": [meaning.get(i, "—") for i in range(len(view.type_norms))],
+            "‖t‖": view.type_norms,
+        }
+    )
     exports.table(types, "token-type-embeddings", key="token_types")
     if len(view.type_norms) >= 2:
         st.metric("cosine(type 0, type 1)", f"{view.type_cosine[0, 1]:.4f}")

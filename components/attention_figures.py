@@ -58,7 +58,6 @@ class Choice:
         return f"layer{self.layer}-" + ("mean" if self.mean else f"head{self.head}")
 
 
-
 def _mark_segments(fig: go.Figure, encoding: Encoding, rows: bool = True, columns: bool = True) -> None:
     """Dashed lines where sentence B starts (on category axes, position i sits at i)."""
     start = sentence_b_start(encoding)
@@ -208,7 +207,9 @@ def _add_head_picker(fig: go.Figure, x_of, y_of, layers: int, heads: int, select
     fig.update_layout(clickmode="event+select", dragmode=False)
 
 
-def overview_figure(grid: np.ndarray, size: int, layers: int, heads: int, selected: tuple[int, int] | None) -> go.Figure:
+def overview_figure(
+    grid: np.ndarray, size: int, layers: int, heads: int, selected: tuple[int, int] | None
+) -> go.Figure:
     """All layers × heads as thumbnails (bertviz's model view); click one to select it."""
     step = size + 1
     center = (size - 1) / 2
@@ -281,7 +282,9 @@ def focus_row_figure(row: np.ndarray, encoding: Encoding, token: int, targets: l
     return fig
 
 
-def focus_layers_figure(values: np.ndarray, encoding: Encoding, token: int, targets: list[int], layer: int, title: str) -> go.Figure:
+def focus_layers_figure(
+    values: np.ndarray, encoding: Encoding, token: int, targets: list[int], layer: int, title: str
+) -> go.Figure:
     """Attention of ``token`` to each target, layer by layer (``values``: (layers, targets))."""
     labels = token_labels(encoding)
     fig = go.Figure(
@@ -343,4 +346,3 @@ def page_figures(analysis: Analysis, choice: Choice = Choice(), statistic: str =
 def page_payload(analysis: Analysis, choice: Choice = Choice()) -> dict[str, int]:
     """Bytes per figure sent to the browser; their sum bounds any view (a tab draws only its own)."""
     return {name: payload_bytes(fig) for name, fig in page_figures(analysis, choice).items()}
-

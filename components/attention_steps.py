@@ -45,25 +45,60 @@ def query_keys_figure(steps: HeadSteps, labels: list[str]) -> go.Figure:
     """The query vector (top row) and every key vector, dimension by dimension."""
     rows = [f"q: {labels[steps.query]}", *(f"k: {label}" for label in labels)]
     z = np.vstack([steps.q[None, :], steps.keys]).astype(np.float32)
-    fig = go.Figure(go.Heatmap(z=z, y=_escaped(rows), x=list(range(steps.head_size)), colorscale="RdBu", zmid=0,
-                               colorbar=dict(title="value"),
-                               hovertemplate="%{y}<br>dimension %{x}: %{z:.4f}<extra></extra>"))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            y=_escaped(rows),
+            x=list(range(steps.head_size)),
+            colorscale="RdBu",
+            zmid=0,
+            colorbar=dict(title="value"),
+            hovertemplate="%{y}<br>dimension %{x}: %{z:.4f}<extra></extra>",
+        )
+    )
     fig.add_hline(y=0.5, line=dict(color=ACCENT, width=2))
-    fig.update_layout(title=f"Step 1 — the query of {labels[steps.query]!r} and every key ({steps.head_size} dimensions)",
-                      height=int(np.clip(18 * len(rows) + 120, 300, 900)), margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis_title="dimension of the head", yaxis=dict(autorange="reversed", type="category", nticks=60))
+    fig.update_layout(
+        title=f"Step 1 — the query of {labels[steps.query]!r} and every key ({steps.head_size} dimensions)",
+        height=int(np.clip(18 * len(rows) + 120, 300, 900)),
+        margin=dict(l=10, r=10, t=50, b=10),
+        xaxis_title="dimension of the head",
+        yaxis=dict(autorange="reversed", type="category", nticks=60),
+    )
     return fig
 
 
 def scores_figure(steps: HeadSteps, labels: list[str]) -> go.Figure:
     """q·k/√d + mask term for every key (top) and the softmax of them (bottom): one row of the heatmap."""
     x = _escaped(labels)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=("Step 2 — score q·k / √d + mask term", "Step 3 — softmax: the attention weights"))
-    fig.add_trace(go.Bar(x=x, y=(steps.scaled + steps.mask_term).astype(np.float32), marker_color="#7f7f7f",
-                         name="score", hovertemplate="key %{x}: score %{y:.4f}<extra></extra>"), row=1, col=1)
-    fig.add_trace(go.Bar(x=x, y=steps.weights.astype(np.float32), marker_color="#1f77b4", name="weight",
-                         hovertemplate="key %{x}: weight %{y:.6f}<extra></extra>"), row=2, col=1)
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.08,
+        subplot_titles=("Step 2 — score q·k / √d + mask term", "Step 3 — softmax: the attention weights"),
+    )
+    fig.add_trace(
+        go.Bar(
+            x=x,
+            y=(steps.scaled + steps.mask_term).astype(np.float32),
+            marker_color="#7f7f7f",
+            name="score",
+            hovertemplate="key %{x}: score %{y:.4f}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Bar(
+            x=x,
+            y=steps.weights.astype(np.float32),
+            marker_color="#1f77b4",
+            name="weight",
+            hovertemplate="key %{x}: weight %{y:.6f}<extra></extra>",
+        ),
+        row=2,
+        col=1,
+    )
     fig.update_layout(height=560, showlegend=False, margin=dict(l=10, r=10, t=60, b=10))
     fig.update_xaxes(tickangle=-60, nticks=60, type="category")
     return fig
@@ -74,25 +109,62 @@ def values_figure(steps: HeadSteps, labels: list[str]) -> go.Figure:
     weighted = steps.weights[:, None] * steps.values
     rows = [f"{w:.3f} · v: {label}" for w, label in zip(steps.weights, labels)] + [f"= output of {labels[steps.query]}"]
     z = np.vstack([weighted, steps.output[None, :]]).astype(np.float32)
-    fig = go.Figure(go.Heatmap(z=z, y=_escaped(rows), x=list(range(steps.head_size)), colorscale="RdBu", zmid=0,
-                               colorbar=dict(title="value"),
-                               hovertemplate="%{y}<br>dimension %{x}: %{z:.4f}<extra></extra>"))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            y=_escaped(rows),
+            x=list(range(steps.head_size)),
+            colorscale="RdBu",
+            zmid=0,
+            colorbar=dict(title="value"),
+            hovertemplate="%{y}<br>dimension %{x}: %{z:.4f}<extra></extra>",
+        )
+    )
     fig.add_hline(y=len(rows) - 1.5, line=dict(color=ACCENT, width=2))
-    fig.update_layout(title="Step 4 — weight × value for every key, summed: the head's output",
-                      height=int(np.clip(18 * len(rows) + 120, 300, 900)), margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis_title="dimension of the head", yaxis=dict(autorange="reversed", type="category", nticks=60))
+    fig.update_layout(
+        title="Step 4 — weight × value for every key, summed: the head's output",
+        height=int(np.clip(18 * len(rows) + 120, 300, 900)),
+        margin=dict(l=10, r=10, t=50, b=10),
+        xaxis_title="dimension of the head",
+        yaxis=dict(autorange="reversed", type="category", nticks=60),
+    )
     return fig
 
 
-def influence_figure(labels: list[str], received: np.ndarray, effect: np.ndarray, effect_label: str, title: str) -> go.Figure:
+def influence_figure(
+    labels: list[str], received: np.ndarray, effect: np.ndarray, effect_label: str, title: str
+) -> go.Figure:
     """Attention received (top) against what masking the token changes (bottom), token by token."""
     x = _escaped(labels)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1,
-                        subplot_titles=(f"Attention received — {title}", f"Influence: {effect_label}"))
-    fig.add_trace(go.Bar(x=x, y=received.astype(np.float32), marker_color="#1f77b4", name="attention",
-                         hovertemplate="%{x}: attention %{y:.6f}<extra></extra>"), row=1, col=1)
-    fig.add_trace(go.Bar(x=x, y=effect.astype(np.float32), marker_color=ACCENT, name="influence",
-                         hovertemplate="%{x}: %{y:.6f}<extra></extra>"), row=2, col=1)
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.1,
+        subplot_titles=(f"Attention received — {title}", f"Influence: {effect_label}"),
+    )
+    fig.add_trace(
+        go.Bar(
+            x=x,
+            y=received.astype(np.float32),
+            marker_color="#1f77b4",
+            name="attention",
+            hovertemplate="%{x}: attention %{y:.6f}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Bar(
+            x=x,
+            y=effect.astype(np.float32),
+            marker_color=ACCENT,
+            name="influence",
+            hovertemplate="%{x}: %{y:.6f}<extra></extra>",
+        ),
+        row=2,
+        col=1,
+    )
     fig.update_layout(height=520, showlegend=False, margin=dict(l=10, r=10, t=60, b=10))
     fig.update_xaxes(tickangle=-60, nticks=60, type="category")
     return fig
@@ -178,11 +250,18 @@ def mask_and_see_section(page: PageInput, choice: Choice, heads: int) -> None:
     received = attention_received(matrix, influence)
     plain = token_labels(encoding)
     title = choice.title(heads)
-    fig = influence_figure([plain[i] for i in influence.tested], received, influence.effect, EFFECT_LABELS[influence.measure], title)
+    fig = influence_figure(
+        [plain[i] for i in influence.tested], received, influence.effect, EFFECT_LABELS[influence.measure], title
+    )
     chart(fig, f"mask-and-see-{choice.slug()}-{influence.mode}", key="mask_and_see")
     rho = rank_correlation(received, influence.effect)
     if rho is not None:
-        st.caption(f"Rank correlation (Spearman) between attention received and influence here: {rho:+.2f} "
-                   "(+1 = the same order, 0 = unrelated). Try other heads: the influence stays, the attention changes.")
-    table(influence_table(influence, encoding.tokens, received), f"mask-and-see-{choice.slug()}-{influence.mode}",
-          key="mask_and_see_table")
+        st.caption(
+            f"Rank correlation (Spearman) between attention received and influence here: {rho:+.2f} "
+            "(+1 = the same order, 0 = unrelated). Try other heads: the influence stays, the attention changes."
+        )
+    table(
+        influence_table(influence, encoding.tokens, received),
+        f"mask-and-see-{choice.slug()}-{influence.mode}",
+        key="mask_and_see_table",
+    )

@@ -51,11 +51,20 @@ from components.model import active_model_name, cached_bundle
 from components.params import bound
 from components.state import bound_int_slider, lazy_tabs, set_shared_text, warn_bad_param
 
-TABS = ("Heatmap", "Head view", "All heads", "Head statistics", "Token focus", "Step by step", "Compare", "Mask and see")
+TABS = (
+    "Heatmap",
+    "Head view",
+    "All heads",
+    "Head statistics",
+    "Token focus",
+    "Step by step",
+    "Compare",
+    "Mask and see",
+)
 STATISTICS_NOTE = (
     "Computed live from this model and this one input. Each value is a mean over the text's own tokens as "
     "queries ([CLS] and [SEP] rows are left out, and so are tokens a statistic does not apply to, e.g. the "
-    "last token for \"to next token\"); entropy is in bits (log base 2). Clark et al. (2019) report such "
+    'last token for "to next token"); entropy is in bits (log base 2). Clark et al. (2019) report such '
     "statistics averaged over many text segments of a corpus: these describe this input only, so they change "
     "with the sentence. Click a cell to select that head."
 )
@@ -165,7 +174,9 @@ def controls(bundle: ModelBundle) -> Choice:
     caps = bundle.capabilities
     show, layer_column, head_column = st.columns([1.2, 1, 1])
     with show:
-        fresh: dict[str, Any] = {} if "view" in st.session_state else {"default": VIEWS["raw"]}  # never a default beside a set value
+        fresh: dict[str, Any] = (
+            {} if "view" in st.session_state else {"default": VIEWS["raw"]}
+        )  # never a default beside a set value
         view_label = _bound_choice(st.segmented_control, "Show", list(VIEWS.values()), "view", required=True, **fresh)
         view: Literal["raw", "rollout"] = "rollout" if view_label == VIEWS["rollout"] else "raw"
         mean = st.toggle("Average the heads of the layer", **bound("mean"), disabled=view == "rollout")
@@ -201,20 +212,36 @@ def head_view_section(page: PageInput, choice: Choice, heads: int) -> None:
     if focus is None and per_row < len(encoding):
         st.caption(f"Each token shows its {per_row} strongest lines here; focus a token to see all of its lines.")
     fig = head_view_figure(matrix, encoding, focus, choice.title(heads))
-    chart(fig, f"head-view-{choice.slug()}", key="head_view_pick", on_select=partial(_pick_token, "head_view_pick"), selection_mode="points")
+    chart(
+        fig,
+        f"head-view-{choice.slug()}",
+        key="head_view_pick",
+        on_select=partial(_pick_token, "head_view_pick"),
+        selection_mode="points",
+    )
 
 
 def overview_section(page: PageInput, choice: Choice, bundle: ModelBundle) -> None:
     caps = bundle.capabilities
     size = thumbnail_size(len(page.encoding), caps.num_layers, caps.num_heads)
     grid = cache.thumbnails(page.query, size)
-    note = "" if size >= len(page.encoding) else (
-        f", shrunk to {size}×{size}: each cell sums a block of keys and averages those sums over a block of "
-        "queries (so each row still sums to 1)"
+    note = (
+        ""
+        if size >= len(page.encoding)
+        else (
+            f", shrunk to {size}×{size}: each cell sums a block of keys and averages those sums over a block of "
+            "queries (so each row still sums to 1)"
+        )
     )
     st.caption(f"Raw attention of every head{note}. Click a head to open it in the heatmap.")
     fig = overview_figure(grid, size, caps.num_layers, caps.num_heads, (choice.layer, choice.head))
-    chart(fig, "attention-all-heads", key="overview_pick", on_select=partial(_pick_head, "overview_pick"), selection_mode="points")
+    chart(
+        fig,
+        "attention-all-heads",
+        key="overview_pick",
+        on_select=partial(_pick_head, "overview_pick"),
+        selection_mode="points",
+    )
 
 
 def statistics_section(page: PageInput, choice: Choice) -> None:
@@ -225,13 +252,22 @@ def statistics_section(page: PageInput, choice: Choice) -> None:
     statistic = next(s.key for s in STATISTICS if s.label == label)
     st.caption(STATISTIC_BY_KEY[statistic].explanation)
     fig = statistics_figure(stats[statistic], statistic, (choice.layer, choice.head))
-    chart(fig, f"head-statistics-{statistic}", key="stats_pick", on_select=partial(_pick_head, "stats_pick"), selection_mode="points")
+    chart(
+        fig,
+        f"head-statistics-{statistic}",
+        key="stats_pick",
+        on_select=partial(_pick_head, "stats_pick"),
+        selection_mode="points",
+    )
     st.markdown("**Find the head** — the strongest head for each pattern of the notebooks, here:")
     for pattern in PATTERNS:
         found = find_head(stats, pattern.statistic)
         if found is None:
-            st.button(f"{pattern.name}: {missing_pattern_reason(pattern.statistic, page.text_b)}", disabled=True,
-                      key=f"find_{pattern.statistic}")
+            st.button(
+                f"{pattern.name}: {missing_pattern_reason(pattern.statistic, page.text_b)}",
+                disabled=True,
+                key=f"find_{pattern.statistic}",
+            )
             continue
         value = stats[pattern.statistic][found]
         st.button(
@@ -261,7 +297,9 @@ def token_focus_section(page: PageInput, choice: Choice, heads: int) -> None:
     token = _token_picker(st.selectbox, "Token", encoding, "token", focus)
     chosen = _token_picker(st.multiselect, "Follow its attention to", encoding, "targets", targets)
     title = choice.title(heads)
-    chart(focus_row_figure(matrix[token], encoding, token, chosen, title), f"token-focus-{choice.slug()}", key="focus_row")
+    chart(
+        focus_row_figure(matrix[token], encoding, token, chosen, title), f"token-focus-{choice.slug()}", key="focus_row"
+    )
     if chosen:
         if choice.view == "raw" and not choice.mean:
             st.caption(
@@ -269,6 +307,10 @@ def token_focus_section(page: PageInput, choice: Choice, heads: int) -> None:
                 "different layers are unrelated. Average the heads, or switch to Rollout, for a layer-wide view."
             )
         values = focus_across_layers(stack, token, chosen)
-        chart(focus_layers_figure(values, encoding, token, chosen, choice.layer, title), "token-focus-layers", key="focus_layers")
+        chart(
+            focus_layers_figure(values, encoding, token, chosen, choice.layer, title),
+            "token-focus-layers",
+            key="focus_layers",
+        )
     else:
         st.info("Choose target tokens to follow this token's attention to them across the layers.")

@@ -155,8 +155,9 @@ def padding_lab(q: Query, lines: tuple[str, ...], strategy: PaddingStrategy, max
 
 
 @st.cache_data(max_entries=16, show_spinner="Running the batch with and without the mask…")
-def mask_distances(q: Query, lines: tuple[str, ...], strategy: PaddingStrategy, max_length: int,
-                   truncation: bool) -> pd.DataFrame:
+def mask_distances(
+    q: Query, lines: tuple[str, ...], strategy: PaddingStrategy, max_length: int, truncation: bool
+) -> pd.DataFrame:
     """The Padding lab's own batch (same padding, N and truncation) with and without the attention mask."""
     bundle = cached_bundle(q.model)
     with model_wait():
@@ -276,8 +277,9 @@ def word_vectors(q: Query, word: str, sentences: tuple[str, ...], references: tu
 
 
 @st.cache_data(max_entries=32, show_spinner="Projecting…")
-def projection(q: Query, word: str, sentences: tuple[str, ...], references: tuple[str, ...], layer: str,
-               method: str) -> Projection:
+def projection(
+    q: Query, word: str, sentences: tuple[str, ...], references: tuple[str, ...], layer: str, method: str
+) -> Projection:
     """The map of ``word_vectors`` for the same arguments (a cache hit there)."""
     return project(at_layer(word_vectors(q, word, sentences, references).contextual, layer), method)
 

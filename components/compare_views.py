@@ -41,30 +41,61 @@ def difference_figure(diff: np.ndarray, labels: list[str], title: str) -> go.Fig
     """second − first over the paired tokens: red where attention grew, blue where it shrank."""
     limit = float(np.abs(diff).max()) or 1.0
     escaped = [html.escape(label) for label in labels]
-    fig = go.Figure(go.Heatmap(z=diff.astype(np.float32), x=escaped, y=escaped, colorscale="RdBu_r", zmid=0,
-                               zmin=-limit, zmax=limit, colorbar=dict(title="second − first"),
-                               hovertemplate="query %{y}<br>key %{x}<br>change %{z:+.6f}<extra></extra>"))
+    fig = go.Figure(
+        go.Heatmap(
+            z=diff.astype(np.float32),
+            x=escaped,
+            y=escaped,
+            colorscale="RdBu_r",
+            zmid=0,
+            zmin=-limit,
+            zmax=limit,
+            colorbar=dict(title="second − first"),
+            hovertemplate="query %{y}<br>key %{x}<br>change %{z:+.6f}<extra></extra>",
+        )
+    )
     side = int(np.clip(16 * len(labels) + 180, 420, 900))
-    fig.update_layout(title=title, height=side, margin=dict(l=10, r=10, t=60, b=10),
-                      xaxis=dict(title="key", tickangle=-60, nticks=60),
-                      yaxis=dict(title="query", autorange="reversed", nticks=60))
+    fig.update_layout(
+        title=title,
+        height=side,
+        margin=dict(l=10, r=10, t=60, b=10),
+        xaxis=dict(title="key", tickangle=-60, nticks=60),
+        yaxis=dict(title="query", autorange="reversed", nticks=60),
+    )
     return fig
 
 
-def paired_bars_figure(labels: list[str], first: np.ndarray, second: np.ndarray, title: str, y_title: str,
-                       horizontal: bool = False) -> go.Figure:
+def paired_bars_figure(
+    labels: list[str], first: np.ndarray, second: np.ndarray, title: str, y_title: str, horizontal: bool = False
+) -> go.Figure:
     """The same quantity for both sentences, bar beside bar."""
     escaped = [html.escape(label) for label in labels]
     bars = []
     for name, values, color in (("first sentence", first, FIRST), ("second sentence", second, SECOND)):
         values = np.asarray(values, dtype=np.float32)
         axes = dict(y=escaped, x=values, orientation="h") if horizontal else dict(x=escaped, y=values)
-        bars.append(go.Bar(name=name, marker_color=color, hovertemplate="%{" + ("y" if horizontal else "x")
-                           + "}: %{" + ("x" if horizontal else "y") + ":.6f}<extra>" + name + "</extra>", **axes))
+        bars.append(
+            go.Bar(
+                name=name,
+                marker_color=color,
+                hovertemplate="%{"
+                + ("y" if horizontal else "x")
+                + "}: %{"
+                + ("x" if horizontal else "y")
+                + ":.6f}<extra>"
+                + name
+                + "</extra>",
+                **axes,
+            )
+        )
     fig = go.Figure(bars)
-    fig.update_layout(title=title, barmode="group", margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),
-                      height=120 + 26 * len(labels) if horizontal else 420)
+    fig.update_layout(
+        title=title,
+        barmode="group",
+        margin=dict(l=10, r=10, t=50, b=10),
+        legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),
+        height=120 + 26 * len(labels) if horizontal else 420,
+    )
     if horizontal:
         fig.update_layout(xaxis_title=y_title, yaxis=dict(autorange="reversed", type="category"))
     else:
@@ -76,8 +107,9 @@ def where_they_differ(first: Analysis, second: Analysis) -> None:
     """Name the tokens that changed, and those that could not be paired."""
     tokens_a, tokens_b = first.encoding.tokens, second.encoding.tokens
     alignment = align_tokens(tokens_a, tokens_b)
-    changed = [f"{tokens_a[a]} → {tokens_b[b]}" for a, b in zip(*paired_rows(
-        [r for r in alignment if r.status == "changed"]))]
+    changed = [
+        f"{tokens_a[a]} → {tokens_b[b]}" for a, b in zip(*paired_rows([r for r in alignment if r.status == "changed"]))
+    ]
     if changed:
         st.caption("Changed tokens (position by position): " + literal(", ".join(changed)))
     note = unaligned_note(alignment, tokens_a, tokens_b)
@@ -90,8 +122,15 @@ def where_they_differ(first: Analysis, second: Analysis) -> None:
 def biggest_moves(diff: np.ndarray, labels: list[str], first: np.ndarray, second: np.ndarray) -> pd.DataFrame:
     order = np.argsort(-np.abs(diff), axis=None, kind="stable")[:BIGGEST_MOVES]
     rows, columns = np.unravel_index(order, diff.shape)
-    return pd.DataFrame({"query": [labels[r] for r in rows], "key": [labels[c] for c in columns],
-                         "first": first[rows, columns], "second": second[rows, columns], "change": diff[rows, columns]})
+    return pd.DataFrame(
+        {
+            "query": [labels[r] for r in rows],
+            "key": [labels[c] for c in columns],
+            "first": first[rows, columns],
+            "second": second[rows, columns],
+            "change": diff[rows, columns],
+        }
+    )
 
 
 # --- Attention -----------------------------------------------------------------------------------
@@ -99,7 +138,10 @@ def biggest_moves(diff: np.ndarray, labels: list[str], first: np.ndarray, second
 
 def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> None:
     second_text = st.text_input(
-        "Second sentence (try changing one word)", value=SEED_SECOND, key="compare", bind="query-params",
+        "Second sentence (try changing one word)",
+        value=SEED_SECOND,
+        key="compare",
+        bind="query-params",
         help="Compared with the sentence above at the same layer and head. A sentence B, if set, pairs with both.",
     )
     if not second_text.strip():
@@ -112,21 +154,32 @@ def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> No
     title = choice.title(heads)
     left, right = st.columns(2)
     with left:
-        chart(matrix_figure(first_matrix, page.encoding, f"First — {title}"), f"compare-first-{choice.slug()}",
-              key="compare_first")
+        chart(
+            matrix_figure(first_matrix, page.encoding, f"First — {title}"),
+            f"compare-first-{choice.slug()}",
+            key="compare_first",
+        )
     with right:
-        chart(matrix_figure(second_matrix, second.encoding, f"Second — {title}"), f"compare-second-{choice.slug()}",
-              key="compare_second")
+        chart(
+            matrix_figure(second_matrix, second.encoding, f"Second — {title}"),
+            f"compare-second-{choice.slug()}",
+            key="compare_second",
+        )
     where_they_differ(page.analysis, second.analysis)
     alignment = align_tokens(tokens_a, tokens_b)
     pairs = paired(alignment)
     labels = [pair_label(r, tokens_a, tokens_b) for r in pairs]
     rows_a, rows_b = paired_rows(alignment)
     diff = attention_difference(first_matrix, second_matrix, alignment)
-    chart(difference_figure(diff, labels, f"Where attention moved (second − first) — {title}"),
-          f"compare-difference-{choice.slug()}", key="compare_difference")
-    st.caption("Rows and columns are the paired tokens, labelled by their position in the first sentence "
-               "(a changed token shows first→second).")
+    chart(
+        difference_figure(diff, labels, f"Where attention moved (second − first) — {title}"),
+        f"compare-difference-{choice.slug()}",
+        key="compare_difference",
+    )
+    st.caption(
+        "Rows and columns are the paired tokens, labelled by their position in the first sentence "
+        "(a changed token shows first→second)."
+    )
 
     focus, _ = default_focus(page.encoding, matching_preset(page.text, page.text_b), first_matrix)
     query = _token_picker(st.selectbox, "Follow one query token in both", page.encoding, "compare_query", focus)
@@ -134,15 +187,22 @@ def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> No
     if partner is None:
         st.info("That token has no partner in the second sentence; pick another.")
     else:
-        fig = paired_bars_figure(labels, first_matrix[query, rows_a], second_matrix[partner.second, rows_b],
-                                 f"Where {pair_label(partner, tokens_a, tokens_b)!r} looks in each sentence — {title}",
-                                 "attention weight")
+        fig = paired_bars_figure(
+            labels,
+            first_matrix[query, rows_a],
+            second_matrix[partner.second, rows_b],
+            f"Where {pair_label(partner, tokens_a, tokens_b)!r} looks in each sentence — {title}",
+            "attention weight",
+        )
         chart(fig, f"compare-row-{choice.slug()}", key="compare_row")
     moved = biggest_moves(diff, labels, first_matrix[np.ix_(rows_a, rows_a)], second_matrix[np.ix_(rows_b, rows_b)])
     st.markdown(f"**The {len(moved)} biggest moves**")
     table(moved, f"compare-biggest-moves-{choice.slug()}", key="compare_moves")
-    csv_download(lambda: pd.DataFrame(diff, columns=labels).assign(query=labels)[["query", *labels]],
-                 f"compare-difference-{choice.slug()}", label="Download the whole difference (CSV)")
+    csv_download(
+        lambda: pd.DataFrame(diff, columns=labels).assign(query=labels)[["query", *labels]],
+        f"compare-difference-{choice.slug()}",
+        label="Download the whole difference (CSV)",
+    )
     with st.expander("How the tokens were paired"):
         table(alignment_table(alignment, tokens_a, tokens_b), "compare-alignment", key="compare_alignment")
 
@@ -155,10 +215,19 @@ def _start_from(text: str) -> None:
 
 
 def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k: int, mask_number: int) -> None:
-    st.button("Start from the sentence above", on_click=_start_from, args=(text,), key="fill_compare_copy",
-              help="Copy the sentence into the box below, then change one word.")
-    second_text = st.text_input("Second sentence, with [MASK] (try changing one word)", key="fill_compare",
-                                bind="query-params", placeholder="e.g. the same sentence with one word changed")
+    st.button(
+        "Start from the sentence above",
+        on_click=_start_from,
+        args=(text,),
+        key="fill_compare_copy",
+        help="Copy the sentence into the box below, then change one word.",
+    )
+    second_text = st.text_input(
+        "Second sentence, with [MASK] (try changing one word)",
+        key="fill_compare",
+        bind="query-params",
+        placeholder="e.g. the same sentence with one word changed",
+    )
     if not second_text.strip():
         st.info("Type a second sentence with a [MASK] — e.g. the first with one word changed — to compare the guesses.")
         return
@@ -168,8 +237,10 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
         return
     second = cache.cached_analysis(model_name, second_text)
     if len(second.mask_positions) < mask_number:
-        st.info(f"The second sentence has {plural(len(second.mask_positions), '[MASK] token')} the model sees; "
-                f"mask {mask_number} is compared only when both sentences have it.")
+        st.info(
+            f"The second sentence has {plural(len(second.mask_positions), '[MASK] token')} the model sees; "
+            f"mask {mask_number} is compared only when both sentences have it."
+        )
         return
     where_they_differ(analysis, second)
     tokenizer = cached_bundle(model_name).tokenizer
@@ -177,16 +248,34 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
     left, right = st.columns(2)
     for column, name, guesses, color in ((left, "first", firsts, FIRST), (right, "second", seconds, SECOND)):
         with column:
-            fig = go.Figure(go.Bar(x=list(guesses.probabilities), y=[html.escape(t) for t in guesses.tokens],
-                                   orientation="h", marker_color=color, hovertemplate="%{y}: %{x:.4g}<extra></extra>"))
-            fig.update_layout(title=f"{name.capitalize()} sentence — mask {mask_number}", height=120 + 22 * k,
-                              xaxis_title="probability", yaxis=dict(autorange="reversed", type="category"),
-                              margin=dict(l=10, r=10, t=50, b=40))
+            fig = go.Figure(
+                go.Bar(
+                    x=list(guesses.probabilities),
+                    y=[html.escape(t) for t in guesses.tokens],
+                    orientation="h",
+                    marker_color=color,
+                    hovertemplate="%{y}: %{x:.4g}<extra></extra>",
+                )
+            )
+            fig.update_layout(
+                title=f"{name.capitalize()} sentence — mask {mask_number}",
+                height=120 + 22 * k,
+                xaxis_title="probability",
+                yaxis=dict(autorange="reversed", type="category"),
+                margin=dict(l=10, r=10, t=50, b=40),
+            )
             chart(fig, f"fill-mask-compare-{name}", key=f"fill_compare_{name}")
     moved = guess_difference(analysis, second, mask_number, tokenizer, k)
-    fig = paired_bars_figure(moved["token"].tolist(), moved["P (first)"].to_numpy(), moved["P (second)"].to_numpy(),
-                             f"Where the guesses at mask {mask_number} moved (largest change first)", "probability",
-                             horizontal=True)
+    fig = paired_bars_figure(
+        moved["token"].tolist(),
+        moved["P (first)"].to_numpy(),
+        moved["P (second)"].to_numpy(),
+        f"Where the guesses at mask {mask_number} moved (largest change first)",
+        "probability",
+        horizontal=True,
+    )
     chart(fig, "fill-mask-compare-difference", key="fill_compare_difference")
-    st.caption("Every token in either top-k, with its probability and rank (of the whole vocabulary) in both sentences.")
+    st.caption(
+        "Every token in either top-k, with its probability and rank (of the whole vocabulary) in both sentences."
+    )
     table(moved, "fill-mask-compare", key="fill_compare_table")

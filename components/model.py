@@ -146,8 +146,10 @@ def settings() -> Settings:
     try:
         return load_settings(merged_environment(os.environ, _secret_settings()))
     except SettingsError as error:
-        st.error(f"**This server's settings cannot be read, so it serves no page.** {literal(str(error))}",
-                 icon=":material/error:")
+        st.error(
+            f"**This server's settings cannot be read, so it serves no page.** {literal(str(error))}",
+            icon=":material/error:",
+        )
         st.stop()
 
 

@@ -71,8 +71,14 @@ SCHEMA: tuple[Param, ...] = (
     Param("attn_tab", "attention", str, "open tab", "Head view", legacy="tab"),
     Param("view", "attention", str, "raw attention or rollout", "Rollout"),
     Param("mean", "attention", bool, "average the heads of the encoder layer", "true"),
-    Param("attn_layer", "attention", int, "encoder layer (from 0; it reads hidden state L, writes L + 1)", "1",
-          legacy="layer"),
+    Param(
+        "attn_layer",
+        "attention",
+        int,
+        "encoder layer (from 0; it reads hidden state L, writes L + 1)",
+        "1",
+        legacy="layer",
+    ),
     Param("head", "attention", int, "head (from 0)", "1"),
     Param("focus", "attention", str, "Head view: focused token, as 'position token'", "2 animal"),
     Param("stat", "attention", str, "Head statistics: the statistic", "Entropy (bits)"),
@@ -86,12 +92,24 @@ SCHEMA: tuple[Param, ...] = (
     Param("senses_tab", "senses", str, "open tab", "Similarity"),
     Param("source", "senses", str, "where the sentences come from", "Paste lines"),
     Param("preset", "senses", str, "preset sentences", "bank"),
-    Param("senses_lines", "senses", str, "pasted lines 'sentence | sense'", "a bank | money\nthe bank | river",
-          legacy="lines"),
+    Param(
+        "senses_lines",
+        "senses",
+        str,
+        "pasted lines 'sentence | sense'",
+        "a bank | money\nthe bank | river",
+        legacy="lines",
+    ),
     Param("senses_word", "senses", str, "the word to follow", "bank", legacy="word"),
     Param("refs", "senses", str, "reference words, comma-separated", "money, river"),
-    Param("senses_layer", "senses", str, "hidden state (0 = embeddings output; h = after encoder layer h − 1) "
-          "or lastK", "1", legacy="layer"),
+    Param(
+        "senses_layer",
+        "senses",
+        str,
+        "hidden state (0 = embeddings output; h = after encoder layer h − 1) or lastK",
+        "1",
+        legacy="layer",
+    ),
     Param("projection", "senses", str, "PCA 2D, PCA 3D or MDS 2D", "MDS 2D"),
 )
 
@@ -145,8 +163,10 @@ def drop_foreign(name: str) -> Param:
     if name in st.session_state and not _valid_session_value(param, st.session_state[name]):
         value = st.session_state[name]
         del st.session_state[name]
-        st.warning(f"The `{name}` setting ({literal(str(value)[:80])}) is not {param.kind.__name__}-valued "
-                   "here; using the default.")
+        st.warning(
+            f"The `{name}` setting ({literal(str(value)[:80])}) is not {param.kind.__name__}-valued "
+            "here; using the default."
+        )
     return param
 
 
@@ -181,8 +201,10 @@ def read_link(page: str) -> None:
         del st.query_params[old]
         param = mine.get(old)
         if param is None:
-            st.info(f"The link's `{old}` parameter is from an older version of BERT Lens and means nothing on "
-                    "this page; it was left out.")
+            st.info(
+                f"The link's `{old}` parameter is from an older version of BERT Lens and means nothing on "
+                "this page; it was left out."
+            )
         elif param.name not in st.query_params:
             adopt(param, values)
 

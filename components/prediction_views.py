@@ -50,7 +50,11 @@ def evaluation(model_name: str, rows: list[tuple]) -> nsp.Evaluation | None:
 
 HEADS = {
     "fill-mask": ("masked-language-model (MLM) head", "guess the hidden word at a [MASK]", "has_mlm_head"),
-    "next-sentence": ("next-sentence-prediction (NSP) head", "tell whether sentence B follows sentence A", "has_nsp_head"),
+    "next-sentence": (
+        "next-sentence-prediction (NSP) head",
+        "tell whether sentence B follows sentence A",
+        "has_nsp_head",
+    ),
 }
 
 
@@ -130,7 +134,9 @@ def mask_columns(guesses: list[mlm.MaskGuesses]) -> None:
             with column:
                 title = f"Mask {g.mask_number} · token {g.position}"
                 name = f"fill-mask-{g.mask_number}"
-                chart(bar_figure(list(g.tokens), list(g.probabilities), title, "probability"), name, key=f"chart-{name}")
+                chart(
+                    bar_figure(list(g.tokens), list(g.probabilities), title, "probability"), name, key=f"chart-{name}"
+                )
                 table(g.table(), name, key=f"table-{name}", column_config={"probability": PROBABILITY})
 
 
@@ -169,7 +175,7 @@ def true_word_view(check: mlm.TrueWordCheck | str, vocab_size: int) -> None:
 LAYER_CAVEAT = (
     "**An approximation.** The MLM head was trained to read the *last* layer only. Applied to an earlier "
     "layer's vector it shows which words that vector already points to in the head's eyes (a \"logit lens\"), "
-    "not what the model \"thinks\" there. Row 0 is the embeddings output (before encoder layer 0); "
+    'not what the model "thinks" there. Row 0 is the embeddings output (before encoder layer 0); '
     "encoder layers are numbered from 0, as on the Attention page. The last row is the page's own guesses."
 )
 
@@ -179,24 +185,43 @@ def layer_probabilities_figure(guesses: LayerGuesses) -> go.Figure:
     fig = go.Figure()
     for column, (token_id, token) in enumerate(zip(guesses.tracked_ids, guesses.tracked_tokens)):
         is_true = token_id == guesses.true_token_id
-        fig.add_trace(go.Scatter(
-            x=guesses.labels, y=guesses.tracked_probabilities[:, column].astype(np.float32), mode="lines+markers",
-            name=_label(token) + (" (true word)" if is_true else ""),
-            line=dict(dash="dash", width=3) if is_true else dict(width=1.5),
-            hovertemplate=f"{_label(token)}<br>%{{x}}: %{{y:.4g}}<extra></extra>",
-        ))
-    fig.update_layout(title=f"Mask {guesses.mask_number}: probability of the final top guesses, layer by layer",
-                      yaxis_title="probability", xaxis=dict(title="hidden state", type="category"),
-                      height=440, margin=dict(l=10, r=10, t=50, b=10))
+        fig.add_trace(
+            go.Scatter(
+                x=guesses.labels,
+                y=guesses.tracked_probabilities[:, column].astype(np.float32),
+                mode="lines+markers",
+                name=_label(token) + (" (true word)" if is_true else ""),
+                line=dict(dash="dash", width=3) if is_true else dict(width=1.5),
+                hovertemplate=f"{_label(token)}<br>%{{x}}: %{{y:.4g}}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=f"Mask {guesses.mask_number}: probability of the final top guesses, layer by layer",
+        yaxis_title="probability",
+        xaxis=dict(title="hidden state", type="category"),
+        height=440,
+        margin=dict(l=10, r=10, t=50, b=10),
+    )
     return fig
 
 
 def true_rank_figure(guesses: LayerGuesses) -> go.Figure:
-    fig = go.Figure(go.Scatter(x=guesses.labels, y=guesses.true_ranks, mode="lines+markers", marker_color=BAR,
-                               hovertemplate="%{x}: rank %{y:,}<extra></extra>"))
-    fig.update_layout(title=f"Rank of {_label(guesses.true_token or '')} after every layer (1 = top guess)",
-                      yaxis=dict(title="rank (log scale)", type="log", autorange="reversed"),
-                      xaxis=dict(title="hidden state", type="category"), height=360, margin=dict(l=10, r=10, t=50, b=10))
+    fig = go.Figure(
+        go.Scatter(
+            x=guesses.labels,
+            y=guesses.true_ranks,
+            mode="lines+markers",
+            marker_color=BAR,
+            hovertemplate="%{x}: rank %{y:,}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"Rank of {_label(guesses.true_token or '')} after every layer (1 = top guess)",
+        yaxis=dict(title="rank (log scale)", type="log", autorange="reversed"),
+        xaxis=dict(title="hidden state", type="category"),
+        height=360,
+        margin=dict(l=10, r=10, t=50, b=10),
+    )
     return fig
 
 
@@ -207,11 +232,19 @@ def layer_guesses_view(guesses: LayerGuesses) -> None:
         chart(true_rank_figure(guesses), f"fill-mask-true-rank-{guesses.mask_number}", key="layer_true_rank")
     else:
         st.caption("Type the original word above to follow its rank through the layers.")
-    table(guesses.summary(), f"fill-mask-layers-{guesses.mask_number}", key="layer_summary",
-          column_config={"P(top guess)": PROBABILITY})
+    table(
+        guesses.summary(),
+        f"fill-mask-layers-{guesses.mask_number}",
+        key="layer_summary",
+        column_config={"P(top guess)": PROBABILITY},
+    )
     with st.expander("Every top-k guess of every layer"):
-        table(guesses.long_table(), f"fill-mask-layers-top-k-{guesses.mask_number}", key="layer_long",
-              column_config={"probability": PROBABILITY})
+        table(
+            guesses.long_table(),
+            f"fill-mask-layers-top-k-{guesses.mask_number}",
+            key="layer_long",
+            column_config={"probability": PROBABILITY},
+        )
 
 
 # ---- next-sentence views ----
@@ -227,13 +260,17 @@ def verdict_view(result: nsp.NextSentence) -> None:
 
 def ranking_view(ranked: pd.DataFrame) -> None:
     labels = [f"{r}. {b[:60]}" for r, b in zip(ranked["rank"], ranked["candidate_b"])]
-    chart(bar_figure(labels, ranked["p_is_next"].tolist(), "Candidates for B, by P(IsNext)", "P(IsNext)"), "nsp-ranking")
+    chart(
+        bar_figure(labels, ranked["p_is_next"].tolist(), "Candidates for B, by P(IsNext)", "P(IsNext)"), "nsp-ranking"
+    )
     table(ranked, "nsp-ranking", key="ranking-table")
 
 
 def evaluation_view(result: nsp.Evaluation) -> None:
     if result.skipped:
-        st.caption(f"{plural(result.skipped, 'row')} without both sentences and a label {agree(result.skipped, 'was', 'were')} left out.")
+        st.caption(
+            f"{plural(result.skipped, 'row')} without both sentences and a label {agree(result.skipped, 'was', 'were')} left out."
+        )
     for column, (name, value) in zip(
         st.columns(4),
         (("Accuracy", result.accuracy), ("Precision", result.precision), ("Recall", result.recall), ("F1", result.f1)),

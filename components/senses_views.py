@@ -85,7 +85,10 @@ def _seed_from_preset(name: str, only_unset: bool = False) -> None:
 def _preset_items() -> tuple[LabelledSentence, ...]:
     warn_bad_param("preset", lambda raw: raw in PRESETS, f"one of the presets ({', '.join(PRESETS)})")
     name = st.selectbox(
-        "Preset", list(PRESETS), key="preset", bind="query-params",
+        "Preset",
+        list(PRESETS),
+        key="preset",
+        bind="query-params",
         on_change=lambda: _seed_from_preset(st.session_state["preset"]),
     )
     st.caption(PRESETS[name].description)
@@ -94,7 +97,12 @@ def _preset_items() -> tuple[LabelledSentence, ...]:
 
 def _pasted_items() -> tuple[LabelledSentence, ...] | None:
     default = "\n".join(f"{s.sentence} | {s.sense}" for s in PRESETS["field"].sentences)
-    text = st.text_area("One sentence per line: `sentence | sense` (the sense is optional)", default, **bound("senses_lines"), height=200)
+    text = st.text_area(
+        "One sentence per line: `sentence | sense` (the sense is optional)",
+        default,
+        **bound("senses_lines"),
+        height=200,
+    )
     try:
         return tuple(parse_lines(text))
     except SenseInputError as error:
@@ -141,12 +149,16 @@ def sentence_input(budgets: Budgets) -> SenseRequest | None:
         st.warning(over)
         items = items[: budgets.sentences]
     if long := [i for i, item in enumerate(items, start=1) if len(item.sentence) > budgets.chars]:
-        st.warning(f"{plural(len(long), 'sentence')} ({_numbers(long)}) {agree(len(long), 'is', 'are')} longer than "
-                   f"{budgets.chars:,} characters; only the first {budgets.chars:,} are read: {budgets.limit('chars')}.")
+        st.warning(
+            f"{plural(len(long), 'sentence')} ({_numbers(long)}) {agree(len(long), 'is', 'are')} longer than "
+            f"{budgets.chars:,} characters; only the first {budgets.chars:,} are read: {budgets.limit('chars')}."
+        )
         items = tuple(LabelledSentence(item.sentence[: budgets.chars], item.sense) for item in items)
     if long := [i for i, item in enumerate(items, start=1) if len(item.sense) > MAX_SENSE_CHARS]:
-        st.warning(f"{plural(len(long), 'sense label')} (of sentence {_numbers(long)}) {agree(len(long), 'is', 'are')} "
-                   f"longer than {MAX_SENSE_CHARS} characters and {agree(len(long), 'is', 'are')} cut there: a sense is a short name, such as “river”.")
+        st.warning(
+            f"{plural(len(long), 'sense label')} (of sentence {_numbers(long)}) {agree(len(long), 'is', 'are')} "
+            f"longer than {MAX_SENSE_CHARS} characters and {agree(len(long), 'is', 'are')} cut there: a sense is a short name, such as “river”."
+        )
         items = tuple(LabelledSentence(item.sentence, item.sense[:MAX_SENSE_CHARS]) for item in items)
     references = tuple(dict.fromkeys(r.strip() for r in refs.split(",") if r.strip()))
     if long_words := [r for r in references if len(r) > MAX_WORD_CHARS]:
@@ -165,22 +177,36 @@ def _numbers(names: list) -> str:
 def view_controls(num_layers: int) -> tuple[str, str]:
     """The layer option (URL ``layer``: 0 … last, or ``lastK``) and the projection (URL ``projection``)."""
     options = layer_options(num_layers)
-    warn_bad_param("senses_layer", lambda raw: raw in options,
-                   f"a layer from 0 to {num_layers} or one of {', '.join(o for o in options if o.startswith('last'))}")
+    warn_bad_param(
+        "senses_layer",
+        lambda raw: raw in options,
+        f"a layer from 0 to {num_layers} or one of {', '.join(o for o in options if o.startswith('last'))}",
+    )
     warn_bad_param("projection", lambda raw: raw in PROJECTIONS, f"one of {', '.join(PROJECTIONS)}")
     if st.session_state.get("senses_layer", options[0]) not in options:  # e.g. after switching to a smaller model
         st.session_state["senses_layer"] = options[num_layers]
     left, right = st.columns(2)
-    fresh: dict[str, Any] = {} if "senses_layer" in st.session_state else {"index": num_layers}  # never a default beside a set value
+    fresh: dict[str, Any] = (
+        {} if "senses_layer" in st.session_state else {"index": num_layers}
+    )  # never a default beside a set value
     layer = left.selectbox(
-        "Hidden state", options, **fresh, **bound("senses_layer"),
+        "Hidden state",
+        options,
+        **fresh,
+        **bound("senses_layer"),
         help="0 = the embeddings output (before any attention); h = the output of encoder layer h − 1 "
         "(encoder layers are numbered from 0, as on the Attention page). lastK = the mean of the last K "
         "hidden states, a common choice for word vectors (seed notebook 001 uses the last four).",
     )
-    projection = right.radio("Projection", PROJECTIONS, key="projection", bind="query-params", horizontal=True,
-                             help="PCA keeps the directions of largest variance; MDS approximates the cosine distances "
-                             "(its stress, shown under the map, says how well).")
+    projection = right.radio(
+        "Projection",
+        PROJECTIONS,
+        key="projection",
+        bind="query-params",
+        horizontal=True,
+        help="PCA keeps the directions of largest variance; MDS approximates the cosine distances "
+        "(its stress, shown under the map, says how well).",
+    )
     left.caption(f"Showing {layer_label(layer, num_layers)}.")
     return layer, projection
 
@@ -237,9 +263,11 @@ def found_enough(words: WordVectors, listed: int) -> bool:
         st.warning(f"“{literal(words.word)}” was not found (as a whole word) in {where}:\n\n{lines}{more}")
     cut = [i for i in words.truncated if i < listed]
     if cut:
-        st.caption(f"{plural(len(cut), 'sentence')} {agree(len(cut), 'was', 'were')} longer than the model reads and "
-                   f"{agree(len(cut), 'was', 'were')} cut; "
-                   "a word after the cut is not found.")
+        st.caption(
+            f"{plural(len(cut), 'sentence')} {agree(len(cut), 'was', 'were')} longer than the model reads and "
+            f"{agree(len(cut), 'was', 'were')} cut; "
+            "a word after the cut is not found."
+        )
     if len(words.occurrences) < 2:
         if words.occurrences:
             st.info(f"“{literal(words.word)}” occurs only once: a map needs at least two occurrences.")
@@ -260,9 +288,13 @@ def excerpt(sentence: str, start: int, end: int, marks: tuple[str, str] = ("", "
     Tables and hovers show this rather than whole sentences, so what the page sends stays small."""
     cut_before, cut_after = start > CONTEXT, end + CONTEXT < len(sentence)
     return (
-        ("…" if cut_before else "") + sentence[max(0, start - CONTEXT) : start]
-        + marks[0] + sentence[start:end] + marks[1]
-        + sentence[end : end + CONTEXT] + ("…" if cut_after else "")
+        ("…" if cut_before else "")
+        + sentence[max(0, start - CONTEXT) : start]
+        + marks[0]
+        + sentence[start:end]
+        + marks[1]
+        + sentence[end : end + CONTEXT]
+        + ("…" if cut_after else "")
     )
 
 
@@ -284,12 +316,14 @@ def _span(values: np.ndarray) -> str:
 
 
 def points_table(words: WordVectors, labels: list[str]) -> pd.DataFrame:
-    return pd.DataFrame({
-        "point": range(1, len(words.occurrences) + 1),
-        "sense": labels,
-        "sentence": excerpts(words),
-        "pieces": [" ".join(o.pieces) for o in words.occurrences],
-    })
+    return pd.DataFrame(
+        {
+            "point": range(1, len(words.occurrences) + 1),
+            "sense": labels,
+            "sentence": excerpts(words),
+            "pieces": [" ".join(o.pieces) for o in words.occurrences],
+        }
+    )
 
 
 def sense_marker(n: int) -> dict[str, str]:
@@ -305,9 +339,13 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
     fig = go.Figure()
     for n, sense in enumerate(dict.fromkeys(sorted(labels, key=lambda s: s == YOUR_SENSE))):
         rows = [i for i, label in enumerate(labels) if label == sense]
-        hover = [_hover(words.sentences[o.sentence_index], o.start, o.end, sense)
-                 for o in (words.occurrences[i] for i in rows)]
-        style = dict(name=html.escape(_short(sense)), text=hover, hovertemplate="%{text}<extra></extra>", mode="markers")
+        hover = [
+            _hover(words.sentences[o.sentence_index], o.start, o.end, sense)
+            for o in (words.occurrences[i] for i in rows)
+        ]
+        style = dict(
+            name=html.escape(_short(sense)), text=hover, hovertemplate="%{text}<extra></extra>", mode="markers"
+        )
         marker = (
             dict(size=18, symbol="star", color="gold", line=dict(width=1, color="black"))
             if sense == YOUR_SENSE
@@ -320,8 +358,11 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
         else:
             fig.add_trace(go.Scatter(x=coords[:, 0], y=coords[:, 1], marker=marker, **style))
     if proj.coords.shape[1] == 3:
-        fig.update_layout(scene=dict(xaxis_title=axes[0], yaxis_title=axes[1], zaxis_title=axes[2]),
-                          margin=dict(l=0, r=0, b=0), height=640)
+        fig.update_layout(
+            scene=dict(xaxis_title=axes[0], yaxis_title=axes[1], zaxis_title=axes[2]),
+            margin=dict(l=0, r=0, b=0),
+            height=640,
+        )
     else:
         fig.update_layout(xaxis_title=axes[0], yaxis_title=axes[1])
     fig.update_layout(title=html.escape(title), legend_title_text="sense")
@@ -369,16 +410,25 @@ def similarity_section(vectors: np.ndarray, words: WordVectors, labels: list[str
     names = [html.escape(f"{i + 1}. {_short(labels[i])}") for i in order]
     sims = cosine_similarity(vectors)[np.ix_(order, order)].astype(np.float32)  # half the bytes sent
     hover = "%{y} ↔ %{x}<br>cosine %{z:.3f}<extra></extra>"
-    fig = go.Figure(go.Heatmap(z=sims, x=names, y=names, colorscale="Viridis", colorbar_title="cosine",
-                               hovertemplate=hover))
+    fig = go.Figure(
+        go.Heatmap(z=sims, x=names, y=names, colorscale="Viridis", colorbar_title="cosine", hovertemplate=hover)
+    )
     fig.update_layout(title="Cosine similarity between occurrences (grouped by sense)", height=560)
     fig.update_yaxes(autorange="reversed")
     exports.chart(fig, f"senses-{words.word}-similarity", key="senses-similarity")
     sentences = excerpts(words)
     rows = [
-        {"point": i + 1, "sense": labels[i], "rank": rank + 1, "neighbour": j + 1, "neighbour sense": labels[j],
-         "cosine": sim, "same sense": labels[i] == labels[j],
-         "sentence": sentences[i], "neighbour sentence": sentences[j]}
+        {
+            "point": i + 1,
+            "sense": labels[i],
+            "rank": rank + 1,
+            "neighbour": j + 1,
+            "neighbour sense": labels[j],
+            "cosine": sim,
+            "same sense": labels[i] == labels[j],
+            "sentence": sentences[i],
+            "neighbour sentence": sentences[j],
+        }
         for i, near in enumerate(nearest_neighbours(vectors))
         for rank, (j, sim) in enumerate(near)
     ]
@@ -411,13 +461,18 @@ def static_section(words: WordVectors, sense_labels: list[str], layer: str) -> N
     x = ["static", *map(str, range(words.num_layers + 1))]
     columns = [c for c in ("same sense", "different senses", "all pairs") if table[c].notna().any()]
     fig = go.Figure(
-        [go.Scatter(x=x, y=table[c], mode="lines+markers", name=c, line_color=PALETTE[i], marker=sense_marker(i)) for i, c in enumerate(columns)]
+        [
+            go.Scatter(x=x, y=table[c], mode="lines+markers", name=c, line_color=PALETTE[i], marker=sense_marker(i))
+            for i, c in enumerate(columns)
+        ]
     )
     fig.update_layout(
         title="Mean pairwise cosine: static embedding vs each hidden state",
         yaxis_title="mean cosine",
-        xaxis=dict(type="category", title="static = input word-piece embedding (word2vec-like); "
-                   "0 = embeddings output; 1… = layers"),
+        xaxis=dict(
+            type="category",
+            title="static = input word-piece embedding (word2vec-like); 0 = embeddings output; 1… = layers",
+        ),
         height=400,
     )
     exports.chart(fig, f"senses-{words.word}-static-vs-contextual", key="senses-static")
@@ -438,8 +493,10 @@ def reference_section(
     sims = cosine_similarity(vectors, np.stack([at_layer(v[None], layer)[0] for v in refs.values()]))
     table = pd.DataFrame(sims, columns=[f"cosine with “{r}”" for r in refs])
     table.insert(0, "sense", labels)
-    st.markdown("Each reference word is read **on its own** (as seed notebook 004 reads “snake”), at the same "
-                "layer choice. Mean cosine per sense:")
+    st.markdown(
+        "Each reference word is read **on its own** (as seed notebook 004 reads “snake”), at the same "
+        "layer choice. Mean cosine per sense:"
+    )
     per_sense = table.groupby("sense", sort=False).mean().reset_index()
     exports.table(per_sense, f"senses-{words.word}-references", key="senses-references")
     with st.expander("Every occurrence"):

@@ -127,8 +127,10 @@ def within_chars_budget(text: str, label: str) -> str:
     budgets = settings().budgets
     if len(text) <= budgets.chars:
         return text
-    st.warning(f"{literal(label)} is {len(text):,} characters long; pages read only its first {budgets.chars:,}: "
-               f"{budgets.limit('chars')}.")
+    st.warning(
+        f"{literal(label)} is {len(text):,} characters long; pages read only its first {budgets.chars:,}: "
+        f"{budgets.limit('chars')}."
+    )
     return text[: budgets.chars]
 
 

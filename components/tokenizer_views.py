@@ -29,8 +29,19 @@ TABS = ("Tokens", "Vocabulary", "Padding lab")
 PAD_GREY = "#e6e6e6"
 TEXT_IN_CELLS = 32  # write each cell's value when the batch is at most this wide
 INT_COLUMN = st.column_config.NumberColumn(format="%d")
-TOKEN_ORDER = ("position", "token", "split word", "id", "word", "word index", "sentence", "continuation (##)", "special",
-               "token_type_ids", "attention_mask")
+TOKEN_ORDER = (
+    "position",
+    "token",
+    "split word",
+    "id",
+    "word",
+    "word index",
+    "sentence",
+    "continuation (##)",
+    "special",
+    "token_type_ids",
+    "attention_mask",
+)
 TOKEN_COLUMNS = {name: INT_COLUMN for name in ("position", "id", "word index", "token_type_ids", "attention_mask")}
 
 
@@ -48,7 +59,9 @@ def batch_heatmap(batch: PaddedBatch, values: str, title: str) -> go.Figure:
             customdata=hover,
             hovertemplate="sentence %{y}, position %{x}<br>token %{customdata}<br>value %{z:d}<extra></extra>",
             # Value 0 ([PAD]'s id, or a masked position) is grey; real tokens are blue.
-            colorscale=[[0, PAD_GREY], [1, "#1f77b4"]] if is_mask else [[0, PAD_GREY], [1e-9, "#c6dbef"], [1, "#08306b"]],
+            colorscale=[[0, PAD_GREY], [1, "#1f77b4"]]
+            if is_mask
+            else [[0, PAD_GREY], [1e-9, "#c6dbef"], [1, "#08306b"]],
             zmin=0,
             zmax=1 if is_mask else max(float(np.nanmax(z)), 1.0),
             showscale=not is_mask,
@@ -63,8 +76,14 @@ def batch_heatmap(batch: PaddedBatch, values: str, title: str) -> go.Figure:
 
 
 def padding_bars(comparison: pd.DataFrame) -> go.Figure:
-    bars = go.Bar(x=comparison["strategy"], y=comparison["padding %"], text=comparison["padding %"],
-                  texttemplate="%{text:.2f} %", textposition="outside", cliponaxis=False)
+    bars = go.Bar(
+        x=comparison["strategy"],
+        y=comparison["padding %"],
+        text=comparison["padding %"],
+        texttemplate="%{text:.2f} %",
+        textposition="outside",
+        cliponaxis=False,
+    )
     fig = go.Figure(bars)
     fig.update_layout(title="Share of padding per strategy", yaxis_title="% of positions that are [PAD]", height=320)
     return fig
@@ -81,10 +100,15 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
     cols[0].metric("Words (split at spaces)", counts.words)
     cols[1].metric("Tokens (with special)", counts.tokens)
     cols[2].metric("Words cut into ## pieces", counts.split_words)
-    cols[3].metric("Tokens per word", f"{counts.tokens_per_word:.2f}",
-                   help="Tokens without [CLS] and [SEP], divided by the words split at spaces.")
-    st.caption("Before WordPiece, the tokenizer splits the text at spaces and around every punctuation mark "
-               "(\"didn't\" → didn ' t); WordPiece then cuts a word it cannot spell whole into ## pieces.")
+    cols[3].metric(
+        "Tokens per word",
+        f"{counts.tokens_per_word:.2f}",
+        help="Tokens without [CLS] and [SEP], divided by the words split at spaces.",
+    )
+    st.caption(
+        "Before WordPiece, the tokenizer splits the text at spaces and around every punctuation mark "
+        "(\"didn't\" → didn ' t); WordPiece then cuts a word it cannot spell whole into ## pieces."
+    )
     if counts.split_words:
         listed = "; ".join(f"{literal(w)} → {literal(p)}" for w, p in zip(view.split["word"], view.split["pieces"]))
         st.markdown(f"**WordPiece cut {plural(counts.split_words, 'word')} into pieces:** {listed}")
@@ -131,8 +155,10 @@ def vocabulary_section(model_name: str) -> None:
     if facts.cased:
         st.markdown("**This model is cased:** capitals matter, so the variants below can become different tokens.")
     else:
-        st.markdown("**This model is uncased:** the tokenizer lowercases (and strips accents) first, "
-                    "so every variant below gets the same ids.")
+        st.markdown(
+            "**This model is uncased:** the tokenizer lowercases (and strips accents) first, "
+            "so every variant below gets the same ids."
+        )
     exports.table(variants, "case-variants", key="case_variants")
 
 
@@ -149,7 +175,9 @@ def lookup_message(found: WordLookup) -> str:
     shown = literal(found.word)
     spelled = " + ".join(literal(p) for p in found.pieces) or "(nothing)"
     if found.entry is None or found.entry_id is None or found.kind is None:
-        return f"{shown} is not in the vocabulary; WordPiece spells it as {plural(len(found.pieces), 'piece')}: {spelled}."
+        return (
+            f"{shown} is not in the vocabulary; WordPiece spells it as {plural(len(found.pieces), 'piece')}: {spelled}."
+        )
     message = f"{shown} is in the vocabulary as {literal(found.entry)} (id {found.entry_id})"
     if what := ENTRY_KINDS[found.kind]:
         message += f", {what}"
@@ -163,8 +191,9 @@ def warn_bad_flag(key: str) -> None:
 
 
 def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], PaddingStrategy, int, bool]:
-    raw = st.text_area("Sentences, one per line", value="\n".join(SEED_BATCH), key="lines", bind="query-params",
-                       height=130)
+    raw = st.text_area(
+        "Sentences, one per line", value="\n".join(SEED_BATCH), key="lines", bind="query-params", height=130
+    )
     lines = batch_lines(raw or "")
     if over := budgets.first_only("lab_lines", len(lines), "lines", "used"):
         st.warning(over)
@@ -176,7 +205,9 @@ def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], P
     with mid:
         max_length = bound_int_slider("max_length N", "pad_len", 2, longest_n, 64)
         if longest_n < max_positions:
-            st.caption(f"N goes up to {longest_n} (the model has {max_positions} positions): {budgets.limit('tokens')}.")
+            st.caption(
+                f"N goes up to {longest_n} (the model has {max_positions} positions): {budgets.limit('tokens')}."
+            )
     warn_bad_flag("trunc")
     truncation = right.toggle("Truncate to N", value=True, key="trunc", bind="query-params")
     return lines, strategy, max_length, truncation
@@ -192,17 +223,23 @@ def padding_section(model_name: str) -> None:
     batch, comparison = cache.padding_lab(cache.query(model_name), tuple(lines), strategy, max_length, truncation)
     too_long = [i for i, row in enumerate(batch.input_ids) if len(row) > max_positions]
     if too_long:
-        st.warning(f"{numbered('Sentence', too_long)} "
-                   f"{agree(len(too_long), 'is', 'are')} longer than the model's {max_positions} "
-                   "positions: turn on truncation, or the model cannot read them.")
+        st.warning(
+            f"{numbered('Sentence', too_long)} "
+            f"{agree(len(too_long), 'is', 'are')} longer than the model's {max_positions} "
+            "positions: turn on truncation, or the model cannot read them."
+        )
     if not batch.rectangular:
-        st.warning("These rows have different lengths, so they cannot be stacked into one tensor "
-                   "(without padding, or with long sentences and no truncation).")
+        st.warning(
+            "These rows have different lengths, so they cannot be stacked into one tensor "
+            "(without padding, or with long sentences and no truncation)."
+        )
     exports.table(comparison, "padding-strategies", key="padding_comparison")
     exports.chart(padding_bars(comparison), "padding-share", key="padding_bars")
     if (positions := len(batch.input_ids) * batch.width) > budgets.lab_positions:
-        st.warning(f"This batch is {len(batch.input_ids)} × {batch.width} = {positions:,} positions, too many to draw: "
-                   f"{budgets.limit('lab_positions')}. Turn on truncation, or use fewer or shorter lines.")
+        st.warning(
+            f"This batch is {len(batch.input_ids)} × {batch.width} = {positions:,} positions, too many to draw: "
+            f"{budgets.limit('lab_positions')}. Turn on truncation, or use fewer or shorter lines."
+        )
         return
     ids_title, mask_title = f"Token ids — padding: {strategy}", "Attention mask (1 = real token, 0 = [PAD])"
     exports.chart(batch_heatmap(batch, "input_ids", ids_title), "padded-ids", key="ids_heatmap")
@@ -224,20 +261,37 @@ def mask_section(model_name: str, batch: PaddedBatch, max_length: int, truncatio
         return
     strategy = batch.strategy
     if not batch.rectangular:
-        st.caption("These rows have different lengths, so there is no batch tensor; this demo pads to the longest "
-                   "sentence" + (" (without truncation, as chosen)." if not truncation else "."))
+        st.caption(
+            "These rows have different lengths, so there is no batch tensor; this demo pads to the longest "
+            "sentence" + (" (without truncation, as chosen)." if not truncation else ".")
+        )
         strategy = "longest"
     if not truncation and (over := [i for i, n in enumerate(batch.full_lengths) if n > longest]):
-        st.warning(f"{numbered('Sentence', over)} {agree(len(over), 'is', 'are')} "
-                   f"longer than {longest} tokens, more than this demo runs: turn on truncation to run it.")
+        st.warning(
+            f"{numbered('Sentence', over)} {agree(len(over), 'is', 'are')} "
+            f"longer than {longest} tokens, more than this demo runs: turn on truncation to run it."
+        )
         return
     distances = cache.mask_distances(cache.query(model_name), batch.sentences, strategy, max_length, truncation)
-    exports.table(distances, "attention-mask-effect", key="mask_effect",
-                  column_config={"[CLS] L2 distance": st.column_config.NumberColumn(format="%.6f")})
-    fig = go.Figure(go.Bar(x=np.arange(len(distances)), y=distances["[CLS] L2 distance"],
-                           customdata=[html.escape(s) for s in distances["sentence"]],
-                           hovertemplate="sentence %{x}: %{customdata}<br>distance %{y:.4f}<extra></extra>"))
-    fig.update_layout(title="[CLS] L2 distance, with vs without the mask", xaxis_title="sentence",
-                      yaxis_title="L2 distance", height=320)
+    exports.table(
+        distances,
+        "attention-mask-effect",
+        key="mask_effect",
+        column_config={"[CLS] L2 distance": st.column_config.NumberColumn(format="%.6f")},
+    )
+    fig = go.Figure(
+        go.Bar(
+            x=np.arange(len(distances)),
+            y=distances["[CLS] L2 distance"],
+            customdata=[html.escape(s) for s in distances["sentence"]],
+            hovertemplate="sentence %{x}: %{customdata}<br>distance %{y:.4f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title="[CLS] L2 distance, with vs without the mask",
+        xaxis_title="sentence",
+        yaxis_title="L2 distance",
+        height=320,
+    )
     fig.update_xaxes(dtick=1)
     exports.chart(fig, "attention-mask-effect", key="mask_bars")

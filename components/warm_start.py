@@ -72,9 +72,7 @@ def preset_requests(model_name: str) -> list[Callable[[], object]]:
         ]
     preset = SENSE_PRESETS[DEFAULT_SENSE_PRESET]
     sentences = tuple(item.sentence for item in preset.sentences)[: settings().sentence_cap]
-    requests.append(
-        lambda: cache.word_vectors(query(model_name), preset.word, sentences, preset.references[:10])
-    )
+    requests.append(lambda: cache.word_vectors(query(model_name), preset.word, sentences, preset.references[:10]))
     return requests
 
 

@@ -6,7 +6,11 @@ from components.cache import cached_analysis
 from components.layout import page_header, require_text, truncation_notice
 from components.state import lazy_tabs, sentence_b, shared_text
 
-bundle = page_header("Model anatomy", "The configuration, where the parameters are, and the embeddings and pooler checked live.", page="anatomy")
+bundle = page_header(
+    "Model anatomy",
+    "The configuration, where the parameters are, and the embeddings and pooler checked live.",
+    page="anatomy",
+)
 model_name = bundle.name  # the model actually loaded keys every cached result
 text = shared_text(help="Read by the Embeddings and Pooler tabs; it follows you from page to page.")
 text_b = sentence_b()

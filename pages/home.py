@@ -18,10 +18,26 @@ copied URL shows the same view.
 )
 
 PAGES = [
-    ("pages/tokenizer.py", "Tokenizer", "how text becomes WordPiece tokens, ids, segments and attention masks; the vocabulary; padding."),
-    ("pages/anatomy.py", "Model anatomy", "the configuration, where the parameters are, and the embeddings and pooler checked live."),
-    ("pages/fill_mask.py", "Fill-mask", "BERT's guesses for each `[MASK]`, with probabilities and the loss of the true word."),
-    ("pages/next_sentence.py", "Next sentence", "does B follow A? Probabilities, ranking of candidates, and an evaluation table."),
+    (
+        "pages/tokenizer.py",
+        "Tokenizer",
+        "how text becomes WordPiece tokens, ids, segments and attention masks; the vocabulary; padding.",
+    ),
+    (
+        "pages/anatomy.py",
+        "Model anatomy",
+        "the configuration, where the parameters are, and the embeddings and pooler checked live.",
+    ),
+    (
+        "pages/fill_mask.py",
+        "Fill-mask",
+        "BERT's guesses for each `[MASK]`, with probabilities and the loss of the true word.",
+    ),
+    (
+        "pages/next_sentence.py",
+        "Next sentence",
+        "does B follow A? Probabilities, ranking of candidates, and an evaluation table.",
+    ),
     ("pages/attention.py", "Attention", "every layer and head as heatmaps and lines, head statistics, rollout."),
     ("pages/senses.py", "Word senses", "one word in many sentences: where does its meaning separate, layer by layer?"),
 ]

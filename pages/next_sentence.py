@@ -54,8 +54,10 @@ if verdict_tab.open:
         segments = st.expander("Segments: how BERT tells A from B (token_type_ids)", key="segments", on_change="rerun")
         if segments.open:  # drawn only when opened: a data grid costs the browser ~0.3 s per view
             with segments:
-                st.caption("[CLS], A's tokens and the first [SEP] are segment 0 (A); "
-                           "B's tokens and the last [SEP] are segment 1 (B).")
+                st.caption(
+                    "[CLS], A's tokens and the first [SEP] are segment 0 (A); "
+                    "B's tokens and the last [SEP] are segment 1 (B)."
+                )
                 table(segments_table(analysis), "nsp-segments", key="segments-table")
 
 if ranking_tab.open:
@@ -72,8 +74,10 @@ if ranking_tab.open:
 
 if evaluation_tab.open:
     with evaluation_tab:
-        st.caption("Edit, add or delete rows (is_next ticked = B really follows A). "
-                   "Default: the ten pairs of the notebook's exercise.")
+        st.caption(
+            "Edit, add or delete rows (is_next ticked = B really follows A). "
+            "Default: the ten pairs of the notebook's exercise."
+        )
         pairs = st.data_editor(DEFAULT_PAIRS, num_rows="dynamic", hide_index=True, key="pairs", width="stretch")
         with st.spinner("Scoring the pairs…"):
             result = views.evaluation(model_name, list(map(tuple, pairs.itertuples(index=False))))

@@ -6,7 +6,9 @@ from components import tokenizer_views as views
 from components.layout import page_header, require_text
 from components.state import lazy_tabs, sentence_b, shared_text
 
-bundle = page_header("Tokenizer", "How text becomes WordPiece tokens, ids, segments and attention masks.", page="tokenizer")
+bundle = page_header(
+    "Tokenizer", "How text becomes WordPiece tokens, ids, segments and attention masks.", page="tokenizer"
+)
 model_name = bundle.name  # the model actually loaded keys every cached result
 text = shared_text()
 text_b = sentence_b()
@@ -21,6 +23,8 @@ if vocab_tab.open:
         views.vocabulary_section(model_name)
 if padding_tab.open:
     with padding_tab:
-        st.caption("A batch must be a rectangle: short sentences are padded with [PAD], long ones truncated. "
-                   "The attention mask tells the model which positions are real.")
+        st.caption(
+            "A batch must be a rectangle: short sentences are padded with [PAD], long ones truncated. "
+            "The attention mask tells the model which positions are real."
+        )
         views.padding_section(model_name)

@@ -173,7 +173,9 @@ def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[]
 
     def attention_every_tab():
         analysis = analyze(bundle, text)
-        return attention.head_statistics(analysis.attentions, analysis.encoding), attention_figures.page_figures(analysis)
+        return attention.head_statistics(analysis.attentions, analysis.encoding), attention_figures.page_figures(
+            analysis
+        )
 
     def attention_step_by_step():  # no extra pass: one head's Q/K/V slice recomputed from hidden_states[layer]
         analysis = analyze(bundle, text)
@@ -336,7 +338,9 @@ def markdown(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=5, help="timed calls per measurement (the best counts; 512 tokens: at most 3)")
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="timed calls per measurement (the best counts; 512 tokens: at most 3)"
+    )
     parser.add_argument("--skip-memory", action="store_true", help="skip the memory subprocesses")
     parser.add_argument("--skip-server", action="store_true", help="skip the cached-visit and browser-settle sections")
     args = parser.parse_args()
@@ -368,7 +372,9 @@ def main() -> None:
                    "reference: BertModel forward, default SDPA attention": f"{ms(reference)} ({reference / floor:.2f} ×)",
                    "analyze: the shared pass (attentions, hidden states, heads)": None}  # fmt: skip
             shared = seconds(lambda text=text: analyze(bundle, text), repeats)
-            row["analyze: the shared pass (attentions, hidden states, heads)"] = f"{ms(shared)} ({shared / floor:.2f} ×)"
+            row["analyze: the shared pass (attentions, hidden states, heads)"] = (
+                f"{ms(shared)} ({shared / floor:.2f} ×)"
+            )
             for page, work in page_work(bundle, text, pair).items():
                 compute = seconds(work, repeats)
                 row[f"page compute: {page}"] = (
@@ -379,7 +385,9 @@ def main() -> None:
             row["baseline: transformers pipeline('fill-mask'), top 10"] = f"{ms(baseline)} ({baseline / floor:.2f} ×)"
             timing_rows.append(row)
 
-        print(f"\n## Timings (best of {args.repeats} calls, 3 at 512 tokens; × = ratio to the floor; target ≤ {TARGET_RATIO} ×)\n")
+        print(
+            f"\n## Timings (best of {args.repeats} calls, 3 at 512 tokens; × = ratio to the floor; target ≤ {TARGET_RATIO} ×)\n"
+        )
         names = list(timing_rows[0])
         print(markdown([(name, *(row[name] for row in timing_rows)) for name in names],
                        ("", *(f"{n} tokens" for n in LENGTHS))))  # fmt: skip
@@ -412,12 +420,16 @@ def server_sections(folder: str) -> None:
     from scripts import visits
 
     query = urlencode({"text": "The students read a short story about the [MASK] near the river."})
-    print(f"\n## Cached visits: server time ({visits.VISITS} visits each, median wall; CPU = server CPU per visit; "
-          f"target ≤ {visits.TARGET_VISIT_MS} ms)\n")
+    print(
+        f"\n## Cached visits: server time ({visits.VISITS} visits each, median wall; CPU = server CPU per visit; "
+        f"target ≤ {visits.TARGET_VISIT_MS} ms)\n"
+    )
     print(markdown(visits.visit_rows(folder, query),
                    ("page: visit", "before (file watcher auto, no gc.freeze)", "shipped config", "speed-up")))  # fmt: skip
     settle = visits.settle_rows(folder, query)
-    print(f"\n## Browser settle (headless Chromium, 1280×720, median of 5; target ≤ {visits.TARGET_SETTLE_RATIO} × bare)\n")
+    print(
+        f"\n## Browser settle (headless Chromium, 1280×720, median of 5; target ≤ {visits.TARGET_SETTLE_RATIO} × bare)\n"
+    )
     header = ("page", "opened in a new tab (× bare page)", "reached by a sidebar click in an open tab (× bare page)")
     print(markdown(settle, header) if settle else "Skipped: no Chromium or Playwright.")
 

@@ -135,12 +135,23 @@ class Recorder:
         try:
             run = await request
         except TimeoutError:
-            self.observations.append(Observation(session, page, kind, time.perf_counter() - started, typed,
-                                                 f"timeout: no message for {self.timeout:.0f} s"))
+            self.observations.append(
+                Observation(
+                    session,
+                    page,
+                    kind,
+                    time.perf_counter() - started,
+                    typed,
+                    f"timeout: no message for {self.timeout:.0f} s",
+                )
+            )
             return None
         except Exception as error:  # a failed run or a closed connection: the session ends here
-            self.observations.append(Observation(session, page, kind, time.perf_counter() - started, typed,
-                                                 f"{type(error).__name__}: {error}"[:300]))
+            self.observations.append(
+                Observation(
+                    session, page, kind, time.perf_counter() - started, typed, f"{type(error).__name__}: {error}"[:300]
+                )
+            )
             return None
         seconds = time.perf_counter() - started
         problem = "; ".join(f"exception {e.type}: {e.message[:200]}" for e in run.exceptions) or None
@@ -183,8 +194,9 @@ async def padding_student(url: str, number: int, recorder: Recorder, others_done
                 return
             lines = padding_lines(round_number)
             box = run.widget("lines")
-            run = await recorder.run(number, PADDING_LAB, "typed",
-                                     session.run({box.id: lines}, timeout=recorder.timeout), typed=lines)
+            run = await recorder.run(
+                number, PADDING_LAB, "typed", session.run({box.id: lines}, timeout=recorder.timeout), typed=lines
+            )
 
 
 async def classroom(url: str, steps: list[list[Step]], recorder: Recorder, padding_limit: int) -> float:
@@ -203,7 +215,9 @@ async def classroom(url: str, steps: list[list[Step]], recorder: Recorder, paddi
     return wall
 
 
-def burst(url: str, steps: list[list[Step]], recorder: Recorder, seconds: float, padding_limit: int) -> tuple[float, bool]:
+def burst(
+    url: str, steps: list[list[Step]], recorder: Recorder, seconds: float, padding_limit: int
+) -> tuple[float, bool]:
     """Run the class (in a thread of its own: the caller may hold an event loop); (wall, finished in time)."""
 
     async def bounded() -> tuple[float, bool]:
@@ -411,7 +425,11 @@ def check_senses(run: Run, ref: Reference, text: str, text_b: str) -> list[str]:
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     for row in table.itertuples(index=False):
         i, j = row.point - 1, row.neighbour - 1
-        if max(i, j) >= len(points) or not excerpt_of(row.sentence, points[i][0]) or abs(row.cosine - unit[i] @ unit[j]) > 1e-3:
+        if (
+            max(i, j) >= len(points)
+            or not excerpt_of(row.sentence, points[i][0])
+            or abs(row.cosine - unit[i] @ unit[j]) > 1e-3
+        ):
             problems.append(f"neighbour row {row.point}→{row.neighbour} differs")
             break
     return problems
@@ -568,7 +586,9 @@ def summarise(verdicts: list[Verdict], **facts) -> Summary:
     for v in verdicts:
         groups[v.page if v.kind == "typed" else "page open / switch (inputs kept)"].append(v)
     order = [*PAGES, PADDING_LAB]
-    for name, group in sorted(groups.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order)):
+    for name, group in sorted(
+        groups.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order)
+    ):
         times = [v.seconds for v in group if v.error is None]
         rows[name] = {
             "runs": len(group),
@@ -727,9 +747,16 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=600, help="hard limit for the whole run")
     parser.add_argument("--run-timeout", type=float, default=180, help="seconds without a reply before a run times out")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--cold", action="store_true", help="the class arrives at a fresh server, during its model load and warm start")
-    parser.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
-                        help="an environment variable for the server only (repeatable), e.g. OMP_NUM_THREADS=1")
+    parser.add_argument(
+        "--cold", action="store_true", help="the class arrives at a fresh server, during its model load and warm start"
+    )
+    parser.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable for the server only (repeatable), e.g. OMP_NUM_THREADS=1",
+    )
     parser.add_argument("--no-padding-lab", action="store_true", help="nobody in the Padding lab (a control run)")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     args = parser.parse_args()
@@ -741,10 +768,18 @@ def main() -> None:
 
     signal.signal(signal.SIGALRM, out_of_time)
     signal.alarm(int(args.max_seconds) + 60)  # last resort; the phases watch the deadline themselves
-    options = Options(sessions=args.sessions, inputs=args.inputs, seed=args.seed, run_timeout=args.run_timeout,
-                      max_seconds=args.max_seconds, hosted=not args.no_hosted, token_cap=args.max_tokens,
-                      padding_limit=0 if args.no_padding_lab else Options.padding_limit, cold=args.cold,
-                      server_env=dict(item.split("=", 1) for item in args.server_env))
+    options = Options(
+        sessions=args.sessions,
+        inputs=args.inputs,
+        seed=args.seed,
+        run_timeout=args.run_timeout,
+        max_seconds=args.max_seconds,
+        hosted=not args.no_hosted,
+        token_cap=args.max_tokens,
+        padding_limit=0 if args.no_padding_lab else Options.padding_limit,
+        cold=args.cold,
+        server_env=dict(item.split("=", 1) for item in args.server_env),
+    )
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model
         if model is None:

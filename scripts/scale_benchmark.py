@@ -194,8 +194,14 @@ def kill_when(cluster: Cluster, room: Classroom, runs: int, stop: threading.Even
     os.kill(victim.process.pid, signal.SIGKILL)
 
 
-def class_burst(cluster: Cluster, steps: list[list[Step]], room: Classroom, seconds: float, padding_limit: int,
-                kill_after_runs: int | None) -> tuple[float, bool]:
+def class_burst(
+    cluster: Cluster,
+    steps: list[list[Step]],
+    room: Classroom,
+    seconds: float,
+    padding_limit: int,
+    kill_after_runs: int | None,
+) -> tuple[float, bool]:
     """The class in a worker thread; this thread replaces a dead replica as serve.py does. (wall, in time)."""
 
     async def everyone() -> float:
@@ -206,7 +212,11 @@ def class_burst(cluster: Cluster, steps: list[list[Step]], room: Classroom, seco
             await asyncio.gather(*(restoring_student(cluster.url, n, s, room) for n, s in enumerate(steps)))
             others_done.set()
 
-        lab = [padding_student(cluster.url, len(steps), room.recorder, others_done, padding_limit)] if padding_limit else []
+        lab = (
+            [padding_student(cluster.url, len(steps), room.recorder, others_done, padding_limit)]
+            if padding_limit
+            else []
+        )
         await asyncio.wait_for(asyncio.gather(students(), *lab), seconds)
         return time.perf_counter() - started
 
@@ -255,8 +265,15 @@ def bare_forwards(model: str, ref: Reference, inputs: set) -> float:
     return sum(BARE_SECONDS[item] for item in inputs)
 
 
-def run_class(model: str, replicas: int, options: Options, workdir: Path, env: dict[str, str], ref: Reference,
-              kill_after_runs: int | None = None) -> ClassResult:
+def run_class(
+    model: str,
+    replicas: int,
+    options: Options,
+    workdir: Path,
+    env: dict[str, str],
+    ref: Reference,
+    kill_after_runs: int | None = None,
+) -> ClassResult:
     """The class through HAProxy in front of ``replicas`` replicas; optionally one replica killed mid-burst."""
     import torch
 
@@ -308,7 +325,9 @@ def memory_table(memory: list[Memory]) -> str:
 
 def class_table(results: list[ClassResult]) -> str:
     pages = list(dict.fromkeys(name for r in results for name in r.summary.pages))
-    head = " | ".join(f"{r.replicas} replica{'s' if r.replicas > 1 else ''}{' + kill' if r.killed else ''}" for r in results)
+    head = " | ".join(
+        f"{r.replicas} replica{'s' if r.replicas > 1 else ''}{' + kill' if r.killed else ''}" for r in results
+    )
     lines = [f"|  | {head} |", "| --- |" + " --- |" * len(results)]
 
     def row(label: str, values) -> None:
@@ -319,7 +338,10 @@ def class_table(results: list[ClassResult]) -> str:
         row(f"{page}: p50 / p95", [f"{seconds_text(r.summary.pages[page]['p50_seconds'])} / "
                                    f"{seconds_text(r.summary.pages[page]['p95_seconds'])}" if page in r.summary.pages else "—"
                                    for r in results])  # fmt: skip
-    row("burst wall time", [f"{r.summary.burst_seconds:.1f} s{'' if r.summary.finished_in_time else ' (limit)'}" for r in results])
+    row(
+        "burst wall time",
+        [f"{r.summary.burst_seconds:.1f} s{'' if r.summary.finished_in_time else ' (limit)'}" for r in results],
+    )
     row("script runs", [str(r.summary.runs) for r in results])
     row("errors (interrupted by the kill included)", [str(r.summary.errors) for r in results])
     row("wrong results", [str(r.summary.wrong) for r in results])
@@ -327,7 +349,10 @@ def class_table(results: list[ClassResult]) -> str:
     row("total PSS after the burst", [f"{r.total_pss_gib:.2f} GiB" for r in results])
     row("serving efficiency (Σ bare forwards ÷ wall)", [f"{r.summary.serving_efficiency:.0%}" for r in results])
     if any(r.killed for r in results):
-        row("killed replica: sessions affected / restored", [f"{r.killed}: {r.affected} / {r.restored}" if r.killed else "—" for r in results])
+        row(
+            "killed replica: sessions affected / restored",
+            [f"{r.killed}: {r.affected} / {r.restored}" if r.killed else "—" for r in results],
+        )
         row("time to restore (kill → view drawn again): p50 / max",
             [f"{seconds_text(percentile(r.restore_seconds, 0.5))} / {seconds_text(max(r.restore_seconds))}"
              if r.restore_seconds else "—" for r in results])  # fmt: skip
@@ -367,18 +392,26 @@ def main() -> None:
                 expected_runs = args.sessions * (1 + 2 * args.inputs)
                 results.append(run_class(model, args.kill_replicas, options, Path(tmp) / "class-kill", env, ref,
                                          kill_after_runs=expected_runs // 4))  # fmt: skip
-    print(f"\nMachine: {os.cpu_count()} cores; model {'random bert-base' if args.model is None else args.model}; "
-          f"{args.sessions} sessions × {args.inputs} inputs; hosted caps (token cap {DEFAULT_CAP}).\n")
+    print(
+        f"\nMachine: {os.cpu_count()} cores; model {'random bert-base' if args.model is None else args.model}; "
+        f"{args.sessions} sessions × {args.inputs} inputs; hosted caps (token cap {DEFAULT_CAP}).\n"
+    )
     if memory:
         print(memory_table(memory) + "\n")
     if results:
         print(class_table(results) + "\n")
         for r in results:
             if r.summary.examples:
-                print(f"{r.replicas} replica(s){' + kill' if r.killed else ''}, first problems:", *r.summary.examples, sep="\n- ")
+                print(
+                    f"{r.replicas} replica(s){' + kill' if r.killed else ''}, first problems:",
+                    *r.summary.examples,
+                    sep="\n- ",
+                )
         print("\nPer phase, class_load's own table:\n")
         for r in results:
-            print(f"### {r.replicas} replica(s){' + kill of ' + r.killed if r.killed else ''}\n\n{markdown(r.summary)}\n")
+            print(
+                f"### {r.replicas} replica(s){' + kill of ' + r.killed if r.killed else ''}\n\n{markdown(r.summary)}\n"
+            )
     if args.json:
         args.json.write_text(json.dumps({"memory": [asdict(m) | {"total_pss_gib": m.total_pss_gib} for m in memory],
                                          "classes": [asdict(r) for r in results]}, indent=2, default=str))  # fmt: skip

@@ -144,7 +144,11 @@ class Balancer:
         lines = self.command("show stat").splitlines()
         header = lines[0].lstrip("# ").split(",")
         rows = [dict(zip(header, line.split(","))) for line in lines[1:] if line]
-        return {row["svname"]: row["status"] for row in rows if row["pxname"] == BACKEND and row["svname"] not in ("FRONTEND", "BACKEND")}
+        return {
+            row["svname"]: row["status"]
+            for row in rows
+            if row["pxname"] == BACKEND and row["svname"] not in ("FRONTEND", "BACKEND")
+        }
 
     def set_state(self, server: str, state: str) -> None:
         """``state``: "maint" (no traffic at all), "drain" (only its own sessions) or "ready"."""
@@ -341,11 +345,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8501, help="the one public port (default 8501)")
     parser.add_argument("--address", default="0.0.0.0", help="where HAProxy listens (default: every interface)")
     parser.add_argument("--model", help="sets BERTLENS_MODEL for every replica")
-    parser.add_argument("--workdir", type=Path, help="logs, rendered config, admin socket, state.json (default: a temp folder)")
+    parser.add_argument(
+        "--workdir", type=Path, help="logs, rendered config, admin socket, state.json (default: a temp folder)"
+    )
     parser.add_argument("--render", action="store_true", help="print the rendered HAProxy config and exit")
     parser.add_argument("--bind", default=":8501", help="with --render: the public address")
     parser.add_argument("--server", action="append", default=[], help="with --render: a replica's host:port (repeat)")
-    parser.add_argument("--admin-socket", default="/tmp/haproxy.sock", help="with --render: HAProxy's runtime API socket")
+    parser.add_argument(
+        "--admin-socket", default="/tmp/haproxy.sock", help="with --render: HAProxy's runtime API socket"
+    )
     args = parser.parse_args(argv)
 
     if args.render:

@@ -80,7 +80,9 @@ def streamlit_command(port: int, script: str = "app.py", watcher: str = "none", 
 
 
 @contextmanager
-def running_server(model: str | Path, log: Path, script: str = "app.py", watcher: str = "none", **env: str) -> Iterator[Server]:
+def running_server(
+    model: str | Path, log: Path, script: str = "app.py", watcher: str = "none", **env: str
+) -> Iterator[Server]:
     """Run ``script`` headless with ``BERTLENS_MODEL=model`` (offline) on 127.0.0.1; stop it afterwards.
 
     ``env`` adds environment variables; ``BERTLENS_HOSTED`` is off unless given there. ``watcher`` is

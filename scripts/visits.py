@@ -46,8 +46,15 @@ def two():
 st.navigation([st.Page(one, title="One", default=True), st.Page(two, title="Two")]).run()
 """
 # The sidebar link of each page (pages/home.py is the default page: its link is the app's title).
-NAV_TITLES = {"": "BERT Lens", "tokenizer": "Tokenizer", "anatomy": "Model anatomy", "fill_mask": "Fill-mask",
-              "next_sentence": "Next sentence", "attention": "Attention", "senses": "Word senses"}
+NAV_TITLES = {
+    "": "BERT Lens",
+    "tokenizer": "Tokenizer",
+    "anatomy": "Model anatomy",
+    "fill_mask": "Fill-mask",
+    "next_sentence": "Next sentence",
+    "attention": "Attention",
+    "senses": "Word senses",
+}
 CHROMIUM = os.environ.get("BERTLENS_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 LAST_CHANGE = """
@@ -102,9 +109,10 @@ async def _page_visits(url: str, pid: int, page: str, query: str) -> dict[str, f
 def cached_visits(model: str, query: str, before: bool) -> dict[str, dict[str, float]]:
     """Each page's cached-visit cost on a server with the shipped options, or as before them."""
     env = {"BERTLENS_GC_FREEZE": "0"} if before else {}
-    with tempfile.TemporaryDirectory() as tmp, running_server(
-        model, Path(tmp) / "server.log", watcher="auto" if before else "none", **env
-    ) as server:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        running_server(model, Path(tmp) / "server.log", watcher="auto" if before else "none", **env) as server,
+    ):
         return {page: run_to_end(_page_visits(server.url, server.pid, page, query)) for page in PAGES}
 
 
@@ -121,7 +129,12 @@ def visit_rows(model: str, query: str) -> list[tuple[str, ...]]:
     before, after = cached_visits(model, query, before=True), cached_visits(model, query, before=False)
     bare = bare_visits(model)
     rows = [
-        (f"bare one-line Streamlit page: {label}", "", f"{bare[kind] * 1000:,.0f} ms (CPU {bare[kind + '_cpu'] * 1000:,.0f} ms)", "")
+        (
+            f"bare one-line Streamlit page: {label}",
+            "",
+            f"{bare[kind] * 1000:,.0f} ms (CPU {bare[kind + '_cpu'] * 1000:,.0f} ms)",
+            "",
+        )
         for kind, label in (("same", "rerun, same session"), ("new", "first run, new session"))
     ]
     for page in PAGES:
@@ -181,9 +194,11 @@ def browser_settle(model: str, query: str, repeats: int = 5) -> dict[str, tuple[
     with tempfile.TemporaryDirectory() as tmp:
         bare = Path(tmp) / "bare.py"
         bare.write_text(BARE_NAVIGATION_APP)
-        with running_server(model, Path(tmp) / "bare.log", script=str(bare)) as bare_server, running_server(
-            model, Path(tmp) / "app.log"
-        ) as app, sync_playwright() as playwright:
+        with (
+            running_server(model, Path(tmp) / "bare.log", script=str(bare)) as bare_server,
+            running_server(model, Path(tmp) / "app.log") as app,
+            sync_playwright() as playwright,
+        ):
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
             context = browser.new_context(viewport={"width": 1280, "height": 720})
             context.add_init_script(LAST_CHANGE)

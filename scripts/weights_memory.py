@@ -58,7 +58,11 @@ def memory_mib(pid: int) -> dict[str, float]:
 def start_replica(choice: str, folder: Path, env: dict[str, str]) -> tuple[subprocess.Popen, float]:
     child = subprocess.Popen(
         [sys.executable, "-c", REPLICA, choice, str(folder)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
     )
     return child, float(child.stdout.readline())
 
@@ -97,7 +101,9 @@ def main() -> None:
         folder = save_random_bert(Path(scratch) / "bert-base-random", random_bert_config())
         size = sum(p.stat().st_size for p in folder.iterdir()) / 2**20
         print(f"bert-base-sized random model: {size:.0f} MiB on disk\n")
-        print("| choice | load (1st replica) | load (2nd replica) | RSS MiB (1 replica) | PSS MiB (1 replica) | PSS MiB, 2 replicas |")
+        print(
+            "| choice | load (1st replica) | load (2nd replica) | RSS MiB (1 replica) | PSS MiB (1 replica) | PSS MiB, 2 replicas |"
+        )
         print("| --- | --- | --- | --- | --- | --- |")
         with tempfile.TemporaryDirectory(dir="/dev/shm") as tmpfs:
             rounds: dict[str, list] = {choice: [] for choice in CHOICES}

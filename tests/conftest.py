@@ -32,7 +32,9 @@ def tiny_pretraining_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_encoder_dir(tmp_path_factory) -> Path:
     """A tiny bare BertModel checkpoint: no heads at all."""
-    return save_random_bert(tmp_path_factory.mktemp("tiny-encoder"), random_bert_config(**TINY_CONFIG), with_heads=False)
+    return save_random_bert(
+        tmp_path_factory.mktemp("tiny-encoder"), random_bert_config(**TINY_CONFIG), with_heads=False
+    )
 
 
 @pytest.fixture(scope="session")

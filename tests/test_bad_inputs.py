@@ -158,7 +158,9 @@ def alerts(at: AppTest) -> str:
 @pytest.mark.parametrize("page", [p for p, inputs in PAGE_INPUTS.items() if ("text_area", "text") in inputs])
 @pytest.mark.parametrize("name", ["empty", "whitespace mix"])
 def test_empty_sentence_says_so(open_page, tiny_pretraining_dir, page, name):
-    at = type_into(open_page(page, tiny_pretraining_dir, **SENTENCE_TAB.get(page, {})), [("text_area", "text")], BAD_STRINGS[name])
+    at = type_into(
+        open_page(page, tiny_pretraining_dir, **SENTENCE_TAB.get(page, {})), [("text_area", "text")], BAD_STRINGS[name]
+    )
     assert not at.exception
     if page != "pages/senses.py":  # there the own sentence is optional
         assert alerts(at), f"{page}: no message for an empty sentence"
@@ -174,7 +176,9 @@ def test_next_sentence_empty_pair_says_so(open_page, tiny_pretraining_dir, name)
 
 @pytest.mark.parametrize("page", ["pages/tokenizer.py", "pages/anatomy.py", "pages/fill_mask.py", "pages/attention.py"])
 def test_over_512_tokens_is_truncated_with_a_notice(open_page, tiny_pretraining_dir, page):
-    at = open_page(page, tiny_pretraining_dir, text=BAD_STRINGS["over 512 tokens"] + " [MASK].", **SENTENCE_TAB.get(page, {}))
+    at = open_page(
+        page, tiny_pretraining_dir, text=BAD_STRINGS["over 512 tokens"] + " [MASK].", **SENTENCE_TAB.get(page, {})
+    )
     assert not at.exception
     assert "512" in alerts(at), alerts(at)
 

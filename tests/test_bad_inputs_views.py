@@ -10,7 +10,11 @@ NEW_TABS = [
     ("pages/attention.py", {"tab": "Compare"}, [("text_input", "compare")]),
     ("pages/attention.py", {"tab": "Mask and see"}, [("text_area", "text")]),
     ("pages/fill_mask.py", {"fill_tab": "Layer by layer", "true_word": "paris"}, [("text_area", "text")]),
-    ("pages/fill_mask.py", {"fill_tab": "Compare two sentences", "text": "a [MASK] b"}, [("text_input", "fill_compare")]),
+    (
+        "pages/fill_mask.py",
+        {"fill_tab": "Compare two sentences", "text": "a [MASK] b"},
+        [("text_input", "fill_compare")],
+    ),
 ]
 
 

@@ -18,11 +18,17 @@ from components import exports
 from components.senses_views import TABS as SENSES_TABS
 from components.text import literal
 
-SENSES, TOKENIZER, NEXT_SENTENCE, FILL_MASK = "pages/senses.py", "pages/tokenizer.py", "pages/next_sentence.py", "pages/fill_mask.py"
+SENSES, TOKENIZER, NEXT_SENTENCE, FILL_MASK = (
+    "pages/senses.py",
+    "pages/tokenizer.py",
+    "pages/next_sentence.py",
+    "pages/fill_mask.py",
+)
 MAX_CHART_BYTES = 5_000_000
 
 
 LAB = {"tokenizer_tab": "Padding lab"}  # the tab that draws the Padding lab
+
 
 def shown(at, *kinds: str) -> str:
     kinds = kinds or ("warning", "info", "caption", "error")
@@ -91,8 +97,15 @@ def test_occurrence_selection_keeps_the_first_sentences_within_both_budgets():
 
 @pytest.mark.parametrize(
     "cell",
-    ['=HYPERLINK("http://evil.example","click")', "@SUM(A1:A9)", "+1+cmd|' /C calc'!A0", "-2+3",
-     "\tTAB", "\rCR", "=1+1"],
+    [
+        '=HYPERLINK("http://evil.example","click")',
+        "@SUM(A1:A9)",
+        "+1+cmd|' /C calc'!A0",
+        "-2+3",
+        "\tTAB",
+        "\rCR",
+        "=1+1",
+    ],
 )
 def test_csv_formula_cells_are_neutralised(cell, monkeypatch):
     captured = {}
@@ -163,9 +176,13 @@ def test_long_shared_sentence_is_cut_and_scanned_once(open_page, monkeypatch):
     monkeypatch.setattr(components.cache, "find_word", lambda *a: calls.append(1) or real(*a))
     at = open_page(SENSES, preset="field", word="field", text="field " * 20_000)
     assert not at.exception
-    assert literal("Your own sentence (optional)") + " is 120,000 characters long; pages read only its first 20,000" in shown(at, "warning")
+    assert literal(
+        "Your own sentence (optional)"
+    ) + " is 120,000 characters long; pages read only its first 20,000" in shown(at, "warning")
     assert "`BERTLENS_MAX_CHARS`" in shown(at, "warning")
-    assert "occurs more than 50 times in 1 sentence (your sentence; up to" in shown(at, "warning")  # the shared one, left out
+    assert "occurs more than 50 times in 1 sentence (your sentence; up to" in shown(
+        at, "warning"
+    )  # the shared one, left out
     first = len(calls)
     at.selectbox(key="senses_layer").set_value("2").run()
     assert not at.exception and len(calls) == first  # the rerun scans nothing again (cached)
@@ -264,8 +281,16 @@ def test_padding_lab_payload_at_the_lab_budgets(open_page, tiny_pretraining_dir,
     budgets = default_budgets(hosted_mode)
     n = budgets.tokens or 512
     lines = "\n".join(f"{i} " + "<b>&amp;</b> " * 600 for i in range(budgets.lab_lines))
-    at = open_page(TOKENIZER, tiny_pretraining_dir, text="hello", lines=lines, pad="max_length", pad_len=str(n),
-                   mask_demo="true", **LAB)
+    at = open_page(
+        TOKENIZER,
+        tiny_pretraining_dir,
+        text="hello",
+        lines=lines,
+        pad="max_length",
+        pad_len=str(n),
+        mask_demo="true",
+        **LAB,
+    )
     assert not at.exception
     assert len(next(d.value for d in at.dataframe if "[CLS] L2 distance" in d.value.columns)) == budgets.lab_lines
     sizes = chart_bytes(at)

@@ -18,7 +18,9 @@ from scripts.class_load import DEFAULT_CAP, Options, markdown, run_class  # noqa
 
 
 def test_class_gets_right_results_one_model_load_and_the_cap(tiny_pretraining_dir, tmp_path):
-    summary = run_class(str(tiny_pretraining_dir), Options(sessions=8, inputs=3, max_seconds=110), tmp_path / "server.log")
+    summary = run_class(
+        str(tiny_pretraining_dir), Options(sessions=8, inputs=3, max_seconds=110), tmp_path / "server.log"
+    )
     print("\n" + markdown(summary))  # pytest -s shows the table
     assert summary.finished_in_time
     assert summary.token_cap == DEFAULT_CAP

@@ -18,7 +18,9 @@ def contrast_on_white(hex_colour: str) -> float:
 def test_each_sense_has_its_own_shape_and_colour():
     markers = [sense_marker(n) for n in range(len(PALETTE) * len(SYMBOLS))]
     assert len({(m["color"], m["symbol"]) for m in markers}) == len(markers)
-    assert len({m["symbol"] for m in markers[: len(SYMBOLS)]}) == len(SYMBOLS)  # the first 8 senses differ by shape alone
+    assert len({m["symbol"] for m in markers[: len(SYMBOLS)]}) == len(
+        SYMBOLS
+    )  # the first 8 senses differ by shape alone
 
 
 def test_sense_colours_are_visible_on_white_and_not_red_against_green():

@@ -36,7 +36,11 @@ QUERY = "text=Students+open+the+link+together."
 
 def sentence(session: int, step: int) -> str:
     """... and sentences only one session types."""
-    return COMMON[(session + step) % len(COMMON)] if step % 2 else f"Student {session} tries sentence {step} with a [MASK]."
+    return (
+        COMMON[(session + step) % len(COMMON)]
+        if step % 2
+        else f"Student {session} tries sentence {step} with a [MASK]."
+    )
 
 
 async def student(url: str, number: int) -> list[float]:

@@ -160,7 +160,11 @@ def run_victim(folder: Path, weights: str, damage: str) -> subprocess.CompletedP
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     return subprocess.run(
         [sys.executable, "-c", VICTIM, str(folder), weights, damage],
-        capture_output=True, text=True, timeout=300, env=env, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=ROOT,
     )
 
 

@@ -30,7 +30,11 @@ def test_streamlit_still_offers_no_setting_for_it():
 
 
 def test_only_layout_touches_the_pages_manager():
-    users = [p.relative_to(ROOT).as_posix() for folder in ("components", "pages", "bertlens")
-             for p in (ROOT / folder).glob("*.py") if "PagesManager" in p.read_text()]
+    users = [
+        p.relative_to(ROOT).as_posix()
+        for folder in ("components", "pages", "bertlens")
+        for p in (ROOT / folder).glob("*.py")
+        if "PagesManager" in p.read_text()
+    ]
     assert users == ["components/layout.py"]
     assert "PagesManager" not in (ROOT / "app.py").read_text()

@@ -48,7 +48,9 @@ def haproxy_check(text: str, tmp_path: Path) -> subprocess.CompletedProcess:
 
 
 def test_rendered_config_is_valid_and_says_what_the_class_needs(tmp_path):
-    text = render_config("127.0.0.1:8501", ["127.0.0.1:9001", "127.0.0.1:9002", "127.0.0.1:9003"], str(tmp_path / "a.sock"))
+    text = render_config(
+        "127.0.0.1:8501", ["127.0.0.1:9001", "127.0.0.1:9002", "127.0.0.1:9003"], str(tmp_path / "a.sock")
+    )
     checked = haproxy_check(text, tmp_path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "{{" not in text
@@ -74,7 +76,10 @@ def test_compose_runs_the_same_config_through_the_same_renderer(tmp_path, capsys
     assert len(replicas) >= 2
     for name in replicas:
         service = services[name]
-        assert service["build"]["dockerfile"] == "Dockerfile" and (DEPLOY / service["build"]["context"] / "Dockerfile").exists()
+        assert (
+            service["build"]["dockerfile"] == "Dockerfile"
+            and (DEPLOY / service["build"]["context"] / "Dockerfile").exists()
+        )
         assert service["environment"][SCRIPT_CHECK_ENV] == "true"
         assert READY_PATH in " ".join(service["healthcheck"]["test"])
     haproxy = services["haproxy"]
@@ -117,7 +122,10 @@ def test_kubernetes_probes_service_and_cookie_affinity():
     assert annotations["nginx.ingress.kubernetes.io/session-cookie-name"] == COOKIE
     assert int(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600
     backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
-    assert backend["name"] == service["metadata"]["name"] and backend["port"]["name"] == service["spec"]["ports"][0]["name"]
+    assert (
+        backend["name"] == service["metadata"]["name"]
+        and backend["port"]["name"] == service["spec"]["ports"][0]["name"]
+    )
 
 
 def test_ci_installs_haproxy_like_chromium():

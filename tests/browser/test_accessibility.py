@@ -49,9 +49,15 @@ PAGE_TABS = {
 }
 # A deep link's own input where the default shows too little: fill-mask's default sentence has no [MASK].
 LINK_PARAMS = {"fill_mask": {"text": "The [MASK] crossed the street because it was [MASK]."}}
-VIEWS = [("", {})] + [(path, {}) for path in PAGE_TABS] + [
-    (path, {**LINK_PARAMS.get(path, {}), key: label}) for path, (key, labels) in PAGE_TABS.items() for label in labels
-]
+VIEWS = (
+    [("", {})]
+    + [(path, {}) for path in PAGE_TABS]
+    + [
+        (path, {**LINK_PARAMS.get(path, {}), key: label})
+        for path, (key, labels) in PAGE_TABS.items()
+        for label in labels
+    ]
+)
 
 # Runs axe on the whole document; each violation node is labelled as the app's or Streamlit's chrome.
 RUN_AXE = """async chrome => {
@@ -89,7 +95,9 @@ def chrome_violations() -> Iterator[dict[str, list[dict]]]:
     found: dict[str, list[dict]] = {}
     yield found
     rules = sorted({(node["rule"], node["impact"]) for nodes in found.values() for node in nodes})
-    print(f"\nStreamlit chrome (not failed): {sum(map(len, found.values()))} nodes in {len(found)} views; rules: {rules}")
+    print(
+        f"\nStreamlit chrome (not failed): {sum(map(len, found.values()))} nodes in {len(found)} views; rules: {rules}"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -113,8 +121,14 @@ def violations(page, axe_source: str) -> list[dict]:
     return page.evaluate(RUN_AXE, list(CHROME))
 
 
-def check_view(page, url: str, view: tuple[str, dict[str, str]], axe_source: str, chrome: dict[str, list[dict]],
-               model: str = "tiny") -> None:
+def check_view(
+    page,
+    url: str,
+    view: tuple[str, dict[str, str]],
+    axe_source: str,
+    chrome: dict[str, list[dict]],
+    model: str = "tiny",
+) -> None:
     path, params = view
     page.goto(f"{url}/{path}" + (f"?{urlencode(params)}" if params else ""))
     wait_for_run(page)

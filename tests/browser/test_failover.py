@@ -96,8 +96,12 @@ def test_killed_replica_costs_no_student_their_view(cluster, reference, browser)
 
         # Back: a new websocket to the other replica, which drew the page again (frames), then the same view.
         deadline = killed_at + RESTORE_SECONDS
-        while not any(s["replica"] not in (None, served_by) and s["frames"] > 0 for s in handshakes.opened_after(killed_at)):
-            assert time.monotonic() < deadline, f"no live replica drew the page in {RESTORE_SECONDS} s: {handshakes.sockets}"
+        while not any(
+            s["replica"] not in (None, served_by) and s["frames"] > 0 for s in handshakes.opened_after(killed_at)
+        ):
+            assert time.monotonic() < deadline, (
+                f"no live replica drew the page in {RESTORE_SECONDS} s: {handshakes.sockets}"
+            )
             page.wait_for_timeout(200)
         remaining_ms = max(1000, (deadline - time.monotonic()) * 1000)
         expect(page.locator('[data-testid="stApp"]')).to_have_attribute("data-test-connection-state", "CONNECTED",

@@ -179,7 +179,9 @@ def test_attention_deep_link_draws_the_chosen_head(open_url, reference):
 
 def test_senses_map_and_your_sentence(open_url):
     page = open_url("senses", preset="field", senses_tab="Separation by layer")
-    expect(main(page)).to_contain_text(re.compile(r"Silhouette at hidden state \d+ \(after encoder layer \d+\): -?\d\.\d+"))
+    expect(main(page)).to_contain_text(
+        re.compile(r"Silhouette at hidden state \d+ \(after encoder layer \d+\): -?\d\.\d+")
+    )
     page.get_by_role("tab", name="Map").click()
     expect(charts(page).filter(has_text="Football Pitch")).not_to_have_count(0)  # the map, by sense
 

@@ -118,7 +118,9 @@ def test_many_embeddings_add_up(bundled):
     ids = list(analysis.encoding.input_ids)
     np.testing.assert_array_equal(parts.word, emb.word_embeddings.weight[ids].numpy())
     np.testing.assert_array_equal(parts.position, emb.position_embeddings.weight[: len(ids)].numpy())
-    np.testing.assert_array_equal(parts.token_type, emb.token_type_embeddings.weight[list(analysis.encoding.token_type_ids)].numpy())
+    np.testing.assert_array_equal(
+        parts.token_type, emb.token_type_embeddings.weight[list(analysis.encoding.token_type_ids)].numpy()
+    )
     assert parts.max_abs_difference < 1e-5
     with torch.no_grad():
         module = emb(input_ids=torch.tensor([ids]), token_type_ids=torch.tensor([analysis.encoding.token_type_ids]))[0]

@@ -77,7 +77,11 @@ def test_statistics_find_planted_heads(tiny_bundle):
     attentions[0, 3][:, seps] = 1.0 / len(seps)  # [SEP] sink
 
     def same_word_other_sentence(q):
-        hits = [k for k in range(n) if ids[k] == ids[q] and None not in (segments[k], segments[q]) and segments[k] != segments[q]]
+        hits = [
+            k
+            for k in range(n)
+            if ids[k] == ids[q] and None not in (segments[k], segments[q]) and segments[k] != segments[q]
+        ]
         return hits[0] if hits else q
 
     attentions[2, 3] = one_hot_rows(n, same_word_other_sentence)

@@ -32,7 +32,10 @@ def test_tokens_that_cannot_pair_are_named():
 
 
 def test_attention_difference_is_second_minus_first_over_paired_tokens(bundled):
-    inputs = [bundled.tokenizer(s, return_tensors="pt") for s in (SEED_FIRST, "The animal didn't cross the wide street because it was too tired.")]
+    inputs = [
+        bundled.tokenizer(s, return_tensors="pt")
+        for s in (SEED_FIRST, "The animal didn't cross the wide street because it was too tired.")
+    ]
     with torch.no_grad():
         first, second = (bundled.model.bert(**i, output_attentions=True).attentions[3][0, 1].numpy() for i in inputs)
     tokens = [tuple(bundled.tokenizer.convert_ids_to_tokens(i["input_ids"][0])) for i in inputs]
@@ -51,7 +54,9 @@ def test_guess_difference_equals_the_two_softmaxes(tiny_bundle, masked_lm):
     for text in texts:
         inputs = tiny_bundle.tokenizer(text, return_tensors="pt")
         with torch.no_grad():
-            logits = masked_lm(**inputs).logits[0, inputs["input_ids"][0].tolist().index(tiny_bundle.tokenizer.mask_token_id)]
+            logits = masked_lm(**inputs).logits[
+                0, inputs["input_ids"][0].tolist().index(tiny_bundle.tokenizer.mask_token_id)
+            ]
         probabilities.append(logits.double().softmax(-1).numpy())
     expected_ids = set(np.argsort(-probabilities[0])[:5]) | set(np.argsort(-probabilities[1])[:5])
     assert set(table["token_id"]) == expected_ids

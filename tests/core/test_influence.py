@@ -27,14 +27,18 @@ def test_guess_change_equals_one_pass_per_variant(tiny_bundle, masked_lm, mode):
     def guesses(token_ids: list[int]) -> np.ndarray:
         with torch.no_grad():
             logits = masked_lm(input_ids=torch.tensor([token_ids])).logits[0]
-        return logits[token_ids.index(tokenizer.mask_token_id) if mode == "delete" else mask].double().softmax(-1).numpy()
+        return (
+            logits[token_ids.index(tokenizer.mask_token_id) if mode == "delete" else mask].double().softmax(-1).numpy()
+        )
 
     before = guesses(ids)
     for position, effect in zip(ours.tested, ours.effect):
         after = guesses(variant(ids, position, mode, tokenizer.mask_token_id)) if mode == "delete" else None
         if mode == "mask":  # two masks now: watch the original one
             with torch.no_grad():
-                logits = masked_lm(input_ids=torch.tensor([variant(ids, position, mode, tokenizer.mask_token_id)])).logits[0, mask]
+                logits = masked_lm(
+                    input_ids=torch.tensor([variant(ids, position, mode, tokenizer.mask_token_id)])
+                ).logits[0, mask]
             after = logits.double().softmax(-1).numpy()
         assert effect == pytest.approx(0.5 * np.abs(after - before).sum(), abs=2e-5)
 
@@ -48,7 +52,9 @@ def test_verdict_change_equals_the_nsp_model(tiny_pretraining_dir, tiny_bundle):
 
     def p_is_next(ids):
         with torch.no_grad():
-            logits = nsp_model(input_ids=torch.tensor([ids]), token_type_ids=torch.tensor([encoded["token_type_ids"]])).logits
+            logits = nsp_model(
+                input_ids=torch.tensor([ids]), token_type_ids=torch.tensor([encoded["token_type_ids"]])
+            ).logits
         return logits[0].double().softmax(-1)[0].item()
 
     before = p_is_next(encoded["input_ids"])
@@ -74,7 +80,9 @@ def test_vectors_move_on_a_model_without_heads(bundled):
     matrix = analysis.attentions[2, 3]
     received = attention_received(matrix, ours)
     n = matrix.shape[0]
-    np.testing.assert_allclose(received, [np.mean([matrix[i, j] for i in range(n) if i != j]) for j in ours.tested], rtol=1e-6)
+    np.testing.assert_allclose(
+        received, [np.mean([matrix[i, j] for i in range(n) if i != j]) for j in ours.tested], rtol=1e-6
+    )
 
 
 def test_the_token_budget_keeps_the_tokens_nearest_the_watched_one(tiny_bundle):

@@ -61,7 +61,9 @@ def test_true_word_check_equals_the_model_loss(tiny_bundle, masked_lm):
     tokenizer = tiny_bundle.tokenizer
     check = mlm.check_true_word(analyze(tiny_bundle, ONE_MASK), tokenizer, " Paris ")
     assert check.token == "paris" and check.note is None
-    assert check.loss == pytest.approx(mlm_loss(masked_lm, tokenizer, ONE_MASK, "The capital of France is Paris."), abs=1e-5)
+    assert check.loss == pytest.approx(
+        mlm_loss(masked_lm, tokenizer, ONE_MASK, "The capital of France is Paris."), abs=1e-5
+    )
     assert check.probability == pytest.approx(math.exp(-check.loss))
     with torch.no_grad():
         logits = masked_lm(**tokenizer(ONE_MASK, return_tensors="pt")).logits[0, 6]

@@ -53,7 +53,9 @@ def test_ranking_is_sorted_and_equals_the_reference(tiny_bundle, nsp_model):
     candidates = [B, "Deep Learning is a branch of Machine Learning.", "It rained.", "Photosynthesis, again."]
     ranked = nsp.rank_candidates(tiny_bundle, A, candidates)
     assert list(ranked["rank"]) == [1, 2, 3, 4] and ranked["p_is_next"].is_monotonic_decreasing
-    expected = dict(zip(candidates, reference_p_is_next(nsp_model, tiny_bundle.tokenizer, [(A, c) for c in candidates])))
+    expected = dict(
+        zip(candidates, reference_p_is_next(nsp_model, tiny_bundle.tokenizer, [(A, c) for c in candidates]))
+    )
     for candidate, p in zip(ranked["candidate_b"], ranked["p_is_next"]):
         assert p == pytest.approx(expected[candidate], abs=1e-6)
     np.testing.assert_allclose(ranked["p_is_next"] + ranked["p_not_next"], 1.0)
@@ -105,7 +107,11 @@ def test_evaluation_skips_incomplete_rows(tiny_bundle, nsp_model):
         [
             nsp.DEFAULT_PAIRS.head(3),
             pd.DataFrame(
-                {"sentence_a": [None, "  ", "Only A", "No label"], "sentence_b": ["B", "B", None, "B"], "is_next": [True, True, False, None]}
+                {
+                    "sentence_a": [None, "  ", "Only A", "No label"],
+                    "sentence_b": ["B", "B", None, "B"],
+                    "is_next": [True, True, False, None],
+                }
             ),
         ],
         ignore_index=True,
@@ -113,7 +119,9 @@ def test_evaluation_skips_incomplete_rows(tiny_bundle, nsp_model):
     result = nsp.evaluate_pairs(tiny_bundle, edited)
     assert result.skipped == 4 and len(result.table) == 3
     pairs = list(zip(edited["sentence_a"][:3], edited["sentence_b"][:3]))
-    np.testing.assert_allclose(result.table["p_is_next"], reference_p_is_next(nsp_model, tiny_bundle.tokenizer, pairs), atol=1e-6)
+    np.testing.assert_allclose(
+        result.table["p_is_next"], reference_p_is_next(nsp_model, tiny_bundle.tokenizer, pairs), atol=1e-6
+    )
     assert nsp.evaluate_pairs(tiny_bundle, edited.tail(4)) is None
 
 

@@ -89,7 +89,9 @@ def test_plotted_coordinates_are_pca_of_the_models_hidden_states(field_words, fi
     np.testing.assert_allclose(ours.explained, ref.explained_variance_ratio_, atol=1e-5)
     # Mean of the last four layers (seed 001: hidden_states[-4:]), in 3D.
     mean4 = field_reference[:, -4:].mean(axis=1)
-    assert_equal_up_to_sign(project(at_layer(field_words.contextual, "last4"), "PCA 3D").coords, PCA(3).fit_transform(mean4), 1e-4)
+    assert_equal_up_to_sign(
+        project(at_layer(field_words.contextual, "last4"), "PCA 3D").coords, PCA(3).fit_transform(mean4), 1e-4
+    )
 
 
 def test_batched_pass_equals_one_sentence_at_a_time(bundled, field_words, field_reference):
@@ -109,7 +111,13 @@ def test_batched_pass_equals_one_sentence_at_a_time(bundled, field_words, field_
 def test_progress_reports_every_chunk(tiny_bundle):
     sentence_vector_cache(tiny_bundle).clear()
     calls = []
-    embed_word(tiny_bundle, [f"The field number {i}." for i in range(7)], "field", progress=lambda *a: calls.append(a), chunk_sentences=3)
+    embed_word(
+        tiny_bundle,
+        [f"The field number {i}." for i in range(7)],
+        "field",
+        progress=lambda *a: calls.append(a),
+        chunk_sentences=3,
+    )
     assert calls == [(3, 7), (6, 7), (7, 7)]
 
 
@@ -136,8 +144,10 @@ def test_sentence_cache_is_bounded_in_bytes():
 
 @pytest.mark.parametrize(
     ("sentence", "word", "pieces"),
-    [("At the store, I bought fresh strawberries.", "strawberries", ("straw", "##berries")),
-     ("Sinan loves a beautiful day", "sinan", ("sin", "##an"))],
+    [
+        ("At the store, I bought fresh strawberries.", "strawberries", ("straw", "##berries")),
+        ("Sinan loves a beautiful day", "sinan", ("sin", "##an")),
+    ],
 )
 def test_multi_piece_word_is_the_mean_of_its_pieces(bundled, sentence, word, pieces):
     words = embed_word(bundled, [sentence], word)
@@ -265,7 +275,9 @@ def test_separation_is_undefined_without_two_senses():
     vectors = np.random.default_rng(0).normal(size=(4, 5))
     assert separation(vectors, ["a", "a", "a", "a"]) is None
     assert separation(vectors, ["a", "b", "", ""]) is None  # unlabelled points are left out
-    assert separation(vectors, ["a", "a", "b", "b"]) == pytest.approx(silhouette_score(vectors, list("aabb"), metric="cosine"))
+    assert separation(vectors, ["a", "a", "b", "b"]) == pytest.approx(
+        silhouette_score(vectors, list("aabb"), metric="cosine")
+    )
 
 
 # ---------------------------------------------------------------- input
@@ -286,15 +298,24 @@ def test_parse_lines():
 
 def test_parse_csv():
     data = '\ufeffSentence,Sense\n"Yes, the bank is open.",money\nThe river bank.,river\n\n'.encode()
-    assert parse_csv(data) == [LabelledSentence("Yes, the bank is open.", "money"), LabelledSentence("The river bank.", "river")]
+    assert parse_csv(data) == [
+        LabelledSentence("Yes, the bank is open.", "money"),
+        LabelledSentence("The river bank.", "river"),
+    ]
     assert parse_csv("sentence\nA field.\n") == [LabelledSentence("A field.", "")]
 
 
 @pytest.mark.parametrize(
     ("data", "message"),
-    [(b"", "empty"), (b"text,label\na,b\n", "`sentence` column"), (b"sentence,sense\n", "no sentences"),
-     (b"sentence,sense\na,b,c\n", "row 2 has 3 cells"), (b"sentence,sense\n,b\n", "row 2 has no sentence"),
-     ("sentence\ncaf\u00e9\n".encode("latin-1"), "not UTF-8"), (b'sentence\n"unclosed\n', "cannot be read")],
+    [
+        (b"", "empty"),
+        (b"text,label\na,b\n", "`sentence` column"),
+        (b"sentence,sense\n", "no sentences"),
+        (b"sentence,sense\na,b,c\n", "row 2 has 3 cells"),
+        (b"sentence,sense\n,b\n", "row 2 has no sentence"),
+        ("sentence\ncaf\u00e9\n".encode("latin-1"), "not UTF-8"),
+        (b'sentence\n"unclosed\n', "cannot be read"),
+    ],
 )
 def test_parse_csv_errors(data, message):
     with pytest.raises(SenseInputError, match=message):

@@ -29,16 +29,28 @@ def reference_head(bundle, text: str, layer: int, head: int, query: int):
     part = slice(head * d, (head + 1) * d)
     h = out.hidden_states[layer][0].double()
     project = lambda linear: h @ linear.weight.double().T + linear.bias.double()  # noqa: E731
-    q, keys, values = project(self_attention.query)[query, part], project(self_attention.key)[:, part], project(self_attention.value)[:, part]
+    q, keys, values = (
+        project(self_attention.query)[query, part],
+        project(self_attention.key)[:, part],
+        project(self_attention.value)[:, part],
+    )
     scores = keys @ q / math.sqrt(d)
     weights = torch.softmax(scores, dim=-1)
     return {
-        "q": q, "keys": keys, "values": values, "scaled": scores, "weights": weights, "output": weights @ values,
-        "model_row": out.attentions[layer][0, head, query], "model_output": captured["context"][0, query, part],
+        "q": q,
+        "keys": keys,
+        "values": values,
+        "scaled": scores,
+        "weights": weights,
+        "output": weights @ values,
+        "model_row": out.attentions[layer][0, head, query],
+        "model_output": captured["context"][0, query, part],
     }
 
 
-@pytest.mark.parametrize("which, layer, head, query", [("tiny", 0, 0, 1), ("tiny", 1, 3, 5), ("bundled", 0, 2, 10), ("bundled", 5, 11, 10)])
+@pytest.mark.parametrize(
+    "which, layer, head, query", [("tiny", 0, 0, 1), ("tiny", 1, 3, 5), ("bundled", 0, 2, 10), ("bundled", 5, 11, 10)]
+)
 def test_head_steps_equal_the_weights_and_the_forward_pass(tiny_bundle, bundled, which, layer, head, query):
     bundle = tiny_bundle if which == "tiny" else bundled
     steps = head_steps(bundle, analyze(bundle, SEED), layer, head, query)
@@ -60,7 +72,9 @@ def test_layer_labels_say_which_encoder_layer():
     assert after_layer_label(1) == "after encoder layer 0" and after_layer_label(12) == "after encoder layer 11"
 
 
-@pytest.mark.parametrize("text, mask_number", [("The capital of France is [MASK].", 1), ("The [MASK] sat on the [MASK].", 2)])
+@pytest.mark.parametrize(
+    "text, mask_number", [("The capital of France is [MASK].", 1), ("The [MASK] sat on the [MASK].", 2)]
+)
 def test_guesses_at_every_layer_equal_the_mlm_head_on_each_hidden_state(tiny_bundle, masked_lm, text, mask_number):
     tokenizer = tiny_bundle.tokenizer
     paris = tokenizer.convert_tokens_to_ids("paris")

@@ -38,7 +38,9 @@ def test_seed_token_table(bundled):
     assert table["split word"].tolist() == [False, True, True, False, False, False, False, False]
     assert table["special"].tolist() == [True] + [False] * 6 + [True]
     assert set(table["token_type_ids"]) == {0} and set(table["attention_mask"]) == {1}
-    counts = token_counts(table, bundled.tokenizer.unk_token, spaced_words(encode(bundled.tokenizer, SEED_SENTENCE), SEED_SENTENCE))
+    counts = token_counts(
+        table, bundled.tokenizer.unk_token, spaced_words(encode(bundled.tokenizer, SEED_SENTENCE), SEED_SENTENCE)
+    )
     assert (counts.words, counts.tokens, counts.special, counts.split_words, counts.unknown) == (5, 8, 2, 1, 0)
     assert counts.tokens_per_word == pytest.approx(6 / 5)
 
@@ -112,7 +114,12 @@ def test_vocabulary_facts_match_seed_003(bundled):
 
 def test_word_lookup(bundled):
     sinan = look_up(bundled.tokenizer, "Sinan")  # seed 004: 'sinan' in tokenizer.vocab is False
-    assert (sinan.normalized, sinan.in_vocab, sinan.pieces, sinan.ids) == ("sinan", False, ("sin", "##an"), (8254, 2319))
+    assert (sinan.normalized, sinan.in_vocab, sinan.pieces, sinan.ids) == (
+        "sinan",
+        False,
+        ("sin", "##an"),
+        (8254, 2319),
+    )
     field = look_up(bundled.tokenizer, "field")  # seed 000: tokenizer.vocab["field"]
     assert field.in_vocab and field.ids == (2492,) and (field.entry_id, field.kind) == (2492, "word")
     assert field.typed_gives_entry
@@ -201,7 +208,9 @@ def test_mask_effect_against_unpadded_reference(bundled):
     with torch.no_grad():
         unmasked = bundled.model.bert(input_ids=ids).last_hidden_state[:, 0]
     for i, sentence in enumerate(SEED_BATCH):
-        assert (unmasked[i] - cls_alone(bundled, sentence)).norm().item() == pytest.approx(distances[i], rel=1e-3, abs=1e-4)
+        assert (unmasked[i] - cls_alone(bundled, sentence)).norm().item() == pytest.approx(
+            distances[i], rel=1e-3, abs=1e-4
+        )
     assert not bundled.model.training and not bundled.model.bert._forward_hooks
 
 

@@ -156,7 +156,9 @@ def test_find_the_head_says_truly_why_a_pattern_is_missing(open_page):
     assert labels["find_other_sentence"] == "Same word in the other sentence: needs a sentence B (a pair)"
     assert labels["find_same_token"] == "Same word: needs a token that occurs twice in the text"
     at = open_page(PAGE, attn_tab="Head statistics", text="A cat sat", b="The dog ran")
-    assert {b.key: b.label for b in at.button}["find_other_sentence"].endswith("needs a word that occurs in both sentences")
+    assert {b.key: b.label for b in at.button}["find_other_sentence"].endswith(
+        "needs a word that occurs in both sentences"
+    )
 
 
 def test_head_statistics_say_what_they_average_and_in_which_unit(open_page):

@@ -103,7 +103,9 @@ def fresh_views(tiny_pretraining_dir) -> dict[str, dict[str, object]]:
 
 
 @pytest.mark.parametrize("source,target", list(itertools.permutations(PAGES, 2)))
-def test_every_route_keeps_shared_values_and_nothing_else(monkeypatch, tiny_pretraining_dir, fresh_views, source, target):
+def test_every_route_keeps_shared_values_and_nothing_else(
+    monkeypatch, tiny_pretraining_dir, fresh_views, source, target
+):
     # The source page opened from a link that sets every one of its parameters to a non-default value.
     at = app(monkeypatch, tiny_pretraining_dir, text=TEXT, b=B, **_examples(source))
     visit(at, source)

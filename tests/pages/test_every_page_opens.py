@@ -15,7 +15,15 @@ def shown(at) -> str:
 
 def test_all_six_pages_and_home_exist():
     names = {p.split("/")[-1] for p in PAGE_FILES}
-    assert {"home.py", "tokenizer.py", "anatomy.py", "fill_mask.py", "next_sentence.py", "attention.py", "senses.py"} <= names
+    assert {
+        "home.py",
+        "tokenizer.py",
+        "anatomy.py",
+        "fill_mask.py",
+        "next_sentence.py",
+        "attention.py",
+        "senses.py",
+    } <= names
 
 
 @pytest.mark.parametrize("path", PAGE_FILES)

@@ -29,7 +29,9 @@ def frame(at, column: str):
 
 
 def text_of(at) -> str:
-    return " ".join(str(e.value) for kind in ("markdown", "caption", "info", "warning", "success") for e in getattr(at, kind))
+    return " ".join(
+        str(e.value) for kind in ("markdown", "caption", "info", "warning", "success") for e in getattr(at, kind)
+    )
 
 
 def reopen(open_page, at, path, model, **chosen):
@@ -48,7 +50,9 @@ def forward(bundle, text, **kwargs):
 
 
 @pytest.mark.parametrize("which, layer, head", [("bundled", 4, 1), ("tiny", 1, 2)])
-def test_step_by_step_draws_the_heads_real_numbers(open_page, bundled, tiny_bundle, tiny_pretraining_dir, which, layer, head):
+def test_step_by_step_draws_the_heads_real_numbers(
+    open_page, bundled, tiny_bundle, tiny_pretraining_dir, which, layer, head
+):
     bundle, model = (bundled, BUNDLED_MODEL) if which == "bundled" else (tiny_bundle, tiny_pretraining_dir)
     at = open_page(ATTENTION, model, tab="Step by step", layer=str(layer), head=str(head))
     assert not at.exception, at.exception
@@ -95,7 +99,9 @@ def test_compare_draws_both_sentences_and_their_difference(open_page, bundled):
     at = open_page(ATTENTION, tab="Compare", layer="3", head="1")
     assert not at.exception, at.exception
     assert at.text_input(key="compare").value == SEED_SECOND  # the seed's pair by default
-    first, second = (forward(bundled, s, output_attentions=True).attentions[3][0, 1].numpy() for s in (SEED_FIRST, SEED_SECOND))
+    first, second = (
+        forward(bundled, s, output_attentions=True).attentions[3][0, 1].numpy() for s in (SEED_FIRST, SEED_SECOND)
+    )
     drawn = charts(at)
     np.testing.assert_allclose(typed(drawn["compare_first"]["data"][0]["z"]), first, atol=1e-7)
     np.testing.assert_allclose(typed(drawn["compare_second"]["data"][0]["z"]), second, atol=1e-7)
@@ -114,9 +120,13 @@ def test_compare_with_a_different_length_names_the_unpaired_token(open_page, bun
     at = open_page(ATTENTION, tab="Compare", layer="0", head="0", compare=other)
     assert not at.exception
     assert literal("only in the second: 8 wide") in text_of(at)  # user text is shown escaped, literally
-    first, second = (forward(bundled, s, output_attentions=True).attentions[0][0, 0].numpy() for s in (SEED_FIRST, other))
+    first, second = (
+        forward(bundled, s, output_attentions=True).attentions[0][0, 0].numpy() for s in (SEED_FIRST, other)
+    )
     pair = [i if i < 8 else i + 1 for i in range(16)]
-    np.testing.assert_allclose(typed(charts(at)["compare_difference"]["data"][0]["z"]), second[np.ix_(pair, pair)] - first, atol=1e-6)
+    np.testing.assert_allclose(
+        typed(charts(at)["compare_difference"]["data"][0]["z"]), second[np.ix_(pair, pair)] - first, atol=1e-6
+    )
     again = reopen(open_page, at, ATTENTION, BUNDLED_MODEL)
     assert again.text_input(key="compare").value == other
     assert charts(again)["compare_difference"] == charts(at)["compare_difference"]
@@ -125,7 +135,9 @@ def test_compare_with_a_different_length_names_the_unpaired_token(open_page, bun
 # --- mask and see --------------------------------------------------------------------------------
 
 
-def test_mask_and_see_sets_attention_beside_the_change_of_the_guess(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
+def test_mask_and_see_sets_attention_beside_the_change_of_the_guess(
+    open_page, tiny_pretraining_dir, tiny_bundle, masked_lm
+):
     at = open_page(ATTENTION, tiny_pretraining_dir, tab="Mask and see", text=MASKED, layer="1", head="3")
     assert not at.exception, at.exception
     table = frame(at, "attention received")
@@ -165,7 +177,9 @@ def test_mask_and_see_on_the_bundled_encoder_deletes_from_the_link(open_page, bu
 
 @pytest.mark.parametrize("tab", TABS[5:])
 def test_new_tabs_open_on_the_tiny_model_with_a_pair(open_page, tiny_pretraining_dir, tab):
-    at = open_page(ATTENTION, tiny_pretraining_dir, tab=tab, text="I went to the store.", b="At the store, I bought fruit.")
+    at = open_page(
+        ATTENTION, tiny_pretraining_dir, tab=tab, text="I went to the store.", b="At the store, I bought fruit."
+    )
     assert not at.exception, at.exception
     assert charts(at)
 
@@ -214,7 +228,9 @@ def test_compare_two_masked_sentences(open_page, tiny_pretraining_dir, tiny_bund
     for text in (first, second):
         inputs = tiny_bundle.tokenizer(text, return_tensors="pt")
         with torch.no_grad():
-            logits = masked_lm(**inputs).logits[0, inputs["input_ids"][0].tolist().index(tiny_bundle.tokenizer.mask_token_id)]
+            logits = masked_lm(**inputs).logits[
+                0, inputs["input_ids"][0].tolist().index(tiny_bundle.tokenizer.mask_token_id)
+            ]
         expected.append(logits.double().softmax(-1).numpy())
     np.testing.assert_allclose(table["P (first)"], expected[0][table["token_id"]], rtol=1e-4)
     np.testing.assert_allclose(table["P (second)"], expected[1][table["token_id"]], rtol=1e-4)

@@ -64,7 +64,9 @@ def test_true_word_check_from_the_link(open_page, tiny_pretraining_dir, tiny_bun
 
 
 def test_true_word_at_a_chosen_mask_and_a_several_piece_word(open_page, tiny_pretraining_dir):
-    at = open_page(PAGE, tiny_pretraining_dir, text="The [MASK] of [MASK] is big.", true_word="backpropagation", at_mask="2")
+    at = open_page(
+        PAGE, tiny_pretraining_dir, text="The [MASK] of [MASK] is big.", true_word="backpropagation", at_mask="2"
+    )
     assert not at.exception and at.selectbox(key="at_mask").value == 2
     assert "only the first piece, back, is scored" in shown(at)
     at = open_page(PAGE, tiny_pretraining_dir, text=ONE_MASK, true_word="😀")
@@ -105,7 +107,8 @@ def test_bad_input_gets_a_clear_message(open_page, tiny_pretraining_dir, text, m
 
 
 @pytest.mark.parametrize(
-    "text", ["😀🔥 [MASK] 🎉", "<b>bold</b> [MASK] <script>alert(1)</script>", "مرحبا [MASK] بالعالم", "a\u200b[MASK]\u200bb"]
+    "text",
+    ["😀🔥 [MASK] 🎉", "<b>bold</b> [MASK] <script>alert(1)</script>", "مرحبا [MASK] بالعالم", "a\u200b[MASK]\u200bb"],
 )
 def test_odd_text_is_predicted_and_shown_literally(open_page, tiny_pretraining_dir, text):
     at = open_page(PAGE, tiny_pretraining_dir, text=text)

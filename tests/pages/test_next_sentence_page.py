@@ -59,17 +59,26 @@ def test_ranking_of_candidates(open_page, tiny_pretraining_dir, tiny_bundle, nsp
     candidates = ["It is a big city.", "Bananas are yellow.", "Its museums are famous."]
     at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Ranking", a=A, b=B, candidates="\n".join(candidates))
     (ranked,) = [d.value for d in at.dataframe]  # only the open tab is drawn
-    expected = dict(zip(candidates, reference_p_is_next(nsp_model, tiny_bundle.tokenizer, [(A, c) for c in candidates])))
+    expected = dict(
+        zip(candidates, reference_p_is_next(nsp_model, tiny_bundle.tokenizer, [(A, c) for c in candidates]))
+    )
     assert ranked["candidate_b"].tolist() == sorted(candidates, key=expected.get, reverse=True)
     assert ranked["p_is_next"].tolist() == pytest.approx([expected[c] for c in ranked["candidate_b"]], abs=1e-6)
 
 
 def test_evaluation_of_the_seed_pairs(open_page, tiny_pretraining_dir, tiny_bundle, nsp_model):
     at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Evaluation")
-    p = reference_p_is_next(nsp_model, tiny_bundle.tokenizer, zip(DEFAULT_PAIRS["sentence_a"], DEFAULT_PAIRS["sentence_b"]))
+    p = reference_p_is_next(
+        nsp_model, tiny_bundle.tokenizer, zip(DEFAULT_PAIRS["sentence_a"], DEFAULT_PAIRS["sentence_b"])
+    )
     y_true, y_pred = DEFAULT_PAIRS["is_next"].tolist(), [x >= 0.5 for x in p]
     shown_metrics = metrics(at)
-    for name, score in [("Accuracy", accuracy_score), ("Precision", precision_score), ("Recall", recall_score), ("F1", f1_score)]:
+    for name, score in [
+        ("Accuracy", accuracy_score),
+        ("Precision", precision_score),
+        ("Recall", recall_score),
+        ("F1", f1_score),
+    ]:
         kwargs = {} if name == "Accuracy" else {"zero_division": 0}
         assert shown_metrics[name] == f"{score(y_true, y_pred, **kwargs):.4f}"
     results = at.dataframe[-1].value
@@ -82,7 +91,11 @@ def test_evaluation_of_the_seed_pairs(open_page, tiny_pretraining_dir, tiny_bund
 
 @pytest.mark.parametrize(
     "a, b, message",
-    [("", B, "Type both sentences"), (A, "   ", "Type both sentences"), ("word " * 600, B, "Only the first 512 tokens")],
+    [
+        ("", B, "Type both sentences"),
+        (A, "   ", "Type both sentences"),
+        ("word " * 600, B, "Only the first 512 tokens"),
+    ],
 )
 def test_bad_input_gets_a_clear_message(open_page, tiny_pretraining_dir, a, b, message):
     at = open_page(PAGE, tiny_pretraining_dir, a=a, b=b)

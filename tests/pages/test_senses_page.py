@@ -92,7 +92,9 @@ def test_pasted_lines_and_their_errors(open_page, tiny_pretraining_dir):
     assert not at.exception
     assert "`layer` parameter" in messages(at, "warning")  # the tiny model has 2 layers
     assert at.selectbox(key="senses_layer").options == ["0", "1", "2", "last2"]
-    at.text_area(key="senses_lines").input("The bank is open. | money\nThe river bank. | river\nA bank loan. | money").run()
+    at.text_area(key="senses_lines").input(
+        "The bank is open. | money\nThe river bank. | river\nA bank loan. | money"
+    ).run()
     assert not at.exception and len(coordinates(at)) == 3
     at.text_area(key="senses_lines").input("one | two | three\nok").run()
     assert "Line 1 has more than one" in messages(at, "error") and not at.dataframe
@@ -105,7 +107,9 @@ def test_pasted_lines_and_their_errors(open_page, tiny_pretraining_dir):
 def test_uploaded_csv(open_page, tiny_pretraining_dir):
     at = open_page(PAGE, tiny_pretraining_dir, source="Upload CSV", word="apple")
     assert "Choose a CSV file" in messages(at, "info")
-    at.file_uploader(key="csv_upload").set_value(("s.csv", b"sentence,sense\nAn apple pie.,fruit\nApple shares.,company\n", "text/csv")).run()
+    at.file_uploader(key="csv_upload").set_value(
+        ("s.csv", b"sentence,sense\nAn apple pie.,fruit\nApple shares.,company\n", "text/csv")
+    ).run()
     assert not at.exception and list(coordinates(at).sense) == ["fruit", "company"]
     at.file_uploader(key="csv_upload").set_value(("s.csv", b"text\nAn apple pie.\n", "text/csv")).run()
     assert "`sentence` column" in messages(at, "error") and not at.dataframe
@@ -129,7 +133,9 @@ def test_each_tab_opens_from_the_link_and_draws_only_itself(open_page):
         assert at.tabs and [t.label for t in at.tabs] == list(TABS)
         drawn[tab] = len(at.get("plotly_chart")), len(at.dataframe)
     assert drawn["Map"] == (1, 1)  # the map and its coordinates: nothing of the other tabs
-    assert drawn["Separation by layer"][0] == 1 and drawn["Similarity"][0] == 1 and drawn["Static vs contextual"][0] == 1
+    assert (
+        drawn["Separation by layer"][0] == 1 and drawn["Similarity"][0] == 1 and drawn["Static vs contextual"][0] == 1
+    )
     assert drawn["Reference words"][0] == 0 and drawn["Reference words"][1] >= 1
 
 

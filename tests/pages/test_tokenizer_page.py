@@ -17,7 +17,11 @@ def frame(at, column):
 
 
 def shown(at) -> str:
-    return " ".join(str(e.value) for kind in ("markdown", "caption", "warning", "info", "success", "error") for e in getattr(at, kind))
+    return " ".join(
+        str(e.value)
+        for kind in ("markdown", "caption", "warning", "info", "success", "error")
+        for e in getattr(at, kind)
+    )
 
 
 def test_seed_sentence_from_the_link(open_page):
@@ -53,7 +57,13 @@ def test_second_sentence_from_the_link(open_page):
 def test_vocabulary_and_lookup(open_page):
     at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello", word="field")
     special = frame(at, "role").value
-    assert dict(zip(special["token"], special["id"])) == {"[CLS]": 101, "[SEP]": 102, "[PAD]": 0, "[UNK]": 100, "[MASK]": 103}
+    assert dict(zip(special["token"], special["id"])) == {
+        "[CLS]": 101,
+        "[SEP]": 102,
+        "[PAD]": 0,
+        "[UNK]": 100,
+        "[MASK]": 103,
+    }
     assert "[unused0]" in shown(at) and "[unused993]" in shown(at)
     assert "id 2492" in " ".join(s.value for s in at.success)
     assert "uncased" in shown(at)
@@ -92,13 +102,15 @@ def test_one_piece_is_singular(open_page):
 def test_mask_demo_keeps_truncation_off(open_page):
     """With "Truncate to N" off, the demo runs the uncut sentences, as the lab draws them."""
     lines = "hello world and a few more words here\nhello"
-    at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello", lines=lines, pad_len="4", trunc="false",
-                   mask_demo="true")
+    at = open_page(
+        PAGE, tokenizer_tab="Padding lab", text="hello", lines=lines, pad_len="4", trunc="false", mask_demo="true"
+    )
     effect = frame(at, "[CLS] L2 distance").value
     assert effect["real tokens"].tolist() == [10, 3]  # not cut to 4
     assert effect["padding tokens"].tolist() == [0, 7]
-    at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello", lines=lines, pad_len="4", trunc="true",
-                   mask_demo="true")
+    at = open_page(
+        PAGE, tokenizer_tab="Padding lab", text="hello", lines=lines, pad_len="4", trunc="true", mask_demo="true"
+    )
     assert frame(at, "[CLS] L2 distance").value["real tokens"].tolist() == [4, 3]
 
 
@@ -113,7 +125,16 @@ def test_padding_lab_defaults_to_seed_003(open_page):
 
 
 def test_padding_lab_from_the_link(open_page):
-    at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello", lines="hello world\nhello", pad="max_length", pad_len="6", trunc="true", mask_demo="true")
+    at = open_page(
+        PAGE,
+        tokenizer_tab="Padding lab",
+        text="hello",
+        lines="hello world\nhello",
+        pad="max_length",
+        pad_len="6",
+        trunc="true",
+        mask_demo="true",
+    )
     assert at.radio(key="pad").value == "max_length" and at.slider(key="pad_len").value == 6
     comparison = frame(at, "padding %").value.set_index("strategy")
     assert comparison.loc["max_length=6", "shape"] == "2 × 6"
