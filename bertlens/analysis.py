@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
-from transformers import PreTrainedTokenizerBase
 
 from bertlens.engine import Engine, engine_for
 from bertlens.models import ModelBundle
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenization; 512 tokens never need more
 

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
 import torch
 from torch import nn
-from transformers import BertForPreTraining, BertModel, PretrainedConfig
-from transformers.models.bert.modeling_bert import BertLayer
 
 from bertlens.analysis import Analysis
 from bertlens.models import ModelBundle
+
+if TYPE_CHECKING:
+    from transformers import BertForPreTraining, BertModel, PretrainedConfig
+    from transformers.models.bert.modeling_bert import BertLayer, BertPreTrainingHeads
 
 NOT_IN_CHECKPOINT = "not in this checkpoint"
 
@@ -56,10 +58,11 @@ def parameter_counts(
     Rows: part, component, parameters (None when absent), note, and whether the row is one of the
     pieces that add up to the checkpoint total (the others are subtotals); the last row is that total.
     """
-    bert = model.bert if isinstance(model, BertForPreTraining) else model
-    heads = model.cls if isinstance(model, BertForPreTraining) else None
+    # transformers is imported for types only: its lazy top-level names can fail to import from concurrent threads.
+    bert = cast("BertModel", getattr(model, "bert", model))
+    heads = cast("BertPreTrainingHeads | None", getattr(model, "cls", None))
     emb, layers = bert.embeddings, bert.encoder.layer
-    layer = cast(BertLayer, layers[0])  # every layer has the same shape
+    layer = cast("BertLayer", layers[0])  # every layer has the same shape
     rows: list[tuple[str, str, int | None, str]] = [
         ("Embeddings", "word embeddings", count(emb.word_embeddings), "vocab_size × hidden_size"),
         ("Embeddings", "position embeddings", count(emb.position_embeddings), "max_position_embeddings × hidden_size"),

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
-from transformers import PreTrainedTokenizerBase
 
 from bertlens.analysis import Analysis, tokens_of
 from bertlens.mlm import softmax
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 Status = Literal["same", "changed", "only in first", "only in second"]
 

@@ -15,16 +15,18 @@ heads the checkpoint has:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
 import torch
-from transformers.modeling_outputs import BaseModelOutputWithPoolingAndCrossAttentions
 
 from bertlens.analysis import Analysis, Encoding, model_engine, token_of
 from bertlens.mlm import softmax
 from bertlens.models import ModelBundle
+
+if TYPE_CHECKING:
+    from transformers.modeling_outputs import BaseModelOutputWithPoolingAndCrossAttentions
 
 Mode = Literal["mask", "delete"]
 Measure = Literal["guess", "verdict", "vectors"]

@@ -10,12 +10,15 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from transformers import PreTrainedTokenizerBase
 
 from bertlens.analysis import Analysis, ids_of, text_of, tokens_of
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 MANY_MASKS = 5  # above this, most of the context is hidden: say so (all masks are still predicted)
 MAX_K = 50

@@ -16,18 +16,21 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 import torch
 from huggingface_hub import get_session, set_client_factory
 from huggingface_hub.utils._http import hf_request_event_hook
-from transformers import AutoConfig, AutoTokenizer, BertForPreTraining, PretrainedConfig, PreTrainedTokenizerBase
+from transformers import AutoConfig, AutoTokenizer, BertForPreTraining, PreTrainedTokenizerBase
 from transformers.utils import logging as transformers_logging
 
 from bertlens.engine import thread_safe
 from bertlens.snapshot import FolderChanged, snapshot_folder
 from bertlens.wording import agree, plural
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig
 
 # Missing heads are reported in the UI from ``missing_keys``; transformers' load report is noise here.
 transformers_logging.set_verbosity_error()

@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
 import torch
-from transformers.models.bert.modeling_bert import BertLayer
 
 from bertlens.analysis import Analysis, token_of, tokens_of
 from bertlens.layers import after_layer_label
 from bertlens.mlm import softmax
 from bertlens.models import ModelBundle
+
+if TYPE_CHECKING:
+    from transformers.models.bert.modeling_bert import BertLayer
 
 
 def _numpy(tensor: torch.Tensor) -> np.ndarray:
@@ -88,7 +90,7 @@ class HeadSteps:
 
 def head_steps(bundle: ModelBundle, analysis: Analysis, layer: int, head: int, query: int) -> HeadSteps:
     """Recompute one row of ``analysis.attentions[layer, head]`` from the layer's weights and its input."""
-    self_attention = cast(BertLayer, bundle.model.bert.encoder.layer[layer]).attention.self
+    self_attention = cast("BertLayer", bundle.model.bert.encoder.layer[layer]).attention.self
     d = self_attention.attention_head_size
     part = slice(head * d, (head + 1) * d)
     hidden = torch.tensor(analysis.hidden_states[layer], device=bundle.device)  # a copy: the cache is read-only

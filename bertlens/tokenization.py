@@ -5,15 +5,17 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
 import torch
-from transformers import PreTrainedTokenizerBase
 
 from bertlens.analysis import MAX_TEXT_CHARS, Encoding, ids_of, model_engine, text_of, tokens_of
 from bertlens.models import ModelBundle, is_cased
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 SPECIAL_ROLES = {
     "cls": "starts every input; its final vector summarises the input (pooler, NSP)",
