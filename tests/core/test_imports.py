@@ -21,9 +21,12 @@ def runtime_transformers_imports(path: Path) -> list[int]:
     """Line numbers of module-level imports from transformers (``if TYPE_CHECKING:`` blocks excepted)."""
     lines = []
     for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "transformers":
-            lines.append(node.lineno)
-        elif isinstance(node, ast.Import) and any(a.name.split(".")[0] == "transformers" for a in node.names):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and (node.module or "").split(".")[0] == "transformers"
+            or isinstance(node, ast.Import)
+            and any(a.name.split(".")[0] == "transformers" for a in node.names)
+        ):
             lines.append(node.lineno)
     return lines
 
