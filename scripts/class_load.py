@@ -185,13 +185,18 @@ async def student(url: str, number: int, steps: list[Step], recorder: Recorder) 
             run = await take_step(recorder, number, session, run, step)
 
 
-async def padding_student(url: str, number: int, recorder: Recorder, others_done: asyncio.Event, limit: int) -> None:
-    """The Padding lab (max_length 8, truncation on) with new lines until the other sessions are done."""
+async def padding_student(
+    url: str, number: int, recorder: Recorder, others_done: asyncio.Event, limit: int, pause: float
+) -> None:
+    """The Padding lab (max_length 8, truncation on) with new lines until the other sessions are done,
+    ``pause`` seconds between batches (0: each batch as soon as the last one is shown)."""
     async with Session.connect(url, "tokenizer", PAD_QUERY) as session:
         run = await recorder.run(number, PADDING_LAB, "open", session.run(timeout=recorder.timeout))
         for round_number in range(limit):
             if run is None or others_done.is_set():
                 return
+            if pause and round_number:
+                await asyncio.sleep(pause)
             lines = padding_lines(round_number)
             box = run.widget("lines")
             run = await recorder.run(
@@ -199,7 +204,9 @@ async def padding_student(url: str, number: int, recorder: Recorder, others_done
             )
 
 
-async def classroom(url: str, steps: list[list[Step]], recorder: Recorder, padding_limit: int) -> float:
+async def classroom(
+    url: str, steps: list[list[Step]], recorder: Recorder, padding_limit: int, padding_pause: float = 0.0
+) -> float:
     """Every session at once; returns the wall time until the last (non-padding) session finished.
     ``padding_limit`` 0: no session in the Padding lab."""
     others_done = asyncio.Event()
@@ -210,20 +217,27 @@ async def classroom(url: str, steps: list[list[Step]], recorder: Recorder, paddi
         others_done.set()
         return time.perf_counter() - started
 
-    lab = [padding_student(url, len(steps), recorder, others_done, padding_limit)] if padding_limit else []
+    lab = (
+        [padding_student(url, len(steps), recorder, others_done, padding_limit, padding_pause)] if padding_limit else []
+    )
     wall, *_ = await asyncio.gather(everyone(), *lab)
     return wall
 
 
 def burst(
-    url: str, steps: list[list[Step]], recorder: Recorder, seconds: float, padding_limit: int
+    url: str,
+    steps: list[list[Step]],
+    recorder: Recorder,
+    seconds: float,
+    padding_limit: int,
+    padding_pause: float = 0.0,
 ) -> tuple[float, bool]:
     """Run the class (in a thread of its own: the caller may hold an event loop); (wall, finished in time)."""
 
     async def bounded() -> tuple[float, bool]:
         started = time.perf_counter()
         try:
-            return await asyncio.wait_for(classroom(url, steps, recorder, padding_limit), seconds), True
+            return await asyncio.wait_for(classroom(url, steps, recorder, padding_limit, padding_pause), seconds), True
         except TimeoutError:
             return time.perf_counter() - started, False
 
@@ -557,6 +571,7 @@ class Summary:
     sessions: int
     inputs_per_session: int
     padding_lab_runs: int  # new batches typed in the Padding lab meanwhile
+    padding_pause: float  # seconds the Padding-lab student waited between batches
     model: str
     hosted: bool
     token_cap: int | None
@@ -621,12 +636,16 @@ def markdown(summary: Summary) -> str:
     rss = "n/a" if summary.peak_rss_gib is None else f"{summary.peak_rss_gib:.2f} GiB"
     loads = "n/a" if summary.model_loads is None else str(summary.model_loads)
     cap = f"{summary.token_cap} tokens" if summary.token_cap else "none (the model's 512)"
+    lab = "nobody in the Padding lab"
+    if summary.padding_lab_runs:
+        pace = f", one every {summary.padding_pause:g} s or more" if summary.padding_pause else ""
+        lab = f"1 session in the Padding lab (max_length {PAD_LENGTH}, truncation on): {summary.padding_lab_runs} batches{pace}"
     lines += [
         "",
         "|  |  |",
         "| --- | --- |",
         f"| sessions × inputs | {summary.sessions} × {summary.inputs_per_session}, and "
-        f"{f'1 session in the Padding lab (max_length {PAD_LENGTH}, truncation on): {summary.padding_lab_runs} batches' if summary.padding_lab_runs else 'nobody in the Padding lab'} |",
+        f"{lab} |",
         f"| model / hosted / token cap | {summary.model} / {'on' if summary.hosted else 'off'} / {cap} |",
         f"| before the class | {'cold server: the class triggers the model load and warm start' if summary.warm_start_seconds is None else f'model loaded and presets warmed ({summary.warm_start_seconds:.1f} s)'} |",
         f"| burst wall time | {summary.burst_seconds:.1f} s{'' if summary.finished_in_time else ' (stopped at the time limit)'} |",
@@ -656,6 +675,7 @@ class Options:
     run_timeout: float = 180.0  # seconds without a message before a run counts as timed out
     max_seconds: float = 600.0
     padding_limit: int = 400  # Padding lab runs at most (0: nobody in the Padding lab)
+    padding_pause: float = 0.0  # seconds between Padding-lab batches (0: as fast as the server answers)
     cold: bool = False  # True: the class arrives at a fresh server (no waiting for its warm start)
     server_env: dict[str, str] = field(default_factory=dict)  # more environment for the server (e.g. OMP_NUM_THREADS)
     hosted: bool = True
@@ -680,7 +700,8 @@ def measure(url: str, model: str, options: Options, log: Path | None, pid: int |
     steps = plans(ref.tokenizer, options.sessions, options.inputs, options.seed)
     recorder = Recorder(options.run_timeout)
     # The burst gets what is left of the time, minus a share for checking and timing afterwards.
-    wall, in_time = burst(url, steps, recorder, max(10.0, (deadline - time.monotonic()) * 0.75), options.padding_limit)
+    seconds = max(10.0, (deadline - time.monotonic()) * 0.75)
+    wall, in_time = burst(url, steps, recorder, seconds, options.padding_limit, options.padding_pause)
     rss = peak_rss_bytes(pid) if pid else None
     verdicts, inputs = check_all(recorder.observations, ref, deadline)
     bundle = load_model(model)  # the app's own loading path: the floor is its model's bare forward
@@ -691,6 +712,7 @@ def measure(url: str, model: str, options: Options, log: Path | None, pid: int |
         verdicts,
         sessions=options.sessions,
         inputs_per_session=options.inputs,
+        padding_pause=options.padding_pause,
         model=model,
         hosted=options.hosted,
         token_cap=cap,
@@ -758,6 +780,12 @@ def main() -> None:
         help="an environment variable for the server only (repeatable), e.g. OMP_NUM_THREADS=1",
     )
     parser.add_argument("--no-padding-lab", action="store_true", help="nobody in the Padding lab (a control run)")
+    parser.add_argument(
+        "--padding-pause",
+        type=float,
+        default=0.0,
+        help="seconds between the Padding-lab student's batches (default 0: a new batch as soon as one is shown)",
+    )
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     args = parser.parse_args()
     if args.url and not args.model:
@@ -777,6 +805,7 @@ def main() -> None:
         hosted=not args.no_hosted,
         token_cap=args.max_tokens,
         padding_limit=0 if args.no_padding_lab else Options.padding_limit,
+        padding_pause=args.padding_pause,
         cold=args.cold,
         server_env=dict(item.split("=", 1) for item in args.server_env),
     )
