@@ -70,6 +70,6 @@ def csv_download(
 
 
 def table(df: pd.DataFrame, filename: str, key: str | None = None, **kwargs) -> None:
-    """A dataframe with its CSV download button underneath."""
+    """A dataframe with its CSV download button underneath (the CSV is built on click, not on every run)."""
     st.dataframe(df, hide_index=True, key=key, **kwargs)
-    csv_download(df, filename, key=f"csv-{key}" if key else None)
+    csv_download(lambda: df, filename, key=f"csv-{key}" if key else None)

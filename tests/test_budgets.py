@@ -116,6 +116,16 @@ def test_csv_formula_cells_are_neutralised(cell, monkeypatch):
     assert written["score"][0] == -0.25  # a plain negative number stays a number
 
 
+def test_a_table_builds_its_safe_csv_only_when_clicked(monkeypatch):
+    captured = {}
+    monkeypatch.setattr(exports.st, "dataframe", lambda *args, **kwargs: None)
+    monkeypatch.setattr(exports.st, "download_button", lambda label, data, **kwargs: captured.update(data=data))
+    df = pd.DataFrame({"sentence": ["=1+1", "plain"], "score": [-0.25, 1.0]})
+    exports.table(df, "x")
+    assert callable(captured["data"])  # nothing serialised on a rerun that nobody downloads
+    assert captured["data"]() == exports.safe_csv(df)
+
+
 def test_plain_cells_and_numbers_are_kept():
     df = pd.DataFrame({"text": ["-0.5", "1e5", "plain", "a=b", ""], "n": [-1, 2, 3, 4, 5]})
     assert exports.safe_csv(df).decode() == "text,n\r\n-0.5,-1\r\n1e5,2\r\nplain,3\r\na=b,4\r\n,5\r\n"
