@@ -4,6 +4,7 @@ ends in a message naming the limit."""
 from __future__ import annotations
 
 import threading
+from types import SimpleNamespace
 
 import pytest
 
@@ -35,6 +36,17 @@ def test_queue_message():
     assert queue_message(2, 3.2) == "The model is busy: 2 requests ahead of you, about 3 s."
     assert queue_message(1, 0.1) == "The model is busy: 1 request ahead of you, about 1 s."
     assert queue_message(0, 4) == "Running the model… about 4 s left."
+
+
+def test_the_notice_is_redrawn_when_the_place_changes_else_every_two_seconds(monkeypatch):
+    clock, drawn = [100.0], []
+    monkeypatch.setattr(model_component.time, "monotonic", lambda: clock[0])
+    notice = model_component.QueueNotice()
+    notice.slot = SimpleNamespace(info=lambda text, icon: drawn.append(text))
+    for ahead, seconds, later in [(2, 5.0, 0.0), (2, 4.5, 0.5), (1, 4.0, 0.5), (1, 3.5, 0.5), (1, 1.0, 2.0)]:
+        clock[0] += later
+        notice(ahead, seconds)
+    assert drawn == [queue_message(2, 5.0), queue_message(1, 4.0), queue_message(1, 1.0)]
 
 
 def test_a_waiting_page_shows_its_place_then_its_result(tiny_pretraining_dir, open_page, busy_model, monkeypatch):
