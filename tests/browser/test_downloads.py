@@ -1,0 +1,42 @@
+"""Downloads in a real browser: a table's CSV is built when the button is clicked, and it is the
+table's data, spreadsheet-safe (a cell that a spreadsheet would run as a formula gets a leading ')."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+from transformers import AutoTokenizer
+
+FORMULA_TEXT = '=HYPERLINK("http://evil.example") café <b>bold</b>'
+
+
+def test_token_table_csv_is_the_tables_data_and_formula_safe(open_url, tiny_pretraining_dir):
+    page = open_url("tokenizer", text=FORMULA_TEXT)
+    with page.expect_download() as download_info:
+        page.locator(".st-key-csv-token_table button").click()
+    download = download_info.value
+    assert download.suggested_filename == "tokens.csv"
+    with open(download.path(), "rb") as handle:
+        csv = pd.read_csv(io.BytesIO(handle.read()), keep_default_na=False)
+
+    encoded = AutoTokenizer.from_pretrained(tiny_pretraining_dir)(FORMULA_TEXT)
+    tokens = AutoTokenizer.from_pretrained(tiny_pretraining_dir).convert_ids_to_tokens(encoded["input_ids"])
+    assert csv["id"].tolist() == encoded["input_ids"]
+    # Every token as the tokenizer gives it, except the formula-starting ones, which are neutralised.
+    assert csv["token"].tolist() == [("'" + t if t.startswith(("=", "+", "-", "@")) else t) for t in tokens]
+    assert "'=" in csv["token"].tolist()  # the "=" token could not be run by a spreadsheet
+    assert csv["word"].iloc[1] == "'="  # the word it came from, likewise
+
+
+def test_a_chart_downloads_as_png_in_the_browser(open_url):
+    """Plotly's own modebar button renders the PNG in the browser (offline, no server-side engine)."""
+    page = open_url("attention", text="The cat sat on the mat.")
+    chart = page.locator('[data-testid="stMain"] .js-plotly-plot').first
+    chart.hover()
+    with page.expect_download() as download_info:
+        chart.locator('.modebar-btn[data-title^="Download plot"]').click()
+    download = download_info.value
+    assert download.suggested_filename.startswith("attention-") and download.suggested_filename.endswith(".png")
+    with open(download.path(), "rb") as handle:
+        assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
