@@ -1,0 +1,117 @@
+"""The main tasks with the keyboard only (WCAG 2.1.1, 2.1.2, 2.4.7), in Chromium at 1280×720.
+
+From a fresh load of a shared Attention link, Tab reaches the skip link first, then the sidebar's
+pages and model, the sentence, the layer and head, the tabs and the chart's download buttons, and
+comes back round (no trap); every stop is focus-visible. Then the keyboard alone changes the layer
+(arrows), the open tab (arrows), the sentence (Enter / Ctrl+Enter) and downloads the matrix (Enter).
+The Tab counts are printed (``-s``) and quoted in the README's accessibility section.
+"""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import wait_for_run
+
+SENTENCE = "The animal did not cross the street because it was too tired."
+MAX_TABS = 80
+
+FOCUSED = """() => {
+  const e = document.activeElement;
+  const keyed = e.closest('[class*="st-key-"]');
+  const key = keyed ? [...keyed.classList].find(c => c.startsWith('st-key-')).slice(7) : '';
+  const testid = e.closest('[data-testid]')?.getAttribute('data-testid') || '';
+  return {key, testid, role: e.getAttribute('role') || '', tag: e.tagName,
+          name: (e.getAttribute('aria-label') || e.innerText || '').trim().slice(0, 40),
+          visible: e === document.body || e.matches(':focus-visible')};
+}"""
+
+
+def tab_walk(page: Page) -> list[dict]:
+    """Every stop of Tab from the top of the page until focus comes back to the first stop."""
+    stops: list[dict] = []
+    for _ in range(MAX_TABS):
+        page.keyboard.press("Tab")
+        stop = page.evaluate(FOCUSED)
+        if stops and stop == stops[0]:
+            return stops
+        stops.append(stop)
+    raise AssertionError(f"focus did not come back round within {MAX_TABS} Tab presses: {stops[-5:]}")
+
+
+def presses_to(stops: list[dict], **wanted: str) -> int:
+    """How many Tab presses reach the first stop with these attributes (1-based)."""
+    for i, stop in enumerate(stops, start=1):
+        if all(re.fullmatch(value, stop[name]) for name, value in wanted.items()):
+            return i
+    raise AssertionError(f"no Tab stop with {wanted}: {[(s['key'], s['testid'], s['name']) for s in stops]}")
+
+
+def test_the_main_tasks_with_the_keyboard_only(browser, server_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        page.goto(f"{server_url}/attention?text={SENTENCE.replace(' ', '+')}&attn_layer=0&head=0")
+        wait_for_run(page)
+        page.evaluate("document.activeElement?.blur()")  # Tab starts from the top of the document
+
+        stops = tab_walk(page)
+        counts = {
+            "skip link": presses_to(stops, testid="stSkipToContent"),
+            "first sidebar page": presses_to(stops, testid="stSidebarNavLink"),
+            "model": presses_to(stops, key="model", role="combobox"),
+            "sentence": presses_to(stops, key="text", tag="TEXTAREA|INPUT"),
+            "encoder layer": presses_to(stops, key="attn_layer"),
+            "head": presses_to(stops, key="head"),
+            "tabs": presses_to(stops, role="tab"),
+            "chart PNG": presses_to(stops, name="Download plot.*"),
+            "matrix CSV": presses_to(stops, key="csv-attention-.*"),
+        }
+        print("Tab presses from a fresh load of the Attention page:", counts, "one round:", len(stops))
+        assert counts["skip link"] == 1
+        assert counts["sentence"] < counts["encoder layer"] < counts["head"] < counts["tabs"] < counts["matrix CSV"]
+        invisible = [s for s in stops if not s["visible"]]
+        assert not invisible, f"focus not visible at: {invisible}"
+
+        # The skip link jumps over the sidebar: Tab, Enter, then a few Tabs to the sentence.
+        page.locator('[data-testid="stSkipToContent"]').focus()  # the first Tab stop (checked above)
+        page.keyboard.press("Enter")
+        after_skip = tab_walk(page)
+        skipped = presses_to(after_skip, key="text", tag="TEXTAREA|INPUT")
+        print("With the skip link: Tab, Enter, then", skipped, "Tab presses to the sentence")
+        assert skipped < counts["sentence"] - 5
+
+        # The layer, with the arrow keys.
+        page.locator(".st-key-attn_layer input[type=range]").focus()
+        page.keyboard.press("ArrowRight")
+        expect(page).to_have_url(re.compile(r"attn_layer=1"))
+        wait_for_run(page)
+
+        # Another tab, with the arrow keys (and Enter/Space to choose it).
+        page.locator(".st-key-attn_tab [role=tab][aria-selected=true]").focus()
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("Enter")
+        expect(page).to_have_url(re.compile(r"attn_tab=Head"))
+        wait_for_run(page)
+
+        # A new sentence, applied from the keyboard.
+        box = page.locator(".st-key-text textarea, .st-key-text input").first
+        box.focus()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("Keyboards work too.")
+        page.keyboard.press("Control+Enter" if box.evaluate("e => e.tagName") == "TEXTAREA" else "Enter")
+        expect(page).to_have_url(re.compile(r"text=Keyboards"))
+        wait_for_run(page)
+
+        # Back to the heatmap tab, and its CSV with Enter.
+        page.locator(".st-key-attn_tab [role=tab]").first.focus()
+        page.keyboard.press("Enter")
+        wait_for_run(page)
+        page.locator('[class*="st-key-csv-attention-"] button').focus()
+        with page.expect_download() as download:
+            page.keyboard.press("Enter")
+        assert download.value.suggested_filename.startswith("attention-layer1")
+    finally:
+        context.close()
