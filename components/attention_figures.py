@@ -30,6 +30,8 @@ from bertlens.attention import (
 
 COLORS = "Blues"
 ACCENT = "#d62728"
+# The focus row's bars: (kind, colour, fill pattern); the pattern carries the meaning without colour.
+FOCUS_KINDS = (("other token", "#1f77b4", ""), ("the token looking", "#555555", "."), ("a target", ACCENT, "x"))
 MAX_HEAD_VIEW_SEGMENTS = 1500  # lines drawn in the head view when no token is focused
 MIN_LINE_WEIGHT = 0.02
 
@@ -260,15 +262,19 @@ def statistics_figure(values: np.ndarray, statistic: str, selected: tuple[int, i
 
 def focus_row_figure(row: np.ndarray, encoding: Encoding, token: int, targets: list[int], title: str) -> go.Figure:
     labels = list(token_labels(encoding))
-    kind = np.zeros(len(labels))  # 0 = other token, 1 = the focused token, 2 = a target
+    kind = np.zeros(len(labels), dtype=int)  # an index into FOCUS_KINDS
     kind[token], kind[list(targets)] = 1, 2
-    palette = [[0, "#1f77b4"], [0.5, "#555"], [1, ACCENT]]
     fig = go.Figure(
         go.Bar(
             x=labels,
             y=np.asarray(row, dtype=np.float32),
-            marker=dict(color=kind, colorscale=palette, cmin=0, cmax=2),
-            hovertemplate="%{x}: %{y:.6f}<extra></extra>",
+            # Colour and a fill pattern both tell the kinds apart (never colour alone).
+            marker=dict(
+                color=[FOCUS_KINDS[k][1] for k in kind],
+                pattern=dict(shape=[FOCUS_KINDS[k][2] for k in kind], fgcolor="white", solidity=0.4),
+            ),
+            customdata=[FOCUS_KINDS[k][0] for k in kind],
+            hovertemplate="%{x} (%{customdata}): %{y:.6f}<extra></extra>",
         )
     )
     fig.update_layout(

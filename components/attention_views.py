@@ -300,6 +300,7 @@ def token_focus_section(page: PageInput, choice: Choice, heads: int) -> None:
     chart(
         focus_row_figure(matrix[token], encoding, token, chosen, title), f"token-focus-{choice.slug()}", key="focus_row"
     )
+    st.caption("Bars: dotted grey = the token looking, crossed red = the targets you chose, plain blue = the others.")
     if chosen:
         if choice.view == "raw" and not choice.mean:
             st.caption(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 
 from components.senses_views import PALETTE, SYMBOLS, sense_marker
@@ -31,3 +32,18 @@ def test_sense_colours_are_visible_on_white_and_not_red_against_green():
 def test_the_shapes_work_in_the_3d_map_too():
     for symbol in SYMBOLS:
         go.Scatter3d(x=[0], y=[0], z=[0], marker={"symbol": symbol})  # plotly rejects a 2D-only symbol
+
+
+def test_the_focus_row_tells_its_bar_kinds_apart_by_pattern_as_well_as_colour(tiny_bundle):
+    from bertlens.analysis import encode
+    from components.attention_figures import FOCUS_KINDS, focus_row_figure
+
+    encoding = encode(tiny_bundle.tokenizer, "the cat sat on the mat", max_length=32)
+    row = np.full(len(encoding), 1 / len(encoding))
+    bar = focus_row_figure(row, encoding, token=2, targets=[3, 5], title="t").data[0]
+    kinds = list(bar.customdata)
+    assert kinds[2] == "the token looking" and kinds[3] == kinds[5] == "a target" and kinds[1] == "other token"
+    shapes = dict(zip(kinds, bar.marker.pattern.shape))
+    colours = dict(zip(kinds, bar.marker.color))
+    assert len(set(shapes.values())) == len(FOCUS_KINDS) == len(set(colours.values()))  # pattern alone suffices
+    assert "%{customdata}" in bar.hovertemplate  # and the hover names the kind
