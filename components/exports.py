@@ -17,6 +17,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from components.chart_words import describe
+from components.text import literal
+
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
 PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
@@ -50,8 +53,12 @@ def png_config(filename: str, scale: int = 2) -> dict:
 
 
 def chart(fig: go.Figure, filename: str, key: str | None = None, **kwargs):
-    """A plotly chart with a 'Download plot as PNG' button named ``filename``.png."""
-    return st.plotly_chart(fig, config=png_config(filename), key=key or f"chart-{_slug(filename)}", **kwargs)
+    """A plotly chart with a 'Download plot as PNG' button named ``filename``.png, and the chart in one
+    line of words under it (its text equivalent)."""
+    drawn = st.plotly_chart(fig, config=png_config(filename), key=key or f"chart-{_slug(filename)}", **kwargs)
+    if words := describe(fig):
+        st.caption(f"In words — {literal(words)}")
+    return drawn
 
 
 def csv_download(

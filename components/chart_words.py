@@ -1,0 +1,103 @@
+"""A chart in one line of words, shown under every chart: its text equivalent (WCAG 1.1.1) for a
+screen reader, and a quick reading for everyone ("largest at row it, column animal (0.41)")."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+_TAGS = re.compile(r"<[^>]+>")
+
+
+def _plain(text: object) -> str:
+    """Plotly label text without its HTML (figures escape user text, so unescape it after)."""
+    return " ".join(html.unescape(_TAGS.sub(" ", str(text))).split())
+
+
+def _label(labels: Sequence[Any] | None, index: int) -> str:
+    return _plain(labels[index]) if labels is not None and index < len(labels) else str(index)
+
+
+def _number(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def _heatmap(trace: Any) -> str | None:
+    z = np.asarray(trace.z, dtype=float)
+    if z.ndim != 2 or not np.isfinite(z).any():
+        return None
+    row, column = np.unravel_index(np.nanargmax(z), z.shape)
+    return (
+        f"{z.shape[0]} × {z.shape[1]} cells from {_number(np.nanmin(z))} to {_number(np.nanmax(z))}; "
+        f"largest at row {_label(trace.y, int(row))}, column {_label(trace.x, int(column))} "
+        f"({_number(z[row, column])})"
+    )
+
+
+def _bars(trace: Any) -> str | None:
+    horizontal = trace.orientation == "h"
+    values = np.asarray(trace.x if horizontal else trace.y, dtype=float)
+    labels = trace.y if horizontal else trace.x
+    if values.size == 0 or not np.isfinite(values).any():
+        return None
+    top = [int(i) for i in np.argsort(-np.nan_to_num(values, nan=-np.inf), kind="stable")[:3]]
+    ranked = ", ".join(f"{_label(labels, i)} ({_number(values[i])})" for i in top)
+    return f"{values.size} bar{'s' if values.size != 1 else ''}; highest: {ranked}"
+
+
+def _series(traces: Sequence[Any]) -> str | None:
+    """Lines: where each peaks. Points (a map): how many in each group."""
+    named = [t for t in traces if t.y is not None and len(t.y)]
+    if not named:
+        return None
+    points = sum(len(t.y) for t in named)
+    groups = "groups" if all("lines" not in (t.mode or "lines") for t in named) else "series"
+    head = f"{points} point{'s' if points != 1 else ''} in {len(named)} {groups}"
+    parts = []
+    for trace in named[:5]:
+        name = _plain(trace.name) if trace.name else "series"
+        y = np.asarray(trace.y, dtype=float)
+        if "lines" not in (trace.mode or "lines"):
+            parts.append(f"{name} ({len(y)})")
+        elif np.isfinite(y).any():
+            peak = int(np.nanargmax(y))
+            parts.append(f"{name} peaks at {_label(trace.x, peak)} ({_number(y[peak])})")
+    more = f"; and {len(named) - 5} more" if len(named) > 5 else ""
+    return f"{head}: {'; '.join(parts)}{more}" if parts else head
+
+
+def _shares(trace: Any) -> str | None:
+    """A sunburst or pie: the top-level parts and their shares."""
+    values = np.asarray(trace.values, dtype=float)
+    parents = list(trace.parents) if trace.parents is not None else [""] * len(values)
+    top = [i for i, parent in enumerate(parents) if not parent]
+    total = values[top].sum()
+    if not top or not total:
+        return None
+    ranked = sorted(top, key=lambda i: -values[i])
+    return "; ".join(f"{_label(trace.labels, i)} {values[i]:,.0f} ({values[i] / total:.0%})" for i in ranked)
+
+
+def describe(fig: go.Figure) -> str | None:
+    """One line saying what ``fig`` shows (plain text, not Markdown), or None if it has no data to tell."""
+    kinds = {"heatmap": _heatmap, "bar": _bars, "sunburst": _shares, "pie": _shares}
+    traces = [t for t in fig.data if t.type in (*kinds, "scatter", "scattergl", "scatter3d")]
+    if not traces:
+        return None
+    first = traces[0]
+    if first.type in kinds:
+        same = [t for t in traces if t.type == first.type]
+        words = kinds[first.type](first)
+        if words and len(same) > 1:
+            words += f" (the first of {len(same)} panels)"
+    else:
+        words = _series(traces)
+    if words is None:
+        return None
+    title = _plain(fig.layout.title.text or "")
+    return f"{title}: {words}." if title else f"{words[0].upper()}{words[1:]}."

@@ -1,0 +1,83 @@
+"""Every chart's one line of words (its text equivalent), checked against the figure's own data."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from components.chart_words import describe
+
+
+def test_a_heatmap_names_its_largest_cell_with_its_labels():
+    z = np.array([[0.1, 0.41, 0.2], [0.3, 0.2, 0.05]])
+    fig = go.Figure(go.Heatmap(z=z, x=["the", "animal", "street"], y=["it", "&lt;b&gt;tired"]))
+    fig.update_layout(title="Layer 3, head 1")
+    assert describe(fig) == "Layer 3, head 1: 2 × 3 cells from 0.05 to 0.41; largest at row it, column animal (0.41)."
+
+
+def test_bars_name_the_three_highest_either_way_round():
+    upright = go.Figure(go.Bar(x=["a", "b", "c", "d"], y=[0.1, 0.5, 0.3, 0.2]))
+    sideways = go.Figure(go.Bar(y=["a", "b", "c", "d"], x=[0.1, 0.5, 0.3, 0.2], orientation="h"))
+    assert describe(upright) == describe(sideways) == "4 bars; highest: b (0.5), c (0.3), d (0.2)."
+
+
+def test_lines_say_where_they_peak_and_maps_count_their_groups():
+    lines = go.Figure([go.Scatter(x=[0, 1, 2], y=[0.1, 0.9, 0.2], name="animal", mode="lines")])
+    assert describe(lines) == "3 points in 1 series: animal peaks at 1 (0.9)."
+    groups = go.Figure(
+        [
+            go.Scatter(x=[0, 1], y=[1, 2], name="sport", mode="markers"),
+            go.Scatter(x=[3], y=[4], name="farm", mode="markers"),
+        ]
+    )
+    assert describe(groups) == "3 points in 2 groups: sport (2); farm (1)."
+
+
+def test_a_sunburst_gives_the_shares_of_its_top_level():
+    fig = go.Figure(go.Sunburst(labels=["A", "B", "a1"], parents=["", "", "A"], values=[75, 25, 75]))
+    assert describe(fig) == "A 75 (75%); B 25 (25%)."
+
+
+def test_a_chart_without_data_has_no_words():
+    assert describe(go.Figure()) is None
+    assert describe(go.Figure(go.Heatmap(z=[[np.nan]]))) is None
+
+
+@pytest.mark.parametrize(
+    ("page", "params"),
+    [
+        ("pages/attention.py", {"text": "The animal did not cross the street because it was too tired."}),
+        ("pages/attention.py", {"attn_tab": "Token focus"}),
+        ("pages/anatomy.py", {}),
+        ("pages/fill_mask.py", {"text": "The capital of France is [MASK]."}),
+        ("pages/fill_mask.py", {"text": "The capital of France is [MASK].", "fill_tab": "Layer by layer"}),
+        ("pages/next_sentence.py", {"nsp_tab": "Ranking"}),
+        ("pages/senses.py", {}),
+        ("pages/tokenizer.py", {"tokenizer_tab": "Padding lab"}),
+    ],
+)
+def test_every_chart_on_a_page_has_its_words(page, params, open_page, tiny_pretraining_dir):
+    at = open_page(page, tiny_pretraining_dir, **params)
+    assert not at.exception
+    charts = at.get("plotly_chart")
+    words = [c.value for c in at.caption if c.value.startswith("In words — ")]
+    assert charts and len(words) == len(charts)
+
+
+def test_the_attention_heatmaps_words_name_the_reference_maximum(open_page, tiny_pretraining_dir):
+    import torch
+    from transformers import AutoTokenizer, BertModel
+
+    text = "The animal did not cross the street because it was too tired."
+    at = open_page("pages/attention.py", tiny_pretraining_dir, text=text, attn_layer="1", head="2")
+    tokenizer = AutoTokenizer.from_pretrained(tiny_pretraining_dir)
+    model = BertModel.from_pretrained(tiny_pretraining_dir, attn_implementation="eager").eval()
+    with torch.inference_mode():
+        matrix = model(**tokenizer(text, return_tensors="pt"), output_attentions=True).attentions[1][0, 2].numpy()
+    row, column = np.unravel_index(matrix.argmax(), matrix.shape)
+    tokens = tokenizer.tokenize(text)
+    tokens = ["[CLS]", *tokens, "[SEP]"]
+    [words] = [c.value for c in at.caption if c.value.startswith("In words — ")]
+    expected = f"largest at row {row} {tokens[row]}, column {column} {tokens[column]} \\({matrix.max():.3g}\\)"
+    assert expected.replace("[", "\\[").replace("]", "\\]").replace(".", "\\.") in words
