@@ -55,6 +55,9 @@ def test_the_main_tasks_with_the_keyboard_only(browser, server_url):
     try:
         page.goto(f"{server_url}/attention?text={SENTENCE.replace(' ', '+')}&attn_layer=0&head=0")
         wait_for_run(page)
+        for control in ("model", "text", "attn_layer", "head", "attn_tab", "heatmap"):  # lazily loaded widgets
+            expect(page.locator(f".st-key-{control}").first).to_be_visible()
+        expect(page.locator('[class*="st-key-csv-attention-"] button')).to_be_visible()
         page.evaluate("document.activeElement?.blur()")  # Tab starts from the top of the document
 
         stops = tab_walk(page)
