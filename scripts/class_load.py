@@ -575,7 +575,6 @@ class Summary:
     sessions: int
     inputs_per_session: int
     padding_lab_runs: int  # new batches typed in the Padding lab meanwhile
-    padding_pause: float  # seconds the Padding-lab student waited between batches
     model: str
     hosted: bool
     token_cap: int | None
@@ -595,6 +594,7 @@ class Summary:
     cores: int
     torch_threads: int
     warm_start_seconds: float | None = None  # the server warmed before the class arrived (None: it came cold)
+    padding_pause: float = 0.0  # seconds the Padding-lab student waited between batches
     pages: dict[str, dict] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)  # a few wrong results and errors, for reading
 
