@@ -230,23 +230,28 @@ def model_status(bundle: ModelBundle) -> None:
 
 
 def fallback_banner(bundle: ModelBundle) -> None:
-    """Say loudly when the requested model could not be loaded, why, and how to fix it."""
+    """When the requested model could not be loaded: one line on every page (a projector's first
+    screen is for the page), the reason and the fix one click away."""
     refuse_unoffered_model()
     if not bundle.is_fallback:
         return
-    headline = (
-        "**Offline** — the app is running on the bundled encoder"
-        if bundle.offline
-        else f"**Could not load {literal(bundle.requested)}** — the app is running on the bundled encoder"
-    )
+    headline = "**Offline**" if bundle.offline else f"**Could not load {literal(bundle.requested)}**"
     st.warning(
-        f"{headline} `{BUNDLED_MODEL}` (6 layers, no fill-mask or next-sentence heads).\n\n"
-        f"Why: {literal(bundle.fallback_reason or '')}\n\n"
-        "To fix: on a connected machine run `hf download bert-base-uncased` (it fills the Hugging Face "
-        "cache, which works offline afterwards), or point BERT Lens at a model folder with "
-        "`BERTLENS_MODEL=/path/to/folder streamlit run app.py`.",
+        f"{headline} — running on the bundled encoder `{BUNDLED_MODEL}` (6 layers, no fill-mask or "
+        "next-sentence heads).",
         icon="⚠️",
     )
+    with st.expander("Why, and how to fix it"):
+        st.markdown(
+            f"Why: {literal(bundle.fallback_reason or '')}\n\n"
+            "To fix: on a connected machine run `hf download bert-base-uncased` (it fills the Hugging Face "
+            "cache, which works offline afterwards), or point BERT Lens at a model folder with "
+            "`BERTLENS_MODEL=/path/to/folder streamlit run app.py`."
+        )
+        _retry_button(bundle)
+
+
+def _retry_button(bundle: ModelBundle) -> None:
     if st.button("Retry loading", key="retry_model_load"):
         interval = HOSTED_RETRY_INTERVAL_SECONDS if settings().hosted else 0.0
         wait = retry_load(bundle.requested, interval)

@@ -115,7 +115,9 @@ def open_tokenizer_page(monkeypatch, model: Path | str, **env: str) -> AppTest:
 
 
 def banner(at: AppTest) -> str:
-    return " ".join(str(w.value) for w in at.warning)
+    """The one-line warning and the details under "Why, and how to fix it"."""
+    details = [m.value for e in at.expander if e.label == "Why, and how to fix it" for m in e.markdown]
+    return " ".join([*(str(w.value) for w in at.warning), *details])
 
 
 def test_broken_checkpoint_is_shown_as_a_fallback_and_tried_once(checkpoint, monkeypatch):

@@ -54,8 +54,12 @@ def test_uncached_model_offline_shows_banner_and_runs(open_page):
     # An id no HF cache holds: offline (HF_HUB_OFFLINE=1) it must fall back, whatever this machine cached.
     at = open_page("pages/home.py", "no-such-org/no-such-bert")
     assert not at.exception
-    banner = " ".join(w.value for w in at.warning)
-    assert "Offline" in banner and "hf download bert-base-uncased" in banner and "BERTLENS_MODEL=" in banner
+    [line] = [w.value for w in at.warning if "bundled encoder" in w.value]
+    assert line.startswith("**Offline** — running on the bundled encoder") and "\n" not in line  # one line
+    [details] = [e for e in at.expander if e.label == "Why, and how to fix it"]
+    fix = " ".join(m.value for m in details.markdown)
+    assert "Why: " in fix and "hf download bert-base-uncased" in fix and "BERTLENS_MODEL=" in fix
+    assert details.button(key="retry_model_load")  # Retry lives with the details
     assert f"Model: `{BUNDLED_MODEL}`" in shown(at)
 
 
