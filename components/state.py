@@ -16,7 +16,6 @@ from components.params import declared, drop_foreign, link_name
 from components.text import literal
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
-TEXT_HEIGHT = 100
 
 
 def warn_bad_param(param: str, valid: Callable[[str], bool], expected: str) -> None:
@@ -94,10 +93,9 @@ def remembered_shared_text(key: str = "text", default: str = DEFAULT_TEXT) -> st
     return st.session_state.get(f"_shared_{key}") or st.query_params.get(key) or default
 
 
-def shared_text(
-    label: str = "Sentence", key: str = "text", default: str = DEFAULT_TEXT, single_line: bool = False, **kwargs
-) -> str:
-    """Text that follows the user from page to page and lives in the URL as ``key``.
+def shared_text(label: str = "Sentence", key: str = "text", default: str = DEFAULT_TEXT, **kwargs) -> str:
+    """Text that follows the user from page to page and lives in the URL as ``key``: a one-line input,
+    so Enter applies it (a text area needs Ctrl+Enter, which students do not guess).
 
     Not ``bind="query-params"``: a page switch drops the URL's parameters, and a bound widget
     then falls back to its default. What the user typed (or a link brought) is kept in session
@@ -108,11 +106,7 @@ def shared_text(
     if remembered not in st.session_state and key in st.query_params:
         st.session_state[remembered] = st.query_params[key]
     st.session_state[key] = st.session_state.get(remembered, default)
-    if single_line:
-        value = st.text_input(label, key=key, on_change=_remember, args=(key,), **kwargs)
-    else:
-        height = kwargs.pop("height", TEXT_HEIGHT)
-        value = st.text_area(label, key=key, on_change=_remember, args=(key,), height=height, **kwargs)
+    value = st.text_input(label, key=key, on_change=_remember, args=(key,), **kwargs)
     if value == default:
         st.query_params.pop(key, None)
     else:
@@ -136,4 +130,4 @@ def within_chars_budget(text: str, label: str) -> str:
 
 def sentence_b(label: str = "Sentence B (optional)", default: str = "", **kwargs) -> str:
     """The optional second sentence of a pair (URL ``b``), shared like the first; blank means none."""
-    return shared_text(label, key="b", default=default, single_line=True, **kwargs).strip()
+    return shared_text(label, key="b", default=default, **kwargs).strip()

@@ -28,7 +28,7 @@ bundle = page_header(
     "Next sentence prediction, BERT's second pre-training task: does sentence B follow sentence A?",
     page="next_sentence",
 )
-a = shared_text("Sentence A", key="a", default=DEFAULT_A, single_line=True)
+a = shared_text("Sentence A", key="a", default=DEFAULT_A)
 b = sentence_b("Sentence B", default=DEFAULT_B)
 left, right = st.columns(2)
 left.button("Swap: B before A", on_click=swap, icon=":material/swap_vert:", key="swap")

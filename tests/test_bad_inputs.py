@@ -85,12 +85,12 @@ MARKUP = [
 
 # page file -> the inputs a user types there (widget kind, key)
 PAGE_INPUTS = {
-    "pages/tokenizer.py": [("text_area", "text")],
-    "pages/anatomy.py": [("text_area", "text")],
-    "pages/fill_mask.py": [("text_area", "text")],
+    "pages/tokenizer.py": [("text_input", "text")],
+    "pages/anatomy.py": [("text_input", "text")],
+    "pages/fill_mask.py": [("text_input", "text")],
     "pages/next_sentence.py": [("text_input", "a"), ("text_input", "b")],
-    "pages/attention.py": [("text_area", "text")],
-    "pages/senses.py": [("text_area", "text"), ("text_input", "senses_word")],
+    "pages/attention.py": [("text_input", "text")],
+    "pages/senses.py": [("text_input", "text"), ("text_input", "senses_word")],
 }
 # The tab of a page that reads the shared sentence (the page's first tab unless named here).
 SENTENCE_TAB = {"pages/anatomy.py": {"anatomy_tab": "Embeddings"}}
@@ -155,11 +155,11 @@ def alerts(at: AppTest) -> str:
     return " ".join(str(e.value) for kind in ("warning", "info", "error") for e in getattr(at, kind))
 
 
-@pytest.mark.parametrize("page", [p for p, inputs in PAGE_INPUTS.items() if ("text_area", "text") in inputs])
+@pytest.mark.parametrize("page", [p for p, inputs in PAGE_INPUTS.items() if ("text_input", "text") in inputs])
 @pytest.mark.parametrize("name", ["empty", "whitespace mix"])
 def test_empty_sentence_says_so(open_page, tiny_pretraining_dir, page, name):
     at = type_into(
-        open_page(page, tiny_pretraining_dir, **SENTENCE_TAB.get(page, {})), [("text_area", "text")], BAD_STRINGS[name]
+        open_page(page, tiny_pretraining_dir, **SENTENCE_TAB.get(page, {})), [("text_input", "text")], BAD_STRINGS[name]
     )
     assert not at.exception
     if page != "pages/senses.py":  # there the own sentence is optional

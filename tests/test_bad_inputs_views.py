@@ -6,10 +6,10 @@ import pytest
 from tests.test_bad_inputs import BAD_STRINGS, MARKUP, literal_problems, type_into
 
 NEW_TABS = [
-    ("pages/attention.py", {"tab": "Step by step"}, [("text_area", "text")]),
+    ("pages/attention.py", {"tab": "Step by step"}, [("text_input", "text")]),
     ("pages/attention.py", {"tab": "Compare"}, [("text_input", "compare")]),
-    ("pages/attention.py", {"tab": "Mask and see"}, [("text_area", "text")]),
-    ("pages/fill_mask.py", {"fill_tab": "Layer by layer", "true_word": "paris"}, [("text_area", "text")]),
+    ("pages/attention.py", {"tab": "Mask and see"}, [("text_input", "text")]),
+    ("pages/fill_mask.py", {"fill_tab": "Layer by layer", "true_word": "paris"}, [("text_input", "text")]),
     (
         "pages/fill_mask.py",
         {"fill_tab": "Compare two sentences", "text": "a [MASK] b"},

@@ -60,7 +60,7 @@ async def student(url: str, number: int) -> list[float]:
             seconds.append(time.perf_counter() - started)
             assert not run.exceptions, (page, text, run.exceptions)
             if page not in OWN_TEXT_PAGES:  # the shared sentence comes back as this session typed it
-                assert text in [area.value for area in run.drawn("text_area")], (page, text)
+                assert text in [box.value for box in run.drawn("text_input")], (page, text)
     return seconds
 
 

@@ -19,5 +19,5 @@ def test_first_request_deep_link_opens_inside_the_app(browser_context, tiny_pret
         sidebar = page.locator('[data-testid="stSidebar"]')
         expect(sidebar.locator('[data-testid="stSelectbox"]').first).to_contain_text("Model")
         expect(sidebar.get_by_role("link", name="Model anatomy")).to_be_visible()  # app.py's titles, not file names
-        expect(page.locator(".st-key-text textarea")).to_have_value("Sinan loves a beautiful day")
+        expect(page.locator(".st-key-text input")).to_have_value("Sinan loves a beautiful day")
         page.close()

@@ -100,7 +100,7 @@ def test_the_main_tasks_with_the_keyboard_only(browser, server_url):
         wait_for_run(page)
 
         # A new sentence, applied from the keyboard.
-        box = page.locator(".st-key-text textarea, .st-key-text input").first
+        box = page.locator(".st-key-text input").first
         box.focus()
         page.keyboard.press("Control+A")
         page.keyboard.type("Keyboards work too.")

@@ -90,7 +90,7 @@ def type_into(page: Page, key: str, text: str) -> None:
 
 
 def shared_box(page: Page):
-    return page.locator(".st-key-text textarea")
+    return page.locator(".st-key-text input")
 
 
 # --- pages ------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ def test_only_the_open_tab_is_drawn(open_page):
     assert not any("‖word‖" in d.value.columns for d in at.dataframe)
     at = open_page(PAGE, anatomy_tab="Pooler", text="Sinan loves a beautiful day")
     assert not any("adds up to total" in d.value.columns for d in at.dataframe)
-    assert at.text_area(key="text").value == "Sinan loves a beautiful day"
+    assert at.text_input(key="text").value == "Sinan loves a beautiful day"
 
 
 def test_pretraining_checkpoint_counts_its_heads(open_page, tiny_pretraining_dir, tiny_bundle):

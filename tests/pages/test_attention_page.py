@@ -110,7 +110,7 @@ def test_preset_sets_the_pair_and_the_token_focus(open_page):
     at = open_page(PAGE, tab="Token focus")
     at.button(key="preset_1").click().run()  # the store pair
     assert not at.exception
-    assert at.text_area(key="text").value == PAIR["text"] and at.text_input(key="b").value == PAIR["b"]
+    assert at.text_input(key="text").value == PAIR["text"] and at.text_input(key="b").value == PAIR["b"]
     assert at.selectbox(key="token").value == 10  # "store" in sentence B
     assert at.multiselect(key="targets").value == [5, 7]  # "store" in sentence A, [SEP]
     assert len(specs(at)) == 2
@@ -118,12 +118,12 @@ def test_preset_sets_the_pair_and_the_token_focus(open_page):
 
 def test_default_sentence_focuses_it_on_animal_and_street(open_page, bundled):
     at = open_page(PAGE, tab="Token focus", layer="4", head="1")
-    encoding = analyze(bundled, at.text_area(key="text").value).encoding
+    encoding = analyze(bundled, at.text_input(key="text").value).encoding
     token, targets = at.selectbox(key="token").value, at.multiselect(key="targets").value
     assert encoding.tokens[token] == "it" and [encoding.tokens[t] for t in targets] == ["animal", "street"]
     row, layers = specs(at)
     values = np.array([typed(trace["y"]) for trace in layers["data"] if trace.get("mode") == "lines+markers"])
-    reference = analyze(bundled, at.text_area(key="text").value).attentions[:, 1, token][:, targets].T
+    reference = analyze(bundled, at.text_input(key="text").value).attentions[:, 1, token][:, targets].T
     np.testing.assert_allclose(values, reference, atol=1e-6)
 
 

@@ -47,7 +47,7 @@ SHARED_TEXT_PAGES = [p for p in PAGE_FILES if not p.endswith(("home.py", "next_s
 @pytest.mark.parametrize("path", SHARED_TEXT_PAGES)
 def test_page_shows_the_shared_sentence_from_the_link(open_page, path):
     at = open_page(path, BUNDLED_MODEL, text="Sinan loves a beautiful day")
-    assert at.text_area(key="text").value == "Sinan loves a beautiful day"
+    assert at.text_input(key="text").value == "Sinan loves a beautiful day"
 
 
 def test_uncached_model_offline_shows_banner_and_runs(open_page):
@@ -74,4 +74,4 @@ def test_app_navigation_keeps_the_sentence(monkeypatch):
     for path in SHARED_TEXT_PAGES:
         at.switch_page(path).run()
         assert not at.exception, (path, at.exception)
-        assert at.text_area(key="text").value == "Sinan loves a beautiful day", path
+        assert at.text_input(key="text").value == "Sinan loves a beautiful day", path

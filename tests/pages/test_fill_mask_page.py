@@ -34,7 +34,7 @@ def assert_tables_equal_pipeline(at, reference):
 def test_one_mask_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm, k):
     at = open_page(PAGE, tiny_pretraining_dir, text=ONE_MASK, k=str(k))
     assert not at.exception
-    assert at.text_area(key="text").value == ONE_MASK and at.slider(key="k").value == k
+    assert at.text_input(key="text").value == ONE_MASK and at.slider(key="k").value == k
     assert_tables_equal_pipeline(at, reference_fill_mask(masked_lm, tiny_bundle.tokenizer, ONE_MASK, k))
     assert len(at.get("plotly_chart")) == 1
 
@@ -86,7 +86,7 @@ def test_no_mask_offers_the_word_to_mask_helper(open_page, tiny_pretraining_dir)
     assert not at.exception and "A [MASK] is needed" in shown(at) and not at.dataframe
     at.selectbox(key="word_to_mask").select(1).run()  # "cat", as in seed 000
     at.button(key="mask_word").click().run()
-    assert at.text_area(key="text").value == "The [MASK] chased the mouse."
+    assert at.text_input(key="text").value == "The [MASK] chased the mouse."
     assert not at.exception and len(at.dataframe) == 1
 
 
@@ -112,7 +112,7 @@ def test_bad_input_gets_a_clear_message(open_page, tiny_pretraining_dir, text, m
 )
 def test_odd_text_is_predicted_and_shown_literally(open_page, tiny_pretraining_dir, text):
     at = open_page(PAGE, tiny_pretraining_dir, text=text)
-    assert not at.exception and at.text_area(key="text").value == text and len(at.dataframe) == 1
+    assert not at.exception and at.text_input(key="text").value == text and len(at.dataframe) == 1
     assert "<script>" not in shown(at) and "<b>" not in shown(at)
 
 
@@ -122,4 +122,4 @@ def test_bundled_encoder_gets_the_explanation_and_no_numbers(open_page):
     explanation = " ".join(i.value for i in at.info)
     assert "no masked-language-model (MLM) head" in explanation and "hf download bert-base-uncased" in explanation
     assert not at.dataframe and not at.metric and not at.get("plotly_chart")
-    assert at.text_area(key="text").value == ONE_MASK
+    assert at.text_input(key="text").value == ONE_MASK

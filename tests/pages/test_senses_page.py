@@ -28,7 +28,7 @@ def test_link_with_word_preset_and_layer_reproduces_the_view(open_page, bundled)
     assert at.selectbox(key="senses_layer").value == "last4"
     assert at.text_input(key="senses_word").value == "python"
     assert at.text_input(key="refs").value == "snake, programming"
-    assert at.text_area(key="text").value == "I feed my python mice"
+    assert at.text_input(key="text").value == "I feed my python mice"
     assert "mean of the last 4 hidden states (3–6, after encoder layers 2–5)" in messages(at, "caption")
     assert not at.warning and not at.error
     points = coordinates(at)

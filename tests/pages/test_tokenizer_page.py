@@ -182,7 +182,7 @@ def test_html_and_markdown_are_shown_literally(open_page):
     text = "<b>bold</b> **strong** [link](http://example.com) `code`"
     at = open_page(PAGE, text=text)
     assert not at.exception
-    assert at.text_area(key="text").value == text
+    assert at.text_input(key="text").value == text
     words = frame(at, "token_type_ids").value["word"].tolist()
     assert "<" in words and "**" not in words and "*" in words
     for element in at.markdown:
