@@ -90,13 +90,16 @@ def describe(fig: go.Figure) -> str | None:
     if not traces:
         return None
     first = traces[0]
-    if first.type in kinds:
-        same = [t for t in traces if t.type == first.type]
-        words = kinds[first.type](first)
-        if words and len(same) > 1:
-            words += f" (the first of {len(same)} panels)"
-    else:
-        words = _series(traces)
+    try:
+        if first.type in kinds:
+            same = [t for t in traces if t.type == first.type]
+            words = kinds[first.type](first)
+            if words and len(same) > 1:
+                words += f" (the first of {len(same)} panels)"
+        else:
+            words = _series(traces)
+    except (TypeError, ValueError):  # data that is not numbers (a category axis): no line rather than no page
+        return None
     if words is None:
         return None
     title = _plain(fig.layout.title.text or "")

@@ -42,6 +42,7 @@ def test_a_sunburst_gives_the_shares_of_its_top_level():
 def test_a_chart_without_data_has_no_words():
     assert describe(go.Figure()) is None
     assert describe(go.Figure(go.Heatmap(z=[[np.nan]]))) is None
+    assert describe(go.Figure(go.Bar(x=["a"], y=["not a number"]))) is None  # never breaks the page
 
 
 @pytest.mark.parametrize(
