@@ -3,6 +3,7 @@
 import streamlit as st
 
 from components.layout import presentation_switch
+from components.lessons import class_link
 from components.model import active_bundle, model_picker, model_status, settings
 from components.reconnect import reload_on_reconnect
 
@@ -25,4 +26,5 @@ with st.sidebar:
     model_status(active_bundle())
     presentation_switch()
     reload_on_reconnect()  # a replica that dies or restarts costs no student their view
+    class_link(page.url_path)  # the teacher's link: this page, lesson step, sentence, view and model
 page.run()

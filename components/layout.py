@@ -10,6 +10,7 @@ from streamlit.runtime.pages_manager import PagesManager
 
 from bertlens.analysis import Encoding, input_problem
 from bertlens.models import ModelBundle
+from components.lessons import lesson_panel
 from components.model import active_bundle, fallback_banner
 from components.params import read_link
 from components.text import code_span
@@ -68,6 +69,7 @@ def page_header(title: str, intro: str, page: str) -> ModelBundle:
     bundle = active_bundle()
     fallback_banner(bundle)
     st.caption(f"Model: {code_span(bundle.name)} — {bundle.capabilities.summary()}")
+    lesson_panel(bundle, page)  # the link's lesson step, if any, above the live page
     return bundle
 
 

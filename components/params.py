@@ -45,6 +45,9 @@ SCHEMA: tuple[Param, ...] = (
     Param("text", SHARED, str, "the sentence every page reads", "The bank of the river."),
     Param("b", SHARED, str, "sentence B of a pair (blank: none)", "It was muddy."),
     Param("present", SHARED, bool, "presentation mode: larger text for a projector", "true"),
+    # Lessons (bertlens/lessons.py): progress, so a link resumes it
+    Param("lesson", SHARED, str, "the lesson being followed", "discover"),
+    Param("step", SHARED, int, "the lesson's step (from 1)", "2"),
     # Tokenizer
     Param("tokenizer_tab", "tokenizer", str, "open tab", "Vocabulary"),
     Param("word", "tokenizer", str, "word looked up in the vocabulary", "bank"),

@@ -3,8 +3,9 @@
 import streamlit as st
 
 from components.layout import nav_link, page_header
+from components.lessons import lesson_list
 
-page_header("BERT Lens", "See inside BERT: tokens, weights, predictions, attention and meaning.", page="home")
+bundle = page_header("BERT Lens", "See inside BERT: tokens, weights, predictions, attention and meaning.", page="home")
 
 st.markdown(
     """
@@ -17,6 +18,11 @@ copied URL shows the same view.
 """
 )
 
+st.header("Lessons")
+st.caption("Guided steps over the live pages, following the course notebooks. Each step asks you to predict first.")
+lesson_list(bundle)
+
+st.header("Pages")
 PAGES = [
     (
         "pages/tokenizer.py",

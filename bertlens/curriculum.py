@@ -1,0 +1,392 @@
+"""The five lessons: the course notebooks in ``../shared/seeds`` as guided steps over the live pages.
+
+Each lesson follows one notebook in its order; the texts are ours. Step parameters are URL parameters
+declared in ``components.params`` (tests check every one against its page). Questions are answered live
+(``bertlens.lessons``): nothing here says what the model will answer.
+"""
+
+from __future__ import annotations
+
+from bertlens.lessons import (
+    LAST_ENCODER_LAYER,
+    LAST_HIDDEN_STATE,
+    AttendsMore,
+    BestSeparation,
+    CloserReference,
+    FillMaskTop1,
+    Lesson,
+    MaskMatters,
+    NextSentenceVerdict,
+    ParameterCount,
+    Step,
+    StrongestHead,
+)
+from bertlens.nsp import DEFAULT_A, DEFAULT_B
+from bertlens.tokenization import SEED_BATCH
+
+# --- misconception callouts ------------------------------------------------------------------------
+
+NOT_NEXT_WORD = (
+    "**Misconception: “BERT predicts the next word.”** It does not. BERT fills a *masked* word using the "
+    "words on **both** sides of it; the next-word task belongs to left-to-right models such as GPT. Move "
+    "the [MASK] to the middle of the sentence and BERT still reads what follows it."
+)
+NOT_EXPLANATION = (
+    "**Misconception: “attention explains the prediction.”** An attention weight says how much one token "
+    "mixes in another token's value vector in one head of one layer. It is not a measure of what the output "
+    "depends on: other heads, the feed-forward layers and the residual stream matter too. The *Mask and see* "
+    "tab measures influence by removing tokens instead."
+)
+SPECIAL_NO_OP = (
+    "**[CLS] and [SEP] as a “no-op”.** Many heads send most of their weight to [CLS] or [SEP]. Clark et al. "
+    "(2019) read this as a head having nothing useful to do for that token: a place to park attention. So a "
+    "big weight on [SEP] is not evidence that [SEP] matters to the word."
+)
+SAME_INDEX = (
+    "**The same head index in two layers means unrelated heads.** Head 3 of layer 2 and head 3 of layer 5 "
+    "share a number, nothing else: each layer has its own weights. And a notebook's “look at layer 9” is "
+    "about bert-base-uncased; other checkpoints put their patterns elsewhere."
+)
+STATIC_EMBEDDING = (
+    "**A word's input embedding is the same in every sentence.** Before the first layer, “apple” is one row "
+    "of the embedding matrix wherever it appears. The embeddings output (hidden state 0) adds only the "
+    "position and segment embeddings, so context can only enter through the encoder layers."
+)
+
+NOT_A_CLASSIFIER = (
+    "**An NSP verdict is not a judgement of meaning.** The head was trained to tell a real next sentence "
+    "from a *random* one, so a B on a new topic is easy to reject; a B on the same topic that could never "
+    "follow A often still gets IsNext. RoBERTa dropped this task and did no worse."
+)
+PADDING_IS_FREE = (
+    "**“Padding is harmless.”** Only with the attention mask. The mask tells every head to give [PAD] "
+    "no weight; without it the padding takes part in every token's context like a word."
+)
+
+# --- the lessons -------------------------------------------------------------------------------------
+
+ANIMAL_TIRED = "The animal couldn't cross the street because it was too tired."
+ANIMAL_WIDE = "The animal couldn't cross the street because it was too wide."
+IT_FOCUS: dict[str, str | tuple[str, ...]] = {
+    "token": "10 it",
+    "targets": ("2 animal", "8 street"),
+}  # positions checked against the tokenizer in tests
+
+DISCOVER = Lesson(
+    "discover",
+    "Discover BERT: tokens, the masked word, attention",
+    "Discover_BERT.ipynb (seed 000)",
+    "From WordPiece tokens to BERT's guess for a hidden word and what “it” attends to.",
+    (
+        Step(
+            "The atomic unit: WordPiece tokens",
+            "BERT never sees words, only **WordPiece tokens** from a fixed vocabulary. In the *Tokens* tab "
+            "below, find the words that were split into several pieces (a piece starting with `##` continues "
+            "the word before it), and the two tokens BERT adds around every input: `[CLS]` and `[SEP]`.",
+            "tokenizer",
+            {"text": "BERT means Bidirectional Encoder Representations from Transformers.", "tokenizer_tab": "Tokens"},
+        ),
+        Step(
+            "Predict the hidden word",
+            "Masked language modelling is BERT's first pre-training task: a word is hidden behind `[MASK]` and "
+            "BERT guesses it from its context on both sides. Make your guess first, then check it.",
+            "fill_mask",
+            {"text": "The [MASK] chased the mouse.", "fill_tab": "Guesses", "k": "10"},
+            FillMaskTop1("The [MASK] chased the mouse."),
+            (NOT_NEXT_WORD,),
+        ),
+        Step(
+            "More than one guess",
+            "BERT gives a probability to every token of its vocabulary. The bar chart shows the top 10 for "
+            "this sentence: are they all adjectives? Change the sentence in the box and watch the guesses move.",
+            "fill_mask",
+            {"text": "Paris is the most [MASK] city in the world.", "fill_tab": "Guesses", "k": "10"},
+            FillMaskTop1("Paris is the most [MASK] city in the world."),
+        ),
+        Step(
+            "What does “it” attend to?",
+            "The *Token focus* tab follows one token, **it**, and how much attention it pays to **animal** and "
+            "**street**. The sliders choose the encoder layer (from 0) and the head; the switch averages the "
+            "heads of the layer. Answer first, then look.",
+            "attention",
+            {
+                "text": ANIMAL_TIRED,
+                "attn_tab": "Token focus",
+                "mean": "true",
+                "attn_layer": LAST_ENCODER_LAYER,
+                **IT_FOCUS,
+            },
+            AttendsMore(ANIMAL_TIRED, "it", ("animal", "street")),
+            (NOT_EXPLANATION,),
+        ),
+        Step(
+            "Change one word",
+            "Now the street is *too wide*. For a reader, “it” is now the street. Does the model's attention "
+            "follow? Try other layers and single heads with the sliders too.",
+            "attention",
+            {
+                "text": ANIMAL_WIDE,
+                "attn_tab": "Token focus",
+                "mean": "true",
+                "attn_layer": LAST_ENCODER_LAYER,
+                **IT_FOCUS,
+            },
+            AttendsMore(ANIMAL_WIDE, "it", ("animal", "street")),
+            (SAME_INDEX,),
+        ),
+        Step(
+            "Where the rest of the attention goes",
+            "The *Head view* draws every token's attention as lines. Switch the averaging off and step "
+            "through single heads: many of them send most of their weight to `[CLS]` or `[SEP]`.",
+            "attention",
+            {"text": ANIMAL_TIRED, "attn_tab": "Head view", "mean": "false", "attn_layer": "0", "head": "0"},
+            callouts=(SPECIAL_NO_OP,),
+        ),
+    ),
+)
+
+SENSES = Lesson(
+    "senses",
+    "Word senses: one word, many meanings",
+    "the BERT chapter's hands-on (seed 001)",
+    "“apple” the fruit and the company: where in the layers do the two senses pull apart?",
+    (
+        Step(
+            "Before context",
+            "Twelve sentences use **apple**: six about the fruit, six about the company. Each point on the map "
+            "is one occurrence at **hidden state 0**, the embeddings output, before any encoder layer.",
+            "senses",
+            {"source": "Preset", "preset": "apple", "senses_tab": "Map", "senses_layer": "0"},
+            callouts=(STATIC_EMBEDDING,),
+        ),
+        Step(
+            "Static against contextual",
+            "The *Static vs contextual* tab compares the word's input embedding (the same row every time) with "
+            "its vectors after the encoder layers.",
+            "senses",
+            {"source": "Preset", "preset": "apple", "senses_tab": "Static vs contextual"},
+        ),
+        Step(
+            "Where do the senses separate?",
+            "The *Separation by layer* chart scores, for every hidden state, how far apart the two senses are "
+            "(silhouette: higher = further apart). Predict first, then look.",
+            "senses",
+            {"source": "Preset", "preset": "apple", "senses_tab": "Separation by layer"},
+            BestSeparation("apple"),
+        ),
+        Step(
+            "The map at the top",
+            "The same map at the last hidden state. Hover the points: which sentences sit on the wrong side?",
+            "senses",
+            {"source": "Preset", "preset": "apple", "senses_tab": "Map", "senses_layer": LAST_HIDDEN_STATE},
+        ),
+        Step(
+            "The notebook's exercise: the last k layers",
+            "The notebook averages the **last four** hidden states and asks you to try the last k = 1, 2, 3. The "
+            "*Hidden state* control offers these means (“last 2” …); compare their maps with the single last one.",
+            "senses",
+            {"source": "Preset", "preset": "apple", "senses_tab": "Map", "senses_layer": "last2"},
+        ),
+    ),
+)
+
+STORE_A, STORE_B = "I went to the store.", "At the store, I bought fresh strawberries."
+STORE: dict[str, str | tuple[str, ...]] = {"text": STORE_A, "b": STORE_B, "attn_tab": "Head statistics"}
+
+PATTERNS = Lesson(
+    "patterns",
+    "Attention patterns: what heads look at",
+    "BERT: Pre-training of Deep Bidirectional Transformers (seed 002)",
+    "Heads that look at the next word, the previous word, or the same word in the other sentence — found by "
+    "statistics on the live model, not by a notebook's layer numbers.",
+    (
+        Step(
+            "Two sentences, one input",
+            "BERT reads a pair as one sequence: `[CLS]` A `[SEP]` B `[SEP]`. The *Tokens* tab shows it, with the "
+            "segment (A or B) of every token.",
+            "tokenizer",
+            {"text": STORE_A, "b": STORE_B, "tokenizer_tab": "Tokens"},
+        ),
+        Step(
+            "Pattern 1: attention to the next word",
+            "The notebook finds this head by eye (“layer 2, head 0” of bert-base-uncased). The *Head statistics* "
+            "grid measures it for every head at once: choose **To next token** and find the brightest cell.",
+            "attention",
+            {**STORE, "stat": "To next token"},
+            StrongestHead(STORE_A, STORE_B, "next"),
+            (SAME_INDEX,),
+        ),
+        Step(
+            "Pattern 2: attention to the previous word",
+            "Now the statistic **To previous token**. The notebook says this pattern is less distinct than the "
+            "next-word one: compare the brightest values of the two grids.",
+            "attention",
+            {**STORE, "stat": "To previous token"},
+            StrongestHead(STORE_A, STORE_B, "previous"),
+        ),
+        Step(
+            "Pattern 4: the same word in the other sentence",
+            "**To same token in other sentence** follows *store* in B back to *store* in A: useful for next "
+            "sentence prediction. Open the brightest head in the *Head view* (choose its layer and head with the "
+            "sliders) and click *store*.",
+            "attention",
+            {**STORE, "stat": "To same token in other sentence"},
+            StrongestHead(STORE_A, STORE_B, "other_sentence"),
+        ),
+        Step(
+            "Where the rest goes: [CLS] and [SEP]",
+            "Choose **To [SEP]**: in many heads of the later layers most tokens send most of their attention to "
+            "`[SEP]`. The *Heatmap* of such a head is a bright column.",
+            "attention",
+            {**STORE, "stat": "To [SEP]"},
+            callouts=(SPECIAL_NO_OP, NOT_EXPLANATION),
+        ),
+    ),
+)
+
+FRANCE = "The capital of France is [MASK]."
+OVERVIEW = Lesson(
+    "overview",
+    "BERT overview: tokens, padding, the mask, the two tasks",
+    "BERT Overview (seed 003)",
+    "WordPiece and special tokens, padding and why the attention mask matters, the model's size, and "
+    "BERT's two pre-training tasks with their loss and verdict.",
+    (
+        Step(
+            "WordPiece tokens and ids",
+            "The *Tokens* tab lists every token of the sentence with its id and its attention-mask value. "
+            "*Tokenization* becomes `token` + `##ization`: a word outside the vocabulary is split into known pieces.",
+            "tokenizer",
+            {
+                "text": "Tokenization and padding are fundamental steps in most NLP pipelines.",
+                "tokenizer_tab": "Tokens",
+            },
+        ),
+        Step(
+            "The vocabulary and its special tokens",
+            "The *Vocabulary* tab: its size, the five special tokens with their ids, and the `[unused]` entries "
+            "BERT ships so that users can add their own tokens without resizing the model.",
+            "tokenizer",
+            {"tokenizer_tab": "Vocabulary"},
+        ),
+        Step(
+            "Padding, and why the attention mask matters",
+            "Sentences of one batch must have the same length, so short ones are filled with `[PAD]`. The *Padding "
+            "lab* pads this batch to 16 tokens; its last section runs the batch with and without the attention mask.",
+            "tokenizer",
+            {
+                "tokenizer_tab": "Padding lab",
+                "lines": "\n".join(SEED_BATCH),
+                "pad": "max_length",
+                "pad_len": "16",
+                "trunc": "true",
+                "mask_demo": "true",
+            },
+            MaskMatters(SEED_BATCH, 16),
+            (PADDING_IS_FREE,),
+        ),
+        Step(
+            "How big is it?",
+            "The *Parameters* tab counts the weights of every part. Guess the total first.",
+            "anatomy",
+            {"anatomy_tab": "Parameters"},
+            ParameterCount(),
+        ),
+        Step(
+            "Task 1: the masked word, and its loss",
+            "The loss of the true word is −log of the probability BERT gives it: 0 when it is certain, large when "
+            "it is surprised. The *Guesses* tab shows it for **paris** below the top guesses.",
+            "fill_mask",
+            {"text": FRANCE, "fill_tab": "Guesses", "k": "10", "true_word": "paris"},
+            FillMaskTop1(FRANCE),
+            (NOT_NEXT_WORD,),
+        ),
+        Step(
+            "Task 2: does B follow A?",
+            "Next sentence prediction reads the pair as one input and decides from the `[CLS]` vector.",
+            "next_sentence",
+            {"a": DEFAULT_A, "b": DEFAULT_B, "nsp_tab": "Verdict"},
+            NextSentenceVerdict(DEFAULT_A, DEFAULT_B),
+        ),
+        Step(
+            "Task 2 with an unrelated B",
+            "The notebook's false continuation. Then try your own B on the same topic that still does not follow.",
+            "next_sentence",
+            {"a": DEFAULT_A, "b": "Deep Learning is a branch of Machine Learning.", "nsp_tab": "Verdict"},
+            NextSentenceVerdict(DEFAULT_A, "Deep Learning is a branch of Machine Learning."),
+            (NOT_A_CLASSIFIER,),
+        ),
+    ),
+)
+
+PET, CODING = "I love my pet python", "I love coding in python"
+TWO_PYTHONS: dict[str, str | tuple[str, ...]] = {
+    "source": "Paste lines",
+    "senses_lines": f"{PET} | snake\n{CODING} | programming language",
+    "senses_word": "python",
+    "refs": "snake, programming",
+    "senses_tab": "Reference words",
+    "senses_layer": LAST_HIDDEN_STATE,
+}
+
+INSIDE = Lesson(
+    "inside",
+    "Inside BERT: parameters, the pooler, WordPiece, a word in context",
+    "Introduction to BERT (seed 004)",
+    "The named parameters layer by layer, the pooler on [CLS], words the vocabulary lacks, and “python” the "
+    "snake against “python” the language.",
+    (
+        Step(
+            "Every named parameter",
+            "The *Named parameters* tab lists each weight matrix with its shape, as the notebook prints them: the "
+            "embeddings first, then the same block of matrices for every encoder layer, then the pooler. Filter "
+            "for `attention` to see one layer's query, key and value.",
+            "anatomy",
+            {"anatomy_tab": "Named parameters", "filter": "layer.0."},
+        ),
+        Step(
+            "The pooler",
+            "The pooler is one dense layer with tanh on top of the final `[CLS]` vector; next sentence prediction "
+            "reads its output. The *Pooler* tab recomputes it by hand and compares with the model's own output.",
+            "anatomy",
+            {"text": "I love my pet python", "anatomy_tab": "Pooler"},
+        ),
+        Step(
+            "A word the vocabulary lacks",
+            "“Sinan” is not in the vocabulary. Look it up in the *Vocabulary* tab: which pieces does WordPiece use, "
+            "and why is the text lower-cased first (*uncased*)?",
+            "tokenizer",
+            {"tokenizer_tab": "Vocabulary", "word": "Sinan"},
+        ),
+        Step(
+            "Python the snake",
+            "Two sentences, two pythons. The *Reference words* tab compares each occurrence of **python** with the "
+            "words *snake* and *programming*, each read on its own, at the last hidden state. Predict first.",
+            "senses",
+            TWO_PYTHONS,
+            CloserReference(PET, "python", ("snake", "programming")),
+            (STATIC_EMBEDDING,),
+        ),
+        Step(
+            "Python the language",
+            "The same comparison for the coding sentence. Open *Every occurrence* to see both rows side by side.",
+            "senses",
+            TWO_PYTHONS,
+            CloserReference(CODING, "python", ("snake", "programming")),
+        ),
+    ),
+)
+
+LESSONS: dict[str, Lesson] = {lesson.key: lesson for lesson in (DISCOVER, SENSES, PATTERNS, OVERVIEW, INSIDE)}
+
+
+def lesson_step(lesson: str | None, step: str | None) -> tuple[Lesson, int] | None:
+    """The lesson and the step index (from 0) a URL names (``step`` counts from 1); None when it names none."""
+    if lesson not in LESSONS:
+        return None
+    found = LESSONS[lesson]
+    try:
+        number = int(step or "1")
+    except ValueError:
+        number = 1
+    return found, min(max(number, 1), len(found.steps)) - 1

@@ -1,0 +1,379 @@
+"""Lessons: guided steps over the live pages (pure types and checks, no Streamlit; the five lessons
+themselves are in ``bertlens.curriculum``).
+
+A ``Lesson`` is a title, the notebook it follows and its ``Step``s in the notebook's order. A step is our own
+Markdown text, the page it opens and the URL parameters it sets (names declared in ``components.params``),
+optionally a "predict before reveal" question and misconception callouts.
+
+A question's answer is never written down: ``reveal`` computes it from the active model's own deterministic
+output (fill-mask top-1, the NSP verdict, attention weights, head statistics, the attention mask's effect,
+cosine similarity, silhouette by hidden state, the parameter count), through a ``Live`` that the app backs
+with its shared caches (so every student gets the same numbers) and tests back with direct calls. A model
+without the head a question needs gets a reveal that says so.
+
+Layer numbering follows ``bertlens.layers``: encoder layers from 0; hidden state h is the output of
+encoder layer h − 1. Step parameters may say ``LAST_ENCODER_LAYER`` or ``LAST_HIDDEN_STATE``; they are
+resolved for the active model's depth (indices differ between checkpoints).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics.pairwise import cosine_similarity
+
+from bertlens.analysis import Analysis, analyze
+from bertlens.anatomy import bundle_parameter_counts
+from bertlens.attention import STATISTIC_BY_KEY, head_statistics
+from bertlens.layers import encoder_layer_label, hidden_state_label
+from bertlens.mlm import top_k_guesses
+from bertlens.models import ModelBundle
+from bertlens.nsp import next_sentence
+from bertlens.sense_presets import PRESETS
+from bertlens.senses import WordVectors, embed_word, separation_by_layer
+from bertlens.tokenization import mask_effect, pad_batch
+
+LAST_ENCODER_LAYER = "{last encoder layer}"
+LAST_HIDDEN_STATE = "{last hidden state}"
+PAGE_HEADS = {"fill_mask": "MLM", "next_sentence": "NSP"}  # pages that need a pre-training head
+
+
+class Live(Protocol):
+    """The model's output for a question: the app reads its caches, tests run the model directly."""
+
+    @property
+    def bundle(self) -> ModelBundle: ...
+
+    def analysis(self, text: str, text_b: str = "") -> Analysis: ...
+
+    def word_vectors(self, word: str, sentences: tuple[str, ...], references: tuple[str, ...]) -> WordVectors: ...
+
+    def mask_effect(self, lines: tuple[str, ...], max_length: int) -> pd.DataFrame:
+        """The Padding lab's table: each line's [CLS] distance with and without the attention mask
+        (padding to ``max_length``, truncating)."""
+        ...
+
+    def parameter_total(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class DirectLive:
+    """``Live`` without caches (tests, scripts)."""
+
+    bundle: ModelBundle
+
+    def analysis(self, text: str, text_b: str = "") -> Analysis:
+        return analyze(self.bundle, text, text_b or None)
+
+    def word_vectors(self, word: str, sentences: tuple[str, ...], references: tuple[str, ...]) -> WordVectors:
+        return embed_word(self.bundle, sentences, word, references=references)
+
+    def mask_effect(self, lines: tuple[str, ...], max_length: int) -> pd.DataFrame:
+        return mask_effect(self.bundle, pad_batch(self.bundle.tokenizer, lines, "max_length", max_length, True))
+
+    def parameter_total(self) -> int:
+        return checkpoint_total(bundle_parameter_counts(self.bundle))
+
+
+def checkpoint_total(counts: pd.DataFrame) -> int:
+    """The last row of ``bertlens.anatomy.parameter_counts``: the checkpoint's parameters."""
+    return int(counts["parameters"].iloc[-1])
+
+
+@dataclass(frozen=True)
+class Reveal:
+    """The model's answer to a question, or why this model cannot give one (``answer`` is None)."""
+
+    answer: str | None
+    detail: str  # Markdown, our own words with the model's numbers
+
+    def judge(self, guess: str) -> bool | None:
+        """Whether ``guess`` is the model's answer (case and surrounding spaces ignored); None without one."""
+        if self.answer is None:
+            return None
+        return guess.strip().lower() == self.answer.strip().lower()
+
+
+def needs_head(bundle: ModelBundle, head: str) -> str | None:
+    """Why this model cannot answer a question that needs ``head`` ("MLM" or "NSP"); None when it can."""
+    caps = bundle.capabilities
+    present = caps.has_mlm_head if head == "MLM" else caps.has_nsp_head
+    if present:
+        return None
+    return (
+        f"This needs a model with the {head} head; the active model `{bundle.name}` has none "
+        "(it is an encoder only). Choose bert-base-uncased in the sidebar to see BERT's own answer."
+    )
+
+
+@dataclass(frozen=True)
+class FillMaskTop1:
+    """ "What will BERT put in place of [MASK]?" — answered by the MLM head's top-1 guess."""
+
+    text: str
+    prompt: str = "What will BERT put in place of [MASK]? Type one word."
+    choices: tuple[str, ...] = ()
+
+    def reveal(self, live: Live) -> Reveal:
+        missing = needs_head(live.bundle, "MLM")
+        if missing:
+            return Reveal(None, missing)
+        guesses = top_k_guesses(live.analysis(self.text), live.bundle.tokenizer, 3)
+        if not guesses:
+            return Reveal(None, "The sentence has no [MASK] the model reads.")
+        first = guesses[0]
+        runners = ", ".join(f"{s.strip()} ({p:.1%})" for s, p in zip(first.strings[1:], first.probabilities[1:]))
+        return Reveal(
+            first.strings[0].strip(),
+            f"BERT's top guess is **{first.strings[0].strip()}** with probability {first.probabilities[0]:.1%}; "
+            f"next come {runners}. The page below lists the top-k with every probability.",
+        )
+
+
+def _position(analysis: Analysis, word: str, after: int = -1) -> int | None:
+    """The first token position after ``after`` spelled ``word`` (lower case), or None."""
+    for position, token in enumerate(analysis.encoding.tokens):
+        if position > after and token == word.lower():
+            return position
+    return None
+
+
+@dataclass(frozen=True)
+class AttendsMore:
+    """ "Does ``query`` attend more to A or to B?" — mean over the heads of the last encoder layer."""
+
+    text: str
+    query: str
+    choices: tuple[str, ...]  # the two candidate words
+
+    @property
+    def prompt(self) -> str:
+        a, b = self.choices
+        return (
+            f"In the last encoder layer, averaged over its heads: does “{self.query}” attend more to “{a}” or to “{b}”?"
+        )
+
+    def reveal(self, live: Live) -> Reveal:
+        analysis = live.analysis(self.text)
+        query = _position(analysis, self.query)
+        targets = [_position(analysis, word) for word in self.choices]
+        if query is None or None in targets:
+            return Reveal(None, "This model's tokenizer splits these words differently; the check cannot run.")
+        layer = analysis.attentions.shape[0] - 1
+        weights = analysis.attentions[layer].mean(axis=0)[query]
+        scores = [float(weights[t]) for t in targets if t is not None]
+        winner = self.choices[int(np.argmax(scores))]
+        numbers = " and ".join(f"“{w}” {s:.3f}" for w, s in zip(self.choices, scores))
+        return Reveal(
+            winner,
+            f"In {encoder_layer_label(layer)}, the mean over its heads of “{self.query}”'s attention weights: "
+            f"{numbers}. So it attends more to **{winner}** here; other layers and heads can disagree.",
+        )
+
+
+THIRDS = ("early (first third)", "middle third", "late (last third)")
+
+
+def third_of(index: int, count: int) -> str:
+    """Which third of ``count`` layers (or hidden states) numbered from 0 ``index`` falls in."""
+    return THIRDS[min(2, 3 * index // count)]
+
+
+@dataclass(frozen=True)
+class BestSeparation:
+    """ "Which hidden states separate the senses best?" — silhouette of the preset's labels per hidden state."""
+
+    preset: str
+    prompt: str = "Which hidden states separate the two senses best?"
+    choices: tuple[str, ...] = THIRDS
+
+    def reveal(self, live: Live) -> Reveal:
+        preset = PRESETS[self.preset]
+        sentences = tuple(item.sentence for item in preset.sentences)
+        words = live.word_vectors(preset.word, sentences, preset.references)
+        labels = [preset.sentences[o.sentence_index].sense for o in words.occurrences]
+        scores = separation_by_layer(words.contextual, labels)
+        defined = [(s, h) for h, s in enumerate(scores) if s is not None]
+        if not defined:
+            return Reveal(None, "Too few labelled occurrences were found to compare the senses.")
+        best, h = max(defined)
+        num_layers = words.contextual.shape[1] - 1
+        first = scores[0]
+        start = f"; at the embeddings output it is {first:.3f}" if first is not None else ""
+        third = third_of(h, num_layers + 1)
+        return Reveal(
+            third,
+            f"The silhouette (higher = senses further apart) peaks at {hidden_state_label(h)}: {best:.3f}{start}. "
+            f"This model has hidden states 0 to {num_layers}, so that is the {third}.",
+        )
+
+
+@dataclass(frozen=True)
+class NextSentenceVerdict:
+    """ "Does B follow A?" — answered by the NSP head."""
+
+    a: str
+    b: str
+    prompt: str = "Will BERT say that sentence B follows sentence A?"
+    choices: tuple[str, ...] = ("IsNext: B follows A", "NotNext: B does not follow A")
+
+    def reveal(self, live: Live) -> Reveal:
+        missing = needs_head(live.bundle, "NSP")
+        if missing:
+            return Reveal(None, missing)
+        verdict = next_sentence(live.analysis(self.a, self.b))
+        if verdict is None:
+            return Reveal(None, "This model gives no next-sentence verdict.")
+        return Reveal(
+            self.choices[0] if verdict.is_next else self.choices[1],
+            f"The NSP head gives IsNext {verdict.p_is_next:.1%} and NotNext {verdict.p_not_next:.1%}. "
+            "It was trained on pairs where B followed A half of the time, and on random Bs otherwise.",
+        )
+
+
+@dataclass(frozen=True)
+class StrongestHead:
+    """ "Where is the head that does X most?" — the head statistics of the page, answered by thirds of the layers."""
+
+    text: str
+    text_b: str
+    statistic: str  # a share in bertlens.attention.STATISTIC_BY_KEY (any but entropy)
+    choices: tuple[str, ...] = THIRDS
+
+    @property
+    def prompt(self) -> str:
+        return f"Which encoder layers hold the head with the highest “{STATISTIC_BY_KEY[self.statistic].label}” score?"
+
+    def reveal(self, live: Live) -> Reveal:
+        analysis = live.analysis(self.text, self.text_b)
+        values = head_statistics(analysis.attentions, analysis.encoding)[self.statistic]
+        if np.isnan(values).all():
+            return Reveal(None, "No token of these sentences has this pattern to measure.")
+        layer, head = (int(i) for i in np.unravel_index(np.nanargmax(values), values.shape))
+        third = third_of(layer, values.shape[0])
+        statistic = STATISTIC_BY_KEY[self.statistic]
+        return Reveal(
+            third,
+            f"The highest is head {head} of {encoder_layer_label(layer)}: {values[layer, head]:.1%} ({statistic.explanation}). "
+            f"This model has encoder layers 0 to {values.shape[0] - 1}, so that is the {third}. "
+            "Open that layer and head in the *Heatmap* tab to see the pattern.",
+        )
+
+
+@dataclass(frozen=True)
+class MaskMatters:
+    """ "Switch the attention mask off: which sentence's [CLS] vector moves most?" — the Padding lab's demo."""
+
+    lines: tuple[str, ...]
+    max_length: int
+    prompt: str = "Run the padded batch without the attention mask: which sentence's final [CLS] vector changes most?"
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return self.lines
+
+    def reveal(self, live: Live) -> Reveal:
+        table = live.mask_effect(self.lines, self.max_length)
+        distances = table["[CLS] L2 distance"].to_numpy()
+        most = int(np.argmax(distances))
+        padding = table["padding tokens"].to_numpy()
+        numbers = "; ".join(f"{d:.3f} with {p} padding tokens" for d, p in zip(distances, padding))
+        return Reveal(
+            self.lines[most],
+            f"L2 distance of each [CLS] vector with and without the mask: {numbers}. Without the mask the "
+            "[PAD] tokens count as words, so the more padding, the further the vector moves; a sentence with "
+            "no padding does not move at all.",
+        )
+
+
+@dataclass(frozen=True)
+class CloserReference:
+    """ "Is *word* in this sentence closer to A or to B?" — cosine at the last hidden state, A and B read alone."""
+
+    sentence: str
+    word: str
+    choices: tuple[str, ...]  # the reference words
+
+    @property
+    def prompt(self) -> str:
+        a, b = self.choices
+        return f"In “{self.sentence}”, is the vector of “{self.word}” closer to “{a}” or to “{b}” (each read alone)?"
+
+    def reveal(self, live: Live) -> Reveal:
+        words = live.word_vectors(self.word, (self.sentence,), self.choices)
+        if not words.occurrences or set(words.references) != set(self.choices):
+            return Reveal(None, "This model's tokenizer does not find these words; the check cannot run.")
+        top = words.contextual.shape[1] - 1
+        refs = np.stack([words.references[r][top] for r in self.choices])
+        sims = cosine_similarity(words.contextual[:1, top], refs)[0]
+        winner = self.choices[int(np.argmax(sims))]
+        numbers = " and ".join(f"“{r}” {s:.3f}" for r, s in zip(self.choices, sims))
+        return Reveal(
+            winner,
+            f"Cosine similarity at {hidden_state_label(top)} (the last): {numbers}. So it is closer to **{winner}**.",
+        )
+
+
+SIZES = ("under 10 million", "10 to 100 million", "100 million to 1 billion", "over 1 billion")
+
+
+@dataclass(frozen=True)
+class ParameterCount:
+    """ "How many parameters?" — the checkpoint's own count."""
+
+    prompt: str = "How many parameters (weights and biases) does the active model have?"
+    choices: tuple[str, ...] = SIZES
+
+    def reveal(self, live: Live) -> Reveal:
+        total = live.parameter_total()
+        size = SIZES[sum(total >= bound for bound in (10**7, 10**8, 10**9))]
+        return Reveal(
+            size,
+            f"`{live.bundle.name}` has {total:,} parameters in its checkpoint: {size}. bert-base-uncased has about "
+            "110 million; most of them sit in the encoder layers and the word-embedding matrix.",
+        )
+
+
+Question = (
+    FillMaskTop1
+    | NextSentenceVerdict
+    | AttendsMore
+    | StrongestHead
+    | MaskMatters
+    | CloserReference
+    | BestSeparation
+    | ParameterCount
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    title: str
+    text: str  # Markdown, ours: what to look at and which control to use
+    page: str  # a page's file stem (components.params.PAGES)
+    params: dict[str, str | tuple[str, ...]] = field(default_factory=dict)
+    question: Question | None = None
+    callouts: tuple[str, ...] = ()  # misconception callouts (Markdown)
+
+
+@dataclass(frozen=True)
+class Lesson:
+    key: str  # its URL value (``lesson``)
+    title: str
+    notebook: str  # the seed notebook it follows
+    summary: str
+    steps: tuple[Step, ...]
+
+
+def resolve(params: dict[str, str | tuple[str, ...]], num_layers: int) -> dict[str, str | list[str]]:
+    """A step's URL parameters for a model of ``num_layers`` encoder layers."""
+    names = {LAST_ENCODER_LAYER: str(num_layers - 1), LAST_HIDDEN_STATE: str(num_layers)}
+    return {k: list(v) if isinstance(v, tuple) else names.get(v, v) for k, v in params.items()}
+
+
+def heads_needed(steps: Sequence[Step]) -> set[str]:
+    return {PAGE_HEADS[s.page] for s in steps if s.page in PAGE_HEADS}

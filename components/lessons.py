@@ -1,0 +1,201 @@
+"""The lesson panel (above the live page), the lesson list and the class link.
+
+The panel sits in the main column, above the page it talks about, not in the sidebar: a step's text
+points at a control of the page and should be read next to it, at projector size, and the sidebar is
+narrow and folded away on a phone. Progress lives in the URL (``lesson``, ``step``), so a link resumes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+import pandas as pd
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
+
+from bertlens.analysis import Analysis
+from bertlens.curriculum import LESSONS, lesson_step
+from bertlens.lessons import PAGE_HEADS, Lesson, Question, checkpoint_total, heads_needed, needs_head, resolve
+from bertlens.models import ModelBundle
+from bertlens.senses import WordVectors
+from components import cache
+from components.model import active_model_name, settings
+from components.params import PARAMS, declared
+from components.state import set_shared_text
+from components.text import literal
+
+PENDING = "_lesson_pending"  # (page, URL parameters) of the step being opened
+SHARED_TEXTS = ("text", "a", "b")  # kept in session state by components.state.shared_text
+PAGE_TITLES = {
+    "home": "BERT Lens",
+    "tokenizer": "Tokenizer",
+    "anatomy": "Model anatomy",
+    "fill_mask": "Fill-mask",
+    "next_sentence": "Next sentence",
+    "attention": "Attention",
+    "senses": "Word senses",
+}
+
+
+@dataclass(frozen=True)
+class CachedLive:
+    """A question's model output through the shared caches: same input, same numbers for every student."""
+
+    bundle: ModelBundle
+
+    def analysis(self, text: str, text_b: str = "") -> Analysis:
+        return cache.cached_analysis(self.bundle.name, text, text_b)
+
+    def word_vectors(self, word: str, sentences: tuple[str, ...], references: tuple[str, ...]) -> WordVectors:
+        return cache.word_vectors(cache.query(self.bundle.name), word, sentences, references)
+
+    def mask_effect(self, lines: tuple[str, ...], max_length: int) -> pd.DataFrame:
+        return cache.mask_distances(cache.query(self.bundle.name), lines, "max_length", max_length, True)
+
+    def parameter_total(self) -> int:
+        return checkpoint_total(cache.architecture(cache.query(self.bundle.name))[1])
+
+
+def step_url_params(lesson: Lesson, index: int, num_layers: int) -> dict[str, str | list[str]]:
+    """Every URL parameter of step ``index``: its page's view, the progress and the pinned model (if any)."""
+    params: dict[str, str | list[str]] = {"b": "", **resolve(lesson.steps[index].params, num_layers)}
+    params.update(lesson=lesson.key, step=str(index + 1))
+    for carried in ("model", "present"):  # a class link's pinned model and presentation mode stay on
+        if carried in st.query_params:
+            params[carried] = st.query_params[carried]
+    return {name: value for name, value in params.items() if value != ""}
+
+
+def go_to_step(lesson: Lesson, index: int, num_layers: int) -> None:
+    """Open step ``index``: its page with its parameters (the session's own values of them give way)."""
+    step = lesson.steps[index]
+    params = step_url_params(lesson, index, num_layers)
+    for name in SHARED_TEXTS:
+        if name in step.params or name == "b":  # a step without sentence B clears it
+            set_shared_text(str(params.get(name, "")), name)
+    for name in step.params:
+        declared(name)
+        if name not in SHARED_TEXTS:
+            st.session_state.pop(name, None)  # the link's value, not the one this session left behind
+    st.session_state[PENDING] = (step.page, params)  # applied by the page itself (see ``apply_pending``)
+    try:
+        st.switch_page(f"pages/{step.page}.py", query_params=params)
+    except StreamlitAPIException:  # the page runs on its own, outside app.py's navigation
+        st.query_params.from_dict(params)
+        st.rerun()
+
+
+def apply_pending(page: str) -> None:
+    """Give the URL the opened step's parameters, before the page's widgets read it.
+
+    ``st.switch_page`` carries them too, but a rerun can still start from the old query string
+    (seen under AppTest when leaving a page with bound widgets); this makes the step's view certain.
+    """
+    pending = st.session_state.pop(PENDING, None)
+    if pending and pending[0] == page:
+        st.query_params.from_dict(pending[1])
+
+
+def lesson_panel(bundle: ModelBundle, page: str) -> None:
+    """The URL's lesson step, if any: text, callouts, the question, Back/Next and the progress."""
+    apply_pending(page)
+    found = lesson_step(st.query_params.get("lesson"), st.query_params.get("step"))
+    if found is None:
+        return
+    lesson, index = found
+    step = lesson.steps[index]
+    layers = bundle.capabilities.num_layers
+    with st.container(border=True):
+        st.header(f"Lesson: {lesson.title}")
+        st.caption(f"Step {index + 1} of {len(lesson.steps)} · following {lesson.notebook}")
+        st.subheader(step.title)
+        st.markdown(step.text)
+        if step.page != page:
+            st.info(f"This step is about the **{PAGE_TITLES[step.page]}** page.")
+            if st.button(f"Open the {PAGE_TITLES[step.page]} page for this step", key="_lesson_open"):
+                go_to_step(lesson, index, layers)
+        head = PAGE_HEADS.get(step.page)
+        missing = needs_head(bundle, head) if head else None
+        if missing:
+            st.info(missing, icon=":material/info:")
+        for callout in step.callouts:
+            st.info(callout, icon=":material/lightbulb:")
+        if step.question is not None:
+            question_box(step.question, CachedLive(bundle), f"_lesson_{lesson.key}_{index}")
+        back, progress, forward = st.columns([1, 2, 1])
+        if back.button("← Back", key="_lesson_back", disabled=index == 0, help="The previous step"):
+            go_to_step(lesson, index - 1, layers)
+        progress.progress((index + 1) / len(lesson.steps), text=f"Step {index + 1} of {len(lesson.steps)}")
+        last = index == len(lesson.steps) - 1
+        if forward.button("Next step →", key="_lesson_next", disabled=last, help="Open the next step"):
+            go_to_step(lesson, index + 1, layers)
+        if last:
+            st.success("Last step of this lesson. The pages stay open for you to explore.")
+
+
+def question_box(question: Question, live: CachedLive, key: str) -> None:
+    """Predict before reveal: the student's answer first, then the model's answer, computed live."""
+    st.markdown(f"**Predict first.** {question.prompt}")
+    if question.choices:
+        guess = st.radio("Your answer", question.choices, index=None, key=f"{key}_guess")
+    else:
+        guess = st.text_input("Your answer (one word)", key=f"{key}_guess", max_chars=40)
+    if st.button("Check my answer", key=f"{key}_check", disabled=not guess):
+        st.session_state[f"{key}_revealed"] = True
+    if not st.session_state.get(f"{key}_revealed") or not guess:
+        return
+    reveal = question.reveal(live)
+    verdict = reveal.judge(guess)
+    if verdict is None:
+        st.info(reveal.detail)
+    elif verdict:
+        st.success(f"Right — you said {literal(guess)}, and so does the model. {reveal.detail}", icon="✅")
+    else:
+        st.warning(
+            f"Not this time — you said {literal(guess)}; the model says **{literal(reveal.answer or '')}**. "
+            f"{reveal.detail}",
+            icon="↩️",
+        )
+
+
+def lesson_list(bundle: ModelBundle) -> None:
+    """Every lesson with a Start button (home page)."""
+    for lesson in LESSONS.values():
+        needs = heads_needed(lesson.steps)
+        note = (
+            f" Fill-mask and next-sentence steps need bert-base-uncased ({', '.join(sorted(needs))} head)."
+            if needs
+            else ""
+        )
+        st.markdown(
+            f"**{lesson.title}** — {lesson.summary} {len(lesson.steps)} steps, following {lesson.notebook}.{note}"
+        )
+        if st.button(f"Start the lesson “{lesson.title}”", key=f"_lesson_start_{lesson.key}"):
+            go_to_step(lesson, 0, bundle.capabilities.num_layers)
+
+
+def class_link(page_path: str) -> None:
+    """The teacher's link, in the sidebar: it opens every student on this page, step, sentence and view."""
+    with st.expander("Class link", icon=":material/share:"):
+        st.caption(
+            "Share it: every student opens this page (and lesson step) with the same sentence, view and model, "
+            "so everybody sees the same numbers. Copy it with the button at its right."
+        )
+        st.code(class_url(page_path), language=None, wrap_lines=True)
+
+
+def class_url(page_path: str) -> str:
+    """The current page's URL with every declared parameter of the URL, and the active model pinned."""
+    pairs: list[tuple[str, str]] = []
+    for name in st.query_params:
+        if name in PARAMS:
+            pairs += [(name, value) for value in st.query_params.get_all(name)]
+    model = active_model_name()
+    if "model" not in st.query_params and model in settings().model_options:
+        pairs.append(("model", model))
+    base = (st.context.url or "").split("?")[0].rstrip("/")
+    if base.rsplit("/", 1)[-1] in PAGE_TITLES:
+        base = base.rsplit("/", 1)[0]
+    query = urlencode(pairs)
+    return f"{base}/{page_path}" + (f"?{query}" if query else "")

@@ -1,0 +1,234 @@
+"""The lessons as data: every step opens a real page with declared, valid parameters; every question's
+answer is the model's own output (compared with a reference computation), or says which head is missing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from bertlens import curriculum, lessons
+from bertlens.analysis import encode
+from bertlens.curriculum import LESSONS
+from bertlens.lessons import (
+    AttendsMore,
+    BestSeparation,
+    CloserReference,
+    DirectLive,
+    FillMaskTop1,
+    MaskMatters,
+    NextSentenceVerdict,
+    ParameterCount,
+    StrongestHead,
+    resolve,
+)
+from bertlens.sense_presets import PRESETS
+from bertlens.senses import embed_word, layer_options, separation_by_layer
+from components import anatomy_views, attention_views, prediction_views, senses_views, tokenizer_views
+from components.params import PAGES, PARAMS, SHARED
+from tests.core.test_mlm import reference_fill_mask
+
+TABS = {
+    "tokenizer_tab": tokenizer_views.TABS,
+    "anatomy_tab": anatomy_views.TABS,
+    "fill_tab": prediction_views.FILL_MASK_TABS,
+    "nsp_tab": prediction_views.NSP_TABS,
+    "attn_tab": attention_views.TABS,
+    "senses_tab": senses_views.TABS,
+    "source": senses_views.SOURCES,
+    "preset": tuple(senses_views.PRESETS),
+}
+STEPS = [(lesson, i, step) for lesson in LESSONS.values() for i, step in enumerate(lesson.steps)]
+IDS = [f"{lesson.key}-{i + 1}" for lesson, i, _ in STEPS]
+
+
+def test_lessons_follow_the_notebooks_and_have_questions():
+    assert list(LESSONS) == ["discover", "senses", "patterns", "overview", "inside"]  # seeds 000 … 004
+    assert [lesson.notebook.split("seed ")[1][:3] for lesson in LESSONS.values()] == ["000", "001", "002", "003", "004"]
+    kinds = {type(s.question) for lesson in LESSONS.values() for s in lesson.steps if s.question}
+    assert kinds == {
+        FillMaskTop1,
+        NextSentenceVerdict,
+        AttendsMore,
+        StrongestHead,
+        MaskMatters,
+        CloserReference,
+        BestSeparation,
+        ParameterCount,
+    }
+    for lesson in LESSONS.values():
+        assert len(lesson.steps) >= 2 and all(step.text.strip() for step in lesson.steps)
+
+
+@pytest.mark.parametrize("num_layers", [2, 6, 12])
+@pytest.mark.parametrize(("lesson", "index", "step"), STEPS, ids=IDS)
+def test_every_step_sets_declared_valid_parameters(lesson, index, step, num_layers, tiny_bundle):
+    assert step.page in PAGES
+    for name, value in resolve(step.params, num_layers).items():
+        param = PARAMS[name]  # declared in components/params.py
+        assert param.scope in (SHARED, step.page), (name, step.page)
+        assert isinstance(value, list) == param.multi, name
+        values = value if isinstance(value, list) else [value]
+        for one in values:
+            assert "{" not in one, f"unresolved {one}"
+            if param.kind is int:
+                assert int(one) >= 0
+            if param.kind is bool:
+                assert one in ("true", "false")
+        if name in TABS:
+            assert value in TABS[name], (name, value)
+        if name == "attn_layer":
+            assert 0 <= int(value) < num_layers
+        if name == "senses_layer":
+            assert value in layer_options(num_layers)
+        if name in ("token", "targets"):  # "position token" must be that token of the step's sentence
+            tokens = encode(tiny_bundle.tokenizer, str(step.params["text"])).tokens
+            for one in values:
+                position, token = one.split(" ", 1)
+                assert tokens[int(position)] == token, (one, tokens)
+
+
+def test_fill_mask_check_is_the_pipelines_top_guess(tiny_bundle, masked_lm):
+    live = DirectLive(tiny_bundle)
+    questions = [s.question for _, _, s in STEPS if isinstance(s.question, FillMaskTop1)]
+    assert questions
+    for question in questions:
+        reveal = question.reveal(live)
+        top = reference_fill_mask(masked_lm, tiny_bundle.tokenizer, question.text, 1)[0][0]["token_str"]
+        assert reveal.answer == top.strip()
+        assert reveal.judge(f"  {top.upper()} ") is True and reveal.judge("zzzz") is False
+
+
+def test_attention_check_is_the_models_own_weights(tiny_bundle):
+    question = AttendsMore(curriculum.ANIMAL_TIRED, "it", ("animal", "street"))
+    reveal = question.reveal(DirectLive(tiny_bundle))
+    inputs = tiny_bundle.tokenizer(question.text, return_tensors="pt")
+    with torch.no_grad():
+        attentions = tiny_bundle.model.bert(**inputs, output_attentions=True).attentions
+    weights = attentions[-1][0].mean(0)[10]  # "it" is token 10; animal 2, street 8
+    expected = "animal" if weights[2] > weights[8] else "street"
+    assert reveal.answer == expected
+    assert f"{float(weights[2]):.3f}" in reveal.detail and "encoder layer 1" in reveal.detail
+
+
+def test_separation_check_is_the_best_hidden_state(tiny_bundle):
+    reveal = BestSeparation("apple").reveal(DirectLive(tiny_bundle))
+    preset = PRESETS["apple"]
+    words = embed_word(tiny_bundle, [s.sentence for s in preset.sentences], "apple")
+    labels = [preset.sentences[o.sentence_index].sense for o in words.occurrences]
+    scores = np.array([s if s is not None else -np.inf for s in separation_by_layer(words.contextual, labels)])
+    best = int(np.argmax(scores))
+    assert reveal.answer == lessons.third_of(best, 3)  # hidden states 0, 1, 2
+    assert f"{scores[best]:.3f}" in reveal.detail
+
+
+def test_third_of_splits_the_hidden_states():
+    assert [lessons.third_of(h, 13) for h in (0, 4, 5, 9, 12)] == [
+        "early (first third)",
+        "early (first third)",
+        "middle third",
+        "late (last third)",
+        "late (last third)",
+    ]
+
+
+def test_encoder_only_model_says_what_is_missing(bundled):
+    live = DirectLive(bundled)
+    for _, _, step in STEPS:
+        if step.question is None:
+            continue
+        reveal = step.question.reveal(live)
+        if isinstance(step.question, FillMaskTop1 | NextSentenceVerdict):
+            assert reveal.answer is None and reveal.judge("cat") is None
+            head = "MLM" if isinstance(step.question, FillMaskTop1) else "NSP"
+            assert f"needs a model with the {head} head" in reveal.detail
+        else:
+            assert reveal.answer in step.question.choices  # attention and senses need no head
+
+
+def test_lesson_step_reads_the_url():
+    assert curriculum.lesson_step("nope", "1") is None and curriculum.lesson_step(None, None) is None
+    lesson, index = curriculum.lesson_step("discover", "3")
+    assert lesson.key == "discover" and index == 2
+    assert curriculum.lesson_step("discover", "99")[1] == len(lesson.steps) - 1
+    assert curriculum.lesson_step("discover", "x")[1] == 0
+    assert curriculum.lesson_step("discover", "-4")[1] == 0
+
+
+def questions_of(kind: type) -> list:
+    found = [s.question for _, _, s in STEPS if isinstance(s.question, kind)]
+    assert found, kind
+    return found
+
+
+def test_next_sentence_check_is_the_nsp_heads_verdict(tiny_bundle):
+    for question in questions_of(NextSentenceVerdict):
+        reveal = question.reveal(DirectLive(tiny_bundle))
+        inputs = tiny_bundle.tokenizer(question.a, question.b, return_tensors="pt")
+        with torch.no_grad():
+            p = tiny_bundle.model(**inputs).seq_relationship_logits[0].softmax(-1)
+        assert reveal.answer == question.choices[0 if p[0] >= p[1] else 1]
+        assert f"IsNext {float(p[0]):.1%}" in reveal.detail
+
+
+def test_strongest_head_check_is_the_attention_itself(tiny_bundle):
+    """Reference: the next/previous-token share straight from the model's attentions, text tokens only."""
+    for question in questions_of(StrongestHead):
+        reveal = question.reveal(DirectLive(tiny_bundle))
+        inputs = tiny_bundle.tokenizer(question.text, question.text_b, return_tensors="pt")
+        with torch.no_grad():
+            att = torch.stack(tiny_bundle.model.bert(**inputs, output_attentions=True).attentions)[:, 0]
+        text_rows = [i for i, s in enumerate(inputs.sequence_ids()) if s is not None]
+        if question.statistic in ("next", "previous"):
+            shift = 1 if question.statistic == "next" else -1
+            rows = [i for i in text_rows if 0 <= i + shift < att.shape[-1]]
+            share = torch.stack([att[:, :, i, i + shift] for i in rows]).mean(0)
+            layer, head = divmod(int(share.argmax()), share.shape[1])
+            assert f"head {head} of encoder layer {layer} " in reveal.detail
+            assert f"{float(share[layer, head]):.1%}" in reveal.detail
+            assert reveal.answer == lessons.third_of(layer, att.shape[0])
+        else:
+            assert reveal.answer in lessons.THIRDS
+
+
+def test_mask_check_is_the_batch_run_with_and_without_the_mask(tiny_bundle):
+    (question,) = questions_of(MaskMatters)
+    reveal = question.reveal(DirectLive(tiny_bundle))
+    batch = tiny_bundle.tokenizer(
+        list(question.lines), padding="max_length", max_length=question.max_length, truncation=True, return_tensors="pt"
+    )
+    with torch.no_grad():
+        with_mask = tiny_bundle.model.bert(**batch).last_hidden_state[:, 0]
+        batch["attention_mask"] = torch.ones_like(batch["attention_mask"])
+        without = tiny_bundle.model.bert(**batch).last_hidden_state[:, 0]
+    distances = (with_mask - without).norm(dim=-1)
+    assert reveal.answer == question.lines[int(distances.argmax())]
+    assert f"{float(distances.max()):.3f}" in reveal.detail
+    assert float(distances.min()) < 1e-5  # the longest sentence has no padding: it does not move
+
+
+def test_reference_check_is_the_cosine_at_the_last_hidden_state(tiny_bundle):
+    def last_state(text: str, word: str) -> torch.Tensor:
+        inputs = tiny_bundle.tokenizer(text, return_tensors="pt")
+        with torch.no_grad():
+            states = tiny_bundle.model.bert(**inputs).last_hidden_state[0]
+        pieces = tiny_bundle.tokenizer.tokenize(word)
+        tokens = tiny_bundle.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0])
+        start = next(i for i in range(len(tokens)) if tokens[i : i + len(pieces)] == pieces)
+        return states[start : start + len(pieces)].mean(0)
+
+    for question in questions_of(CloserReference):
+        reveal = question.reveal(DirectLive(tiny_bundle))
+        word = last_state(question.sentence, question.word)
+        sims = [torch.cosine_similarity(word, last_state(r, r), dim=0) for r in question.choices]
+        assert reveal.answer == question.choices[int(np.argmax(sims))]
+        assert f"{float(sims[0]):.3f}" in reveal.detail
+
+
+def test_parameter_check_counts_the_checkpoint(tiny_bundle, bundled):
+    reveal = ParameterCount().reveal(DirectLive(tiny_bundle))
+    total = sum(p.numel() for p in tiny_bundle.model.parameters())  # tiny: every head real; tied weights once
+    assert reveal.answer == "under 10 million" and f"{total:,}" in reveal.detail
+    minilm = ParameterCount().reveal(DirectLive(bundled))
+    encoder = sum(p.numel() for p in bundled.model.bert.parameters())  # random heads are not the checkpoint's
+    assert minilm.answer == "10 to 100 million" and f"{encoder:,}" in minilm.detail

@@ -1,0 +1,117 @@
+"""The lesson panel on the live pages: a link opens a step, Next opens the next step's page with its view,
+and a question's reveal is the model's own output. The class link carries the whole view."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from bertlens import lessons
+from bertlens import curriculum
+from bertlens.curriculum import LESSONS
+from bertlens.lessons import resolve
+from components import layout
+from tests.conftest import APPTEST_TIMEOUT, ROOT
+from tests.core.test_mlm import reference_fill_mask
+
+DISCOVER = LESSONS["discover"]
+
+
+def shown(at) -> str:
+    return " ".join(str(e.value) for e in [*at.markdown, *at.caption, *at.info, *at.success, *at.warning, *at.header])
+
+
+def step_link(lesson, index: int, num_layers: int) -> dict[str, str]:
+    params = {k: v for k, v in resolve(lesson.steps[index].params, num_layers).items() if not isinstance(v, list)}
+    return {**params, "lesson": lesson.key, "step": str(index + 1)}
+
+
+def app(monkeypatch, model, page: str = "home", **params: str) -> AppTest:
+    """``app.py`` on the home page, then (with a lesson link) the step's page through the panel's button.
+
+    Not ``AppTest.switch_page``: the page it picks sticks to every later run, so Next and Back could not
+    leave it.
+
+    AppTest resets ``PagesManager.uses_pages_directory`` before every run (a server sets it once), so
+    ``run_inside_app`` would rerun each run and eat the click that started it: it is a no-op here.
+    """
+    monkeypatch.setattr(layout, "run_inside_app", lambda: None)
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", str(model))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
+    at.query_params.update(params)
+    at.run()
+    if page != "home":
+        at.button(key="_lesson_open").click().run()
+        assert at.title[0].value != "BERT Lens"
+    return at
+
+
+def test_a_link_opens_the_step_and_the_reveal_is_the_models_answer(
+    open_page, tiny_pretraining_dir, tiny_bundle, masked_lm
+):
+    at = open_page("pages/fill_mask.py", tiny_pretraining_dir, **step_link(DISCOVER, 1, 2))
+    assert not at.exception
+    assert "Step 2 of 6" in shown(at) and "Predict the hidden word" in [s.value for s in at.subheader]
+    assert "does not" in shown(at)  # the "next word" misconception callout
+    check = at.button(key="_lesson_discover_1_check")
+    assert check.disabled  # nothing to check before a guess
+    at.text_input(key="_lesson_discover_1_guess").input("zebra").run()
+    at.button(key="_lesson_discover_1_check").click().run()
+    top = reference_fill_mask(masked_lm, tiny_bundle.tokenizer, "The [MASK] chased the mouse.", 1)[0][0]
+    verdict = " ".join(w.value for w in [*at.warning, *at.success])
+    assert f"the model says **{top['token_str'].strip()}**" in verdict or top["token_str"].strip() == "zebra"
+    assert f"{top['score']:.1%}" in verdict
+
+
+def test_encoder_only_model_says_the_head_is_missing(open_page, bundled):
+    at = open_page("pages/fill_mask.py", bundled.name, **step_link(DISCOVER, 1, 6))
+    assert not at.exception
+    at.text_input(key="_lesson_discover_1_guess").input("cat").run()
+    at.button(key="_lesson_discover_1_check").click().run()
+    assert "needs a model with the MLM head" in shown(at)
+
+
+def test_choice_question_reveals_the_attention_answer(open_page, tiny_pretraining_dir, tiny_bundle):
+    at = open_page("pages/attention.py", tiny_pretraining_dir, **step_link(DISCOVER, 3, 2))
+    assert not at.exception
+    assert at.tabs[0].label and at.slider(key="attn_layer").value == 1  # last encoder layer of the tiny model
+    at.radio(key="_lesson_discover_3_guess").set_value("street").run()
+    at.button(key="_lesson_discover_3_check").click().run()
+    expected = lessons.AttendsMore(curriculum.ANIMAL_TIRED, "it", ("animal", "street")).reveal(
+        lessons.DirectLive(tiny_bundle)
+    )
+    assert expected.detail.split("So it")[0][:60] in shown(at)
+    assert ("Right" in shown(at)) == (expected.answer == "street")
+
+
+def test_next_opens_the_next_steps_page_with_its_view(monkeypatch, tiny_pretraining_dir):
+    at = app(monkeypatch, tiny_pretraining_dir, "fill_mask", **step_link(DISCOVER, 2, 2))
+    assert not at.exception and "Step 3 of 6" in shown(at)
+    assert at.text_input(key="text").value == "Paris is the most [MASK] city in the world."
+    at.button(key="_lesson_next").click().run()
+    assert not at.exception
+    assert "Step 4 of 6" in shown(at) and at.title[0].value == "Attention"
+    url = dict(at.query_params)
+    assert url["lesson"] == "discover" and url["step"] == "4"
+    assert url["attn_tab"] == "Token focus" and url["attn_layer"] == "1"  # the tiny model's last encoder layer
+    assert url["targets"] == ["2 animal", "8 street"]
+    assert at.text_input(key="text").value == curriculum.ANIMAL_TIRED  # the step's sentence, not the last one
+    at.button(key="_lesson_back").click().run()
+    assert "Step 3 of 6" in shown(at) and at.title[0].value == "Fill-mask"
+
+
+def test_home_lists_the_lessons_and_starts_one(monkeypatch, tiny_pretraining_dir):
+    at = app(monkeypatch, tiny_pretraining_dir)
+    assert not at.exception
+    for lesson in LESSONS.values():
+        assert any(lesson.title in m.value for m in at.markdown)
+    at.button(key="_lesson_start_discover").click().run()
+    assert "Step 1 of 6" in shown(at) and at.title[0].value == "Tokenizer"
+
+
+def test_class_link_carries_the_step_view_and_model(monkeypatch, tiny_pretraining_dir):
+    at = app(monkeypatch, tiny_pretraining_dir, **step_link(DISCOVER, 3, 2))  # app.py draws the sidebar
+    assert not at.exception
+    link = at.get("code")[0].value
+    for part in ("lesson=discover", "step=4", "attn_tab=Token+focus", "attn_layer=1", "text=The+animal"):
+        assert part in link, (part, link)
