@@ -21,7 +21,7 @@ from bertlens.models import ModelBundle
 from bertlens.senses import WordVectors
 from components import cache
 from components.model import active_model_name, settings
-from components.params import PARAMS, declared
+from components.params import PARAMS, declared, session_value
 from components.state import set_shared_text
 from components.text import literal
 
@@ -68,33 +68,32 @@ def step_url_params(lesson: Lesson, index: int, num_layers: int) -> dict[str, st
 
 
 def go_to_step(lesson: Lesson, index: int, num_layers: int) -> None:
-    """Open step ``index``: its page with its parameters (the session's own values of them give way)."""
+    """Open step ``index``: its page with its view (the session's own values of its controls give way).
+
+    The controls get the step's values through session state, not the URL: a bound widget reads the URL
+    only when the page loads, and refuses a URL write once it has been drawn (the same page, next step).
+    """
     step = lesson.steps[index]
     params = step_url_params(lesson, index, num_layers)
     for name in SHARED_TEXTS:
         if name in step.params or name == "b":  # a step without sentence B clears it
             set_shared_text(str(params.get(name, "")), name)
     for name in step.params:
-        declared(name)
         if name not in SHARED_TEXTS:
-            st.session_state.pop(name, None)  # the link's value, not the one this session left behind
-    st.session_state[PENDING] = (step.page, params)  # applied by the page itself (see ``apply_pending``)
+            st.session_state[name] = session_value(declared(name), params[name])
+    st.session_state[PENDING] = (step.page, {"lesson": lesson.key, "step": str(index + 1)})
     try:
         st.switch_page(f"pages/{step.page}.py", query_params=params)
-    except StreamlitAPIException:  # the page runs on its own, outside app.py's navigation
-        st.query_params.from_dict(params)
+    except StreamlitAPIException:  # the page runs on its own, outside app.py's navigation (AppTest.from_file)
         st.rerun()
 
 
 def apply_pending(page: str) -> None:
-    """Give the URL the opened step's parameters, before the page's widgets read it.
-
-    ``st.switch_page`` carries them too, but a rerun can still start from the old query string
-    (seen under AppTest when leaving a page with bound widgets); this makes the step's view certain.
-    """
+    """Put the opened step's progress in the URL on its page (``st.switch_page`` carries it too, but a page
+    run on its own cannot switch, and a rerun can start from the old query string)."""
     pending = st.session_state.pop(PENDING, None)
     if pending and pending[0] == page:
-        st.query_params.from_dict(pending[1])
+        st.query_params.update(pending[1])
 
 
 def lesson_panel(bundle: ModelBundle, page: str) -> None:

@@ -37,6 +37,7 @@ class Param:
     example: str  # a valid non-default value, as it appears in a link
     legacy: str | None = None  # the name older links use for it (read on its own page only)
     multi: bool = False  # a list of values (repeated in the URL)
+    token: bool = False  # "position token" in the URL; its widget holds the position (an int)
 
 
 SCHEMA: tuple[Param, ...] = (
@@ -84,14 +85,14 @@ SCHEMA: tuple[Param, ...] = (
         legacy="layer",
     ),
     Param("head", "attention", int, "head (from 0)", "1"),
-    Param("focus", "attention", str, "Head view: focused token, as 'position token'", "2 animal"),
+    Param("focus", "attention", str, "Head view: focused token, as 'position token'", "2 animal", token=True),
     Param("stat", "attention", str, "Head statistics: the statistic", "Entropy (bits)"),
-    Param("token", "attention", str, "Token focus: the token, as 'position token'", "2 animal"),
-    Param("targets", "attention", str, "Token focus: targets, as 'position token'", "8 street", multi=True),
-    Param("step_query", "attention", str, "Step by step: the query token", "2 animal"),
+    Param("token", "attention", str, "Token focus: the token, as 'position token'", "2 animal", token=True),
+    Param("targets", "attention", str, "Token focus: targets, as 'position token'", "8 street", multi=True, token=True),
+    Param("step_query", "attention", str, "Step by step: the query token", "2 animal", token=True),
     Param("see_mode", "attention", str, "Mask and see: how each token is hidden", "Delete the token"),
     Param("compare", "attention", str, "Compare: the second sentence", "The cat sat."),
-    Param("compare_query", "attention", str, "Compare: the query token followed", "2 animal"),
+    Param("compare_query", "attention", str, "Compare: the query token followed", "2 animal", token=True),
     # Word senses
     Param("senses_tab", "senses", str, "open tab", "Similarity"),
     Param("source", "senses", str, "where the sentences come from", "Paste lines"),
@@ -146,11 +147,26 @@ def declared(name: str) -> Param:
         raise KeyError(f"URL parameter {name!r} is not declared in components/params.py") from None
 
 
+def session_value(param: Param, value: str | list[str]) -> Any:
+    """A URL value as ``param``'s widget holds it in session state (a list, an int, a bool or a string)."""
+    if param.token:  # "10 it" -> 10
+        positions = [int(v.split(" ", 1)[0]) for v in (value if isinstance(value, list) else [value])]
+        return positions if param.multi else positions[-1]
+    if param.multi:
+        return list(value) if isinstance(value, list) else [value]
+    one = value[-1] if isinstance(value, list) else value
+    if param.kind is bool:
+        return one == "true"
+    return param.kind(one)
+
+
 def page_params(page: str) -> list[Param]:
     return [p for p in SCHEMA if p.scope == page]
 
 
 def _valid_session_value(param: Param, value: Any) -> bool:
+    if param.token:
+        return all(isinstance(v, int) for v in (value if param.multi and isinstance(value, list) else [value]))
     if param.multi:
         return isinstance(value, list)
     if param.kind is int:

@@ -3,13 +3,15 @@ and a question's reveal is the model's own output. The class link carries the wh
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
-from bertlens import lessons
-from bertlens import curriculum
+from bertlens import curriculum, lessons
 from bertlens.curriculum import LESSONS
 from bertlens.lessons import resolve
 from components import layout
+from components.lessons import PAGE_TITLES, SHARED_TEXTS
+from components.params import PARAMS, session_value
 from tests.conftest import APPTEST_TIMEOUT, ROOT
 from tests.core.test_mlm import reference_fill_mask
 
@@ -115,3 +117,45 @@ def test_class_link_carries_the_step_view_and_model(monkeypatch, tiny_pretrainin
     link = at.get("code")[0].value
     for part in ("lesson=discover", "step=4", "attn_tab=Token+focus", "attn_layer=1", "text=The+animal"):
         assert part in link, (part, link)
+
+
+def answer_and_check(at: AppTest, key: str) -> None:
+    """Answer the step's question (its first choice, or a word) and check it."""
+    radios = [r for r in at.radio if r.key == f"{key}_guess"]
+    if radios:
+        radios[0].set_value(radios[0].options[0]).run()
+    else:
+        at.text_input(key=f"{key}_guess").input("paris").run()
+    at.button(key=f"{key}_check").click().run()
+
+
+@pytest.mark.parametrize("model", ["tiny", "bundled"])
+@pytest.mark.parametrize("lesson", list(LESSONS.values()), ids=list(LESSONS))
+def test_every_lesson_walks_to_its_last_step(monkeypatch, tiny_pretraining_dir, bundled, lesson, model):
+    """Start on the home page, then Next through every step: each opens its page with no error, shows its
+    callouts, and its question's reveal (or, on the encoder-only model, which head is missing)."""
+    at = app(monkeypatch, tiny_pretraining_dir if model == "tiny" else bundled.name)
+    at.button(key=f"_lesson_start_{lesson.key}").click().run()
+    for index, step in enumerate(lesson.steps):
+        assert not at.exception, (lesson.key, index, at.exception)
+        assert f"Step {index + 1} of {len(lesson.steps)}" in shown(at)
+        assert step.title in [s.value for s in at.subheader]
+        assert at.title[0].value == PAGE_TITLES[step.page]
+        layers = 2 if model == "tiny" else 6
+        for name, value in resolve(step.params, layers).items():  # the step's view, in its page's widgets
+            if name in SHARED_TEXTS:
+                assert at.text_input(key=name).value == value, (index, name)
+            else:
+                assert at.session_state[name] == session_value(PARAMS[name], value), (index, name)
+        for callout in step.callouts:
+            assert callout in [i.value for i in at.info]
+        if step.question is not None:
+            key = f"_lesson_{lesson.key}_{index}"
+            answer_and_check(at, key)
+            assert not at.exception, (lesson.key, index, at.exception)
+            verdicts = [*at.success, *at.warning, *at.info]
+            assert any("the model" in v.value or "needs a model with the" in v.value for v in verdicts), index
+        if index < len(lesson.steps) - 1:
+            at.button(key="_lesson_next").click().run()
+    assert at.button(key="_lesson_next").disabled
+    assert "Last step of this lesson" in shown(at)
