@@ -97,7 +97,8 @@ def apply_pending(page: str) -> None:
 
 
 def lesson_panel(bundle: ModelBundle, page: str) -> None:
-    """The URL's lesson step, if any: text, callouts, the question, Back/Next and the progress."""
+    """The URL's lesson step, if any, compact above the live page: a line with the lesson, the progress and
+    Back/Next; the step's text; its question beside its misconception callouts."""
     apply_pending(page)
     found = lesson_step(st.query_params.get("lesson"), st.query_params.get("step"))
     if found is None:
@@ -105,30 +106,36 @@ def lesson_panel(bundle: ModelBundle, page: str) -> None:
     lesson, index = found
     step = lesson.steps[index]
     layers = bundle.capabilities.num_layers
+    last = index == len(lesson.steps) - 1
     with st.container(border=True):
-        st.header(f"Lesson: {lesson.title}")
-        st.caption(f"Step {index + 1} of {len(lesson.steps)} · following {lesson.notebook}")
-        st.subheader(step.title)
-        st.markdown(step.text)
-        if step.page != page:
-            st.info(f"This step is about the **{PAGE_TITLES[step.page]}** page.")
-            if st.button(f"Open the {PAGE_TITLES[step.page]} page for this step", key="_lesson_open"):
-                go_to_step(lesson, index, layers)
-        head = PAGE_HEADS.get(step.page)
-        missing = needs_head(bundle, head) if head else None
-        if missing:
-            st.info(missing, icon=":material/info:")
-        for callout in step.callouts:
-            st.info(callout, icon=":material/lightbulb:")
-        if step.question is not None:
-            question_box(step.question, CachedLive(bundle), f"_lesson_{lesson.key}_{index}")
-        back, progress, forward = st.columns([1, 2, 1])
+        where, back, forward, leave = st.columns([6, 1.3, 1.3, 1.3], vertical_alignment="center")
+        where.caption(f"Lesson: **{lesson.title}** · step {index + 1} of {len(lesson.steps)} · {lesson.notebook}")
         if back.button("← Back", key="_lesson_back", disabled=index == 0, help="The previous step"):
             go_to_step(lesson, index - 1, layers)
-        progress.progress((index + 1) / len(lesson.steps), text=f"Step {index + 1} of {len(lesson.steps)}")
-        last = index == len(lesson.steps) - 1
-        if forward.button("Next step →", key="_lesson_next", disabled=last, help="Open the next step"):
+        if forward.button("Next →", key="_lesson_next", disabled=last, help="Open the next step", type="primary"):
             go_to_step(lesson, index + 1, layers)
+        if leave.button("Leave", key="_lesson_leave", help="Close the lesson; the page stays as it is"):
+            for name in ("lesson", "step"):
+                st.query_params.pop(name, None)
+            st.rerun()
+        st.progress((index + 1) / len(lesson.steps))
+        st.subheader(step.title)
+        st.markdown(step.text)
+        label = f"Open the {PAGE_TITLES[step.page]} page for this step"
+        if step.page != page and st.button(label, key="_lesson_open", type="primary"):
+            go_to_step(lesson, index, layers)
+        head = PAGE_HEADS.get(step.page)
+        missing = needs_head(bundle, head) if head else None
+        if missing:  # its question could not be answered: no "predict first" without a reveal
+            st.info(missing, icon=":material/info:")
+        question = None if missing else step.question
+        ask, warn = st.columns(2) if question and step.callouts else (st.container(), st.container())
+        if question is not None:
+            with ask:
+                question_box(question, CachedLive(bundle), f"_lesson_{lesson.key}_{index}")
+        with warn:
+            for callout in step.callouts:
+                st.info(callout, icon=":material/lightbulb:")
         if last:
             st.success("Last step of this lesson. The pages stay open for you to explore.")
 

@@ -1,0 +1,109 @@
+"""The lessons in a real browser: each one walked from the home page to its last step, answering every
+question; the model's answer shown is the one computed directly (``DirectLive``, itself compared with
+reference computations in tests/core/test_lessons.py). On the bundled encoder the same walk shows which
+head a question needs. The class link opens two independent browsers on the identical view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from bertlens.curriculum import LESSONS
+from bertlens.lessons import DirectLive, Lesson
+from bertlens.models import BUNDLED_MODEL
+from components.lessons import PAGE_TITLES
+from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_run
+from tests.live_server import streamlit_server
+
+
+def main(page: Page):
+    return page.locator('[data-testid="stMain"]')
+
+
+def click(page: Page, name: str) -> None:
+    main(page).get_by_role("button", name=name, exact=True).click()
+    wait_for_run(page)
+
+
+def answer(page: Page, choices: tuple[str, ...]) -> None:
+    """The first choice, or a word typed (Enter applies it)."""
+    if choices:
+        main(page).get_by_role("radiogroup", name="Your answer").get_by_text(choices[0], exact=True).click()
+    else:
+        box = main(page).get_by_role("textbox", name="Your answer (one word)")
+        box.fill("paris")
+        box.press("Enter")
+    wait_for_run(page)
+    click(page, "Check my answer")
+
+
+def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive) -> None:
+    page.goto(base_url)
+    wait_for_run(page)
+    click(page, f"Start the lesson “{lesson.title}”")
+    for index, step in enumerate(lesson.steps):
+        where = f"step {index + 1} of {len(lesson.steps)}"
+        expect(main(page).get_by_text(where)).to_be_visible()
+        expect(main(page).locator("h1")).to_have_text(PAGE_TITLES[step.page])
+        expect(main(page).get_by_role("heading", name=step.title)).to_be_visible()
+        reveal = step.question.reveal(live) if step.question else None
+        alerts = main(page).locator('[data-testid="stAlert"]')
+        if reveal is not None and reveal.answer is None:  # a missing head: said once, no question to answer
+            expect(alerts.filter(has_text="needs a model with the")).to_have_count(1)
+            expect(main(page).get_by_role("button", name="Check my answer")).to_have_count(0)
+        elif step.question is not None and reveal is not None:
+            answer(page, step.question.choices)
+            verdict = alerts.filter(has_text="the model")  # "Right — … so does the model" or "the model says …"
+            expect(verdict).to_have_count(1)
+            expect(verdict).to_contain_text(reveal.answer or "")
+        if index < len(lesson.steps) - 1:
+            click(page, "Next →")
+    expect(main(page).get_by_role("button", name="Next →")).to_be_disabled()
+    expect(main(page).get_by_text("Last step of this lesson")).to_be_visible()
+
+
+@pytest.mark.parametrize("lesson", list(LESSONS.values()), ids=list(LESSONS))
+def test_each_lesson_walks_to_its_last_step(page, server_url, tiny_bundle, lesson):
+    walk(page, server_url, lesson, DirectLive(tiny_bundle))
+
+
+@pytest.fixture(scope="module")
+def bundled_url(tmp_path_factory) -> Iterator[str]:
+    with streamlit_server(BUNDLED_MODEL, tmp_path_factory.mktemp("bundled") / "server.log") as url:
+        yield url
+
+
+def test_every_lesson_walks_on_the_bundled_encoder(page, bundled_url, bundled):
+    """No MLM/NSP head: those questions say what they need; every other answer is the encoder's own."""
+    for lesson in LESSONS.values():
+        walk(page, bundled_url, lesson, DirectLive(bundled))
+
+
+def test_a_class_link_opens_two_browsers_on_the_identical_view(page, server_url, browser):
+    lesson = LESSONS["discover"]
+    page.goto(server_url)
+    wait_for_run(page)
+    click(page, f"Start the lesson “{lesson.title}”")
+    for _ in range(3):  # step 4: attention, token focus on "it", the model's last encoder layer
+        click(page, "Next →")
+    page.locator('[data-testid="stSidebar"]').get_by_text("Class link").click()
+    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"] code').inner_text().strip()
+    assert link.startswith(server_url + "/attention?") and "lesson=discover" in link and "step=4" in link
+    views = [main(page).inner_text()]  # the teacher's own view
+    for _ in range(2):  # two students: separate contexts (no shared cookies, storage or session)
+        context = browser.new_context(viewport={"width": 1280, "height": 720})
+        try:
+            student = context.new_page()
+            student.set_default_timeout(RUN_TIMEOUT_MS)
+            student.goto(link)
+            wait_for_run(student)
+            expect(main(student).get_by_role("heading", name=lesson.steps[3].title)).to_be_visible()
+            expect(main(student).locator(".js-plotly-plot").first).to_be_visible()
+            views.append(main(student).inner_text())
+        finally:
+            context.close()
+    assert views[1] == views[0] and views[2] == views[0]
+    assert "step 4 of 6" in views[0] and "In words" in views[0]  # the lesson step and the live chart's numbers
