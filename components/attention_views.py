@@ -163,8 +163,8 @@ def _token_picker(widget, label: str, encoding: Encoding, key: str, default, inc
 
 
 def preset_buttons() -> None:
-    with st.container(horizontal=True):
-        st.caption("Examples from the notebooks:")
+    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+        st.caption("Examples:", width="content")
         for i, preset in enumerate(PRESETS):
             st.button(preset.name, key=f"preset_{i}", on_click=_apply_preset, args=(preset,), type="tertiary")
 

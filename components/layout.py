@@ -42,6 +42,10 @@ PRESENTATION_CSS = """<style>
 </style>"""
 
 
+# Streamlit leaves 6rem above the title: on a 720-pixel projector that is space the views need.
+COMPACT_CSS = '<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }</style>'
+
+
 def presenting() -> bool:
     """Whether presentation mode is on: the sidebar's switch, or a link's ``present=true`` (a page run alone)."""
     if "present" in st.session_state:
@@ -62,13 +66,13 @@ def page_header(title: str, intro: str, page: str) -> ModelBundle:
     """
     run_inside_app()
     read_link(page)
-    if presenting():
-        st.html(PRESENTATION_CSS)
+    st.html(PRESENTATION_CSS if presenting() else COMPACT_CSS)
     st.title(title)
-    st.caption(intro)
+    header = st.empty()
+    header.caption(intro)  # shown while the model loads
     bundle = active_bundle()
+    header.caption(f"{intro}  \nModel: {code_span(bundle.name)} — {bundle.capabilities.summary()}")
     fallback_banner(bundle)
-    st.caption(f"Model: {code_span(bundle.name)} — {bundle.capabilities.summary()}")
     lesson_panel(bundle, page)  # the link's lesson step, if any, above the live page
     return bundle
 

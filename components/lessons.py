@@ -166,14 +166,10 @@ def question_box(question: Question, live: CachedLive, key: str) -> None:
 
 
 def lesson_list(bundle: ModelBundle) -> None:
-    """Every lesson with a Start button (home page)."""
+    """Every lesson with a Start button (home page), and what the active model cannot show of it."""
     for lesson in LESSONS.values():
-        needs = heads_needed(lesson.steps)
-        note = (
-            f" Fill-mask and next-sentence steps need bert-base-uncased ({', '.join(sorted(needs))} head)."
-            if needs
-            else ""
-        )
+        lacking = sorted(head for head in heads_needed(lesson.steps) if needs_head(bundle, head))
+        note = f" Its {' and '.join(lacking)} steps need bert-base-uncased." if lacking else ""
         st.markdown(
             f"**{lesson.title}** — {lesson.summary} {len(lesson.steps)} steps, following {lesson.notebook}.{note}"
         )

@@ -128,8 +128,10 @@ def _uploaded_items() -> tuple[LabelledSentence, ...] | None:
 def sentence_input(budgets: Budgets) -> SenseRequest | None:
     """Source, sentences, target word and reference words; None (with a message) when unusable."""
     warn_bad_param("source", lambda raw: raw in SOURCES, f"one of {', '.join(SOURCES)}")
-    source = st.radio("Sentences", SOURCES, key="source", bind="query-params", horizontal=True)
-    items = {"Preset": _preset_items, "Paste lines": _pasted_items, "Upload CSV": _uploaded_items}[source]()
+    choose, give = st.columns([1, 2])  # side by side: the views start higher on the screen
+    source = choose.radio("Sentences", SOURCES, key="source", bind="query-params")
+    with give:
+        items = {"Preset": _preset_items, "Paste lines": _pasted_items, "Upload CSV": _uploaded_items}[source]()
     _seed_from_preset(st.session_state.get("preset") or st.query_params.get("preset", ""), only_unset=True)
     left, right = st.columns(2)
     word = left.text_input("Word to follow", **bound("senses_word"), max_chars=200).strip()

@@ -128,6 +128,15 @@ def within_chars_budget(text: str, label: str) -> str:
     return text[: budgets.chars]
 
 
+def sentence_pair(b_label: str = "Sentence B (optional)", **kwargs) -> tuple[str, str]:
+    """The shared sentence and the optional sentence B side by side (stacked on a narrow screen)."""
+    left, right = st.columns(2)
+    with left:
+        text = shared_text(**kwargs)
+    with right:
+        return text, sentence_b(b_label)
+
+
 def sentence_b(label: str = "Sentence B (optional)", default: str = "", **kwargs) -> str:
     """The optional second sentence of a pair (URL ``b``), shared like the first; blank means none."""
     return shared_text(label, key="b", default=default, **kwargs).strip()

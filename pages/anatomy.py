@@ -4,7 +4,7 @@ and the learned position and token-type embeddings."""
 from components import anatomy_views as views
 from components.cache import cached_analysis
 from components.layout import page_header, require_text, truncation_notice
-from components.state import lazy_tabs, sentence_b, shared_text
+from components.state import lazy_tabs, sentence_pair
 
 bundle = page_header(
     "Model anatomy",
@@ -12,8 +12,7 @@ bundle = page_header(
     page="anatomy",
 )
 model_name = bundle.name  # the model actually loaded keys every cached result
-text = shared_text(help="Read by the Embeddings and Pooler tabs; it follows you from page to page.")
-text_b = sentence_b()
+text, text_b = sentence_pair(help="Read by the Embeddings and Pooler tabs; it follows you from page to page.")
 
 parameters, named, embeddings, pooler, positions = lazy_tabs(views.TABS, "anatomy_tab")
 if parameters.open:

@@ -10,17 +10,15 @@ from components import attention_views as views
 from components import cache
 from components import compare_views as compare
 from components.layout import page_header, require_text, truncation_notice
-from components.state import sentence_b, shared_text
+from components.state import sentence_pair
 
 bundle = page_header(
     "Attention",
-    "Every layer and head: who attends to whom. Encoder layers and heads are numbered from 0, as in bertviz; "
-    "encoder layer L writes hidden state L + 1 (the numbering of Word senses and Fill-mask).",
+    "Who attends to whom in every layer and head. Numbered from 0 as in bertviz: encoder layer L writes hidden state L + 1.",
     page="attention",
 )
 views.preset_buttons()
-text = shared_text()
-text_b = sentence_b("Sentence B (optional: makes a pair, as in BERT's pre-training)")
+text, text_b = sentence_pair("Sentence B (optional: makes a pair, as in BERT's pre-training)")
 
 if require_text(text):
     model_name = bundle.name  # the model actually loaded keys every cached result

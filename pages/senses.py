@@ -10,8 +10,7 @@ from components.state import lazy_tabs, shared_text
 
 bundle = page_header(
     "Word senses",
-    "One word in many sentences. Each occurrence is a point: its vector at the hidden state you choose. "
-    "Do the senses pull apart — and at which layer?",
+    "One word in many sentences, a point per occurrence: do its senses pull apart, and at which layer?",
     page="senses",
 )
 budgets = settings().budgets

@@ -4,14 +4,13 @@ import streamlit as st
 
 from components import tokenizer_views as views
 from components.layout import page_header, require_text
-from components.state import lazy_tabs, sentence_b, shared_text
+from components.state import lazy_tabs, sentence_pair
 
 bundle = page_header(
     "Tokenizer", "How text becomes WordPiece tokens, ids, segments and attention masks.", page="tokenizer"
 )
 model_name = bundle.name  # the model actually loaded keys every cached result
-text = shared_text()
-text_b = sentence_b()
+text, text_b = sentence_pair()
 
 tokens_tab, vocab_tab, padding_tab = lazy_tabs(views.TABS, "tokenizer_tab")
 if tokens_tab.open:

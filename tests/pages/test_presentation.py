@@ -5,7 +5,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from bertlens.models import BUNDLED_MODEL
-from components.layout import PRESENTATION_CSS
+from components.layout import COMPACT_CSS, PRESENTATION_CSS
 from tests.conftest import APPTEST_TIMEOUT, ROOT
 
 
@@ -15,7 +15,7 @@ def styles(at: AppTest) -> list[str]:
 
 def test_a_link_turns_it_on_for_a_page_alone(open_page):
     assert styles(open_page("pages/attention.py", BUNDLED_MODEL, present="true")) == [PRESENTATION_CSS]
-    assert styles(open_page("pages/attention.py", BUNDLED_MODEL)) == []
+    assert styles(open_page("pages/attention.py", BUNDLED_MODEL)) == [COMPACT_CSS]
 
 
 def test_the_sidebar_switch_follows_the_link_and_every_page(monkeypatch):
@@ -30,4 +30,4 @@ def test_the_sidebar_switch_follows_the_link_and_every_page(monkeypatch):
         at.switch_page(path).run()
         assert styles(at) == [PRESENTATION_CSS], path
     at.sidebar.toggle(key="present").set_value(False).run()
-    assert styles(at) == []
+    assert styles(at) == [COMPACT_CSS]

@@ -1,0 +1,67 @@
+"""On a 1280×720 projector every page's main view starts on the first screen (the model has its heads:
+no fallback banner, as with bert-base-uncased online). Screenshots are kept in ``BERTLENS_SCREENSHOTS``
+(a folder) when it is set, to look at.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page
+
+from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_run
+
+FOLD = 720
+PAGES = ["tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses"]
+LINKS = {"fill_mask": "?text=The+capital+of+France+is+%5BMASK%5D."}  # its default sentence has no [MASK]
+SETTLED = "() => !document.querySelector('[data-testid=\"stSkeleton\"]')"
+
+
+@pytest.fixture(scope="module")
+def projector(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": FOLD})
+    page = context.new_page()
+    page.set_default_timeout(RUN_TIMEOUT_MS)
+    yield page
+    context.close()
+
+
+def top(page: Page, selector: str) -> float:
+    box = page.locator(f'[data-testid="stMain"] {selector}').first.bounding_box()
+    assert box is not None, selector
+    return box["y"]
+
+
+def keep(page: Page, name: str) -> None:
+    if folder := os.environ.get("BERTLENS_SCREENSHOTS"):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"{name}-1280x720.png"))
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_the_pages_view_starts_on_the_first_screen(projector, server_url, path):
+    projector.goto(f"{server_url}/{path}{LINKS.get(path, '')}")
+    wait_for_run(projector)
+    projector.wait_for_function(SETTLED, timeout=RUN_TIMEOUT_MS)
+    keep(projector, path)
+    tab_strip = top(projector, '[data-testid="stTabs"] [role="tablist"]')
+    assert tab_strip + 100 <= FOLD, f"{path}: the view's tabs start at {tab_strip:.0f} px"
+
+
+def test_home_shows_the_lessons_on_the_first_screen(projector, server_url):
+    projector.goto(server_url)
+    wait_for_run(projector)
+    keep(projector, "home")
+    start = projector.get_by_role("button", name="Start the lesson").first.bounding_box()
+    assert start is not None and start["y"] + start["height"] <= FOLD
+
+
+def test_a_lesson_steps_controls_are_on_the_first_screen(projector, server_url):
+    projector.goto(f"{server_url}/fill_mask?lesson=discover&step=2&text=The+%5BMASK%5D+chased+the+mouse.")
+    wait_for_run(projector)
+    keep(projector, "lesson-step")
+    for name in ("Next →", "Check my answer"):
+        button = projector.get_by_role("button", name=name).bounding_box()
+        assert button is not None and button["y"] + button["height"] <= FOLD, name
