@@ -119,7 +119,7 @@ def lesson_panel(bundle: ModelBundle, page: str) -> None:
                 st.query_params.pop(name, None)
             st.rerun()
         st.progress((index + 1) / len(lesson.steps))
-        st.subheader(step.title)
+        st.header(step.title)  # h2 under the page title (axe: heading order)
         st.markdown(step.text)
         label = f"Open the {PAGE_TITLES[step.page]} page for this step"
         if step.page != page and st.button(label, key="_lesson_open", type="primary"):

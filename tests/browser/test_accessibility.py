@@ -186,3 +186,18 @@ def test_no_page_scrolls_sideways_at_200_percent_zoom_or_on_a_phone(viewport, br
         assert all(pixels <= 0 for pixels in overflow.values()), f"sideways scrolling (px): {overflow}"
     finally:
         context.close()
+
+
+LESSON_VIEWS = [
+    ("fill_mask", {"lesson": "discover", "step": "2", "text": "The [MASK] chased the mouse."}),  # a typed answer
+    (
+        "attention",
+        {"lesson": "discover", "step": "4", "text": "The animal couldn't cross the street because it was too tired."},
+    ),
+    ("", {"lesson": "inside", "step": "4"}),  # a step shown on another page: the "Open the page" button
+]
+
+
+@pytest.mark.parametrize("view", LESSON_VIEWS, ids=view_id)
+def test_axe_finds_no_violation_in_a_lesson_step(view, axe_page, server_url, axe_source, chrome_violations):
+    check_view(axe_page, server_url, view, axe_source, chrome_violations)

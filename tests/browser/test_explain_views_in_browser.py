@@ -23,7 +23,9 @@ def test_step_by_step_choice_lands_in_the_link_and_reopens(open_url):
     page.goto(link)
     wait_for_run(page)
     expect(main(page)).to_contain_text("computes the row of 13 tired")
-    assert "Step 1" in chart_text(page) and "13 tired" in chart_text(page)
+    first = page.locator('[data-testid="stMain"] .js-plotly-plot').first  # charts mount asynchronously, in any order
+    expect(first).to_contain_text("Step 1")
+    assert "13 tired" in chart_text(page)
 
 
 def test_compare_and_mask_and_see_choices_land_in_the_link(open_url):

@@ -82,6 +82,16 @@ def test_every_lesson_walks_on_the_bundled_encoder(page, bundled_url, bundled):
         walk(page, bundled_url, lesson, DirectLive(bundled))
 
 
+def settled_view(page: Page, title: str) -> str:
+    """The main column's text once the step, its question and the live chart (mounted asynchronously) are drawn."""
+    expect(main(page).get_by_role("heading", name=title)).to_be_visible()
+    expect(main(page).get_by_role("radiogroup", name="Your answer")).to_be_visible()
+    words = main(page).get_by_text("In words")  # one line of words under each chart, drawn with the page
+    expect(words.first).to_be_visible()
+    expect(main(page).locator(".js-plotly-plot")).to_have_count(words.count())
+    return main(page).inner_text()
+
+
 def test_a_class_link_opens_two_browsers_on_the_identical_view(page, server_url, browser):
     lesson = LESSONS["discover"]
     page.goto(server_url)
@@ -92,7 +102,7 @@ def test_a_class_link_opens_two_browsers_on_the_identical_view(page, server_url,
     page.locator('[data-testid="stSidebar"]').get_by_text("Class link").click()
     link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"] code').inner_text().strip()
     assert link.startswith(server_url + "/attention?") and "lesson=discover" in link and "step=4" in link
-    views = [main(page).inner_text()]  # the teacher's own view
+    views = [settled_view(page, lesson.steps[3].title)]  # the teacher's own view
     for _ in range(2):  # two students: separate contexts (no shared cookies, storage or session)
         context = browser.new_context(viewport={"width": 1280, "height": 720})
         try:
@@ -100,9 +110,7 @@ def test_a_class_link_opens_two_browsers_on_the_identical_view(page, server_url,
             student.set_default_timeout(RUN_TIMEOUT_MS)
             student.goto(link)
             wait_for_run(student)
-            expect(main(student).get_by_role("heading", name=lesson.steps[3].title)).to_be_visible()
-            expect(main(student).locator(".js-plotly-plot").first).to_be_visible()
-            views.append(main(student).inner_text())
+            views.append(settled_view(student, lesson.steps[3].title))
         finally:
             context.close()
     assert views[1] == views[0] and views[2] == views[0]

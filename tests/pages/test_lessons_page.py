@@ -53,7 +53,7 @@ def test_a_link_opens_the_step_and_the_reveal_is_the_models_answer(
 ):
     at = open_page("pages/fill_mask.py", tiny_pretraining_dir, **step_link(DISCOVER, 1, 2))
     assert not at.exception
-    assert "step 2 of 6" in shown(at) and "Predict the hidden word" in [s.value for s in at.subheader]
+    assert "step 2 of 6" in shown(at) and "Predict the hidden word" in [s.value for s in at.header]
     assert "does not" in shown(at)  # the "next word" misconception callout
     check = at.button(key="_lesson_discover_1_check")
     assert check.disabled  # nothing to check before a guess
@@ -138,7 +138,7 @@ def test_every_lesson_walks_to_its_last_step(monkeypatch, tiny_pretraining_dir, 
     for index, step in enumerate(lesson.steps):
         assert not at.exception, (lesson.key, index, at.exception)
         assert f"step {index + 1} of {len(lesson.steps)}" in shown(at)
-        assert step.title in [s.value for s in at.subheader]
+        assert step.title in [s.value for s in at.header]
         assert at.title[0].value == PAGE_TITLES[step.page]
         layers = 2 if model == "tiny" else 6
         for name, value in resolve(step.params, layers).items():  # the step's view, in its page's widgets
