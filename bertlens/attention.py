@@ -267,7 +267,7 @@ PRESETS: tuple[Preset, ...] = (
         targets=("animal", "street"),
     ),
     Preset(
-        "The capital of France is [MASK].",
+        "France [MASK]",
         "The capital of France is [MASK].",
         focus="[MASK]",
         targets=("capital", "france"),

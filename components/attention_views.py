@@ -68,11 +68,10 @@ STATISTICS_NOTE = (
     "statistics averaged over many text segments of a corpus: these describe this input only, so they change "
     "with the sentence. Click a cell to select that head."
 )
-CAVEAT = (
-    "Attention is not explanation: a weight says where a token looks, not why the model decides "
-    "(seed 000: *attention ≠ explanation*). Rollout (Abnar & Zuidema, 2020) follows attention "
-    "through the layers, counting the residual connection as attention to oneself; it is an "
-    "approximation too."
+CAVEAT = "Attention is not explanation: a weight says where a token looks, not why the model decides (seed 000)."
+ROLLOUT_HELP = (
+    "Rollout (Abnar & Zuidema, 2020) follows attention through the layers, counting the residual connection "
+    "as attention to oneself; it is an approximation too."
 )
 
 
@@ -177,7 +176,9 @@ def controls(bundle: ModelBundle) -> Choice:
         fresh: dict[str, Any] = (
             {} if "view" in st.session_state else {"default": VIEWS["raw"]}
         )  # never a default beside a set value
-        view_label = _bound_choice(st.segmented_control, "Show", list(VIEWS.values()), "view", required=True, **fresh)
+        view_label = _bound_choice(
+            st.segmented_control, "Show", list(VIEWS.values()), "view", required=True, help=ROLLOUT_HELP, **fresh
+        )
         view: Literal["raw", "rollout"] = "rollout" if view_label == VIEWS["rollout"] else "raw"
         mean = st.toggle("Average the heads of the layer", **bound("mean"), disabled=view == "rollout")
     with layer_column:

@@ -229,6 +229,9 @@ def model_status(bundle: ModelBundle) -> None:
         st.caption("Pages that need a missing head explain why instead of showing predictions.")
 
 
+WHY = "Why, and how to fix it"
+
+
 def fallback_banner(bundle: ModelBundle) -> None:
     """When the requested model could not be loaded: one line on every page (a projector's first
     screen is for the page), the reason and the fix one click away."""
@@ -236,12 +239,9 @@ def fallback_banner(bundle: ModelBundle) -> None:
     if not bundle.is_fallback:
         return
     headline = "**Offline**" if bundle.offline else f"**Could not load {literal(bundle.requested)}**"
-    st.warning(
-        f"{headline} — running on the bundled encoder `{BUNDLED_MODEL}` (6 layers, no fill-mask or "
-        "next-sentence heads).",
-        icon="⚠️",
-    )
-    with st.expander("Why, and how to fix it"):
+    line, details = st.columns([5, 1.4], vertical_alignment="center")  # one row: the page keeps the screen
+    line.warning(f"{headline} — running on the bundled encoder (no fill-mask or next-sentence heads).", icon="⚠️")
+    with details.popover(WHY, width="stretch"):
         st.markdown(
             f"Why: {literal(bundle.fallback_reason or '')}\n\n"
             "To fix: on a connected machine run `hf download bert-base-uncased` (it fills the Hugging Face "

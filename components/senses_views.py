@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,28 +126,31 @@ def _uploaded_items() -> tuple[LabelledSentence, ...] | None:
         return None
 
 
-def sentence_input(budgets: Budgets) -> SenseRequest | None:
-    """Source, sentences, target word and reference words; None (with a message) when unusable."""
+def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[SenseRequest | None, str]:
+    """Source, sentences, target word, reference words and (drawn by ``own_sentence`` in the same row) the
+    student's own sentence; the request is None (with a message) when unusable."""
     warn_bad_param("source", lambda raw: raw in SOURCES, f"one of {', '.join(SOURCES)}")
     choose, give = st.columns([1, 2])  # side by side: the views start higher on the screen
     source = choose.radio("Sentences", SOURCES, key="source", bind="query-params")
     with give:
         items = {"Preset": _preset_items, "Paste lines": _pasted_items, "Upload CSV": _uploaded_items}[source]()
     _seed_from_preset(st.session_state.get("preset") or st.query_params.get("preset", ""), only_unset=True)
-    left, right = st.columns(2)
+    left, mid, right = st.columns([1, 1.3, 2])  # one row: the views start higher on the screen
     word = left.text_input("Word to follow", **bound("senses_word"), max_chars=200).strip()
-    refs = right.text_input("Reference words, read on their own (comma-separated)", key="refs", bind="query-params")
+    refs = mid.text_input("Reference words (comma-separated)", key="refs", bind="query-params")
+    with right:
+        own = own_sentence()
     if items is None:
-        return None
+        return None, own
     if problem := word_problem(word):
         st.info(problem)
-        return None
+        return None, own
     if len(unique := tuple(dict.fromkeys(items))) < len(items):
         st.caption(f"{plural(len(items) - len(unique), 'repeated line')} left out: each sentence counts once.")
         items = unique
     if len(items) < 2:
         st.info("Give at least two sentences: one sentence gives nothing to compare.")
-        return None
+        return None, own
     if over := budgets.first_only("sentences", len(items), "sentences"):
         st.warning(over)
         items = items[: budgets.sentences]
@@ -168,7 +172,7 @@ def sentence_input(budgets: Budgets) -> SenseRequest | None:
         references = tuple(r for r in references if len(r) <= MAX_WORD_CHARS)
     if len(references) > MAX_REFERENCES:
         st.caption(f"Only the first {MAX_REFERENCES} of {len(references)} reference words are read.")
-    return SenseRequest(word, tuple(items), references[:MAX_REFERENCES])
+    return SenseRequest(word, tuple(items), references[:MAX_REFERENCES]), own
 
 
 def _numbers(names: list) -> str:

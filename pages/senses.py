@@ -14,10 +14,12 @@ bundle = page_header(
     page="senses",
 )
 budgets = settings().budgets
-request = views.sentence_input(budgets)
-text = shared_text(
-    "Your own sentence (optional)",
-    help="The sentence that follows you from page to page. If it contains the word, it joins the map as a star.",
+request, text = views.sentence_input(
+    budgets,
+    lambda: shared_text(
+        "Your own sentence (optional)",
+        help="The sentence that follows you from page to page. If it contains the word, it joins the map as a star.",
+    ),
 )
 if request:
     query = cache.query(bundle.name)  # the model loaded and the token cap key every cached result

@@ -75,3 +75,15 @@ def open_page(monkeypatch) -> Callable[..., AppTest]:
         return at.run()
 
     return run
+
+
+def popover(at, label: str):
+    """The popover block labelled ``label`` (AppTest has no accessor for popovers)."""
+
+    def blocks(node):
+        for child in getattr(node, "children", {}).values():
+            yield child
+            yield from blocks(child)
+
+    [found] = [b for b in blocks(at.main) if b.type == "popover" and b.proto.popover.label == label]
+    return found

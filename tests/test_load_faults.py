@@ -32,7 +32,8 @@ from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, load_with_fallback
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from components import cache
 from components import model as model_component
-from tests.conftest import APPTEST_TIMEOUT, ROOT
+from components.model import WHY
+from tests.conftest import APPTEST_TIMEOUT, ROOT, popover
 
 WEIGHTS = "model.safetensors"
 
@@ -116,7 +117,7 @@ def open_tokenizer_page(monkeypatch, model: Path | str, **env: str) -> AppTest:
 
 def banner(at: AppTest) -> str:
     """The one-line warning and the details under "Why, and how to fix it"."""
-    details = [m.value for e in at.expander if e.label == "Why, and how to fix it" for m in e.markdown]
+    details = [m.value for m in popover(at, WHY).markdown] if [w for w in at.warning if "bundled" in w.value] else []
     return " ".join([*(str(w.value) for w in at.warning), *details])
 
 

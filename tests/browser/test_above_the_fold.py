@@ -1,6 +1,7 @@
-"""On a 1280×720 projector every page's main view starts on the first screen (the model has its heads:
-no fallback banner, as with bert-base-uncased online). Screenshots are kept in ``BERTLENS_SCREENSHOTS``
-(a folder) when it is set, to look at.
+"""On a 1280×720 projector every page's main view starts on the first screen: with a model that has its
+heads (as bert-base-uncased online), and offline, where the fallback banner takes a line and fill-mask and
+next-sentence explain the missing head instead. Screenshots are kept in ``BERTLENS_SCREENSHOTS`` (a folder)
+when it is set, to look at.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import pytest
 from playwright.sync_api import Page
 
 from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_run
+from tests.live_server import streamlit_server
 
 FOLD = 720
 PAGES = ["tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses"]
@@ -65,3 +67,25 @@ def test_a_lesson_steps_controls_are_on_the_first_screen(projector, server_url):
     for name in ("Next →", "Check my answer"):
         button = projector.get_by_role("button", name=name).bounding_box()
         assert button is not None and button["y"] + button["height"] <= FOLD, name
+
+
+@pytest.fixture(scope="module")
+def offline_url(tmp_path_factory):
+    """A model no cache holds, offline: the bundled encoder with the fallback banner on every page."""
+    with streamlit_server("no-such-org/no-such-bert", tmp_path_factory.mktemp("offline") / "server.log") as url:
+        yield url
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_offline_the_view_or_the_missing_head_starts_on_the_first_screen(projector, offline_url, path):
+    projector.goto(f"{offline_url}/{path}{LINKS.get(path, '')}")
+    wait_for_run(projector)
+    projector.wait_for_function(SETTLED, timeout=RUN_TIMEOUT_MS)
+    keep(projector, f"offline-{path}")
+    assert projector.get_by_text("Offline", exact=True).is_visible()
+    if path in ("fill_mask", "next_sentence"):
+        explanation = top(projector, '[data-testid="stAlert"]:has-text("No predictions with")')
+        assert explanation + 60 <= FOLD, f"{path}: the explanation starts at {explanation:.0f} px"
+    else:
+        tab_strip = top(projector, '[data-testid="stTabs"] [role="tablist"]')
+        assert tab_strip + 100 <= FOLD, f"{path}: the view's tabs start at {tab_strip:.0f} px"

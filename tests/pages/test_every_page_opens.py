@@ -4,7 +4,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertlens.models import BUNDLED_MODEL
-from tests.conftest import APPTEST_TIMEOUT, PAGE_FILES, ROOT
+from components.model import WHY
+from tests.conftest import APPTEST_TIMEOUT, PAGE_FILES, ROOT, popover
 
 SENTENCE = "The capital of France is [MASK]."
 
@@ -56,7 +57,7 @@ def test_uncached_model_offline_shows_banner_and_runs(open_page):
     assert not at.exception
     [line] = [w.value for w in at.warning if "bundled encoder" in w.value]
     assert line.startswith("**Offline** — running on the bundled encoder") and "\n" not in line  # one line
-    [details] = [e for e in at.expander if e.label == "Why, and how to fix it"]
+    details = popover(at, WHY)
     fix = " ".join(m.value for m in details.markdown)
     assert "Why: " in fix and "hf download bert-base-uncased" in fix and "BERTLENS_MODEL=" in fix
     assert details.button(key="retry_model_load")  # Retry lives with the details
