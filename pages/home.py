@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from components.layout import nav_link, page_header
+from components.home import page_cards
+from components.layout import page_header
 from components.lessons import lesson_list
 
 bundle = page_header("BERT Lens", "See inside BERT: tokens, weights, predictions, attention and meaning.", page="home")
@@ -23,29 +24,4 @@ st.caption("Guided steps over the live pages, following the course notebooks. Ea
 lesson_list(bundle)
 
 st.header("Pages")
-PAGES = [
-    (
-        "pages/tokenizer.py",
-        "Tokenizer",
-        "how text becomes WordPiece tokens, ids, segments and attention masks; the vocabulary; padding.",
-    ),
-    (
-        "pages/anatomy.py",
-        "Model anatomy",
-        "the configuration, where the parameters are, and the embeddings and pooler checked live.",
-    ),
-    (
-        "pages/fill_mask.py",
-        "Fill-mask",
-        "BERT's guesses for each `[MASK]`, with probabilities and the loss of the true word.",
-    ),
-    (
-        "pages/next_sentence.py",
-        "Next sentence",
-        "does B follow A? Probabilities, ranking of candidates, and an evaluation table.",
-    ),
-    ("pages/attention.py", "Attention", "every layer and head as heatmaps and lines, head statistics, rollout."),
-    ("pages/senses.py", "Word senses", "one word in many sentences: where does its meaning separate, layer by layer?"),
-]
-for path, title, what in PAGES:
-    nav_link(path, f"**{title}** — {what}")
+page_cards()

@@ -89,3 +89,16 @@ def test_offline_the_view_or_the_missing_head_starts_on_the_first_screen(project
     else:
         tab_strip = top(projector, '[data-testid="stTabs"] [role="tablist"]')
         assert tab_strip + 100 <= FOLD, f"{path}: the view's tabs start at {tab_strip:.0f} px"
+
+
+def test_home_thumbnails_load_from_the_static_folder(projector, server_url):
+    projector.goto(server_url)
+    wait_for_run(projector)
+    images = projector.locator('[data-testid="stMain"] img[alt=""]')
+    images.last.scroll_into_view_if_needed()
+    projector.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=stMain] img')].every(i => i.complete && i.naturalWidth)"
+    )
+    assert images.count() == 6
+    assert {images.nth(i).evaluate("i => i.naturalWidth") for i in range(6)} == {480}
+    keep(projector, "home-pages")
