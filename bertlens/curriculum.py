@@ -7,9 +7,11 @@ declared in ``components.params`` (tests check every one against its page). Ques
 
 from __future__ import annotations
 
+from bertlens.attention import VIEWS
 from bertlens.lessons import (
     LAST_ENCODER_LAYER,
     LAST_HIDDEN_STATE,
+    MIDDLE_ENCODER_LAYER,
     AttendsMore,
     BestSeparation,
     CloserReference,
@@ -38,9 +40,11 @@ NOT_EXPLANATION = (
     "tab measures influence by removing tokens instead."
 )
 SPECIAL_NO_OP = (
-    "**[CLS] and [SEP] as a “no-op”.** Many heads send most of their weight to [CLS] or [SEP]. Clark et al. "
-    "(2019) read this as a head having nothing useful to do for that token: a place to park attention. So a "
-    "big weight on [SEP] is not evidence that [SEP] matters to the word."
+    "**A big weight on [SEP] is not a big role for [SEP].** In bert-base, many heads of the middle layers "
+    "(about 6 to 10) send most of their attention to [SEP]. Clark et al. (2019) found that this attention "
+    "barely changes the output and read it as a “no-op”: a place for a head to park attention when its "
+    "pattern does not apply. Notebook 000 calls [CLS] and [SEP] “summary anchors”; both are readings, not "
+    "measurements of what the output depends on."
 )
 SAME_INDEX = (
     "**The same head index in two layers means unrelated heads.** Head 3 of layer 2 and head 3 of layer 5 "
@@ -50,7 +54,7 @@ SAME_INDEX = (
 STATIC_EMBEDDING = (
     "**A word's input embedding is the same in every sentence.** Before the first layer, “apple” is one row "
     "of the embedding matrix wherever it appears. The embeddings output (hidden state 0) adds only the "
-    "position and segment embeddings, so context can only enter through the encoder layers."
+    "position and segment embeddings (then a layer norm), so context can only enter through the encoder layers."
 )
 
 NOT_A_CLASSIFIER = (
@@ -67,7 +71,9 @@ PADDING_IS_FREE = (
 
 ANIMAL_TIRED = "The animal couldn't cross the street because it was too tired."
 ANIMAL_WIDE = "The animal couldn't cross the street because it was too wide."
+RAW: dict[str, str | tuple[str, ...]] = {"view": VIEWS["raw"]}  # not rollout, whatever the student chose before
 IT_FOCUS: dict[str, str | tuple[str, ...]] = {
+    **RAW,
     "token": "10 it",
     "targets": ("2 animal", "8 street"),
 }  # positions checked against the tokenizer in tests
@@ -136,10 +142,10 @@ DISCOVER = Lesson(
         ),
         Step(
             "Where the rest of the attention goes",
-            "The *Head view* draws every token's attention as lines. Switch the averaging off and step "
-            "through single heads: many of them send most of their weight to `[CLS]` or `[SEP]`.",
+            "The *Head view* draws every token's attention as lines, here for a middle encoder layer. Step "
+            "through its single heads with the *Head* slider: many send most of their weight to `[SEP]` or `[CLS]`.",
             "attention",
-            {"text": ANIMAL_TIRED, "attn_tab": "Head view", "mean": "false", "attn_layer": "0", "head": "0"},
+            {**RAW, "text": ANIMAL_TIRED, "attn_tab": "Head view", "mean": "false", "attn_layer": MIDDLE_ENCODER_LAYER},
             callouts=(SPECIAL_NO_OP,),
         ),
     ),
@@ -154,7 +160,9 @@ SENSES = Lesson(
         Step(
             "Before context",
             "Twelve sentences use **apple**: six about the fruit, six about the company. Each point on the map "
-            "is one occurrence at **hidden state 0**, the embeddings output, before any encoder layer.",
+            "is one occurrence at **hidden state 0**, the embeddings output, before any encoder layer. (On a "
+            "cased model such as bert-base-cased the company's *Apple* is another token than the fruit's "
+            "*apple*, so there the senses start apart.)",
             "senses",
             {"source": "Preset", "preset": "apple", "senses_tab": "Map", "senses_layer": "0"},
             callouts=(STATIC_EMBEDDING,),
@@ -183,7 +191,8 @@ SENSES = Lesson(
         Step(
             "The notebook's exercise: the last k layers",
             "The notebook averages the **last four** hidden states and asks you to try the last k = 1, 2, 3. The "
-            "*Hidden state* control offers these means (“last 2” …); compare their maps with the single last one.",
+            "*Hidden state* control offers these means as `last2`, `last3`, `last4` (k = 1 is the last hidden "
+            "state itself); compare their maps.",
             "senses",
             {"source": "Preset", "preset": "apple", "senses_tab": "Map", "senses_layer": "last2"},
         ),
@@ -191,7 +200,13 @@ SENSES = Lesson(
 )
 
 STORE_A, STORE_B = "I went to the store.", "At the store, I bought fresh strawberries."
-STORE: dict[str, str | tuple[str, ...]] = {"text": STORE_A, "b": STORE_B, "attn_tab": "Head statistics"}
+STORE: dict[str, str | tuple[str, ...]] = {
+    **RAW,
+    "text": STORE_A,
+    "b": STORE_B,
+    "attn_tab": "Head statistics",
+    "mean": "false",  # one head at a time: the Head slider is live
+}
 
 PATTERNS = Lesson(
     "patterns",
@@ -339,10 +354,10 @@ INSIDE = Lesson(
         Step(
             "Every named parameter",
             "The *Named parameters* tab lists each weight matrix with its shape, as the notebook prints them: the "
-            "embeddings first, then the same block of matrices for every encoder layer, then the pooler. Filter "
-            "for `attention` to see one layer's query, key and value.",
+            "embeddings first, then the same block of matrices for every encoder layer, then the pooler. The "
+            "filter shows encoder layer 0's attention: query, key, value and output. Clear it to see them all.",
             "anatomy",
-            {"anatomy_tab": "Named parameters", "filter": "layer.0."},
+            {"anatomy_tab": "Named parameters", "filter": "layer.0.attention"},
         ),
         Step(
             "The pooler",

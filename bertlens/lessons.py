@@ -28,7 +28,7 @@ from sklearn.metrics.pairwise import cosine_similarity
 
 from bertlens.analysis import Analysis, analyze
 from bertlens.anatomy import bundle_parameter_counts
-from bertlens.attention import STATISTIC_BY_KEY, head_statistics
+from bertlens.attention import STATISTIC_BY_KEY, find_head, find_token, head_statistics
 from bertlens.layers import encoder_layer_label, hidden_state_label
 from bertlens.mlm import top_k_guesses
 from bertlens.models import ModelBundle
@@ -39,6 +39,7 @@ from bertlens.tokenization import mask_effect, pad_batch
 
 LAST_ENCODER_LAYER = "{last encoder layer}"
 LAST_HIDDEN_STATE = "{last hidden state}"
+MIDDLE_ENCODER_LAYER = "{middle encoder layer}"
 PAGE_HEADS = {"fill_mask": "MLM", "next_sentence": "NSP"}  # pages that need a pre-training head
 
 
@@ -101,8 +102,7 @@ class Reveal:
 def needs_head(bundle: ModelBundle, head: str) -> str | None:
     """Why this model cannot answer a question that needs ``head`` ("MLM" or "NSP"); None when it can."""
     caps = bundle.capabilities
-    present = caps.has_mlm_head if head == "MLM" else caps.has_nsp_head
-    if present:
+    if caps.has_mlm_head if head == "MLM" else caps.predicts_next_sentence:
         return None
     return (
         f"This needs a model with the {head} head; the active model `{bundle.name}` has none "
@@ -134,14 +134,6 @@ class FillMaskTop1:
         )
 
 
-def _position(analysis: Analysis, word: str, after: int = -1) -> int | None:
-    """The first token position after ``after`` spelled ``word`` (lower case), or None."""
-    for position, token in enumerate(analysis.encoding.tokens):
-        if position > after and token == word.lower():
-            return position
-    return None
-
-
 @dataclass(frozen=True)
 class AttendsMore:
     """ "Does ``query`` attend more to A or to B?" — mean over the heads of the last encoder layer."""
@@ -159,8 +151,8 @@ class AttendsMore:
 
     def reveal(self, live: Live) -> Reveal:
         analysis = live.analysis(self.text)
-        query = _position(analysis, self.query)
-        targets = [_position(analysis, word) for word in self.choices]
+        query = find_token(analysis.encoding, self.query)
+        targets = [find_token(analysis.encoding, word) for word in self.choices]
         if query is None or None in targets:
             return Reveal(None, "This model's tokenizer splits these words differently; the check cannot run.")
         layer = analysis.attentions.shape[0] - 1
@@ -250,10 +242,11 @@ class StrongestHead:
 
     def reveal(self, live: Live) -> Reveal:
         analysis = live.analysis(self.text, self.text_b)
-        values = head_statistics(analysis.attentions, analysis.encoding)[self.statistic]
-        if np.isnan(values).all():
+        stats = head_statistics(analysis.attentions, analysis.encoding)
+        if (found := find_head(stats, self.statistic)) is None:
             return Reveal(None, "No token of these sentences has this pattern to measure.")
-        layer, head = (int(i) for i in np.unravel_index(np.nanargmax(values), values.shape))
+        layer, head = found
+        values = stats[self.statistic]
         third = third_of(layer, values.shape[0])
         statistic = STATISTIC_BY_KEY[self.statistic]
         return Reveal(
@@ -285,8 +278,8 @@ class MaskMatters:
         return Reveal(
             self.lines[most],
             f"L2 distance of each [CLS] vector with and without the mask: {numbers}. Without the mask the "
-            "[PAD] tokens count as words, so the more padding, the further the vector moves; a sentence with "
-            "no padding does not move at all.",
+            "[PAD] tokens count as words, so every padded sentence's vector moves; a sentence with no padding "
+            "does not move at all.",
         )
 
 
@@ -371,7 +364,11 @@ class Lesson:
 
 def resolve(params: dict[str, str | tuple[str, ...]], num_layers: int) -> dict[str, str | list[str]]:
     """A step's URL parameters for a model of ``num_layers`` encoder layers."""
-    names = {LAST_ENCODER_LAYER: str(num_layers - 1), LAST_HIDDEN_STATE: str(num_layers)}
+    names = {
+        LAST_ENCODER_LAYER: str(num_layers - 1),
+        LAST_HIDDEN_STATE: str(num_layers),
+        MIDDLE_ENCODER_LAYER: str(num_layers // 2),
+    }
     return {k: list(v) if isinstance(v, tuple) else names.get(v, v) for k, v in params.items()}
 
 

@@ -87,6 +87,11 @@ class Capabilities:
     vocab_size: int
     cased: bool
 
+    @property
+    def predicts_next_sentence(self) -> bool:
+        """NSP reads the pooled [CLS]: it needs the pooler as well as the head."""
+        return self.has_nsp_head and self.has_pooler
+
     def summary(self) -> str:
         heads = [name for name, present in (("MLM", self.has_mlm_head), ("NSP", self.has_nsp_head)) if present]
         return (

@@ -21,21 +21,12 @@ from bertlens.models import ModelBundle
 from bertlens.senses import WordVectors
 from components import cache
 from components.model import active_model_name, settings
-from components.params import PARAMS, declared, session_value
+from components.params import PAGE_TITLES, PARAMS, declared, session_value
 from components.state import set_shared_text
 from components.text import literal
 
 PENDING = "_lesson_pending"  # (page, URL parameters) of the step being opened
 SHARED_TEXTS = ("text", "a", "b")  # kept in session state by components.state.shared_text
-PAGE_TITLES = {
-    "home": "BERT Lens",
-    "tokenizer": "Tokenizer",
-    "anatomy": "Model anatomy",
-    "fill_mask": "Fill-mask",
-    "next_sentence": "Next sentence",
-    "attention": "Attention",
-    "senses": "Word senses",
-}
 
 
 @dataclass(frozen=True)
@@ -141,14 +132,19 @@ def lesson_panel(bundle: ModelBundle, page: str) -> None:
 
 
 def question_box(question: Question, live: CachedLive, key: str) -> None:
-    """Predict before reveal: the student's answer first, then the model's answer, computed live."""
-    st.markdown(f"**Predict first.** {question.prompt}")
-    if question.choices:
-        guess = st.radio("Your answer", question.choices, index=None, key=f"{key}_guess")
-    else:
-        guess = st.text_input("Your answer (one word)", key=f"{key}_guess", max_chars=40)
-    if st.button("Check my answer", key=f"{key}_check", disabled=not guess):
-        st.session_state[f"{key}_revealed"] = True
+    """Predict before reveal: the student's answer first, then the model's answer, computed live.
+
+    A form, so a typed word and one click on "Check my answer" (or Enter) are one step."""
+    with st.form(f"{key}_form", border=False):
+        st.markdown(f"**Predict first.** {question.prompt}")
+        if question.choices:
+            guess = st.radio("Your answer", question.choices, index=None, key=f"{key}_guess")
+        else:
+            guess = st.text_input("Your answer (one word)", key=f"{key}_guess", max_chars=40)
+        if st.form_submit_button("Check my answer", key=f"{key}_check"):
+            st.session_state[f"{key}_revealed"] = bool(guess)
+            if not guess:
+                st.caption("Choose or type an answer first.")
     if not st.session_state.get(f"{key}_revealed") or not guess:
         return
     reveal = question.reveal(live)
@@ -179,7 +175,7 @@ def lesson_list(bundle: ModelBundle) -> None:
 
 def class_link(page_path: str) -> None:
     """The teacher's link, in the sidebar: it opens every student on this page, step, sentence and view."""
-    with st.expander("Class link", icon=":material/share:"):
+    with st.expander("Class link", icon=":material/share:", key="_class_link"):  # stays open across reruns
         st.caption(
             "Share it: every student opens this page (and lesson step) with the same sentence, view and model, "
             "so everybody sees the same numbers. Copy it with the button at its right."

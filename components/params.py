@@ -21,7 +21,16 @@ import streamlit as st
 from components.text import literal
 
 SHARED = "shared"
-PAGES = ("home", "tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses")
+PAGE_TITLES = {  # file stem (a page's scope) -> its title in the navigation
+    "home": "BERT Lens",
+    "tokenizer": "Tokenizer",
+    "anatomy": "Model anatomy",
+    "fill_mask": "Fill-mask",
+    "next_sentence": "Next sentence",
+    "attention": "Attention",
+    "senses": "Word senses",
+}
+PAGES = tuple(PAGE_TITLES)
 LINK_READ = "_bertlens_link_read"  # session flag: the link's old parameter names were read (first run only)
 RENAMED = "_bertlens_renamed"  # session: {new name: the old name the link used}
 

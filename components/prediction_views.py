@@ -49,23 +49,19 @@ def evaluation(model_name: str, rows: list[tuple]) -> nsp.Evaluation | None:
 # ---- the missing-head explanation ----
 
 HEADS = {
-    "fill-mask": ("masked-language-model (MLM) head", "guess the hidden word at a [MASK]", "has_mlm_head"),
-    "next-sentence": (
-        "next-sentence-prediction (NSP) head",
-        "tell whether sentence B follows sentence A",
-        "has_nsp_head",
-    ),
+    "fill-mask": ("masked-language-model (MLM) head", "guess the hidden word at a [MASK]"),
+    "next-sentence": ("next-sentence-prediction (NSP) head", "tell whether sentence B follows sentence A"),
 }
 
 
 def has_head(bundle: ModelBundle, task: str) -> bool:
     caps = bundle.capabilities
-    return getattr(caps, HEADS[task][2]) and (task != "next-sentence" or caps.has_pooler)
+    return caps.has_mlm_head if task == "fill-mask" else caps.predicts_next_sentence
 
 
 def no_head_explanation(bundle: ModelBundle, task: str) -> None:
     """Why there are no predictions here, and how to get a model that has the head."""
-    head, job = HEADS[task][:2]
+    head, job = HEADS[task]
     st.info(
         f"**No predictions with {code_span(bundle.name)}: its checkpoint has no {head}.**\n\n"
         f"It is an encoder only: it turns text into vectors, but the layer that would {job} was "

@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 from bertlens.curriculum import LESSONS
 from bertlens.lessons import DirectLive, Lesson
 from bertlens.models import BUNDLED_MODEL
-from components.lessons import PAGE_TITLES
+from components.params import PAGE_TITLES
 from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_run
 from tests.live_server import streamlit_server
 
@@ -82,6 +82,9 @@ def test_every_lesson_walks_on_the_bundled_encoder(page, bundled_url, bundled):
         walk(page, bundled_url, lesson, DirectLive(bundled))
 
 
+LAST_TINY_LAYER = 1  # the tiny pre-training model has encoder layers 0 and 1
+
+
 def settled_view(page: Page, title: str) -> str:
     """The main column's text once the step, its question and the live chart (mounted asynchronously) are drawn."""
     expect(main(page).get_by_role("heading", name=title)).to_be_visible()
@@ -99,9 +102,22 @@ def test_a_class_link_opens_two_browsers_on_the_identical_view(page, server_url,
     click(page, f"Start the lesson “{lesson.title}”")
     for _ in range(3):  # step 4: attention, token focus on "it", the model's last encoder layer
         click(page, "Next →")
-    page.locator('[data-testid="stSidebar"]').get_by_text("Class link").click()
-    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"] code').inner_text().strip()
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("Class link").click()
+    code = sidebar.locator('[data-testid="stCode"] code')
+    link = code.inner_text().strip()
     assert link.startswith(server_url + "/attention?") and "lesson=discover" in link and "step=4" in link
+    assert f"attn_layer={LAST_TINY_LAYER}" in link
+    slider = main(page).get_by_role("slider", name="Encoder layer")
+    slider.focus()
+    slider.press("Home")  # the teacher moves to encoder layer 0: the link follows at once
+    wait_for_run(page)
+    expect(code).to_contain_text("attn_layer=0")
+    slider.press("End")
+    wait_for_run(page)
+    expect(code).to_contain_text(f"attn_layer={LAST_TINY_LAYER}")
+    expect(code).to_be_visible()  # the open link stays open while the teacher changes the view
+    link = code.inner_text().strip()
     views = [settled_view(page, lesson.steps[3].title)]  # the teacher's own view
     for _ in range(2):  # two students: separate contexts (no shared cookies, storage or session)
         context = browser.new_context(viewport={"width": 1280, "height": 720})

@@ -9,6 +9,7 @@ import torch
 
 from bertlens import curriculum, lessons
 from bertlens.analysis import encode
+from bertlens.attention import STATISTICS, VIEWS
 from bertlens.curriculum import LESSONS
 from bertlens.lessons import (
     AttendsMore,
@@ -24,6 +25,7 @@ from bertlens.lessons import (
 )
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import embed_word, layer_options, separation_by_layer
+from bertlens.tokenization import STRATEGIES
 from components import anatomy_views, attention_views, prediction_views, senses_views, tokenizer_views
 from components.params import PAGES, PARAMS, SHARED
 from tests.core.test_mlm import reference_fill_mask
@@ -37,6 +39,9 @@ TABS = {
     "senses_tab": senses_views.TABS,
     "source": senses_views.SOURCES,
     "preset": tuple(senses_views.PRESETS),
+    "view": tuple(VIEWS.values()),
+    "stat": tuple(statistic.label for statistic in STATISTICS),
+    "pad": STRATEGIES,
 }
 STEPS = [(lesson, i, step) for lesson in LESSONS.values() for i, step in enumerate(lesson.steps)]
 IDS = [f"{lesson.key}-{i + 1}" for lesson, i, _ in STEPS]

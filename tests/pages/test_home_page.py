@@ -5,13 +5,13 @@ from __future__ import annotations
 from PIL import Image
 
 from bertlens.models import BUNDLED_MODEL
-from components.home import PAGES, THUMBNAIL_WIDTH, THUMBNAILS, thumbnail
-from components.params import PAGES as PAGE_STEMS
+from components.home import PROMISES, THUMBNAIL_WIDTH, THUMBNAILS, thumbnail
+from components.params import PAGE_TITLES, PAGES
 
 
 def test_every_page_has_a_card_and_a_thumbnail():
-    assert [stem for stem, _, _ in PAGES] == [p for p in PAGE_STEMS if p != "home"]
-    for stem, _, promise in PAGES:
+    assert [stem for stem, _ in PROMISES] == [p for p in PAGES if p != "home"]
+    for stem, promise in PROMISES:
         with Image.open(THUMBNAILS / f"{stem}.png") as image:
             assert image.size == (THUMBNAIL_WIDTH, THUMBNAIL_WIDTH * 9 // 16), stem  # 16:9, same size
         assert promise[-1] in ".?" and "\n" not in promise  # one line
@@ -22,9 +22,11 @@ def test_home_shows_lessons_then_the_page_cards(open_page):
     assert not at.exception
     assert [h.value for h in at.header] == ["Lessons", "Pages"]
     images = [h.proto.body for h in at.get("html") if "<img" in h.proto.body]
-    assert images == [thumbnail(stem) for stem, _, _ in PAGES]
+    assert images == [thumbnail(stem) for stem, _ in PROMISES]
     assert all('alt=""' in image for image in images)  # decorative: the link says where it goes
     captions = " ".join(c.value for c in at.caption)
-    for _, title, promise in PAGES:
+    for stem, promise in PROMISES:
         assert promise[1:] in captions
-        assert any(title in m.value for m in at.markdown), title  # the link (a page run alone: a Markdown link)
+        assert any(PAGE_TITLES[stem] in m.value for m in at.markdown), (
+            stem
+        )  # the link (a page run alone: a Markdown link)

@@ -3,6 +3,8 @@ and a question's reveal is the model's own output. The class link carries the wh
 
 from __future__ import annotations
 
+from urllib.parse import quote_plus
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -10,8 +12,8 @@ from bertlens import curriculum, lessons
 from bertlens.curriculum import LESSONS
 from bertlens.lessons import PAGE_HEADS, resolve
 from components import layout
-from components.lessons import PAGE_TITLES, SHARED_TEXTS
-from components.params import PARAMS, session_value
+from components.lessons import SHARED_TEXTS
+from components.params import PAGE_TITLES, PARAMS, session_value
 from tests.conftest import APPTEST_TIMEOUT, ROOT
 from tests.core.test_mlm import reference_fill_mask
 
@@ -55,9 +57,9 @@ def test_a_link_opens_the_step_and_the_reveal_is_the_models_answer(
     assert not at.exception
     assert "step 2 of 6" in shown(at) and "Predict the hidden word" in [s.value for s in at.header]
     assert "does not" in shown(at)  # the "next word" misconception callout
-    check = at.button(key="_lesson_discover_1_check")
-    assert check.disabled  # nothing to check before a guess
-    at.text_input(key="_lesson_discover_1_guess").input("zebra").run()
+    at.button(key="_lesson_discover_1_check").click().run()  # nothing to check before a guess
+    assert "Choose or type an answer first." in shown(at) and not [*at.success, *at.warning]
+    at.text_input(key="_lesson_discover_1_guess").input("zebra")  # in a form: sent with the submit below
     at.button(key="_lesson_discover_1_check").click().run()
     top = reference_fill_mask(masked_lm, tiny_bundle.tokenizer, "The [MASK] chased the mouse.", 1)[0][0]
     verdict = " ".join(w.value for w in [*at.warning, *at.success])
@@ -75,8 +77,9 @@ def test_encoder_only_model_says_the_head_is_missing(open_page, bundled):
 def test_choice_question_reveals_the_attention_answer(open_page, tiny_pretraining_dir, tiny_bundle):
     at = open_page("pages/attention.py", tiny_pretraining_dir, **step_link(DISCOVER, 3, 2))
     assert not at.exception
-    assert at.tabs[0].label and at.slider(key="attn_layer").value == 1  # last encoder layer of the tiny model
-    at.radio(key="_lesson_discover_3_guess").set_value("street").run()
+    assert at.session_state["attn_tab"] == "Token focus"
+    assert at.slider(key="attn_layer").value == 1  # the last encoder layer of the tiny model
+    at.radio(key="_lesson_discover_3_guess").set_value("street")  # in a form: sent with the submit below
     at.button(key="_lesson_discover_3_check").click().run()
     expected = lessons.AttendsMore(curriculum.ANIMAL_TIRED, "it", ("animal", "street")).reveal(
         lessons.DirectLive(tiny_bundle)
@@ -110,10 +113,17 @@ def test_home_lists_the_lessons_and_starts_one(monkeypatch, tiny_pretraining_dir
     assert "step 1 of 6" in shown(at) and at.title[0].value == "Tokenizer"
 
 
+def class_link(at: AppTest) -> str:
+    [link] = [c.value for c in at.get("code")]  # the only code block: the sidebar's class link
+    return link
+
+
 def test_class_link_carries_the_step_view_and_model(monkeypatch, tiny_pretraining_dir):
-    at = app(monkeypatch, tiny_pretraining_dir, **step_link(DISCOVER, 3, 2))  # app.py draws the sidebar
-    assert not at.exception
-    link = at.get("code")[0].value
+    """On the home page's first run (later AppTest runs, and switched-to pages, run without app.py's
+    sidebar); tests/browser/test_lessons_in_browser.py checks the link on the Attention page, as it changes."""
+    at = app(monkeypatch, tiny_pretraining_dir, **step_link(DISCOVER, 3, 2))
+    link = class_link(at)
+    assert link.startswith("/?") and f"model={quote_plus(str(tiny_pretraining_dir))}" in link
     for part in ("lesson=discover", "step=4", "attn_tab=Token+focus", "attn_layer=1", "text=The+animal"):
         assert part in link, (part, link)
 
@@ -122,9 +132,9 @@ def answer_and_check(at: AppTest, key: str) -> None:
     """Answer the step's question (its first choice, or a word) and check it."""
     radios = [r for r in at.radio if r.key == f"{key}_guess"]
     if radios:
-        radios[0].set_value(radios[0].options[0]).run()
+        radios[0].set_value(radios[0].options[0])  # in a form: sent with the submit
     else:
-        at.text_input(key=f"{key}_guess").input("paris").run()
+        at.text_input(key=f"{key}_guess").input("paris")
     at.button(key=f"{key}_check").click().run()
 
 
