@@ -16,6 +16,7 @@ from bertlens.lessons import DirectLive, Lesson
 from bertlens.models import BUNDLED_MODEL
 from components.params import PAGE_TITLES
 from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_run
+from tests.browser.test_accessibility import SIDEWAYS
 from tests.live_server import streamlit_server
 
 
@@ -82,6 +83,7 @@ def test_every_lesson_walks_on_the_bundled_encoder(page, bundled_url, bundled):
         walk(page, bundled_url, lesson, DirectLive(bundled))
 
 
+ANIMAL = "The+animal+couldn%27t+cross+the+street+because+it+was+too+tired."
 LAST_TINY_LAYER = 1  # the tiny pre-training model has encoder layers 0 and 1
 
 
@@ -131,3 +133,20 @@ def test_a_class_link_opens_two_browsers_on_the_identical_view(page, server_url,
             context.close()
     assert views[1] == views[0] and views[2] == views[0]
     assert "step 4 of 6" in views[0] and "In words" in views[0]  # the lesson step and the live chart's numbers
+
+
+def test_a_lesson_step_fits_a_phone(browser, server_url):
+    """At 390 px the panel's columns stack: no sideways scrolling, and Next and the question are reachable."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        phone = context.new_page()
+        phone.set_default_timeout(RUN_TIMEOUT_MS)
+        phone.goto(f"{server_url}/attention?lesson=discover&step=4&text={ANIMAL}")
+        wait_for_run(phone)
+        assert phone.evaluate(SIDEWAYS) <= 0
+        for name in ("Next →", "Check my answer"):
+            button = main(phone).get_by_role("button", name=name)
+            button.scroll_into_view_if_needed()
+            expect(button).to_be_in_viewport()
+    finally:
+        context.close()
