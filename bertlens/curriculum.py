@@ -91,6 +91,7 @@ DISCOVER = Lesson(
             "the word before it), and the two tokens BERT adds around every input: `[CLS]` and `[SEP]`.",
             "tokenizer",
             {"text": "BERT means Bidirectional Encoder Representations from Transformers.", "tokenizer_tab": "Tokens"},
+            control="tokenizer_tab",
         ),
         Step(
             "Predict the hidden word",
@@ -100,6 +101,7 @@ DISCOVER = Lesson(
             {"text": "The [MASK] chased the mouse.", "fill_tab": "Guesses", "k": "10"},
             FillMaskTop1("The [MASK] chased the mouse."),
             (NOT_NEXT_WORD,),
+            control="text",
         ),
         Step(
             "More than one guess",
@@ -108,6 +110,7 @@ DISCOVER = Lesson(
             "fill_mask",
             {"text": "Paris is the most [MASK] city in the world.", "fill_tab": "Guesses", "k": "10"},
             FillMaskTop1("Paris is the most [MASK] city in the world."),
+            control="text",
         ),
         Step(
             "What does “it” attend to?",
@@ -124,6 +127,7 @@ DISCOVER = Lesson(
             },
             AttendsMore(ANIMAL_TIRED, "it", ("animal", "street")),
             (NOT_EXPLANATION,),
+            control="attn_layer",
         ),
         Step(
             "Change one word",
@@ -139,6 +143,7 @@ DISCOVER = Lesson(
             },
             AttendsMore(ANIMAL_WIDE, "it", ("animal", "street")),
             (SAME_INDEX,),
+            control="attn_layer",
         ),
         Step(
             "Where the rest of the attention goes",
@@ -147,6 +152,7 @@ DISCOVER = Lesson(
             "attention",
             {**RAW, "text": ANIMAL_TIRED, "attn_tab": "Head view", "mean": "false", "attn_layer": MIDDLE_ENCODER_LAYER},
             callouts=(SPECIAL_NO_OP,),
+            control="head",
         ),
     ),
 )
@@ -166,6 +172,7 @@ SENSES = Lesson(
             "senses",
             {"source": "Preset", "preset": "apple", "senses_tab": "Map", "senses_layer": "0"},
             callouts=(STATIC_EMBEDDING,),
+            control="senses_layer",
         ),
         Step(
             "Static against contextual",
@@ -173,6 +180,7 @@ SENSES = Lesson(
             "its vectors after the encoder layers.",
             "senses",
             {"source": "Preset", "preset": "apple", "senses_tab": "Static vs contextual"},
+            control="senses_tab",
         ),
         Step(
             "Where do the senses separate?",
@@ -181,12 +189,14 @@ SENSES = Lesson(
             "senses",
             {"source": "Preset", "preset": "apple", "senses_tab": "Separation by layer"},
             BestSeparation("apple"),
+            control="senses_tab",
         ),
         Step(
             "The map at the top",
             "The same map at the last hidden state. Hover the points: which sentences sit on the wrong side?",
             "senses",
             {"source": "Preset", "preset": "apple", "senses_tab": "Map", "senses_layer": LAST_HIDDEN_STATE},
+            control="senses_layer",
         ),
         Step(
             "The notebook's exercise: the last k layers",
@@ -195,6 +205,7 @@ SENSES = Lesson(
             "state itself); compare their maps.",
             "senses",
             {"source": "Preset", "preset": "apple", "senses_tab": "Map", "senses_layer": "last2"},
+            control="senses_layer",
         ),
     ),
 )
@@ -221,6 +232,7 @@ PATTERNS = Lesson(
             "segment (A or B) of every token.",
             "tokenizer",
             {"text": STORE_A, "b": STORE_B, "tokenizer_tab": "Tokens"},
+            control="tokenizer_tab",
         ),
         Step(
             "Pattern 1: attention to the next word",
@@ -230,6 +242,7 @@ PATTERNS = Lesson(
             {**STORE, "stat": "To next token"},
             StrongestHead(STORE_A, STORE_B, "next"),
             (SAME_INDEX,),
+            control="stat",
         ),
         Step(
             "Pattern 2: attention to the previous word",
@@ -238,6 +251,7 @@ PATTERNS = Lesson(
             "attention",
             {**STORE, "stat": "To previous token"},
             StrongestHead(STORE_A, STORE_B, "previous"),
+            control="stat",
         ),
         Step(
             "Pattern 4: the same word in the other sentence",
@@ -247,6 +261,7 @@ PATTERNS = Lesson(
             "attention",
             {**STORE, "stat": "To same token in other sentence"},
             StrongestHead(STORE_A, STORE_B, "other_sentence"),
+            control="stat",
         ),
         Step(
             "Where the rest goes: [CLS] and [SEP]",
@@ -255,6 +270,7 @@ PATTERNS = Lesson(
             "attention",
             {**STORE, "stat": "To [SEP]"},
             callouts=(SPECIAL_NO_OP, NOT_EXPLANATION),
+            control="stat",
         ),
     ),
 )
@@ -276,6 +292,7 @@ OVERVIEW = Lesson(
                 "text": "Tokenization and padding are fundamental steps in most NLP pipelines.",
                 "tokenizer_tab": "Tokens",
             },
+            control="tokenizer_tab",
         ),
         Step(
             "The vocabulary and its special tokens",
@@ -283,6 +300,7 @@ OVERVIEW = Lesson(
             "BERT ships so that users can add their own tokens without resizing the model.",
             "tokenizer",
             {"tokenizer_tab": "Vocabulary"},
+            control="tokenizer_tab",
         ),
         Step(
             "Padding, and why the attention mask matters",
@@ -299,6 +317,7 @@ OVERVIEW = Lesson(
             },
             MaskMatters(SEED_BATCH, 16),
             (PADDING_IS_FREE,),
+            control="mask_demo",
         ),
         Step(
             "How big is it?",
@@ -306,6 +325,7 @@ OVERVIEW = Lesson(
             "anatomy",
             {"anatomy_tab": "Parameters"},
             ParameterCount(),
+            control="anatomy_tab",
         ),
         Step(
             "Task 1: the masked word, and its loss",
@@ -315,6 +335,7 @@ OVERVIEW = Lesson(
             {"text": FRANCE, "fill_tab": "Guesses", "k": "10", "true_word": "paris"},
             FillMaskTop1(FRANCE),
             (NOT_NEXT_WORD,),
+            control="true_word",
         ),
         Step(
             "Task 2: does B follow A?",
@@ -330,6 +351,7 @@ OVERVIEW = Lesson(
             {"a": DEFAULT_A, "b": "Deep Learning is a branch of Machine Learning.", "nsp_tab": "Verdict"},
             NextSentenceVerdict(DEFAULT_A, "Deep Learning is a branch of Machine Learning."),
             (NOT_A_CLASSIFIER,),
+            control="b",
         ),
     ),
 )
@@ -358,6 +380,7 @@ INSIDE = Lesson(
             "filter shows encoder layer 0's attention: query, key, value and output. Clear it to see them all.",
             "anatomy",
             {"anatomy_tab": "Named parameters", "filter": "layer.0.attention"},
+            control="filter",
         ),
         Step(
             "The pooler",
@@ -365,6 +388,7 @@ INSIDE = Lesson(
             "reads its output. The *Pooler* tab recomputes it by hand and compares with the model's own output.",
             "anatomy",
             {"text": "I love my pet python", "anatomy_tab": "Pooler"},
+            control="anatomy_tab",
         ),
         Step(
             "A word the vocabulary lacks",
@@ -372,6 +396,7 @@ INSIDE = Lesson(
             "and why is the text lower-cased first (*uncased*)?",
             "tokenizer",
             {"tokenizer_tab": "Vocabulary", "word": "Sinan"},
+            control="word",
         ),
         Step(
             "Python the snake",
@@ -381,6 +406,7 @@ INSIDE = Lesson(
             TWO_PYTHONS,
             CloserReference(PET, "python", ("snake", "programming")),
             (STATIC_EMBEDDING,),
+            control="refs",
         ),
         Step(
             "Python the language",
@@ -388,6 +414,7 @@ INSIDE = Lesson(
             "senses",
             TWO_PYTHONS,
             CloserReference(CODING, "python", ("snake", "programming")),
+            control="refs",
         ),
     ),
 )

@@ -351,6 +351,7 @@ class Step:
     params: dict[str, str | tuple[str, ...]] = field(default_factory=dict)
     question: Question | None = None
     callouts: tuple[str, ...] = ()  # misconception callouts (Markdown)
+    control: str = ""  # the URL parameter (widget key) of the control the text talks about: outlined on the page
 
 
 @dataclass(frozen=True)

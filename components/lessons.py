@@ -112,6 +112,9 @@ def lesson_panel(bundle: ModelBundle, page: str) -> None:
         st.progress((index + 1) / len(lesson.steps))
         st.header(step.title)  # h2 under the page title (axe: heading order)
         st.markdown(step.text)
+        if step.control and step.page == page:
+            st.html(outline(step.control))
+            st.caption("The control this step talks about is outlined below.")
         label = f"Open the {PAGE_TITLES[step.page]} page for this step"
         if step.page != page and st.button(label, key="_lesson_open", type="primary"):
             go_to_step(lesson, index, layers)
@@ -129,6 +132,12 @@ def lesson_panel(bundle: ModelBundle, page: str) -> None:
                 st.info(callout, icon=":material/lightbulb:")
         if last:
             st.success("Last step of this lesson. The pages stay open for you to explore.")
+
+
+def outline(control: str) -> str:
+    """CSS outlining the widget keyed ``control`` (tabs: their tab strip) in the theme's primary colour."""
+    target = f".st-key-{control}" + (' [role="tablist"]' if control.endswith("_tab") else "")
+    return f"<style>{target} {{ outline: 3px solid #c0142b; outline-offset: 6px; border-radius: 4px; }}</style>"
 
 
 def question_box(question: Question, live: CachedLive, key: str) -> None:

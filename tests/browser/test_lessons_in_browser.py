@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from bertlens.curriculum import LESSONS
-from bertlens.lessons import DirectLive, Lesson
+from bertlens.lessons import PAGE_HEADS, DirectLive, Lesson, needs_head
 from bertlens.models import BUNDLED_MODEL
 from components.params import PAGE_TITLES
 from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_run
@@ -50,6 +50,13 @@ def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive) -> None:
         expect(main(page).get_by_text(where)).to_be_visible()
         expect(main(page).locator("h1")).to_have_text(PAGE_TITLES[step.page])
         expect(main(page).get_by_role("heading", name=step.title)).to_be_visible()
+        head = PAGE_HEADS.get(step.page)
+        if step.control and not (head and needs_head(live.bundle, head)):  # the control it talks about, outlined
+            target = page.locator(f".st-key-{step.control}").first
+            if step.control.endswith("_tab"):
+                target = target.locator('[role="tablist"]')
+            expect(target).to_be_visible()
+            assert target.evaluate("e => getComputedStyle(e).outlineStyle") == "solid", step.control
         reveal = step.question.reveal(live) if step.question else None
         alerts = main(page).locator('[data-testid="stAlert"]')
         if reveal is not None and reveal.answer is None:  # a missing head: said once, no question to answer

@@ -93,6 +93,12 @@ def test_every_step_sets_declared_valid_parameters(lesson, index, step, num_laye
                 assert tokens[int(position)] == token, (one, tokens)
 
 
+@pytest.mark.parametrize(("lesson", "index", "step"), STEPS, ids=IDS)
+def test_a_steps_outlined_control_is_one_of_its_pages(lesson, index, step):
+    if step.control:
+        assert PARAMS[step.control].scope in (SHARED, step.page), (step.control, step.page)
+
+
 def test_fill_mask_check_is_the_pipelines_top_guess(tiny_bundle, masked_lm):
     live = DirectLive(tiny_bundle)
     questions = [s.question for _, _, s in STEPS if isinstance(s.question, FillMaskTop1)]
