@@ -25,7 +25,7 @@ from components.params import PAGE_TITLES, PARAMS, declared, session_value
 from components.state import set_shared_text
 from components.text import literal
 
-PENDING = "_lesson_pending"  # (page, URL parameters) of the step being opened
+PENDING = "_lesson_pending"  # (page, {"lesson", "step"}) of the step being opened
 SHARED_TEXTS = ("text", "a", "b")  # kept in session state by components.state.shared_text
 
 
