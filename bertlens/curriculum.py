@@ -72,8 +72,11 @@ PADDING_IS_FREE = (
 ANIMAL_TIRED = "The animal couldn't cross the street because it was too tired."
 ANIMAL_WIDE = "The animal couldn't cross the street because it was too wide."
 RAW: dict[str, str | tuple[str, ...]] = {"view": VIEWS["raw"]}  # not rollout, whatever the student chose before
-IT_FOCUS: dict[str, str | tuple[str, ...]] = {
+IT_FOCUS: dict[str, str | tuple[str, ...]] = {  # "it" against "animal" and "street", heads averaged
     **RAW,
+    "attn_tab": "Token focus",
+    "mean": "true",
+    "attn_layer": LAST_ENCODER_LAYER,
     "token": "10 it",
     "targets": ("2 animal", "8 street"),
 }  # positions checked against the tokenizer in tests
@@ -118,13 +121,7 @@ DISCOVER = Lesson(
             "**street**. The sliders choose the encoder layer (from 0) and the head; the switch averages the "
             "heads of the layer. Answer first, then look.",
             "attention",
-            {
-                "text": ANIMAL_TIRED,
-                "attn_tab": "Token focus",
-                "mean": "true",
-                "attn_layer": LAST_ENCODER_LAYER,
-                **IT_FOCUS,
-            },
+            {"text": ANIMAL_TIRED, **IT_FOCUS},
             AttendsMore(ANIMAL_TIRED, "it", ("animal", "street")),
             (NOT_EXPLANATION,),
             control="attn_layer",
@@ -134,13 +131,7 @@ DISCOVER = Lesson(
             "Now the street is *too wide*. For a reader, “it” is now the street. Does the model's attention "
             "follow? Try other layers and single heads with the sliders too.",
             "attention",
-            {
-                "text": ANIMAL_WIDE,
-                "attn_tab": "Token focus",
-                "mean": "true",
-                "attn_layer": LAST_ENCODER_LAYER,
-                **IT_FOCUS,
-            },
+            {"text": ANIMAL_WIDE, **IT_FOCUS},
             AttendsMore(ANIMAL_WIDE, "it", ("animal", "street")),
             (SAME_INDEX,),
             control="attn_layer",
