@@ -1,5 +1,9 @@
 """BERT Lens — entry point: page config, navigation, the shared sidebar (model picker and status)."""
 
+from bertlens.serving import prepare_threads
+
+prepare_threads()  # before anything loads torch: OpenMP reads its settings once, at load
+
 import streamlit as st
 
 from components.layout import presentation_switch

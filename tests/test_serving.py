@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import tomllib
 
 from bertlens.models import load_model
@@ -50,3 +51,32 @@ def test_the_shipped_config_is_the_serving_configuration():
     assert server["maxMessageSize"] <= 50 and server["maxUploadSize"] <= 2
     assert runner["postScriptGC"] is True and runner["fastReruns"] is True
     assert config["server"]["headless"] is True and config["browser"]["gatherUsageStats"] is False
+
+
+def test_the_server_loads_torch_with_sleeping_openmp_threads(tiny_pretraining_dir, tmp_path, monkeypatch):
+    """app.py sets OpenMP's wait policy before torch loads: the server's OpenMP reports, at load, that
+    its idle threads spin 0 times before sleeping (300,000 when the policy is unset)."""
+    from scripts.server import running_server
+    from scripts.streamlit_client import Session, run_to_end
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    log = tmp_path / "server.log"
+
+    async def visit(url: str) -> None:
+        async with Session.connect(url, "") as session:
+            await session.run()
+
+    with running_server(tiny_pretraining_dir, log, OMP_DISPLAY_ENV="VERBOSE") as server:
+        run_to_end(visit(server.url))
+    assert "GOMP_SPINCOUNT = '0'" in log.read_text()
+
+
+def test_an_operators_own_wait_policy_wins(monkeypatch):
+    from bertlens.serving import prepare_threads
+
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    prepare_threads()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+    monkeypatch.delenv("OMP_WAIT_POLICY")
+    prepare_threads()
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
