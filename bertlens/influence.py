@@ -1,9 +1,10 @@
-"""Mask and see: hide one token at a time and measure how much the model's output changes.
+"""Mask and see: hide a token and measure how much the model's output changes.
 
-Attention says where a token looks; this says what the output depends on. Each tested token is
-replaced by [MASK] (or deleted), and every variant of the input runs through the model in one
-batched pass (``perturbation_pass``), bounded by a token budget. What is measured depends on the
-heads the checkpoint has:
+Attention says where a token looks; this says what the output depends on. The hidden token is
+replaced by [MASK] (or deleted) and the variant runs through the model: one extra pass for one
+token. Hiding every token in turn runs all the variants in one batched pass
+(``perturbation_pass``), bounded by a token budget. What is measured depends on the heads the
+checkpoint has:
 
 * ``guess`` (an MLM head and a [MASK] in the text): the guess distribution at the first [MASK];
   effect = total variation distance ½ Σ |p − p′| (0 = unchanged, 1 = completely different).
@@ -14,6 +15,7 @@ heads the checkpoint has:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -120,27 +122,71 @@ class Influence:
     effect: np.ndarray  # (tested,) see EFFECT_LABELS
     after: tuple[str, ...]  # per variant: the new top guess, the new P(IsNext), or the token that moved most
     candidates: int  # how many tokens could have been tested (more than ``tested`` when over budget)
+    before: str = ""  # the watched output before hiding: the top guess (p) or P(IsNext); "" for vectors
 
     @property
     def effect_label(self) -> str:
         return EFFECT_LABELS[self.measure]
 
 
-def mask_and_see(bundle: ModelBundle, analysis: Analysis, mode: Mode = "mask", budget: int = TOKEN_BUDGET) -> Influence:
-    """Mask (or delete) each testable token in turn, in one batched pass, and measure the change."""
+@dataclass(frozen=True)
+class Watch:
+    """What mask and see watches in this input, and the tokens it can hide there."""
+
+    measure: Measure
+    observer: int | None  # the watched position (None: every other token)
+    hideable: tuple[int, ...]
+
+    def attention_received(self, matrix: np.ndarray, positions: Sequence[int] | None = None) -> np.ndarray:
+        """The attention each of ``positions`` (default: every hideable token) received in ``matrix``
+        (query, key): from the watched token or, with none watched, the mean over every other query."""
+        keys = list(self.hideable if positions is None else positions)
+        if self.observer is not None:
+            return np.asarray(matrix[self.observer, keys], dtype=np.float64)
+        n = matrix.shape[0]
+        return np.array([(matrix[:, j].sum() - matrix[j, j]) / (n - 1) for j in keys], dtype=np.float64)
+
+
+def watch(bundle: ModelBundle, analysis: Analysis, mode: Mode) -> Watch:
+    measure, observer = measure_for(bundle, analysis)
+    positions = testable_positions(analysis.encoding, observer, mode, bundle.tokenizer.mask_token_id)
+    return Watch(measure, observer, tuple(positions))
+
+
+def mask_and_see(
+    bundle: ModelBundle,
+    analysis: Analysis,
+    mode: Mode = "mask",
+    budget: int = TOKEN_BUDGET,
+    hide: int | None = None,
+) -> Influence:
+    """Mask (or delete) the token at ``hide`` (one extra pass) or, with ``hide=None``, each hideable
+    token in turn (one batched pass within ``budget``), and measure the change."""
     encoding = analysis.encoding
     mask_id = bundle.tokenizer.mask_token_id
     measure, observer = measure_for(bundle, analysis)
     candidates = testable_positions(encoding, observer, mode, mask_id)
     width = len(encoding) - (mode == "delete")
-    tested = within_budget(candidates, observer, width, budget)
+    if hide is None:
+        tested = within_budget(candidates, observer, width, budget)
+    else:
+        tested = [hide] if hide in candidates else []
+        candidates = tested
+    tokenizer = bundle.tokenizer
+    before_label = ""
+    if measure == "guess":
+        assert analysis.mlm_logits is not None  # measure_for watches a [MASK] only then
+        first = softmax(analysis.mlm_logits[0])
+        before_label = f"{token_of(tokenizer, int(first.argmax()))} ({first.max():.3g})"
+    elif measure == "verdict":
+        assert analysis.nsp_logits is not None
+        before_label = f"{softmax(analysis.nsp_logits)[0]:.4f}"
     if not tested:
-        return Influence(measure, mode, observer, (), np.zeros(0), (), len(candidates))
+        return Influence(measure, mode, observer, (), np.zeros(0), (), len(candidates), before_label)
     out = perturbation_pass(bundle, *variant_batch(encoding, tested, mode, mask_id))
     hidden = out.last_hidden_state
     assert hidden is not None
     rows = torch.arange(len(tested))
-    tokenizer = bundle.tokenizer
     with torch.inference_mode():
         if measure == "guess":
             assert observer is not None and analysis.mlm_logits is not None  # measure_for watches a [MASK]
@@ -159,7 +205,14 @@ def mask_and_see(bundle: ModelBundle, analysis: Analysis, mode: Mode = "mask", b
         else:
             effect, labels = _vector_moves(analysis, hidden.float().cpu().numpy(), tested, mode)
     return Influence(
-        measure, mode, observer, tuple(tested), np.asarray(effect, dtype=np.float64), labels, len(candidates)
+        measure,
+        mode,
+        observer,
+        tuple(tested),
+        np.asarray(effect, dtype=np.float64),
+        labels,
+        len(candidates),
+        before_label,
     )
 
 
@@ -185,13 +238,8 @@ def _vector_moves(
 
 
 def attention_received(matrix: np.ndarray, influence: Influence) -> np.ndarray:
-    """The attention each tested token received in ``matrix`` (query, key): from the watched token,
-    or — with no watched token — the mean over every other query."""
-    tested = list(influence.tested)
-    if influence.observer is not None:
-        return np.asarray(matrix[influence.observer, tested], dtype=np.float64)
-    n = matrix.shape[0]
-    return np.array([(matrix[:, j].sum() - matrix[j, j]) / (n - 1) for j in tested], dtype=np.float64)
+    """The attention each tested token received in ``matrix`` (see ``Watch.attention_received``)."""
+    return Watch(influence.measure, influence.observer, influence.tested).attention_received(matrix)
 
 
 def influence_table(influence: Influence, tokens: tuple[str, ...], received: np.ndarray) -> pd.DataFrame:

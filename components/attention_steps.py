@@ -11,14 +11,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from bertlens.attention import matching_preset, token_labels
-from bertlens.influence import (
-    EFFECT_LABELS,
-    TOKEN_BUDGET,
-    Mode,
-    attention_received,
-    influence_table,
-    rank_correlation,
-)
+from bertlens.influence import TOKEN_BUDGET, Influence, Mode, Watch, influence_table, rank_correlation
 from bertlens.layers import hidden_state_label
 from bertlens.steps import HeadSteps
 from components import cache
@@ -29,6 +22,7 @@ from components.exports import chart, csv_download, table
 from components.text import literal
 
 MODES: dict[str, Mode] = {"Replace with [MASK]": "mask", "Delete the token": "delete"}
+SCOPES = ["One token", "Every token in turn (one batched pass of every variant)"]
 
 
 # --- cached results ------------------------------------------------------------------------------
@@ -170,6 +164,30 @@ def influence_figure(
     return fig
 
 
+def hidden_token_figure(labels: list[str], received: np.ndarray, hidden: int, title: str) -> go.Figure:
+    """The attention every hideable token received; the hidden one (index ``hidden``) is named so and coloured."""
+    colours = ["#1f77b4"] * len(labels)
+    colours[hidden] = ACCENT
+    named = [f"{label} (hidden)" if i == hidden else label for i, label in enumerate(labels)]
+    fig = go.Figure(
+        go.Bar(
+            x=_escaped(named),
+            y=received.astype(np.float32),
+            marker_color=colours,
+            name="attention",
+            hovertemplate="%{x}: attention %{y:.6f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"Attention received — {title}",
+        height=360,
+        showlegend=False,
+        margin=dict(l=10, r=10, t=50, b=10),
+    )
+    fig.update_xaxes(tickangle=-60, nticks=60, type="category")
+    return fig
+
+
 # --- sections ------------------------------------------------------------------------------------
 
 
@@ -217,51 +235,104 @@ def head_steps_section(page: PageInput, choice: Choice) -> None:
     csv_download(lambda: steps.vectors(encoding.tokens), f"step-vectors-{slug}", label="Download every vector (CSV)")
 
 
+def _watched_words(seen: Watch, labels: list[str]) -> tuple[str, str]:
+    """(what is watched, whose attention is set beside it), in words."""
+    if seen.measure == "guess":
+        assert seen.observer is not None  # a guess is watched at its [MASK]
+        return f"BERT's guesses at the {labels[seen.observer]} token", f"attention from {labels[seen.observer]}"
+    if seen.measure == "verdict":
+        return "the next-sentence verdict P(IsNext), read from [CLS]", f"attention from {labels[0]}"
+    return (
+        "every other token's last-layer vector (this model has no head to watch, or nothing for it to do)",
+        "mean attention from the other tokens",
+    )
+
+
 def mask_and_see_section(page: PageInput, choice: Choice, heads: int) -> None:
     encoding = page.encoding
-    mode_label = _bound_choice(st.radio, "Hide each token by", list(MODES), "see_mode", horizontal=True)
-    influence = cache.influence(page.query, MODES[mode_label])
-    labels = [literal(label) for label in token_labels(encoding)]  # for Markdown; the figure escapes its own
-    if influence.measure == "guess":
-        assert influence.observer is not None  # a guess is watched at its [MASK]
-        watched = f"BERT's guesses at the {labels[influence.observer]} token"
-        received_from = f"attention from {labels[influence.observer]}"
-    elif influence.measure == "verdict":
-        watched = "the next-sentence verdict P(IsNext), read from [CLS]"
-        received_from = f"attention from {labels[0]}"
-    else:
-        watched = "every other token's last-layer vector (this model has no head to watch, or nothing for it to do)"
-        received_from = "mean attention from the other tokens"
+    mode = MODES[_bound_choice(st.radio, "Hide the token by", list(MODES), "see_mode", horizontal=True)]
+    seen = cache.influence_watch(page.query, mode)
+    labels = [literal(label) for label in token_labels(encoding)]  # for Markdown; the figures escape their own
+    watched, received_from = _watched_words(seen, labels)
     st.markdown(
-        f"**Attention is not explanation.** Each token is hidden in turn — one variant of the input per token, all in "
-        f"one batched pass — and the change of {watched} is set against the attention that token received "
-        f"({received_from}) in the head you chose. High attention and high influence are different things."
+        f"**Attention is not explanation.** Hide a token and see how {watched} changes, next to the attention "
+        f"that token received ({received_from}) in the head you chose. High attention and high influence are "
+        "different things."
     )
+    if not seen.hideable:
+        st.info("There is no token here to hide (only special tokens, or only the watched one).")
+        return
+    matrix = matrices(page, choice)[choice.layer]
+    received = seen.attention_received(matrix)
+    scope = _bound_choice(st.radio, "Hide", SCOPES, "see_scope", horizontal=True)
+    hide = None
+    if scope == SCOPES[0]:
+        hide = _token_picker(
+            st.selectbox,
+            "Token to hide (one more pass each)",
+            encoding,
+            "see_token",
+            seen.hideable[int(np.argmax(received))],  # the token the watched one attends to most here
+            positions=list(seen.hideable),
+        )
+    influence = cache.influence(page.query, mode, hide)
+    slug = f"mask-and-see-{choice.slug()}-{influence.mode}"
+    title = choice.title(heads)
+    plain = token_labels(encoding)
+    tested_received = seen.attention_received(matrix, influence.tested)
+    if hide is None:
+        every_token_view(influence, tested_received, [plain[i] for i in influence.tested], title, slug)
+    else:
+        hideable_labels = [plain[i] for i in seen.hideable]
+        one_token_view(influence, seen, received, labels, hideable_labels, title, f"{slug}-{hide}")
+    if influence.tested:
+        table(influence_table(influence, encoding.tokens, tested_received), slug, key="mask_and_see_table")
+
+
+def one_token_view(
+    influence: Influence,
+    seen: Watch,
+    received: np.ndarray,
+    labels: list[str],
+    hideable_labels: list[str],
+    title: str,
+    filename: str,
+) -> None:
+    """One hidden token: what changed, and where its attention stands among every hideable token."""
+    (hidden,), (effect,), (after,) = influence.tested, influence.effect, influence.after
+    index = seen.hideable.index(hidden)
+    rank = 1 + int((received > received[index]).sum())
+    change = {
+        "guess": f"the top guess goes from **{literal(influence.before)}** to **{literal(after)}**",
+        "verdict": f"P(IsNext) goes from **{influence.before}** to **{after}**",
+        "vectors": f"the token that moves most is {literal(after)}",
+    }[influence.measure]
+    st.markdown(
+        f"Hiding {labels[hidden]}: {change}; {influence.effect_label} = **{effect:.4f}**. It received "
+        f"**{received[index]:.4f}** of the attention here, rank {rank} of {len(received)}. Pick other tokens, "
+        "or hide every token in turn to see each one's influence beside its attention."
+    )
+    chart(hidden_token_figure(hideable_labels, received, index, title), filename, key="mask_and_see")
+
+
+def every_token_view(
+    influence: Influence, received: np.ndarray, tested_labels: list[str], title: str, slug: str
+) -> None:
+    """Every token hidden in turn: attention received against influence, token by token."""
     if not influence.tested:
         st.info("There is no token here to hide (only special tokens, or only the watched one).")
         return
     if len(influence.tested) < influence.candidates:
         st.warning(
             f"To keep one click affordable, {len(influence.tested)} of the {influence.candidates} tokens were tested "
-            f"(at most {TOKEN_BUDGET:,} token positions per batch): those nearest "
-            f"{labels[influence.observer] if influence.observer is not None else 'the start'}. Shorten the text to test all."
+            f"(at most {TOKEN_BUDGET:,} token positions per batch): those nearest the watched token (or the start). "
+            "Shorten the text to test all."
         )
-    matrix = matrices(page, choice)[choice.layer]
-    received = attention_received(matrix, influence)
-    plain = token_labels(encoding)
-    title = choice.title(heads)
-    fig = influence_figure(
-        [plain[i] for i in influence.tested], received, influence.effect, EFFECT_LABELS[influence.measure], title
-    )
-    chart(fig, f"mask-and-see-{choice.slug()}-{influence.mode}", key="mask_and_see")
+    fig = influence_figure(tested_labels, received, influence.effect, influence.effect_label, title)
+    chart(fig, slug, key="mask_and_see")
     rho = rank_correlation(received, influence.effect)
     if rho is not None:
         st.caption(
             f"Rank correlation (Spearman) between attention received and influence here: {rho:+.2f} "
             "(+1 = the same order, 0 = unrelated). Try other heads: the influence stays, the attention changes."
         )
-    table(
-        influence_table(influence, encoding.tokens, received),
-        f"mask-and-see-{choice.slug()}-{influence.mode}",
-        key="mask_and_see_table",
-    )

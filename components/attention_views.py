@@ -48,7 +48,7 @@ from components.attention_figures import (
 from components.cache import Query
 from components.exports import chart, csv_download, table
 from components.model import active_model_name, cached_bundle
-from components.params import bound
+from components.params import ALL_TOKENS, bound
 from components.state import bound_int_slider, lazy_tabs, set_shared_text, warn_bad_param
 
 TABS = (
@@ -134,14 +134,24 @@ def _bound_choice(widget, label: str, options: list[str], key: str, **kwargs) ->
     return widget(label, options, key=key, bind="query-params", **kwargs)
 
 
-def _token_picker(widget, label: str, encoding: Encoding, key: str, default, include_all: bool = False, **kwargs):
+def _token_picker(
+    widget,
+    label: str,
+    encoding: Encoding,
+    key: str,
+    default,
+    include_all: bool = False,
+    positions: list[int] | None = None,
+    **kwargs,
+):
     """A URL-bound token picker (the link holds "position token"), kept valid for this input.
 
     ``widget`` is ``st.selectbox`` (``default``: a position) or ``st.multiselect`` (a list of them);
-    ``include_all`` adds a None option named "all tokens".
+    ``include_all`` adds a None option named "all tokens"; ``positions`` limits the choice to those.
     """
-    names: dict[int | None, str] = {None: "all tokens"} if include_all else {}
-    names.update(enumerate(token_labels(encoding)))
+    names: dict[int | None, str] = {None: ALL_TOKENS} if include_all else {}
+    labels = token_labels(encoding)
+    names.update((i, labels[i]) for i in (range(len(labels)) if positions is None else positions))
     options = list(names)
     bad = [raw for raw in st.query_params.get_all(key) if raw and raw not in names.values()]
     if bad:

@@ -31,7 +31,7 @@ from bertlens.anatomy import (
     pooler_check,
 )
 from bertlens.attention import head_statistics, mosaic, rollout
-from bertlens.influence import Influence, Mode, mask_and_see
+from bertlens.influence import Influence, Mode, Watch, mask_and_see, watch
 from bertlens.positions import PositionEmbeddings, position_embeddings
 from bertlens.senses import Projection, WordVectors, at_layer, embed_word, find_word, project
 from bertlens.steps import HeadSteps, LayerGuesses, head_steps, layer_guesses
@@ -254,9 +254,15 @@ def steps_of_head(q: Query, layer: int, head: int, query_token: int) -> HeadStep
     return head_steps(cached_bundle(q.model), analysis(q), layer, head, query_token)
 
 
-@st.cache_data(max_entries=16, show_spinner="Masking each token and running the model on every variant…")
-def influence(q: Query, mode: Mode) -> Influence:
-    return mask_and_see(cached_bundle(q.model), analysis(q), mode)
+@st.cache_data(max_entries=64, show_spinner=False)
+def influence_watch(q: Query, mode: Mode) -> Watch:
+    return watch(cached_bundle(q.model), analysis(q), mode)
+
+
+@st.cache_data(max_entries=64, show_spinner="Hiding and running the model again…")
+def influence(q: Query, mode: Mode, hide: int | None) -> Influence:
+    """``hide``: one position (one extra pass), or None for every token in turn (one batched pass)."""
+    return mask_and_see(cached_bundle(q.model), analysis(q), mode, hide=hide)
 
 
 # --- Word senses ---------------------------------------------------------------------------------

@@ -99,7 +99,9 @@ SCHEMA: tuple[Param, ...] = (
     Param("token", "attention", str, "Token focus: the token, as 'position token'", "2 animal", token=True),
     Param("targets", "attention", str, "Token focus: targets, as 'position token'", "8 street", multi=True, token=True),
     Param("step_query", "attention", str, "Step by step: the query token", "2 animal", token=True),
-    Param("see_mode", "attention", str, "Mask and see: how each token is hidden", "Delete the token"),
+    Param("see_mode", "attention", str, "Mask and see: how the token is hidden", "Delete the token"),
+    Param("see_scope", "attention", str, "Mask and see: one token, or every token in turn", "One token"),
+    Param("see_token", "attention", str, "Mask and see: the token hidden, as 'position token'", "2 cat", token=True),
     Param("compare", "attention", str, "Compare: the second sentence", "The cat sat."),
     Param("compare_query", "attention", str, "Compare: the query token followed", "2 animal", token=True),
     # Word senses
@@ -156,10 +158,16 @@ def declared(name: str) -> Param:
         raise KeyError(f"URL parameter {name!r} is not declared in components/params.py") from None
 
 
+ALL_TOKENS = "all tokens"  # a token picker's "every token" option, in the URL as in the widget
+
+
 def session_value(param: Param, value: str | list[str]) -> Any:
     """A URL value as ``param``'s widget holds it in session state (a list, an int, a bool or a string)."""
-    if param.token:  # "10 it" -> 10
-        positions = [int(v.split(" ", 1)[0]) for v in (value if isinstance(value, list) else [value])]
+    if param.token:  # "10 it" -> 10; "all tokens" -> None
+        positions = [
+            None if v == ALL_TOKENS else int(v.split(" ", 1)[0])
+            for v in (value if isinstance(value, list) else [value])
+        ]
         return positions if param.multi else positions[-1]
     if param.multi:
         return list(value) if isinstance(value, list) else [value]
@@ -175,7 +183,9 @@ def page_params(page: str) -> list[Param]:
 
 def _valid_session_value(param: Param, value: Any) -> bool:
     if param.token:
-        return all(isinstance(v, int) for v in (value if param.multi and isinstance(value, list) else [value]))
+        return all(
+            v is None or isinstance(v, int) for v in (value if param.multi and isinstance(value, list) else [value])
+        )
     if param.multi:
         return isinstance(value, list)
     if param.kind is int:

@@ -1,7 +1,7 @@
 """Attention page: every layer and head as a heatmap, a head view and thumbnails; head statistics
 that find the seeds' patterns; token focus; attention rollout; one head step by step; two sentences
 compared; mask and see. Everything reads the one forward pass, except Compare (the second sentence's
-pass) and Mask and see (one batched pass of the variants)."""
+pass) and Mask and see (one more pass per hidden token; every token in turn: one batched pass)."""
 
 import streamlit as st
 

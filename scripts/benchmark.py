@@ -186,7 +186,13 @@ def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[]
         alignment = compare.align_tokens(first.encoding.tokens, second.encoding.tokens)
         return compare.attention_difference(first.attentions[0, 0], second.attentions[0, 0], alignment)
 
-    def attention_mask_and_see():  # one extra batched pass of every variant (token budget)
+    def attention_mask_and_see():  # one extra pass: the input with one token hidden (the page's default)
+        analysis = analyze(bundle, text)
+        seen = influence.watch(bundle, analysis, "mask")
+        hidden = seen.hideable[int(seen.attention_received(analysis.attentions[0, 0]).argmax())]
+        return influence.mask_and_see(bundle, analysis, "mask", hide=hidden)
+
+    def attention_mask_and_see_every_token():  # one extra batched pass of every variant (token budget)
         analysis = analyze(bundle, text)
         found = influence.mask_and_see(bundle, analysis, "mask")
         return influence.attention_received(analysis.attentions[0, 0], found)
@@ -208,7 +214,10 @@ def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[]
         "attention: every tab's figure + head statistics": attention_every_tab,
         "attention: step by step (one head, one query; no extra pass)": attention_step_by_step,
         "attention: compare two sentences (the second sentence's pass)": attention_compare,
-        f"attention: mask and see (variants batched, ≤ {influence.TOKEN_BUDGET} positions)": attention_mask_and_see,
+        "attention: mask and see, one token (one extra pass)": attention_mask_and_see,
+        f"attention: mask and see, every token in turn (variants batched, ≤ {influence.TOKEN_BUDGET} positions)": (
+            attention_mask_and_see_every_token
+        ),
         "fill-mask: guesses at every layer (no extra pass)": fill_mask_every_layer,
         "anatomy: position embeddings, 64 positions (no forward pass)": anatomy_positions,
     }
@@ -343,6 +352,12 @@ def main() -> None:
     )
     parser.add_argument("--skip-memory", action="store_true", help="skip the memory subprocesses")
     parser.add_argument("--skip-server", action="store_true", help="skip the cached-visit and browser-settle sections")
+    parser.add_argument(
+        "--only",
+        metavar="TEXT",
+        action="append",
+        help="time only the page rows whose name contains TEXT (repeatable; and the floor); skip the other sections",
+    )
     args = parser.parse_args()
 
     from transformers import BertModel, pipeline
@@ -359,6 +374,7 @@ def main() -> None:
         bundle = cached_bundle(folder)  # the app's own cached instance (also used by the cached rows)
         sdpa = BertModel.from_pretrained(folder, attn_implementation="sdpa").eval()
         fill_mask = pipeline("fill-mask", model=folder, tokenizer=folder, device=-1)
+        baseline_rows = not args.only
 
         timing_rows = []
         for length in LENGTHS:
@@ -367,22 +383,30 @@ def main() -> None:
             input_ids = torch.tensor([encode(bundle.tokenizer, text).input_ids])
             with torch.inference_mode():
                 floor = seconds(lambda ids=input_ids: bundle.model.bert(ids), repeats)
-                reference = seconds(lambda ids=input_ids: sdpa(ids), repeats)
-            row = {"floor: bundle.model.bert(input_ids)": ms(floor),
-                   "reference: BertModel forward, default SDPA attention": f"{ms(reference)} ({reference / floor:.2f} ×)",
-                   "analyze: the shared pass (attentions, hidden states, heads)": None}  # fmt: skip
+            row = {"floor: bundle.model.bert(input_ids)": ms(floor)}
+            if baseline_rows:
+                with torch.inference_mode():
+                    reference = seconds(lambda ids=input_ids: sdpa(ids), repeats)
+                row["reference: BertModel forward, default SDPA attention"] = (
+                    f"{ms(reference)} ({reference / floor:.2f} ×)"
+                )
             shared = seconds(lambda text=text: analyze(bundle, text), repeats)
             row["analyze: the shared pass (attentions, hidden states, heads)"] = (
                 f"{ms(shared)} ({shared / floor:.2f} ×)"
             )
             for page, work in page_work(bundle, text, pair).items():
+                if args.only and not any(text in page for text in args.only):
+                    continue
                 compute = seconds(work, repeats)
                 row[f"page compute: {page}"] = (
                     f"{ms(compute)} ({compute / floor:.2f} × {verdict(compute <= TARGET_RATIO * floor)}; "
                     f"{ms(compute - floor)} beyond the floor)"
                 )
-            baseline = seconds(lambda text=text: fill_mask(text, top_k=10), repeats)
-            row["baseline: transformers pipeline('fill-mask'), top 10"] = f"{ms(baseline)} ({baseline / floor:.2f} ×)"
+            if baseline_rows:
+                baseline = seconds(lambda text=text: fill_mask(text, top_k=10), repeats)
+                row["baseline: transformers pipeline('fill-mask'), top 10"] = (
+                    f"{ms(baseline)} ({baseline / floor:.2f} ×)"
+                )
             timing_rows.append(row)
 
         print(
@@ -391,6 +415,8 @@ def main() -> None:
         names = list(timing_rows[0])
         print(markdown([(name, *(row[name] for row in timing_rows)) for name in names],
                        ("", *(f"{n} tokens" for n in LENGTHS))))  # fmt: skip
+        if args.only:
+            return
 
         print("\n## Word senses (the default preset, a batch)\n")
         print(markdown(senses_rows(bundle, args.repeats), ("", "")))

@@ -38,6 +38,11 @@ def test_compare_and_mask_and_see_choices_land_in_the_link(open_url):
     page.locator(".st-key-see_mode").get_by_text("Delete the token").click()
     wait_for_run(page)
     expect(page).to_have_url(re.compile(r"see_mode=Delete"))
+    expect(main(page)).to_contain_text("(hidden)")  # one token hidden by default, named on its bar
+    page.locator(".st-key-see_scope").get_by_text("Every token in turn", exact=False).click()
+    wait_for_run(page)
+    expect(page).to_have_url(re.compile(r"see_scope=Every"))
+    expect(main(page)).to_contain_text("Rank correlation")
     page = open_url("fill_mask", text="The capital of France is [MASK].", fill_tab="Compare two sentences")
     type_into(page, "fill_compare", "The capital of Italy is [MASK].")
     wait_for_run(page)

@@ -85,6 +85,24 @@ def test_vectors_move_on_a_model_without_heads(bundled):
     )
 
 
+def test_one_hidden_token_costs_one_pass_and_equals_its_row_of_every_token(tiny_bundle):
+    from bertlens.analysis import model_engine
+    from bertlens.influence import watch
+
+    analysis = analyze(tiny_bundle, "The capital of France is [MASK].")
+    every = mask_and_see(tiny_bundle, analysis, "mask")
+    engine = model_engine(tiny_bundle)
+    runs = engine.executions
+    one = mask_and_see(tiny_bundle, analysis, "mask", hide=3)
+    assert engine.executions == runs + 1  # one extra pass, of one variant
+    assert one.tested == (3,) and one.candidates == 1
+    row = every.tested.index(3)
+    assert one.effect[0] == pytest.approx(every.effect[row], abs=1e-6) and one.after == (every.after[row],)
+    assert one.before == every.before != ""
+    assert watch(tiny_bundle, analysis, "mask").hideable == every.tested
+    assert mask_and_see(tiny_bundle, analysis, "mask", hide=0).tested == ()  # [CLS] is not hideable
+
+
 def test_the_token_budget_keeps_the_tokens_nearest_the_watched_one(tiny_bundle):
     assert within_budget(list(range(1, 11)), 6, 10, 40) == [4, 5, 6, 7]  # room for 4; ties go to the earlier token
     assert within_budget([1, 2, 3, 5, 7, 8], 4, 10, 30) == [2, 3, 5]

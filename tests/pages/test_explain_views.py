@@ -10,6 +10,7 @@ import torch
 from bertlens.compare import SEED_FIRST, SEED_SECOND
 from bertlens.influence import TOKEN_BUDGET
 from bertlens.models import BUNDLED_MODEL
+from components.attention_steps import SCOPES
 from components.attention_views import TABS
 from components.text import literal
 from tests.core.test_steps import reference_head
@@ -17,6 +18,7 @@ from tests.pages.test_attention_page import typed
 
 ATTENTION, FILL_MASK = "pages/attention.py", "pages/fill_mask.py"
 MASKED = "The capital of France is [MASK]."
+EVERY_TOKEN = SCOPES[1]
 
 
 def charts(at) -> dict[str, dict]:
@@ -138,7 +140,9 @@ def test_compare_with_a_different_length_names_the_unpaired_token(open_page, bun
 def test_mask_and_see_sets_attention_beside_the_change_of_the_guess(
     open_page, tiny_pretraining_dir, tiny_bundle, masked_lm
 ):
-    at = open_page(ATTENTION, tiny_pretraining_dir, tab="Mask and see", text=MASKED, layer="1", head="3")
+    at = open_page(
+        ATTENTION, tiny_pretraining_dir, tab="Mask and see", text=MASKED, layer="1", head="3", see_scope=EVERY_TOKEN
+    )
     assert not at.exception, at.exception
     table = frame(at, "attention received")
     ids = tiny_bundle.tokenizer(MASKED)["input_ids"]
@@ -159,8 +163,49 @@ def test_mask_and_see_sets_attention_beside_the_change_of_the_guess(
     assert "guesses at the 6 \\[MASK\\] token" in text_of(at)
 
 
+def test_mask_and_see_hides_the_most_attended_token_in_one_more_pass(
+    open_page, tiny_pretraining_dir, tiny_bundle, masked_lm
+):
+    at = open_page(ATTENTION, tiny_pretraining_dir, tab="Mask and see", text=MASKED, layer="1", head="2")
+    assert not at.exception, at.exception
+    ids = tiny_bundle.tokenizer(MASKED)["input_ids"]
+    mask = ids.index(tiny_bundle.tokenizer.mask_token_id)
+    hideable = [1, 2, 3, 4, 5, 7]
+    row = forward(tiny_bundle, MASKED, output_attentions=True).attentions[1][0, 2, mask].numpy()
+    hidden = hideable[int(np.argmax(row[hideable]))]
+    assert at.selectbox(key="see_token").value == hidden  # the token this head's [MASK] attends to most
+    (bars,) = charts(at)["mask_and_see"]["data"]  # every hideable token's attention; the hidden one named
+    np.testing.assert_allclose(typed(bars["y"]), row[hideable], atol=1e-7)
+    assert sum(label.endswith("(hidden)") for label in bars["x"]) == 1 and bars["x"][hideable.index(hidden)].startswith(
+        f"{hidden} "
+    )
+    table = frame(at, "attention received")
+    assert table["position"].tolist() == [hidden]
+    with torch.no_grad():
+        before = masked_lm(input_ids=torch.tensor([ids])).logits[0, mask].double().softmax(-1)
+        masked = list(ids)
+        masked[hidden] = tiny_bundle.tokenizer.mask_token_id
+        after = masked_lm(input_ids=torch.tensor([masked])).logits[0, mask].double().softmax(-1)
+    assert table.iloc[0, 3] == pytest.approx(0.5 * (after - before).abs().sum().item(), abs=2e-5)
+    top_before, top_after = (tiny_bundle.tokenizer.convert_ids_to_tokens(int(p.argmax())) for p in (before, after))
+    shown = text_of(at)
+    assert f"goes from **{literal(top_before)}" in shown and f"to **{literal(top_after)}" in shown
+    assert f"{table.iloc[0, 3]:.4f}" in shown
+    other = next(p for p in hideable if p != hidden)
+    link_value = f"{other} {tiny_bundle.tokenizer.convert_ids_to_tokens(ids[other])}"
+    again = reopen(open_page, at, ATTENTION, tiny_pretraining_dir, see_token=link_value)
+    assert not again.exception and again.selectbox(key="see_token").value == other
+    assert frame(again, "attention received")["position"].tolist() == [other]
+
+
 def test_mask_and_see_on_the_bundled_encoder_deletes_from_the_link(open_page, bundled):
-    at = open_page(ATTENTION, tab="Mask and see", text="The cat sat on the mat", see_mode="Delete the token")
+    at = open_page(
+        ATTENTION,
+        tab="Mask and see",
+        text="The cat sat on the mat",
+        see_mode="Delete the token",
+        see_scope=EVERY_TOKEN,
+    )
     assert not at.exception, at.exception
     assert at.radio(key="see_mode").value == "Delete the token"
     table = frame(at, "mean cosine distance of the other tokens")
@@ -253,7 +298,7 @@ def test_512_tokens_compare_stays_under_5_mb_and_mask_and_see_keeps_to_its_budge
     at = open_page(ATTENTION, tab="Compare", text=text, compare=text.replace("tired", "wide"))
     assert not at.exception
     assert 0 < sum(len(c.proto.spec) for c in at.get("plotly_chart")) < 5_000_000  # three 512 × 512 heatmaps
-    at = open_page(ATTENTION, tab="Mask and see", text=text)
+    at = open_page(ATTENTION, tab="Mask and see", text=text, see_scope=EVERY_TOKEN)
     assert not at.exception
     budget = TOKEN_BUDGET // 512  # variants of 512 tokens that fit the token budget
     assert f"{budget} of the 510 tokens were tested" in " ".join(w.value for w in at.warning)
