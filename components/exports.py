@@ -17,6 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from components import html_table
 from components.chart_words import describe
 from components.text import literal
 
@@ -76,7 +77,30 @@ def csv_download(
     )
 
 
+def _number_formats(column_config: dict | None) -> dict[str, str | None]:
+    """Each column's number format from Streamlit column configs (``NumberColumn(format=…)``)."""
+    return {name: (config or {}).get("type_config", {}).get("format") for name, config in (column_config or {}).items()}
+
+
+def show_table(
+    df: pd.DataFrame,
+    label: str,
+    key: str | None = None,
+    column_config: dict | None = None,
+    column_order: tuple[str, ...] | None = None,
+    **grid_options,
+) -> None:
+    """A small table as plain HTML (light for the browser, read well by screen readers), a larger one
+    in Streamlit's interactive grid; ``label`` names the table for screen readers."""
+    if column_order:
+        df = df[[name for name in column_order if name in df.columns]]
+    if html_table.fits(df):
+        st.html(html_table.render_table(df, label, _number_formats(column_config)))
+    else:
+        st.dataframe(df, hide_index=True, key=key, column_config=column_config, **grid_options)
+
+
 def table(df: pd.DataFrame, filename: str, key: str | None = None, **kwargs) -> None:
-    """A dataframe with its CSV download button underneath (the CSV is built on click, not on every run)."""
-    st.dataframe(df, hide_index=True, key=key, **kwargs)
+    """A table with its CSV download button underneath (the CSV is built on click, not on every run)."""
+    show_table(df, filename.replace("-", " "), key=key, **kwargs)
     csv_download(lambda: df, filename, key=f"csv-{key}" if key else None)

@@ -122,7 +122,7 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
         )
     st.caption("The *split word* column marks the pieces of a word WordPiece cut up.")
     # A plain table (no pandas Styler): styling the rows took half of a cached visit's server time.
-    st.dataframe(view.table, hide_index=True, key="token_table", column_config=TOKEN_COLUMNS, column_order=TOKEN_ORDER)
+    exports.show_table(view.table, "tokens", key="token_table", column_config=TOKEN_COLUMNS, column_order=TOKEN_ORDER)
     exports.csv_download(lambda: view.table, "tokens", key="csv-token_table")
     st.markdown("**Round trip** — the ids decoded back to text, with the special tokens the tokenizer added:")
     st.code(view.decoded[0], language=None, wrap_lines=True)

@@ -28,6 +28,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetStates
 
+from components.html_table import is_table, read_table
+
 FINISHED = ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
 RERUN = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
 WidgetValue = str | bool | int | float
@@ -69,14 +71,17 @@ class Run:
 
     def table(self, key: str):
         """The table shown by ``exports.table(..., key=key)`` (or with a CSV button keyed ``csv-{key}``):
-        the dataframe drawn just before that button, as a pandas DataFrame; None when not drawn."""
+        the table drawn just before that button (an HTML table or a grid), as a pandas DataFrame; None
+        when not drawn."""
         last = None
         for element in self.elements:
             kind = element.WhichOneof("type")
             if kind == "dataframe":
-                last = element.dataframe
+                last = dataframe(element.dataframe)
+            elif kind == "html" and is_table(element.html.body):
+                last = read_table(element.html.body)
             elif kind == "download_button" and key_of(element.download_button.id) == f"csv-{key}":
-                return None if last is None else dataframe(last)
+                return last
         return None
 
     def text_value(self, key: str) -> str | None:

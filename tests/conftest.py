@@ -87,3 +87,17 @@ def popover(at, label: str):
 
     [found] = [b for b in blocks(at.main) if b.type == "popover" and b.proto.popover.label == label]
     return found
+
+
+def tables(at) -> list:
+    """Every table drawn, in page order, as pandas DataFrames: the light HTML tables (their exact numbers,
+    ``components.html_table``) and the interactive grids (``st.dataframe``, ``st.data_editor``)."""
+    from streamlit.testing.v1.element_tree import Dataframe, Html
+
+    from components.html_table import is_table, read_table
+
+    return [
+        e.value if isinstance(e, Dataframe) else read_table(e.value)
+        for e in at
+        if isinstance(e, Dataframe) or (isinstance(e, Html) and is_table(e.value))
+    ]

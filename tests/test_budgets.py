@@ -17,6 +17,7 @@ from bertlens.settings import load_settings
 from components import exports
 from components.senses_views import TABS as SENSES_TABS
 from components.text import literal
+from tests.conftest import tables
 
 SENSES, TOKENIZER, NEXT_SENTENCE, FILL_MASK = (
     "pages/senses.py",
@@ -119,6 +120,7 @@ def test_csv_formula_cells_are_neutralised(cell, monkeypatch):
 def test_a_table_builds_its_safe_csv_only_when_clicked(monkeypatch):
     captured = {}
     monkeypatch.setattr(exports.st, "dataframe", lambda *args, **kwargs: None)
+    monkeypatch.setattr(exports.st, "html", lambda *args, **kwargs: None)
     monkeypatch.setattr(exports.st, "download_button", lambda label, data, **kwargs: captured.update(data=data))
     df = pd.DataFrame({"sentence": ["=1+1", "plain"], "score": [-0.25, 1.0]})
     exports.table(df, "x")
@@ -210,7 +212,7 @@ def test_padding_lab_obeys_the_token_cap_and_line_budget(open_page, hosted):
     assert "`pad_len` parameter (512) is not a whole number from 2 to 256" in warning
     assert at.slider(key="pad_len").max == 256
     assert "N goes up to 256 (the model has 512 positions)" in shown(at, "caption")
-    mask_effect = next(d.value for d in at.dataframe if "[CLS] L2 distance" in d.value.columns)
+    mask_effect = next(d for d in tables(at) if "[CLS] L2 distance" in d.columns)
     assert len(mask_effect) == 16
     assert (mask_effect["real tokens"] + mask_effect["padding tokens"]).max() <= 256
 
@@ -236,12 +238,12 @@ def test_candidates_and_evaluation_rows_have_budgets(open_page, tiny_pretraining
     warning = shown(at, "warning")
     assert "5 candidate sentences B given; only the first 3 are scored" in warning
     assert "`BERTLENS_MAX_CANDIDATES`" in warning
-    ranking = next(d.value for d in at.dataframe if "candidate_b" in d.value.columns)
+    ranking = next(d for d in tables(at) if "candidate_b" in d.columns)
     assert sorted(ranking["candidate_b"]) == [f"Candidate number {i}." for i in range(3)]
     at = open_page(NEXT_SENTENCE, tiny_pretraining_dir, nsp_tab="Evaluation")
     warning = shown(at, "warning")
     assert "10 rows given; only the first 4 are scored" in warning and "`BERTLENS_MAX_EVAL_ROWS`" in warning
-    evaluated = next(d.value for d in at.dataframe if "predicted_is_next" in d.value.columns)
+    evaluated = next(d for d in tables(at) if "predicted_is_next" in d.columns)
     assert len(evaluated) == 4
 
 
@@ -275,7 +277,7 @@ def test_word_senses_payload_at_the_occurrence_budgets(open_page, monkeypatch, h
         at = open_page(SENSES, senses_tab=tab, **params)
         assert not at.exception
         if tab == SENSES_TABS[0]:
-            points = next(d.value for d in at.dataframe if {"x", "y", "z"} <= set(d.value.columns))
+            points = next(d for d in tables(at) if {"x", "y", "z"} <= set(d.columns))
             assert len(points) == budgets.occurrences  # the extreme was reached, nothing refused
         sizes = chart_bytes(at)
         charts += len(sizes)
@@ -302,7 +304,7 @@ def test_padding_lab_payload_at_the_lab_budgets(open_page, tiny_pretraining_dir,
         **LAB,
     )
     assert not at.exception
-    assert len(next(d.value for d in at.dataframe if "[CLS] L2 distance" in d.value.columns)) == budgets.lab_lines
+    assert len(next(d for d in tables(at) if "[CLS] L2 distance" in d.columns)) == budgets.lab_lines
     sizes = chart_bytes(at)
     assert len(sizes) == 4 and sum(sizes) <= MAX_CHART_BYTES, sizes
 

@@ -13,7 +13,7 @@ from bertlens.settings import OFF_WORDS, ON_WORDS, SettingsError, env_from_secre
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from components.model import CUSTOM
 from components.text import literal
-from tests.conftest import APPTEST_TIMEOUT, ROOT
+from tests.conftest import APPTEST_TIMEOUT, ROOT, tables
 
 # --- settings (pure) ---------------------------------------------------------------------------
 
@@ -173,7 +173,7 @@ def test_malformed_setting_stops_the_app_with_an_error(monkeypatch, path, settin
     assert not at.exception
     assert [e.value for e in at.error] and "settings cannot be read" in at.error[0].value
     assert literal(setting) in at.error[0].value and "Accepted" in at.error[0].value
-    assert not at.sidebar.selectbox and not at.text_area and not at.dataframe  # no page content, no model picker
+    assert not at.sidebar.selectbox and not at.text_area and not tables(at)  # no page content, no model picker
 
 
 def test_malformed_secrets_stop_the_app_with_an_error(hosted_app):

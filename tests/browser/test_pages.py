@@ -106,7 +106,9 @@ def test_tokenizer_counts_tokens_and_follows_typing(open_url, reference):
     page = open_url("tokenizer", text=MARKUP)
     expect(shared_box(page)).to_have_value(MARKUP)
     expect(metric(page, "Tokens (with special)")).to_have_text(str(token_count(reference, MARKUP)))
-    expect(main(page).locator('[data-testid="stDataFrame"]').first).to_be_attached()
+    tokens = main(page).get_by_role("region", name="tokens").get_by_role("table")  # a light, semantic table
+    expect(tokens.get_by_role("columnheader", name="token", exact=True)).to_be_visible()
+    expect(tokens.get_by_role("row")).to_have_count(token_count(reference, MARKUP) + 1)  # + the header row
     assert_shown_literally(page)
 
     new = "Tokenization splits unbelievable words."

@@ -4,6 +4,7 @@ import pytest
 
 from bertlens.analysis import encode
 from bertlens.anatomy import NOT_IN_CHECKPOINT
+from tests.conftest import tables
 from tests.pages.test_tokenizer_page import frame, shown
 
 PAGE = "pages/anatomy.py"
@@ -14,35 +15,35 @@ def test_bundled_encoder_counts_checks_and_missing_heads(open_page, bundled):
     assert not at.exception
     total = sum(p.numel() for p in bundled.model.bert.parameters())
     assert f"**{total:,} parameters**" in shown(at) and "103 named parameters" in shown(at)
-    counts = frame(at, "adds up to total").value
+    counts = frame(at, "adds up to total")
     assert counts["parameters"].iloc[-1] == total
     assert counts.set_index("part").loc[["MLM head", "NSP head"], "note"].tolist() == [NOT_IN_CHECKPOINT] * 2
     assert "hf download bert-base-uncased" in shown(at)
     at = open_page(PAGE, anatomy_tab="Named parameters")
-    assert len(frame(at, "shape").value) == 103
+    assert len(frame(at, "shape")) == 103
     at = open_page(PAGE, anatomy_tab="Embeddings", text="Sinan loves a beautiful day")
     assert "Equal up to float32 rounding" in at.success[0].value
-    norms = frame(at, "‖word‖").value
+    norms = frame(at, "‖word‖")
     assert norms["token"].tolist() == ["[CLS]", "sin", "##an", "loves", "a", "beautiful", "day", "[SEP]"]
     assert (norms["max |difference|"] < 1e-5).all()
     at = open_page(PAGE, anatomy_tab="Pooler", text="Sinan loves a beautiful day")
     assert "Equal up to float32 rounding" in at.success[0].value
-    assert len(frame(at, "pooler_output").value) == bundled.capabilities.hidden_size
+    assert len(frame(at, "pooler_output")) == bundled.capabilities.hidden_size
 
 
 def test_only_the_open_tab_is_drawn(open_page):
     at = open_page(PAGE, text="Sinan loves a beautiful day")
     assert len(at.get("plotly_chart")) == 1  # the parameters sunburst
-    assert not any("‖word‖" in d.value.columns for d in at.dataframe)
+    assert not any("‖word‖" in d.columns for d in tables(at))
     at = open_page(PAGE, anatomy_tab="Pooler", text="Sinan loves a beautiful day")
-    assert not any("adds up to total" in d.value.columns for d in at.dataframe)
+    assert not any("adds up to total" in d.columns for d in tables(at))
     assert at.text_input(key="text").value == "Sinan loves a beautiful day"
 
 
 def test_pretraining_checkpoint_counts_its_heads(open_page, tiny_pretraining_dir, tiny_bundle):
     at = open_page(PAGE, tiny_pretraining_dir, text="hello world")
     assert not at.exception
-    counts = frame(at, "adds up to total").value.set_index("component")
+    counts = frame(at, "adds up to total").set_index("component")
     assert counts.loc["decoder weight", "parameters"] == 0 and "tied" in counts.loc["decoder weight", "note"]
     assert counts.loc["is-next classifier", "parameters"] == 2 * tiny_bundle.capabilities.hidden_size + 2
     assert counts["parameters"].iloc[-1] == sum(p.numel() for p in tiny_bundle.model.parameters())
@@ -51,7 +52,7 @@ def test_pretraining_checkpoint_counts_its_heads(open_page, tiny_pretraining_dir
 
 def test_filter_and_token_from_the_link(open_page, bundled):
     at = open_page(PAGE, anatomy_tab="Named parameters", filter="layer.0.attention")
-    named = frame(at, "shape").value
+    named = frame(at, "shape")
     assert len(named) == 10 and named["name"].str.contains("layer.0.attention", regex=False).all()
     assert at.text_input(key="filter").value == "layer.0.attention"
     at = open_page(PAGE, anatomy_tab="Embeddings", text="Sinan loves a beautiful day", pos="2")
@@ -63,7 +64,7 @@ def test_filter_and_token_from_the_link(open_page, bundled):
 def test_second_sentence_gets_token_type_one(open_page, bundled):
     at = open_page(PAGE, anatomy_tab="Embeddings", text="I am Sinan", b="And you?")
     assert at.text_input(key="b").value == "And you?"
-    norms = frame(at, "‖word‖").value
+    norms = frame(at, "‖word‖")
     expected = encode(bundled.tokenizer, "I am Sinan", "And you?").token_type_ids
     assert norms["token_type_ids"].tolist() == list(expected) and 1 in expected
 
@@ -85,4 +86,4 @@ def test_bad_input_gets_a_message(open_page, params, message):
     assert not at.exception, at.exception
     assert message in shown(at)
     if params.get("anatomy_tab") == "Organs":  # a malformed tab falls back to the first: the architecture
-        assert frame(at, "adds up to total").value["parameters"].iloc[-1] > 0
+        assert frame(at, "adds up to total")["parameters"].iloc[-1] > 0

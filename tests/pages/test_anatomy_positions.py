@@ -37,7 +37,7 @@ def test_positions_from_the_link_equal_the_weights(open_page, bundled, count):
     np.testing.assert_allclose(xy, expected * signs, atol=1e-4)
     assert list(typed(chain["marker"]["color"])) == list(range(count))  # coloured by position, in order
     assert f"{pca.explained_variance_ratio_[0]:.1%}" in chart(at, "position_chain")["layout"]["xaxis"]["title"]["text"]
-    coordinates = frame(at, "PC1").value
+    coordinates = frame(at, "PC1")
     np.testing.assert_allclose(coordinates[["PC1", "PC2"]].to_numpy(), xy, atol=1e-9)
 
 
@@ -46,7 +46,7 @@ def test_token_types_beside_them(open_page, tiny_pretraining_dir, tiny_bundle):
     assert not at.exception
     assert at.slider(key="n_positions").value == 64  # the default
     types = tiny_bundle.model.bert.embeddings.token_type_embeddings.weight.detach().numpy()
-    np.testing.assert_allclose(frame(at, "‖t‖").value["‖t‖"], np.linalg.norm(types, axis=1), rtol=1e-6)
+    np.testing.assert_allclose(frame(at, "‖t‖")["‖t‖"], np.linalg.norm(types, axis=1), rtol=1e-6)
     metric = {m.label: m.value for m in at.metric}["cosine(type 0, type 1)"]
     assert metric == f"{cosine_similarity(types)[0, 1]:.4f}"
     assert "learns one vector per position" in shown(at)

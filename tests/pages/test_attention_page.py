@@ -10,6 +10,7 @@ from bertlens.analysis import analyze
 from bertlens.attention import find_head, head_statistics, rollout, sentence_b_start, token_labels
 from components.attention_figures import page_payload
 from components.attention_views import TABS
+from tests.conftest import tables
 
 PAGE = "pages/attention.py"
 PAIR = {"text": "I went to the store.", "b": "At the store, I bought fresh strawberries."}
@@ -102,7 +103,7 @@ def test_statistics_tab_has_a_table_with_csv(open_page):
     at = open_page(PAGE, tab="Head statistics", text="The cat sat on the mat", stat="To [SEP]")
     assert not at.exception
     assert specs(at)[0]["layout"]["title"]["text"].startswith("To [SEP]")
-    assert at.dataframe[0].value.shape == (6 * 12, 9)
+    assert tables(at)[0].shape == (6 * 12, 9)
     assert any(d.proto.label.startswith("Download") for d in at.get("download_button"))
 
 

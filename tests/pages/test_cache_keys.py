@@ -7,6 +7,7 @@ import inspect
 import streamlit as st
 
 from components import cache
+from tests.conftest import tables
 
 LONG = " ".join(f"word{i}" for i in range(40))
 
@@ -24,13 +25,13 @@ def test_a_new_token_cap_is_never_served_stale_results(open_page, monkeypatch, t
     runs returned the uncapped result. Now the cap is in the query that keys them."""
     st.cache_data.clear()
     at = open_page("pages/anatomy.py", tiny_pretraining_dir, anatomy_tab="Embeddings", text=LONG)
-    uncapped = [len(d.value) for d in at.dataframe]
+    uncapped = [len(d) for d in tables(at)]
     assert at.slider(key="pos").max > 8
     monkeypatch.setenv("BERTLENS_MAX_TOKENS", "8")
     at = open_page("pages/anatomy.py", tiny_pretraining_dir, anatomy_tab="Embeddings", text=LONG)
     assert not at.exception
     assert at.slider(key="pos").max == 7  # the input is capped at 8 tokens …
-    assert max(len(d.value) for d in at.dataframe) < max(uncapped)  # … and so are its cached embeddings
+    assert max(len(d) for d in tables(at)) < max(uncapped)  # … and so are its cached embeddings
 
 
 def test_forget_model_drops_only_that_models_results(tiny_pretraining_dir, bundled, monkeypatch):

@@ -13,6 +13,7 @@ from bertlens.models import BUNDLED_MODEL
 from components.attention_steps import SCOPES
 from components.attention_views import TABS
 from components.text import literal
+from tests.conftest import tables
 from tests.core.test_steps import reference_head
 from tests.pages.test_attention_page import typed
 
@@ -27,7 +28,7 @@ def charts(at) -> dict[str, dict]:
 
 
 def frame(at, column: str):
-    return next(d.value for d in at.dataframe if column in d.value.columns)
+    return next(d for d in tables(at) if column in d.columns)
 
 
 def text_of(at) -> str:

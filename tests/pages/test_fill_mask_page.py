@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from bertlens.models import BUNDLED_MODEL
+from tests.conftest import tables
 from tests.core.test_mlm import mlm_loss, reference_fill_mask
 
 PAGE = "pages/fill_mask.py"
@@ -18,7 +19,7 @@ def shown(at) -> str:
 
 
 def guess_tables(at):
-    return [df.value for df in at.dataframe]
+    return tables(at)
 
 
 def assert_tables_equal_pipeline(at, reference):
@@ -78,16 +79,16 @@ def test_malformed_k_gets_a_message_and_the_default(open_page, tiny_pretraining_
     at = open_page(PAGE, tiny_pretraining_dir, text=ONE_MASK, k=bad)
     assert not at.exception
     assert any("`k`" in w.value and "from 1 to 50" in w.value for w in at.warning)
-    assert at.slider(key="k").value == 10 and len(at.dataframe[0].value) == 10
+    assert at.slider(key="k").value == 10 and len(tables(at)[0]) == 10
 
 
 def test_no_mask_offers_the_word_to_mask_helper(open_page, tiny_pretraining_dir):
     at = open_page(PAGE, tiny_pretraining_dir, text="The cat chased the mouse.")
-    assert not at.exception and "A [MASK] is needed" in shown(at) and not at.dataframe
+    assert not at.exception and "A [MASK] is needed" in shown(at) and not tables(at)
     at.selectbox(key="word_to_mask").select(1).run()  # "cat", as in seed 000
     at.button(key="mask_word").click().run()
     assert at.text_input(key="text").value == "The [MASK] chased the mouse."
-    assert not at.exception and len(at.dataframe) == 1
+    assert not at.exception and len(tables(at)) == 1
 
 
 @pytest.mark.parametrize(
@@ -112,7 +113,7 @@ def test_bad_input_gets_a_clear_message(open_page, tiny_pretraining_dir, text, m
 )
 def test_odd_text_is_predicted_and_shown_literally(open_page, tiny_pretraining_dir, text):
     at = open_page(PAGE, tiny_pretraining_dir, text=text)
-    assert not at.exception and at.text_input(key="text").value == text and len(at.dataframe) == 1
+    assert not at.exception and at.text_input(key="text").value == text and len(tables(at)) == 1
     assert "<script>" not in shown(at) and "<b>" not in shown(at)
 
 
@@ -121,5 +122,5 @@ def test_bundled_encoder_gets_the_explanation_and_no_numbers(open_page):
     assert not at.exception
     explanation = " ".join(i.value for i in at.info)
     assert "no masked-language-model (MLM) head" in explanation and "hf download bert-base-uncased" in explanation
-    assert not at.dataframe and not at.metric and not at.get("plotly_chart")
+    assert not tables(at) and not at.metric and not at.get("plotly_chart")
     assert at.text_input(key="text").value == ONE_MASK

@@ -5,6 +5,7 @@ from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_sc
 
 from bertlens.models import BUNDLED_MODEL
 from bertlens.nsp import DEFAULT_PAIRS
+from tests.conftest import tables
 from tests.core.test_nsp import reference_p_is_next
 
 PAGE = "pages/next_sentence.py"
@@ -27,10 +28,10 @@ def test_pair_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, nsp_mo
     assert metrics(at)["P(IsNext)"] == f"{p:.4f}" and metrics(at)["P(NotNext)"] == f"{1 - p:.4f}"
     verdict = "B follows A (IsNext)" if p >= 0.5 else "B does not follow A (NotNext)"
     assert f"{verdict} — {max(p, 1 - p):.1%} sure" in shown(at)
-    assert not at.dataframe  # the segments table is drawn when its expander is opened
+    assert not tables(at)  # the segments table is drawn when its expander is opened
     at.session_state["segments"] = True  # the student opens it
     at.run()
-    segments = at.dataframe[0].value
+    segments = tables(at)[0]
     assert segments["token_type_id"].tolist() == tiny_bundle.tokenizer(A, B)["token_type_ids"]
 
 
@@ -58,7 +59,7 @@ def test_use_the_shared_sentence_as_a(open_page, tiny_pretraining_dir):
 def test_ranking_of_candidates(open_page, tiny_pretraining_dir, tiny_bundle, nsp_model):
     candidates = ["It is a big city.", "Bananas are yellow.", "Its museums are famous."]
     at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Ranking", a=A, b=B, candidates="\n".join(candidates))
-    (ranked,) = [d.value for d in at.dataframe]  # only the open tab is drawn
+    (ranked,) = tables(at)  # only the open tab is drawn
     expected = dict(
         zip(candidates, reference_p_is_next(nsp_model, tiny_bundle.tokenizer, [(A, c) for c in candidates]))
     )
@@ -81,7 +82,7 @@ def test_evaluation_of_the_seed_pairs(open_page, tiny_pretraining_dir, tiny_bund
     ]:
         kwargs = {} if name == "Accuracy" else {"zero_division": 0}
         assert shown_metrics[name] == f"{score(y_true, y_pred, **kwargs):.4f}"
-    results = at.dataframe[-1].value
+    results = tables(at)[-1]
     assert results["p_is_next"].tolist() == pytest.approx(p, abs=1e-6)
     best = max(range(10), key=lambda i: max(p[i], 1 - p[i]))
     assert results["most_confident"].tolist() == [i == best for i in range(10)]
@@ -106,7 +107,7 @@ def test_odd_text_is_shown_literally(open_page, tiny_pretraining_dir):
     a, b = "<script>alert(1)</script> 😀", "**not bold** [MASK]"
     at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Ranking", a=a, b=b, candidates=b)
     assert not at.exception and at.text_input(key="a").value == a
-    assert b in at.dataframe[0].value["candidate_b"].tolist()
+    assert b in tables(at)[0]["candidate_b"].tolist()
     at = open_page(PAGE, tiny_pretraining_dir, a=a, b=b)
     assert "<script>" not in shown(at) and "P(IsNext)" in metrics(at)
 
@@ -116,4 +117,4 @@ def test_bundled_encoder_gets_the_explanation_and_no_numbers(open_page):
     assert not at.exception
     explanation = " ".join(i.value for i in at.info)
     assert "no next-sentence-prediction (NSP) head" in explanation and "hf download bert-base-uncased" in explanation
-    assert not at.metric and not at.dataframe and not at.get("plotly_chart")
+    assert not at.metric and not tables(at) and not at.get("plotly_chart")

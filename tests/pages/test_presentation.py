@@ -5,12 +5,13 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from bertlens.models import BUNDLED_MODEL
+from components.html_table import is_table
 from components.layout import COMPACT_CSS, PRESENTATION_CSS
 from tests.conftest import APPTEST_TIMEOUT, ROOT
 
 
 def styles(at: AppTest) -> list[str]:
-    return [element.proto.body for element in at.get("html") if "<style>" in element.proto.body]
+    return [e.proto.body for e in at.get("html") if "<style>" in e.proto.body and not is_table(e.proto.body)]
 
 
 def test_a_link_turns_it_on_for_a_page_alone(open_page):

@@ -9,12 +9,13 @@ from bertlens.sense_presets import PRESETS
 from bertlens.senses import project
 from components import cache
 from components.text import literal
+from tests.conftest import tables
 
 PAGE = "pages/senses.py"
 
 
 def coordinates(at):
-    return next(d.value for d in at.dataframe if {"x", "y", "sense"} <= set(d.value.columns))
+    return next(d for d in tables(at) if {"x", "y", "sense"} <= set(d.columns))
 
 
 def messages(at, kind):
@@ -81,7 +82,7 @@ def test_bad_links_get_messages_not_exceptions(open_page):
     warning = messages(at, "warning")
     assert "`preset` parameter" in warning and "`layer` parameter" in warning and "`projection` parameter" in warning
     assert "not found (as a whole word) in any of the sentences" in warning
-    assert not at.dataframe  # nothing to plot
+    assert not tables(at)  # nothing to plot
 
     at = open_page(PAGE, BUNDLED_MODEL, word="<b>x</b>")
     assert not at.exception and "“" + literal("<b>x</b>") + "” was not found" in messages(at, "warning")
@@ -97,7 +98,7 @@ def test_pasted_lines_and_their_errors(open_page, tiny_pretraining_dir):
     ).run()
     assert not at.exception and len(coordinates(at)) == 3
     at.text_area(key="senses_lines").input("one | two | three\nok").run()
-    assert "Line 1 has more than one" in messages(at, "error") and not at.dataframe
+    assert "Line 1 has more than one" in messages(at, "error") and not tables(at)
     at.text_area(key="senses_lines").input("Only one bank here. | money").run()
     assert "at least two sentences" in messages(at, "info")
     at.text_input(key="senses_word").input("  ").run()
@@ -112,7 +113,7 @@ def test_uploaded_csv(open_page, tiny_pretraining_dir):
     ).run()
     assert not at.exception and list(coordinates(at).sense) == ["fruit", "company"]
     at.file_uploader(key="csv_upload").set_value(("s.csv", b"text\nAn apple pie.\n", "text/csv")).run()
-    assert "`sentence` column" in messages(at, "error") and not at.dataframe
+    assert "`sentence` column" in messages(at, "error") and not tables(at)
 
 
 def test_sentence_cap_is_explained(open_page, monkeypatch, tiny_pretraining_dir):
@@ -131,7 +132,7 @@ def test_each_tab_opens_from_the_link_and_draws_only_itself(open_page):
         at = open_page(PAGE, BUNDLED_MODEL, preset="bank", senses_tab=tab)
         assert not at.exception, (tab, at.exception)
         assert at.tabs and [t.label for t in at.tabs] == list(TABS)
-        drawn[tab] = len(at.get("plotly_chart")), len(at.dataframe)
+        drawn[tab] = len(at.get("plotly_chart")), len(tables(at))
     assert drawn["Map"] == (1, 1)  # the map and its coordinates: nothing of the other tabs
     assert (
         drawn["Separation by layer"][0] == 1 and drawn["Similarity"][0] == 1 and drawn["Static vs contextual"][0] == 1
@@ -152,6 +153,6 @@ def test_static_panel_on_a_cased_model_compares_like_with_like(open_page, tmp_pa
     at = open_page(PAGE, folder, source="Paste lines", word="field", lines=lines, senses_tab="Static vs contextual")
     assert not at.exception, at.exception
     assert "occurs as 2 different token sequences" in messages(at, "info")
-    table = next(d.value for d in at.dataframe if "all pairs" in d.value.columns)
+    table = next(d for d in tables(at) if "all pairs" in d.columns)
     assert abs(table["all pairs"].iloc[0] - 1.0) < 1e-6  # static: Field–Field and field–field pairs only
     assert "**1.000 for every pair**" in messages(at, "markdown")

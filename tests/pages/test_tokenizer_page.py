@@ -1,19 +1,18 @@
 """The tokenizer page opened as a shared link (URL parameters), on the bundled encoder."""
 
-import json
-
 import pytest
 from transformers import AutoTokenizer
 
 from bertlens.models import bundled_model_path
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
+from tests.conftest import tables
 
 PAGE = "pages/tokenizer.py"
 
 
 def frame(at, column):
     """The first table on the page that has ``column``."""
-    return next(d for d in at.dataframe if column in d.value.columns)
+    return next(d for d in tables(at) if column in d.columns)
 
 
 def shown(at) -> str:
@@ -28,10 +27,10 @@ def test_seed_sentence_from_the_link(open_page):
     at = open_page(PAGE, text="Sinan loves a beautiful day")
     assert not at.exception
     table = frame(at, "token_type_ids")
-    assert table.value["id"].tolist() == [101, 8254, 2319, 7459, 1037, 3376, 2154, 102]
-    assert table.value["split word"].tolist() == [False, True, True, False, False, False, False, False]
-    formats = json.loads(table.proto.columns)
-    assert formats["id"]["type_config"]["format"] == "%d"  # plain integers, no thousands separators
+    assert table["id"].tolist() == [101, 8254, 2319, 7459, 1037, 3376, 2154, 102]
+    assert table["split word"].tolist() == [False, True, True, False, False, False, False, False]
+    (markup,) = [e.value for e in at.get("html") if 'aria-label="tokens"' in e.value]
+    assert ">8254</td>" in markup and "8,254" not in markup  # plain integers, no thousands separators
     assert "WordPiece cut 1 word into pieces" in shown(at)
     assert [m.value for m in at.metric][:3] == ["5", "8", "1"]
     assert "[CLS] sinan loves a beautiful day [SEP]" in [c.value for c in at.code]
@@ -48,7 +47,7 @@ def test_words_are_counted_between_spaces(open_page):
 def test_second_sentence_from_the_link(open_page):
     at = open_page(PAGE, text="I went to the store.", b="At the store, I bought fresh strawberries.")
     assert at.text_input(key="b").value == "At the store, I bought fresh strawberries."
-    table = frame(at, "token_type_ids").value
+    table = frame(at, "token_type_ids")
     assert set(table.loc[table["sentence"] == "B", "token_type_ids"]) == {1}
     assert table["token"].tolist().count("[SEP]") == 2
     assert any(c.value.endswith("[SEP] at the store, i bought fresh strawberries. [SEP]") for c in at.code)
@@ -56,7 +55,7 @@ def test_second_sentence_from_the_link(open_page):
 
 def test_vocabulary_and_lookup(open_page):
     at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello", word="field")
-    special = frame(at, "role").value
+    special = frame(at, "role")
     assert dict(zip(special["token"], special["id"])) == {
         "[CLS]": 101,
         "[SEP]": 102,
@@ -72,7 +71,7 @@ def test_vocabulary_and_lookup(open_page):
 def test_default_lookup_is_sinan(open_page):
     at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello")
     assert "WordPiece spells it as 2 pieces: sin + \\#\\#an" in " ".join(i.value for i in at.info)
-    assert set(frame(at, "as typed").value["ids"]) == {"8254 2319"}
+    assert set(frame(at, "as typed")["ids"]) == {"8254 2319"}
 
 
 @pytest.mark.parametrize(
@@ -105,21 +104,21 @@ def test_mask_demo_keeps_truncation_off(open_page):
     at = open_page(
         PAGE, tokenizer_tab="Padding lab", text="hello", lines=lines, pad_len="4", trunc="false", mask_demo="true"
     )
-    effect = frame(at, "[CLS] L2 distance").value
+    effect = frame(at, "[CLS] L2 distance")
     assert effect["real tokens"].tolist() == [10, 3]  # not cut to 4
     assert effect["padding tokens"].tolist() == [0, 7]
     at = open_page(
         PAGE, tokenizer_tab="Padding lab", text="hello", lines=lines, pad_len="4", trunc="true", mask_demo="true"
     )
-    assert frame(at, "[CLS] L2 distance").value["real tokens"].tolist() == [4, 3]
+    assert frame(at, "[CLS] L2 distance")["real tokens"].tolist() == [4, 3]
 
 
 def test_padding_lab_defaults_to_seed_003(open_page):
     at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello", mask_demo="true")
-    comparison = frame(at, "padding %").value.set_index("strategy")
+    comparison = frame(at, "padding %").set_index("strategy")
     assert comparison.loc["longest", "padding %"] == 48.75
     assert comparison.loc["max_length=64", "padding %"] == 83.98
-    distances = frame(at, "[CLS] L2 distance").value
+    distances = frame(at, "[CLS] L2 distance")
     assert distances["[CLS] L2 distance"].iloc[3] == 0.0  # the longest sentence has no padding
     assert (distances["[CLS] L2 distance"].iloc[:3] > 0.1).all()
 
@@ -136,11 +135,11 @@ def test_padding_lab_from_the_link(open_page):
         mask_demo="true",
     )
     assert at.radio(key="pad").value == "max_length" and at.slider(key="pad_len").value == 6
-    comparison = frame(at, "padding %").value.set_index("strategy")
+    comparison = frame(at, "padding %").set_index("strategy")
     assert comparison.loc["max_length=6", "shape"] == "2 × 6"
     assert comparison.loc["max_length=6", "padding %"] == round(100 * 5 / 12, 2)
     assert comparison.loc["longest", "padding %"] == 12.5
-    distances = frame(at, "[CLS] L2 distance").value["[CLS] L2 distance"].tolist()
+    distances = frame(at, "[CLS] L2 distance")["[CLS] L2 distance"].tolist()
     assert distances[0] > 0.1 and distances[1] > 0.1  # both padded to 6 positions: both change
     assert len(at.get("plotly_chart")) == 4  # padding shares, id and mask heatmaps, mask distances
 
@@ -173,9 +172,9 @@ def test_bad_input_gets_a_message(open_page, params, message):
 def test_mask_comparison_runs_on_request(open_page):
     at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello")
     assert at.toggle(key="mask_demo").value is False
-    assert not any("[CLS] L2 distance" in d.value.columns for d in at.dataframe)
+    assert not any("[CLS] L2 distance" in d.columns for d in tables(at))
     at.toggle(key="mask_demo").set_value(True).run()
-    assert frame(at, "[CLS] L2 distance").value["[CLS] L2 distance"].iloc[3] == 0.0
+    assert frame(at, "[CLS] L2 distance")["[CLS] L2 distance"].iloc[3] == 0.0
 
 
 def test_html_and_markdown_are_shown_literally(open_page):
@@ -183,7 +182,7 @@ def test_html_and_markdown_are_shown_literally(open_page):
     at = open_page(PAGE, text=text)
     assert not at.exception
     assert at.text_input(key="text").value == text
-    words = frame(at, "token_type_ids").value["word"].tolist()
+    words = frame(at, "token_type_ids")["word"].tolist()
     assert "<" in words and "**" not in words and "*" in words
     for element in at.markdown:
         assert "<b>" not in element.value and "](http" not in element.value
@@ -199,18 +198,18 @@ def cased_model_dir(tmp_path_factory):
 
 def test_cased_model_shows_case_matters(open_page, cased_model_dir):
     at = open_page(PAGE, cased_model_dir, text="Hello hello", word="Hello")
-    assert frame(at, "token_type_ids").value["token"].tolist() == ["[CLS]", "[UNK]", "hello", "[SEP]"]
+    assert frame(at, "token_type_ids")["token"].tolist() == ["[CLS]", "[UNK]", "hello", "[SEP]"]
     at = open_page(PAGE, cased_model_dir, tokenizer_tab="Vocabulary", text="Hello hello", word="Hello")
     assert not at.exception
     assert "This model is cased" in shown(at)
-    variants = frame(at, "as typed").value.set_index("as typed")["pieces"]
+    variants = frame(at, "as typed").set_index("as typed")["pieces"]
     assert variants["Hello"] == "[UNK]" and variants["hello"] == "hello"
 
 
 def test_only_the_open_tab_is_drawn(open_page):
     """Tabs are lazy and in the link: the Tokens tab draws no padding-lab chart, the Padding lab no token table."""
     at = open_page(PAGE, text="hello")
-    assert any("token_type_ids" in d.value.columns for d in at.dataframe)
-    assert not at.get("plotly_chart") and not any("padding %" in d.value.columns for d in at.dataframe)
+    assert any("token_type_ids" in d.columns for d in tables(at))
+    assert not at.get("plotly_chart") and not any("padding %" in d.columns for d in tables(at))
     at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello")
-    assert at.get("plotly_chart") and not any("token_type_ids" in d.value.columns for d in at.dataframe)
+    assert at.get("plotly_chart") and not any("token_type_ids" in d.columns for d in tables(at))
