@@ -15,9 +15,9 @@ def prepare_threads() -> None:
 
     A class server runs Streamlit's Python work (figures, serialisation) on the same cores as each
     forward pass. Spinning OpenMP workers take the core that work needs, the work holds the
-    interpreter lock longer, and the pass waits for it between operations. Measured: a class of 30
-    with one student re-running the Padding lab non-stop: burst 81 s → 67 s, p95 per page 25–29 s →
-    18–24 s; a lone forward pass ~5 % slower. Call it before anything imports torch; an operator's
+    interpreter lock longer, and the pass waits for it between operations. Measured (2 cores, a
+    256-token bert-base analysis pass beside three busy threads): 1.22 s → 0.78 s; alone ~5 % slower
+    (see README "Server options for a class"). Call it before anything imports torch; an operator's
     own ``OMP_WAIT_POLICY`` wins.
     """
     for name, value in THREAD_ENVIRONMENT.items():
