@@ -35,6 +35,11 @@ def _escaped(labels) -> list[str]:
     return [html.escape(label) for label in labels]
 
 
+def _bars(x: list[str], values: np.ndarray, colour: str | list[str], name: str, hover: str) -> go.Bar:
+    """One bar trace (float32 values: the figure's payload stays small)."""
+    return go.Bar(x=x, y=values.astype(np.float32), marker_color=colour, name=name, hovertemplate=hover)
+
+
 def query_keys_figure(steps: HeadSteps, labels: list[str]) -> go.Figure:
     """The query vector (top row) and every key vector, dimension by dimension."""
     rows = [f"q: {labels[steps.query]}", *(f"k: {label}" for label in labels)]
@@ -72,24 +77,12 @@ def scores_figure(steps: HeadSteps, labels: list[str]) -> go.Figure:
         subplot_titles=("Step 2 — score q·k / √d + mask term", "Step 3 — softmax: the attention weights"),
     )
     fig.add_trace(
-        go.Bar(
-            x=x,
-            y=(steps.scaled + steps.mask_term).astype(np.float32),
-            marker_color="#7f7f7f",
-            name="score",
-            hovertemplate="key %{x}: score %{y:.4f}<extra></extra>",
-        ),
+        _bars(x, steps.scaled + steps.mask_term, "#7f7f7f", "score", "key %{x}: score %{y:.4f}<extra></extra>"),
         row=1,
         col=1,
     )
     fig.add_trace(
-        go.Bar(
-            x=x,
-            y=steps.weights.astype(np.float32),
-            marker_color="#1f77b4",
-            name="weight",
-            hovertemplate="key %{x}: weight %{y:.6f}<extra></extra>",
-        ),
+        _bars(x, steps.weights, "#1f77b4", "weight", "key %{x}: weight %{y:.6f}<extra></extra>"),
         row=2,
         col=1,
     )
@@ -138,24 +131,12 @@ def influence_figure(
         subplot_titles=(f"Attention received — {title}", f"Influence: {effect_label}"),
     )
     fig.add_trace(
-        go.Bar(
-            x=x,
-            y=received.astype(np.float32),
-            marker_color="#1f77b4",
-            name="attention",
-            hovertemplate="%{x}: attention %{y:.6f}<extra></extra>",
-        ),
+        _bars(x, received, "#1f77b4", "attention", "%{x}: attention %{y:.6f}<extra></extra>"),
         row=1,
         col=1,
     )
     fig.add_trace(
-        go.Bar(
-            x=x,
-            y=effect.astype(np.float32),
-            marker_color=ACCENT,
-            name="influence",
-            hovertemplate="%{x}: %{y:.6f}<extra></extra>",
-        ),
+        _bars(x, effect, ACCENT, "influence", "%{x}: %{y:.6f}<extra></extra>"),
         row=2,
         col=1,
     )
@@ -169,15 +150,7 @@ def hidden_token_figure(labels: list[str], received: np.ndarray, hidden: int, ti
     colours = ["#1f77b4"] * len(labels)
     colours[hidden] = ACCENT
     named = [f"{label} (hidden)" if i == hidden else label for i, label in enumerate(labels)]
-    fig = go.Figure(
-        go.Bar(
-            x=_escaped(named),
-            y=received.astype(np.float32),
-            marker_color=colours,
-            name="attention",
-            hovertemplate="%{x}: attention %{y:.6f}<extra></extra>",
-        )
-    )
+    fig = go.Figure(_bars(_escaped(named), received, colours, "attention", "%{x}: attention %{y:.6f}<extra></extra>"))
     fig.update_layout(
         title=f"Attention received — {title}",
         height=360,
