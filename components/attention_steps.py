@@ -258,8 +258,7 @@ def mask_and_see_section(page: PageInput, choice: Choice, heads: int) -> None:
     else:
         hideable_labels = [plain[i] for i in seen.hideable]
         one_token_view(influence, seen, received, labels, hideable_labels, title, f"{slug}-{hide}")
-    if influence.tested:
-        table(influence_table(influence, encoding.tokens, tested_received), slug, key="mask_and_see_table")
+    table(influence_table(influence, encoding.tokens, tested_received), slug, key="mask_and_see_table")
 
 
 def one_token_view(
@@ -292,9 +291,6 @@ def every_token_view(
     influence: Influence, received: np.ndarray, tested_labels: list[str], title: str, slug: str
 ) -> None:
     """Every token hidden in turn: attention received against influence, token by token."""
-    if not influence.tested:
-        st.info("There is no token here to hide (only special tokens, or only the watched one).")
-        return
     if len(influence.tested) < influence.candidates:
         st.warning(
             f"To keep one click affordable, {len(influence.tested)} of the {influence.candidates} tokens were tested "

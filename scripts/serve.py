@@ -302,11 +302,14 @@ class Cluster:
                 stop_group(process)
 
     def write_state(self) -> None:
-        """``state.json`` in the work folder: the public URL and each replica's name, port and process id."""
+        """``state.json`` in the work folder: the public URL and each replica's name, port and process id.
+        Written whole, then renamed: a reader never sees a half-written file."""
         state = {"url": self.url, "haproxy_pid": self.haproxy.pid if self.haproxy else None,
                  "replicas": [{"name": r.name, "port": r.port, "pid": r.process.pid if r.process else None,
                                "restarts": r.restarts, "log": str(r.log)} for r in self.members]}  # fmt: skip
-        (self.workdir / "state.json").write_text(json.dumps(state, indent=2))
+        partial = self.workdir / "state.json.partial"
+        partial.write_text(json.dumps(state, indent=2))
+        partial.replace(self.workdir / "state.json")
 
     def __enter__(self) -> Cluster:
         try:
