@@ -148,6 +148,7 @@ class Watch:
 
 
 def watch(bundle: ModelBundle, analysis: Analysis, mode: Mode) -> Watch:
+    """What ``mask_and_see`` would watch in this input, and which tokens it can hide (no pass run)."""
     measure, observer = measure_for(bundle, analysis)
     positions = testable_positions(analysis.encoding, observer, mode, bundle.tokenizer.mask_token_id)
     return Watch(measure, observer, tuple(positions))
@@ -171,7 +172,7 @@ def mask_and_see(
         tested = within_budget(candidates, observer, width, budget)
     else:
         tested = [hide] if hide in candidates else []
-        candidates = tested
+        candidates = tested  # nothing left out for the budget: one token asked, one tested
     tokenizer = bundle.tokenizer
     before_label = ""
     if measure == "guess":

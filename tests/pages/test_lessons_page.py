@@ -180,3 +180,10 @@ def test_leave_closes_the_lesson_and_keeps_the_page(open_page, tiny_pretraining_
     assert "lesson" not in at.query_params and "step" not in at.query_params
     assert not [b for b in at.button if b.key == "_lesson_next"]
     assert at.query_params["attn_tab"] == "Token focus" and at.title[0].value == "Attention"
+
+
+def test_a_token_pickers_all_tokens_option_is_held_as_none():
+    """A step that sets the head view's focus to "all tokens" (its None option) must not crash the page."""
+    assert session_value(PARAMS["focus"], "all tokens") is None
+    assert session_value(PARAMS["focus"], "2 animal") == 2
+    assert session_value(PARAMS["targets"], ["8 street", "2 animal"]) == [8, 2]
