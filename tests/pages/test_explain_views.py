@@ -219,6 +219,12 @@ def test_mask_and_see_on_the_bundled_encoder_deletes_from_the_link(open_page, bu
     assert table.iloc[1, 3] == pytest.approx((1 - cosine).mean().item(), abs=1e-5)
     again = reopen(open_page, at, ATTENTION, BUNDLED_MODEL)
     assert frame(again, "mean cosine distance of the other tokens").equals(table)
+    one = open_page(
+        ATTENTION, tab="Mask and see", text="The cat sat on the mat", see_mode="Delete the token", see_token="2 cat"
+    )
+    assert not one.exception and one.radio(key="see_scope").value == "One token"
+    (row,) = frame(one, "mean cosine distance of the other tokens").itertuples(index=False)
+    assert row[0] == 2 and row[3] == pytest.approx((1 - cosine).mean().item(), abs=1e-5)
 
 
 @pytest.mark.parametrize("tab", TABS[5:])
