@@ -18,18 +18,10 @@ from typing import Any, Literal, TypedDict
 
 import streamlit as st
 
+from components.page_titles import PAGE_TITLES
 from components.text import literal
 
 SHARED = "shared"
-PAGE_TITLES = {  # file stem (a page's scope) -> its title in the navigation
-    "home": "BERT Lens",
-    "tokenizer": "Tokenizer",
-    "anatomy": "Model anatomy",
-    "fill_mask": "Fill-mask",
-    "next_sentence": "Next sentence",
-    "attention": "Attention",
-    "senses": "Word senses",
-}
 PAGES = tuple(PAGE_TITLES)
 LINK_READ = "_bertlens_link_read"  # session flag: the link's old parameter names were read (first run only)
 RENAMED = "_bertlens_renamed"  # session: {new name: the old name the link used}

@@ -1,6 +1,6 @@
 """Make the home page's thumbnails: each page's main view, screenshotted in Chromium from a real server.
 
-    python scripts/thumbnails.py            # writes components/thumbnails/<page>.png (bundled encoder, offline)
+    python scripts/thumbnails.py            # writes static/thumbnails/<page>.png (bundled encoder, offline)
 
 They are files in the repository (a few kB each), so the home page draws no chart and needs no model to
 show them; run this again when a page's look changes. The views use the bundled encoder; fill-mask and
@@ -26,8 +26,8 @@ from bertlens.models import BUNDLED_MODEL  # noqa: E402
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert  # noqa: E402
 from components.home import THUMBNAIL_WIDTH, THUMBNAILS  # noqa: E402
 from scripts.server import running_server  # noqa: E402
+from scripts.visits import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 VIEWS = {  # page -> (link parameters, what to photograph: the view's first chart or table)
     "tokenizer": ({"text": "Tokenization and padding are fundamental."}, '[data-testid="stTabs"]'),
     "anatomy": ({"anatomy_tab": "Parameters"}, '[data-testid="stTabs"]'),
@@ -71,7 +71,7 @@ def save(png: bytes, path: Path, blur: bool) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--chromium", default=CHROMIUM)
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 

@@ -23,6 +23,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from components.page_titles import PAGE_TITLES
 from scripts.server import running_server
 from scripts.streamlit_client import Session, run_to_end
 
@@ -45,16 +46,8 @@ def two():
 
 st.navigation([st.Page(one, title="One", default=True), st.Page(two, title="Two")]).run()
 """
-# The sidebar link of each page (pages/home.py is the default page: its link is the app's title).
-NAV_TITLES = {
-    "": "BERT Lens",
-    "tokenizer": "Tokenizer",
-    "anatomy": "Model anatomy",
-    "fill_mask": "Fill-mask",
-    "next_sentence": "Next sentence",
-    "attention": "Attention",
-    "senses": "Word senses",
-}
+# The sidebar link of each page (pages/home.py is the default page, at "": its link is the app's title).
+NAV_TITLES = {("" if page == "home" else page): title for page, title in PAGE_TITLES.items()}
 CHROMIUM = os.environ.get("BERTLENS_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 LAST_CHANGE = """

@@ -15,10 +15,10 @@ from urllib.parse import urlencode
 
 import pytest
 
+from scripts.visits import CHROMIUM_ARGS
 from tests.live_server import streamlit_server
 
 CHROMIUM = os.environ.get("BERTLENS_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 REQUIRED = os.environ.get("BERTLENS_REQUIRE_BROWSER") == "1"
 RUN_TIMEOUT_MS = 60_000  # one Streamlit run, first model load included
 

@@ -1,0 +1,11 @@
+"""Each page's title in the navigation, declared once (no Streamlit import: scripts read it too)."""
+
+PAGE_TITLES = {  # file stem (a page's scope) -> its title in the navigation
+    "home": "BERT Lens",
+    "tokenizer": "Tokenizer",
+    "anatomy": "Model anatomy",
+    "fill_mask": "Fill-mask",
+    "next_sentence": "Next sentence",
+    "attention": "Attention",
+    "senses": "Word senses",
+}
