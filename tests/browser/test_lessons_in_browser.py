@@ -101,7 +101,16 @@ def settled_view(page: Page, title: str) -> str:
     words = main(page).get_by_text("In words")  # one line of words under each chart, drawn with the page
     expect(words.first).to_be_visible()
     expect(main(page).locator(".js-plotly-plot")).to_have_count(words.count())
-    return main(page).inner_text()
+    wait_for_run(page)
+    # Elements keep mounting for a moment after the run (a button of the panel was once missing from
+    # one of three reads): the view is the text once two reads, a quarter of a second apart, agree.
+    text, previous = main(page).inner_text(), None
+    for _ in range(40):
+        if text == previous:
+            return text
+        page.wait_for_timeout(250)
+        text, previous = main(page).inner_text(), text
+    raise AssertionError(f"the page did not settle: {title}")
 
 
 def test_a_class_link_opens_two_browsers_on_the_identical_view(page, server_url, browser):
