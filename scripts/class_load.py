@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -205,15 +205,20 @@ async def padding_student(
 
 
 async def classroom(
-    url: str, steps: list[list[Step]], recorder: Recorder, padding_limit: int, padding_pause: float = 0.0
+    url: str,
+    steps: list[list[Step]],
+    recorder: Recorder,
+    padding_limit: int,
+    padding_pause: float = 0.0,
+    one: Callable[[str, int, list[Step], Recorder], Awaitable[None]] = student,
 ) -> float:
-    """Every session at once; returns the wall time until the last (non-padding) session finished.
-    ``padding_limit`` 0: no session in the Padding lab."""
+    """Every session at once (each ``one`` student); returns the wall time until the last (non-padding)
+    session finished. ``padding_limit`` 0: no session in the Padding lab."""
     others_done = asyncio.Event()
     started = time.perf_counter()
 
     async def everyone() -> float:
-        await asyncio.gather(*(student(url, n, s, recorder) for n, s in enumerate(steps)))
+        await asyncio.gather(*(one(url, n, s, recorder) for n, s in enumerate(steps)))
         others_done.set()
         return time.perf_counter() - started
 

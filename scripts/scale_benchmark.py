@@ -54,9 +54,9 @@ from scripts.class_load import (  # noqa: E402
     Step,
     Summary,
     check_all,
+    classroom,
     hosted_env,
     markdown,
-    padding_student,
     percentile,
     plans,
     seconds_text,
@@ -205,20 +205,10 @@ def class_burst(
     """The class in a worker thread; this thread replaces a dead replica as serve.py does. (wall, in time)."""
 
     async def everyone() -> float:
-        started = time.perf_counter()
-        others_done = asyncio.Event()
+        async def one(url: str, number: int, steps: list[Step], recorder: Recorder) -> None:
+            await restoring_student(url, number, steps, room)
 
-        async def students() -> None:
-            await asyncio.gather(*(restoring_student(cluster.url, n, s, room) for n, s in enumerate(steps)))
-            others_done.set()
-
-        lab = (
-            [padding_student(cluster.url, len(steps), room.recorder, others_done, padding_limit)]
-            if padding_limit
-            else []
-        )
-        await asyncio.wait_for(asyncio.gather(students(), *lab), seconds)
-        return time.perf_counter() - started
+        return await asyncio.wait_for(classroom(cluster.url, steps, room.recorder, padding_limit, one=one), seconds)
 
     stop = threading.Event()
     killer = None
