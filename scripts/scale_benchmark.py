@@ -7,7 +7,9 @@ Phases (each starts its own replicas and HAProxy with scripts/serve.py's Cluster
 
 1. Memory: 1, 2, 3 replicas, each with its model loaded (readiness) and one 128-token analysis done on it
    (the weights paged in): PSS (``/proc/PID/smaps_rollup``: shared pages divided among the processes that
-   map them) and RSS of each replica, and the total PSS against one replica's.
+   map them) and RSS of each replica, and the total PSS against one replica alone. Measured twice: replicas
+   as their own processes, and forked from serve.py's preloaded launcher (scripts/preloaded.py; its own
+   share of the pages counted in the total).
 2. The class (scripts/class_load.py's sessions, inputs and checks) through the balancer with 1, 2, 3
    replicas: sessions served per replica (the X-BertLens-Replica header of each session's websocket),
    p50/p95 per page, errors, wrong results (every run checked against a transformers reference), model
@@ -87,19 +89,24 @@ def pss_rss_bytes(pid: int) -> tuple[int, int]:
 @dataclass
 class Memory:
     replicas: int
+    preloaded: bool  # forked from scripts/preloaded.py's launcher (else: each its own process)
     pss_gib: list[float]
     rss_gib: list[float]
     haproxy_pss_gib: float
+    launcher_pss_gib: float  # the launcher holds its share of the pages it shares with the replicas
 
     @property
     def total_pss_gib(self) -> float:
-        return sum(self.pss_gib) + self.haproxy_pss_gib
+        return sum(self.pss_gib) + self.haproxy_pss_gib + self.launcher_pss_gib
 
 
 def cluster_memory(cluster: Cluster) -> Memory:
-    per_replica = [pss_rss_bytes(r.process.pid) for r in cluster.members]
-    return Memory(len(cluster.members), [p / GIB for p, _ in per_replica], [r / GIB for _, r in per_replica],
-                  pss_rss_bytes(cluster.haproxy.pid)[0] / GIB)  # fmt: skip
+    """Every live replica's memory (a killed one not yet replaced, as after a short kill phase, has none)."""
+    per_replica = [pss_rss_bytes(r.process.pid) for r in cluster.members if r.process and r.alive]
+    launcher = cluster.launcher.process if cluster.launcher else None
+    return Memory(len(cluster.members), launcher is not None, [p / GIB for p, _ in per_replica],
+                  [r / GIB for _, r in per_replica], pss_rss_bytes(cluster.haproxy.pid)[0] / GIB,
+                  pss_rss_bytes(launcher.pid)[0] / GIB if launcher else 0.0)  # fmt: skip
 
 
 async def one_analysis(url: str, text: str) -> None:
@@ -113,12 +120,15 @@ async def one_analysis(url: str, text: str) -> None:
 def measure_memory(model: str, counts: list[int], workdir: Path, env: dict[str, str]) -> list[Memory]:
     text = " ".join(["the students read a short story about a quiet village near the river"] * 9)  # ~128 tokens
     results = []
-    for count in counts:
-        with Cluster(count, free_port(), workdir / f"memory-{count}", "127.0.0.1", env) as cluster:
-            for replica in cluster.members:
-                run_to_end(one_analysis(replica.url, text))
-            results.append(cluster_memory(cluster))
-        print(f"memory, {count} replica(s): total PSS {results[-1].total_pss_gib:.2f} GiB", flush=True)
+    for preload in (False, True):
+        for count in counts:
+            folder = workdir / f"memory-{count}-{'preloaded' if preload else 'separate'}"
+            with Cluster(count, free_port(), folder, "127.0.0.1", env, preload=preload) as cluster:
+                for replica in cluster.members:
+                    run_to_end(one_analysis(replica.url, text))
+                results.append(cluster_memory(cluster))
+            print(f"memory, {count} replica(s), {'preloaded' if preload else 'separate processes'}: "
+                  f"total PSS {results[-1].total_pss_gib:.2f} GiB", flush=True)  # fmt: skip
     return results
 
 
@@ -302,13 +312,15 @@ def run_class(
 
 
 def memory_table(memory: list[Memory]) -> str:
-    one = memory[0].total_pss_gib if memory and memory[0].replicas == 1 else None
-    lines = ["| replicas | PSS per replica | RSS per replica | HAProxy PSS | total PSS | × one replica |",
-             "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    """Ratios against one replica started as its own process: what a single server costs."""
+    alone = [m.total_pss_gib for m in memory if m.replicas == 1 and not m.preloaded]
+    lines = ["| replicas | started | PSS per replica | RSS per replica | launcher PSS | HAProxy PSS | total PSS | "
+             "× one replica alone |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
     for m in memory:
-        ratio = f"{m.total_pss_gib / one:.2f} ×" if one else "—"
-        lines.append(f"| {m.replicas} | {', '.join(f'{p:.2f}' for p in m.pss_gib)} GiB | "
-                     f"{', '.join(f'{r:.2f}' for r in m.rss_gib)} GiB | {m.haproxy_pss_gib * 1024:.0f} MiB | "
+        ratio = f"{m.total_pss_gib / alone[0]:.2f} ×" if alone else "—"
+        lines.append(f"| {m.replicas} | {'forked, preloaded' if m.preloaded else 'own processes'} | "
+                     f"{', '.join(f'{p:.2f}' for p in m.pss_gib)} GiB | {', '.join(f'{r:.2f}' for r in m.rss_gib)} GiB | "
+                     f"{m.launcher_pss_gib * 1024:.0f} MiB | {m.haproxy_pss_gib * 1024:.0f} MiB | "
                      f"{m.total_pss_gib:.2f} GiB | {ratio} |")  # fmt: skip
     return "\n".join(lines)
 

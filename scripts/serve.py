@@ -6,7 +6,9 @@
 
 Each replica is a normal ``streamlit run app.py`` on its own 127.0.0.1 port, with its own model bundle
 (the model named by ``BERTLENS_MODEL`` or ``--model``; every other ``BERTLENS_*`` setting is passed
-through). HAProxy runs ``deploy/haproxy.cfg`` with only its addresses filled in: cookie affinity, readiness
+through). On Linux the replicas are forked from one launcher that imported torch, transformers and
+Streamlit once (``scripts/preloaded.py``), so they share those ~0.3 GiB instead of each holding its own
+copy; ``--separate-processes`` starts each as its own process instead. HAProxy runs ``deploy/haproxy.cfg`` with only its addresses filled in: cookie affinity, readiness
 checks on Streamlit's ``/_stcore/script-health-check`` (which loads the model before a replica gets a
 student), a header naming the replica that served.
 
@@ -39,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from scripts.preloaded import LaunchedProcess, Launcher  # noqa: E402
 from scripts.server import free_port, streamlit_command  # noqa: E402
 from scripts.streamlit_client import Session, run_to_end  # noqa: E402
 
@@ -50,6 +53,7 @@ REPLICA_OPTIONS = ("--server.scriptHealthCheckEnabled", "true")
 START_SECONDS = 180  # a replica's start and model load (bert-large from a cold disk included)
 STOP_SECONDS = 10  # SIGTERM, then SIGKILL, per process group
 RESTART_SPACING = 10.0  # a replica that keeps dying is started at most this often
+PRELOAD_DEFAULT = sys.platform == "linux"  # forking a preloaded process: Linux (fork, PR_SET_PDEATHSIG)
 
 
 def render_config(bind: str, servers: Sequence[str], admin_socket: str, template: str | None = None) -> str:
@@ -76,7 +80,7 @@ def start_group(command: list[str], log: Path, env: dict[str, str]) -> subproces
                                 start_new_session=True, preexec_fn=_die_with_parent)  # fmt: skip
 
 
-def stop_group(process: subprocess.Popen, seconds: float = STOP_SECONDS) -> None:
+def stop_group(process: subprocess.Popen | LaunchedProcess, seconds: float = STOP_SECONDS) -> None:
     """SIGTERM the process's whole group, then SIGKILL whatever is left after ``seconds``."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
@@ -166,7 +170,7 @@ class Replica:
     name: str  # r1, r2, … (HAProxy's server name, the cookie value and the X-BertLens-Replica header)
     port: int
     log: Path
-    process: subprocess.Popen | None = None
+    process: subprocess.Popen | LaunchedProcess | None = None
     started: float = 0.0
     restarts: int = 0
 
@@ -189,6 +193,9 @@ class Cluster:
     bind_address: str = "0.0.0.0"
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     stopping: Callable[[], bool] = lambda: False  # checked while waiting: a stop request ends the wait
+    # Fork the replicas from one process that imported the libraries once (scripts/preloaded.py): they share
+    # those pages. False: each replica is its own `streamlit run` process.
+    preload: bool = PRELOAD_DEFAULT
     members: list[Replica] = field(default_factory=list)
     haproxy: subprocess.Popen | None = None
 
@@ -196,6 +203,7 @@ class Cluster:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.balancer = Balancer(self.workdir / "haproxy.sock")
         self.members = [Replica(f"r{i}", free_port(), self.workdir / f"r{i}.log") for i in range(1, self.replicas + 1)]
+        self.launcher = Launcher(self.replica_env(), self.workdir / "launcher.log") if self.preload else None
 
     @property
     def url(self) -> str:
@@ -210,7 +218,10 @@ class Cluster:
 
     def start_replica(self, replica: Replica) -> None:
         command = streamlit_command(replica.port, "app.py", "none", *REPLICA_OPTIONS)
-        replica.process = start_group(command, replica.log, self.replica_env())
+        if self.launcher is not None:
+            replica.process = self.launcher.start(command, replica.log)
+        else:
+            replica.process = start_group(command, replica.log, self.replica_env())
         replica.started = time.monotonic()
         self.write_state()
 
@@ -300,11 +311,16 @@ class Cluster:
         for process in [self.haproxy, *(r.process for r in self.members)]:
             if process is not None:
                 stop_group(process)
+        if self.launcher is not None:
+            self.launcher.stop()
 
     def write_state(self) -> None:
-        """``state.json`` in the work folder: the public URL and each replica's name, port and process id.
+        """``state.json`` in the work folder: the public URL, HAProxy's and the launcher's process ids, each
+        replica's name, port and process id.
         Written whole, then renamed: a reader never sees a half-written file."""
+        launcher = self.launcher.process if self.launcher else None
         state = {"url": self.url, "haproxy_pid": self.haproxy.pid if self.haproxy else None,
+                 "launcher_pid": launcher.pid if launcher else None,
                  "replicas": [{"name": r.name, "port": r.port, "pid": r.process.pid if r.process else None,
                                "restarts": r.restarts, "log": str(r.log)} for r in self.members]}  # fmt: skip
         partial = self.workdir / "state.json.partial"
@@ -351,6 +367,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--workdir", type=Path, help="logs, rendered config, admin socket, state.json (default: a temp folder)"
     )
+    parser.add_argument(
+        "--separate-processes",
+        action="store_true",
+        help="start each replica as its own process instead of forking them from one that preloaded the libraries",
+    )
     parser.add_argument("--render", action="store_true", help="print the rendered HAProxy config and exit")
     parser.add_argument("--bind", default=":8501", help="with --render: the public address")
     parser.add_argument("--server", action="append", default=[], help="with --render: a replica's host:port (repeat)")
@@ -373,7 +394,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bertlens-serve-"))
     signals = Signals()  # before starting anything: a SIGTERM during start-up still stops every child
     print(f"starting {args.replicas} replica(s) and HAProxy; logs in {workdir}", flush=True)
-    cluster = Cluster(args.replicas, args.port, workdir, args.address, env, stopping=lambda: signals.stop)
+    cluster = Cluster(args.replicas, args.port, workdir, args.address, env, stopping=lambda: signals.stop,
+                      preload=PRELOAD_DEFAULT and not args.separate_processes)  # fmt: skip
     try:
         with cluster:
             print(f"BERT Lens is up: {cluster.url}  ({args.replicas} replicas; Ctrl+C stops, SIGHUP restarts them one by one)",

@@ -5,7 +5,8 @@ parse and name what the balancer and the probes rely on. Then ``python scripts/s
 (2 replicas, the tiny model): each replica's model is loaded before the link is printed (readiness, not
 liveness), cookie affinity holds for HTTP and the websocket upgrade, a SIGKILLed replica's students are
 served by the other one at once and the replica comes back, SIGHUP restarts every replica with no
-failed request, and SIGTERM leaves no process behind.
+failed request, and SIGTERM leaves no process behind. The replicas are forked from one preloaded
+launcher (scripts/preloaded.py) and share its imported pages.
 """
 
 from __future__ import annotations
@@ -226,6 +227,20 @@ def test_each_replica_loads_its_model_before_the_link_is_printed(served):
     assert served.balancer() == {"r1": "UP", "r2": "UP"}
 
 
+def test_replicas_are_forked_from_one_preloaded_launcher_and_share_its_pages(served):
+    """scripts/preloaded.py: each replica is a child of the launcher that imported torch, transformers and
+    Streamlit once, and still shares those pages with it (copy-on-write): memory counted once, not per replica."""
+    state = served.state()
+    for replica in state["replicas"]:
+        parent = int(Path(f"/proc/{replica['pid']}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        assert parent == state["launcher_pid"]
+        rollup = dict(
+            line.split(":", 1) for line in Path(f"/proc/{replica['pid']}/smaps_rollup").read_text().splitlines()[1:]
+        )
+        shared_kib = int(rollup["Shared_Dirty"].split()[0])  # written before the fork (the imports), shared since
+        assert shared_kib >= 150 * 1024, rollup
+
+
 def test_cookie_affinity_for_pages_and_the_websocket_upgrade(served):
     first = {get(served.url + "/")[1] for _ in range(4)}
     assert first == {"r1", "r2"}  # new visitors are spread
@@ -278,7 +293,7 @@ def test_sighup_restarts_every_replica_without_a_failed_request(served):
 
 def test_sigterm_stops_everything(served):
     state = served.state()
-    groups = [state["haproxy_pid"], *(r["pid"] for r in state["replicas"])]
+    groups = [state["haproxy_pid"], state["launcher_pid"], *(r["pid"] for r in state["replicas"])]
     assert all(group_alive(pid) for pid in groups)
     served.process.send_signal(signal.SIGTERM)
     assert served.process.wait(30) == 0

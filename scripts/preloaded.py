@@ -1,0 +1,241 @@
+"""Replicas forked from one process that has already imported torch, transformers and Streamlit.
+
+Each ``streamlit run app.py`` replica imports the same libraries: ~370 MiB of private memory per process
+before any model is loaded (measured: torch 140, transformers 130, Streamlit 30, plotly/scikit-learn/pandas
+60). The model's weights are memory-mapped and already shared between replicas; those imports were not.
+``Launcher`` starts one small Python process (this module run as a script) that imports them once, moves
+everything it holds out of the garbage collector's reach (``gc.freeze``, so no collection in a child writes
+to those pages) and then, on request, forks a replica. The replicas share the imported pages copy-on-write
+until they write to them.
+
+The launcher process stays single-threaded and never runs a torch operation (OpenMP's thread pool does
+not survive a fork); it reaps its children and reports their exits. Each replica is a normal
+``streamlit run`` from there on: its own session (process group), its own log, told to stop if the launcher
+dies. ``scripts/serve.py`` uses this on Linux; elsewhere, or with ``--separate-processes``, it starts each
+replica as its own process.
+
+Protocol (JSON lines): request ``{"argv": [...], "log": path}`` on stdin; answers ``{"started": pid}`` or
+``{"failed": message}``, and at any time ``{"exited": pid, "returncode": code}`` on stdout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# What every replica imports anyway (app.py's pages, on their first visit): the third-party libraries and
+# BERT Lens's Streamlit-free core. Not the Streamlit pages and components: they read Streamlit's
+# configuration, which each replica must parse from its own command line.
+PRELOAD = (
+    "torch",
+    "transformers",
+    "transformers.models.bert.modeling_bert",
+    "transformers.models.bert.tokenization_bert",
+    "streamlit",
+    "streamlit.web.cli",
+    "streamlit.web.bootstrap",
+    "plotly.graph_objects",
+    "plotly.io",
+    "sklearn.decomposition",
+    "sklearn.metrics.pairwise",
+    "pandas",
+    "bertlens.analysis",
+    "bertlens.models",
+    "bertlens.senses",
+)
+
+
+# --------------------------------------------------------------------------- in serve.py's process
+
+
+class LaunchedProcess:
+    """A replica forked by the launcher: the part of ``subprocess.Popen`` that serve.py uses."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: int | None = None
+        self._exited = threading.Event()
+
+    def _exit(self, returncode: int) -> None:
+        self.returncode = returncode
+        self._exited.set()
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._exited.wait(timeout):
+            raise subprocess.TimeoutExpired(f"replica {self.pid}", timeout or 0.0)
+        assert self.returncode is not None
+        return self.returncode
+
+
+class Launcher:
+    """The preloaded process, started on first use with ``env`` (the replicas' environment: it is read by
+    torch and transformers at import, so it is fixed for every replica this launcher starts)."""
+
+    def __init__(self, env: dict[str, str], log: Path):
+        self.env, self.log = env, log
+        self._process: subprocess.Popen | None = None
+        self._children: dict[int, LaunchedProcess] = {}
+        self._answers: list[dict] = []
+        self._lock = threading.Lock()  # one request at a time
+        self._answered = threading.Condition()
+
+    @property
+    def process(self) -> subprocess.Popen | None:
+        return self._process
+
+    def _ensure_running(self) -> subprocess.Popen:
+        if self._process is None or self._process.poll() is not None:
+            from scripts.serve import _die_with_parent  # the same "stop when serve.py dies" as every child
+
+            with self.log.open("a") as err:
+                self._process = subprocess.Popen(
+                    [sys.executable, str(Path(__file__))], cwd=ROOT, env=self.env, stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1, start_new_session=True,
+                    preexec_fn=_die_with_parent,
+                )  # fmt: skip
+            threading.Thread(target=self._read, args=(self._process,), daemon=True, name="launcher-reader").start()
+        return self._process
+
+    def _read(self, process: subprocess.Popen) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            message = json.loads(line)
+            if "exited" in message:
+                child = self._children.pop(message["exited"], None)
+                if child is not None:
+                    child._exit(message["returncode"])
+            else:
+                with self._answered:
+                    self._answers.append(message)
+                    self._answered.notify_all()
+        # The launcher is gone: so are its children (each was told to stop with it).
+        with self._answered:
+            self._answers.append({"failed": f"the replica launcher exited ({process.wait()})"})
+            self._answered.notify_all()
+        for pid in list(self._children):
+            self._children.pop(pid)._exit(-signal.SIGTERM)
+
+    def start(self, argv: list[str], log: Path, timeout: float = 120.0) -> LaunchedProcess:
+        """Fork a replica running ``argv`` (a ``python -c LAUNCHER args…`` command) with output to ``log``."""
+        with self._lock:
+            process = self._ensure_running()
+            assert process.stdin is not None
+            process.stdin.write(json.dumps({"argv": argv, "log": str(log)}) + "\n")
+            process.stdin.flush()
+            with self._answered:
+                if not self._answered.wait_for(lambda: self._answers, timeout):
+                    raise RuntimeError(f"the replica launcher did not answer in {timeout:.0f} s: see {self.log}")
+                answer = self._answers.pop(0)
+            if "failed" in answer:
+                raise RuntimeError(f"{answer['failed']}; see {self.log}")
+            child = self._children[answer["started"]] = LaunchedProcess(answer["started"])
+            return child
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=10)
+            if self._process.poll() is None:
+                self._process.kill()
+                self._process.wait()
+
+
+# --------------------------------------------------------------------------- the launcher process
+
+
+def _send(message: dict) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        _send({"exited": pid, "returncode": os.waitstatus_to_exitcode(status)})
+
+
+def _become_replica(argv: list[str], log: str) -> None:
+    """In the forked child: a session of its own, output to ``log``, then ``python -c <code> args…`` as if run."""
+    os.setsid()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: the launcher
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    os.close(null)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's own descriptors, for its whole life
+    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+    import random
+
+    random.seed()  # not the launcher's sequence, shared by every replica
+    if argv[1] != "-c":
+        raise ValueError(f"a replica is started from `python -c CODE args…`, not {argv[:2]}")
+    sys.argv = ["-c", *argv[3:]]
+    exec(compile(argv[2], "<replica>", "exec"), {"__name__": "__main__"})  # exits through SystemExit
+
+
+def serve() -> None:
+    """The launcher's loop: fork a replica per request, report exits. Never returns in a replica."""
+    os.chdir(ROOT)
+    sys.path.insert(0, str(ROOT))
+    from bertlens.serving import prepare_threads
+
+    prepare_threads()  # before torch loads, as app.py does
+    import gc
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    gc.collect()
+    gc.freeze()
+    if threading.active_count() != 1:  # a fork copies only the calling thread: nothing may run beside it
+        raise RuntimeError(f"the launcher must be single-threaded to fork, has {threading.enumerate()}")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    selector = selectors.DefaultSelector()
+    selector.register(sys.stdin, selectors.EVENT_READ)
+    while True:
+        _reap()
+        if not selector.select(timeout=0.2):
+            continue
+        line = sys.stdin.readline()
+        if not line:  # serve.py closed the pipe: it is gone
+            return
+        request = json.loads(line)
+        try:
+            pid = os.fork()
+        except OSError as error:
+            _send({"failed": f"fork failed: {error}"})
+            continue
+        if pid == 0:
+            selector.close()
+            _become_replica(request["argv"], request["log"])
+            os._exit(1)  # not reached: the replica leaves through SystemExit
+        _send({"started": pid})
+
+
+if __name__ == "__main__":
+    serve()
