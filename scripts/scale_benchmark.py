@@ -10,11 +10,13 @@ Phases (each starts its own replicas and HAProxy with scripts/serve.py's Cluster
    map them) and RSS of each replica, and the total PSS against one replica alone. Measured twice: replicas
    as their own processes, and forked from serve.py's preloaded launcher (scripts/preloaded.py; its own
    share of the pages counted in the total).
-2. The class (scripts/class_load.py's sessions, inputs and checks) through the balancer with 1, 2, 3
+2. A first visit (empty browser cache, a throttled classroom network): the Attention page straight from a
+   replica and through HAProxy, which compresses what Streamlit sends uncompressed. Bytes and settle time.
+3. The class (scripts/class_load.py's sessions, inputs and checks) through the balancer with 1, 2, 3
    replicas: sessions served per replica (the X-BertLens-Replica header of each session's websocket),
    p50/p95 per page, errors, wrong results (every run checked against a transformers reference), model
    loads, total PSS after the burst, serving efficiency (Σ bare forward passes ÷ burst wall time).
-3. A replica killed mid-burst (SIGKILL, the one holding most sessions, once a quarter of the runs are
+4. A replica killed mid-burst (SIGKILL, the one holding most sessions, once a quarter of the runs are
    done); the dead replica is replaced as serve.py does. Each student whose connection drops does what
    the app does in a browser (components/reconnect.py): opens its URL again through the balancer. Reports
    sessions affected, restored (the reopened view checked like every run), and the time to restore.
@@ -33,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -130,6 +133,64 @@ def measure_memory(model: str, counts: list[int], workdir: Path, env: dict[str, 
             print(f"memory, {count} replica(s), {'preloaded' if preload else 'separate processes'}: "
                   f"total PSS {results[-1].total_pss_gib:.2f} GiB", flush=True)  # fmt: skip
     return results
+
+
+# --- a first visit over a classroom network ------------------------------------------------------
+
+CLASSROOM_MBIT = 4.0  # one student's share of a school's 120 Mbit/s link, 30 students opening the link at once
+CLASSROOM_LATENCY_MS = 20
+FIRST_VISIT_QUERY = "text=The+teacher+shared+this+sentence+with+the+whole+class."  # the class link: a sentence in it
+
+
+@dataclass
+class FirstVisit:
+    route: str  # "straight to a replica" or "through HAProxy"
+    page: str
+    megabytes: float  # bytes over the wire (HTTP; compressed where compressed)
+    settle_ms: float  # to the page's last change, on the throttled network, empty browser cache
+
+
+def first_visits(
+    model: str, workdir: Path, env: dict[str, str], pages: Sequence[str] = ("attention",)
+) -> list[FirstVisit]:
+    """A student's very first visit (empty browser cache) on a throttled network: each page straight from a
+    replica (Streamlit serves its frontend uncompressed) and through HAProxy (deploy/haproxy.cfg compresses)."""
+    from playwright.sync_api import sync_playwright
+
+    from scripts.visits import CHROMIUM, CHROMIUM_ARGS, LAST_CHANGE, wait_settled
+
+    visits = []
+    with Cluster(1, free_port(), workdir / "first-visit", "127.0.0.1", env) as cluster, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        for route, base in (("straight to a replica", cluster.members[0].url), ("through HAProxy", cluster.url)):
+            for page in pages:
+                context = browser.new_context(viewport={"width": 1280, "height": 720})  # a fresh, empty cache
+                context.add_init_script(LAST_CHANGE)
+                tab = context.new_page()
+                cdp = context.new_cdp_session(tab)
+                cdp.send("Network.enable")
+                cdp.send("Network.emulateNetworkConditions", {
+                    "offline": False, "latency": CLASSROOM_LATENCY_MS,
+                    "downloadThroughput": CLASSROOM_MBIT * 1e6 / 8, "uploadThroughput": CLASSROOM_MBIT * 1e6 / 8,
+                })  # fmt: skip
+                received: list[float] = []
+                cdp.on("Network.loadingFinished", lambda event, into=received: into.append(event["encodedDataLength"]))
+                tab.goto(f"{base}/{page}?{FIRST_VISIT_QUERY}")
+                # On a slow network the page can sit still while plotly's code is still arriving: not settled yet.
+                tab.wait_for_selector(".js-plotly-plot", timeout=120_000)
+                settle = wait_settled(tab)
+                visits.append(FirstVisit(route, page, sum(received) / 1e6, settle))
+                print(f"first visit, {page}, {route}: {visits[-1].megabytes:.1f} MB, {settle / 1000:.1f} s", flush=True)
+                context.close()
+        browser.close()
+    return visits
+
+
+def first_visit_table(visits: list[FirstVisit]) -> str:
+    lines = [f"| page | route | over the wire | settled (empty cache, {CLASSROOM_MBIT:g} Mbit/s, {CLASSROOM_LATENCY_MS} ms) |",
+             "| --- | --- | --- | --- |"]  # fmt: skip
+    lines += [f"| {v.page} | {v.route} | {v.megabytes:.1f} MB | {v.settle_ms / 1000:.1f} s |" for v in visits]
+    return "\n".join(lines)
 
 
 # --- the class through the balancer --------------------------------------------------------------
@@ -371,6 +432,7 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=600, help="limit per class phase")
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--skip-class", action="store_true")
+    parser.add_argument("--skip-first-visit", action="store_true", help="no browser: skip the first-visit phase")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     options = Options(sessions=args.sessions, inputs=args.inputs, max_seconds=args.max_seconds)
@@ -384,6 +446,7 @@ def main() -> None:
             model = str(save_random_bert(Path(tmp) / "bert-base-uncased-random", random_bert_config()))
         env["BERTLENS_MODEL"] = model
         memory = [] if args.skip_memory else measure_memory(model, sorted(args.replicas), Path(tmp), env)
+        visits = [] if args.skip_first_visit else first_visits(model, Path(tmp), env)
         results: list[ClassResult] = []
         if not args.skip_class:
             ref = Reference(model, options.token_cap or DEFAULT_CAP)
@@ -400,6 +463,8 @@ def main() -> None:
     )
     if memory:
         print(memory_table(memory) + "\n")
+    if visits:
+        print(first_visit_table(visits) + "\n")
     if results:
         print(class_table(results) + "\n")
         for r in results:
@@ -416,7 +481,7 @@ def main() -> None:
             )
     if args.json:
         args.json.write_text(json.dumps({"memory": [asdict(m) | {"total_pss_gib": m.total_pss_gib} for m in memory],
-                                         "classes": [asdict(r) for r in results]}, indent=2, default=str))  # fmt: skip
+                                         "first_visits": [asdict(v) for v in visits], "classes": [asdict(r) for r in results]}, indent=2, default=str))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -146,7 +146,7 @@ def visit_rows(model: str, query: str) -> list[tuple[str, ...]]:
 # --- the browser ------------------------------------------------------------------------------
 
 
-def _wait_settled(tab, started: float = 0.0) -> float:
+def wait_settled(tab, started: float = 0.0) -> float:
     """Milliseconds from ``started`` (the tab's clock) to its last DOM change, once the page is idle and quiet."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -162,7 +162,7 @@ def _settle_ms(context, url: str) -> float:
     tab = context.new_page()
     try:
         tab.goto(url)
-        return _wait_settled(tab)
+        return wait_settled(tab)
     finally:
         tab.close()
 
@@ -172,7 +172,7 @@ def _navigation_settle_ms(tab, title: str) -> float:
     tab.bring_to_front()  # a background tab's timers are throttled to once a second
     started = tab.evaluate("performance.now()")
     tab.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).click()
-    return _wait_settled(tab, started)
+    return wait_settled(tab, started)
 
 
 def browser_settle(model: str, query: str, repeats: int = 5) -> dict[str, tuple[float, float]] | None:
@@ -204,7 +204,7 @@ def browser_settle(model: str, query: str, repeats: int = 5) -> dict[str, tuple[
             bare_tab, app_tab = context.new_page(), context.new_page()
             bare_tab.goto(f"{bare_server.url}/")
             app_tab.goto(f"{app.url}/?{query}")
-            _wait_settled(bare_tab), _wait_settled(app_tab)
+            wait_settled(bare_tab), wait_settled(app_tab)
             for _ in range(repeats):  # interleaved, so a disturbance hits every page alike
                 for name, url in opened.items():
                     new_tab[name].append(_settle_ms(context, url))

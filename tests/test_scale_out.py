@@ -57,7 +57,8 @@ def test_rendered_config_is_valid_and_says_what_the_class_needs(tmp_path):
     assert "{{" not in text
     for line in ("server r1 127.0.0.1:9001 cookie r1", "server r3 127.0.0.1:9003 cookie r3",
                  f"cookie {COOKIE} insert indirect nocache", f"http-check send meth GET uri {READY_PATH}",
-                 "timeout tunnel 1h", "http-response set-header X-BertLens-Replica %[srv_name]", "balance leastconn"):  # fmt: skip
+                 "timeout tunnel 1h", "http-response set-header X-BertLens-Replica %[srv_name]", "balance leastconn",
+                 "compression algo gzip"):  # fmt: skip
         assert line in text, line
     assert re.search(r"default-server .*\bcheck\b.*\bmaxconn \d+", text)
     assert "balance source" not in text  # never by client IP: a classroom is one NAT address
@@ -249,6 +250,28 @@ def test_cookie_affinity_for_pages_and_the_websocket_upgrade(served):
     for name in ("r1", "r2"):
         assert {get(served.url + path, name)[1] for path in ("/", HEALTH, "/attention")} == {name}
         assert websocket_replica(served.url, name) == name
+
+
+def test_the_balancer_compresses_what_streamlit_sends_uncompressed(served):
+    """Streamlit serves its JavaScript uncompressed; through HAProxy a browser gets it gzipped (about half the
+    bytes, for a whole class arriving on one network), and unchanged once unpacked."""
+    import gzip
+
+    page = urllib.request.urlopen(served.url + "/", timeout=30).read().decode()
+    script = re.search(r'src="\./(static/js/index\.[^"]+\.js)"', page).group(1)
+    headers = {"Accept-Encoding": "gzip"}
+    replica = served.state()["replicas"][0]
+    with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{replica['port']}/{script}", headers=headers),
+                                timeout=30) as straight:  # fmt: skip
+        assert straight.headers.get("Content-Encoding") is None
+        plain = straight.read()
+    with urllib.request.urlopen(
+        urllib.request.Request(f"{served.url}/{script}", headers=headers), timeout=30
+    ) as balanced:
+        assert balanced.headers.get("Content-Encoding") == "gzip"
+        packed = balanced.read()
+    assert gzip.decompress(packed) == plain
+    assert len(packed) < 0.6 * len(plain)
 
 
 def test_killed_replica_is_left_at_once_and_comes_back(served):
