@@ -184,7 +184,12 @@ def lesson_list(bundle: ModelBundle) -> None:
 
 def class_link(page_path: str) -> None:
     """The teacher's link, in the sidebar: it opens every student on this page, step, sentence and view."""
-    with st.expander("Class link", icon=":material/share:", key="_class_link"):  # stays open across reruns
+    # Keyed: it stays open across reruns. Its content is drawn only while open: a code block loads Streamlit's
+    # 1.5 MB syntax highlighter, which every fresh tab of every page would otherwise fetch and compile.
+    link = st.expander("Class link", icon=":material/share:", key="_class_link", on_change="rerun")
+    if not link.open:
+        return
+    with link:
         st.caption(
             "Share it: every student opens this page (and lesson step) with the same sentence, view and model, "
             "so everybody sees the same numbers. Copy it with the button at its right."

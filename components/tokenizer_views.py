@@ -125,9 +125,11 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
     exports.show_table(view.table, "tokens", key="token_table", column_config=TOKEN_COLUMNS, column_order=TOKEN_ORDER)
     exports.csv_download(lambda: view.table, "tokens", key="csv-token_table")
     st.markdown("**Round trip** — the ids decoded back to text, with the special tokens the tokenizer added:")
-    st.code(view.decoded[0], language=None, wrap_lines=True)
+    # Plain text, shown literally (never Markdown or HTML); not st.code, whose syntax highlighter is 1.5 MB of
+    # JavaScript a fresh tab would fetch and compile for two lines.
+    st.text(view.decoded[0])
     st.caption("Without the special tokens (an uncased model also lowercases and strips accents):")
-    st.code(view.decoded[1], language=None, wrap_lines=True)
+    st.text(view.decoded[1])
 
 
 def vocabulary_section(model_name: str) -> None:

@@ -29,7 +29,7 @@ def step_link(lesson, index: int, num_layers: int) -> dict[str, str]:
     return {**params, "lesson": lesson.key, "step": str(index + 1)}
 
 
-def app(monkeypatch, model, page: str = "home", **params: str) -> AppTest:
+def app(monkeypatch, model, page: str = "home", class_link_open: bool = False, **params: str) -> AppTest:
     """``app.py`` on the home page, then (with a lesson link) the step's page through the panel's button.
 
     Not ``AppTest.switch_page``: the page it picks sticks to every later run, so Next and Back could not
@@ -43,6 +43,8 @@ def app(monkeypatch, model, page: str = "home", **params: str) -> AppTest:
     monkeypatch.setenv("BERTLENS_MODEL", str(model))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
     at.query_params.update(params)
+    if class_link_open:
+        at.session_state["_class_link"] = True  # the sidebar's expander, opened
     at.run()
     if page != "home":
         at.button(key="_lesson_open").click().run()
@@ -121,7 +123,9 @@ def class_link(at: AppTest) -> str:
 def test_class_link_carries_the_step_view_and_model(monkeypatch, tiny_pretraining_dir):
     """On the home page's first run (later AppTest runs, and switched-to pages, run without app.py's
     sidebar); tests/browser/test_lessons_in_browser.py checks the link on the Attention page, as it changes."""
-    at = app(monkeypatch, tiny_pretraining_dir, **step_link(DISCOVER, 3, 2))
+    closed = app(monkeypatch, tiny_pretraining_dir, **step_link(DISCOVER, 3, 2))
+    assert closed.get("code") == [] and not closed.exception  # closed: nothing drawn inside
+    at = app(monkeypatch, tiny_pretraining_dir, class_link_open=True, **step_link(DISCOVER, 3, 2))
     link = class_link(at)
     assert link.startswith("/?") and f"model={quote_plus(str(tiny_pretraining_dir))}" in link
     for part in ("lesson=discover", "step=4", "attn_tab=Token+focus", "attn_layer=1", "text=The+animal"):

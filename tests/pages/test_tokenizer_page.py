@@ -33,7 +33,7 @@ def test_seed_sentence_from_the_link(open_page):
     assert ">8254</td>" in markup and "8,254" not in markup  # plain integers, no thousands separators
     assert "WordPiece cut 1 word into pieces" in shown(at)
     assert [m.value for m in at.metric][:3] == ["5", "8", "1"]
-    assert "[CLS] sinan loves a beautiful day [SEP]" in [c.value for c in at.code]
+    assert "[CLS] sinan loves a beautiful day [SEP]" in [c.value for c in at.text]
 
 
 def test_words_are_counted_between_spaces(open_page):
@@ -50,7 +50,7 @@ def test_second_sentence_from_the_link(open_page):
     table = frame(at, "token_type_ids")
     assert set(table.loc[table["sentence"] == "B", "token_type_ids"]) == {1}
     assert table["token"].tolist().count("[SEP]") == 2
-    assert any(c.value.endswith("[SEP] at the store, i bought fresh strawberries. [SEP]") for c in at.code)
+    assert any(c.value.endswith("[SEP] at the store, i bought fresh strawberries. [SEP]") for c in at.text)
 
 
 def test_vocabulary_and_lookup(open_page):
