@@ -10,12 +10,18 @@ import numpy as np
 import torch
 
 from bertlens.engine import Engine, engine_for
+from bertlens.lru import BytesLRU, PerModel
 from bertlens.models import ModelBundle
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenization; 512 tokens never need more
+# Analyses kept per model for every session, least recently used out first. Bounded in bytes, not entries:
+# a bert-base analysis is ~1 MB at 20 tokens, ~48 MB at 256 and ~170 MB at 512. 384 MiB holds the
+# inputs a class of 30 is working on (its page switches then cost no pass), and is no more than the
+# eight 256-token entries a count of 8 allowed; at 512 tokens it holds two, where 8 entries took 1.4 GB.
+ANALYSIS_CACHE_BYTES = 384 << 20
 
 
 @dataclass(frozen=True)
@@ -129,6 +135,11 @@ class Analysis:
     mlm_logits: np.ndarray | None  # (masks, vocab) at mask_positions; None without an MLM head
     nsp_logits: np.ndarray | None  # (2,): index 0 = IsNext, 1 = NotNext; None without an NSP head
 
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.attentions, self.hidden_states, self.pooler_output, self.mlm_logits, self.nsp_logits)
+        return sum(a.nbytes for a in arrays if a is not None)
+
 
 def _frozen(tensor: torch.Tensor) -> np.ndarray:
     array = tensor.detach().float().cpu().numpy()
@@ -206,3 +217,24 @@ def analyze(bundle: ModelBundle, text: str, text_b: str | None = None, token_cap
     max_length = max_tokens(bundle, token_cap)
     encoding = encode(bundle.tokenizer, text, text_b or None, max_length)
     return forward(bundle, encoding, analysis_key(text, text_b, max_length))
+
+
+_analysis_caches: PerModel[BytesLRU[Analysis]] = PerModel(lambda: BytesLRU(ANALYSIS_CACHE_BYTES, lambda a: a.nbytes))
+
+
+def analysis_cache(bundle: ModelBundle) -> BytesLRU[Analysis]:
+    """The analyses of ``bundle``'s model that every session shares (they go when the model goes)."""
+    return _analysis_caches.of(bundle.model)
+
+
+def remembered_analysis(
+    bundle: ModelBundle, text: str, text_b: str | None = None, token_cap: int | None = None
+) -> Analysis:
+    """``analyze``, from the model's shared analysis cache when this input was analysed before."""
+    key = analysis_key(text, text_b, max_tokens(bundle, token_cap))
+    cache = analysis_cache(bundle)
+    found = cache.get(key)
+    if found is None:
+        found = analyze(bundle, text, text_b, token_cap)
+        cache.put(key, found)
+    return found

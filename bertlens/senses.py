@@ -14,9 +14,7 @@ import csv
 import io
 import itertools
 import re
-import threading
-import weakref
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +27,7 @@ from sklearn.metrics.pairwise import cosine_distances, cosine_similarity
 
 from bertlens.analysis import Encoding, encode, model_engine, padded_batch
 from bertlens.layers import hidden_state_label
+from bertlens.lru import BytesLRU, PerModel
 from bertlens.models import ModelBundle
 
 SEPARATOR = "|"
@@ -165,53 +164,29 @@ def _chunks(lengths: Sequence[int], max_sentences: int, max_tokens: int) -> list
     return chunks
 
 
-class SentenceVectorCache:
+SENTENCE_CACHE_BYTES = 64 << 20
+
+
+class SentenceVectorCache(BytesLRU[np.ndarray]):
     """One model's per-sentence piece means, least recently used out first, bounded in bytes.
 
-    The arrays are read-only: every caller shares them.
+    The arrays are made read-only: every caller shares them.
     """
 
-    def __init__(self, max_bytes: int = 64 << 20):
-        self.max_bytes = max_bytes
-        self._items: OrderedDict[Hashable, np.ndarray] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> np.ndarray | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
+    def __init__(self, max_bytes: int = SENTENCE_CACHE_BYTES):
+        super().__init__(max_bytes, lambda vectors: vectors.nbytes)
 
     def put(self, key: Hashable, vectors: np.ndarray) -> None:
         vectors.setflags(write=False)
-        with self._lock:
-            if key in self._items or vectors.nbytes > self.max_bytes:
-                return
-            self._items[key] = vectors
-            self._bytes += vectors.nbytes
-            while self._bytes > self.max_bytes:
-                self._bytes -= self._items.popitem(last=False)[1].nbytes
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self._bytes = 0
-
-    @property
-    def nbytes(self) -> int:
-        return self._bytes
+        super().put(key, vectors)
 
 
-_sentence_caches: weakref.WeakKeyDictionary[torch.nn.Module, SentenceVectorCache] = weakref.WeakKeyDictionary()
-_sentence_caches_lock = threading.Lock()
+_sentence_caches: PerModel[SentenceVectorCache] = PerModel(SentenceVectorCache)
 
 
 def sentence_vector_cache(bundle: ModelBundle) -> SentenceVectorCache:
     """The per-sentence cache of ``bundle``'s model (it goes when the model goes)."""
-    with _sentence_caches_lock:
-        return _sentence_caches.setdefault(bundle.model, SentenceVectorCache())
+    return _sentence_caches.of(bundle.model)
 
 
 def batched_piece_means(

@@ -6,8 +6,9 @@ cap or an option cannot be left out of a key, and ``forget_model`` drops one mod
 call (the generation moves on; the old entries are never read again and age out under ``max_entries``).
 
 The model itself is reached only through ``components.model.cached_bundle`` and the engine
-(``bertlens.analysis``/``bertlens.engine``). The forward pass is ``st.cache_resource`` (its arrays are
-large and read-only, see ``analysis``); smaller derived results are ``st.cache_data``.
+(``bertlens.analysis``/``bertlens.engine``). The forward pass's results live in the model's own analysis
+cache (``bertlens.analysis.analysis_cache``: shared, read-only, bounded in bytes, gone with the model);
+smaller derived results are ``st.cache_data``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from bertlens import mlm, nsp
-from bertlens.analysis import Analysis, Encoding, analysis_key, analyze, encode, ids_of, max_tokens, model_engine
+from bertlens.analysis import Analysis, Encoding, encode, ids_of, max_tokens, remembered_analysis
 from bertlens.anatomy import (
     EmbeddingParts,
     PoolerCheck,
@@ -94,25 +95,15 @@ def forget_model(name: str) -> None:
 
 
 def analysis(q: Query) -> Analysis:
-    """The one forward pass for ``q``; the queue position is shown while it waits."""
+    """The one forward pass for ``q``, shared by every session (``bertlens.analysis.analysis_cache``: bounded
+    in bytes, not entries); the queue position is shown while it waits."""
     with model_wait():
-        bundle = cached_bundle(q.model)
-        # The same request already under way (another session's, or the warm-up's) is waited for here,
-        # where the wait is shown; inside the cache Streamlit would hold this session silently on its lock.
-        model_engine(bundle).await_pending(analysis_key(q.text, q.text_b or None, q.max_length))
-        return _analysis(q)
+        return remembered_analysis(cached_bundle(q.model), q.text, q.text_b or None, q.token_cap)
 
 
 def cached_analysis(model_name: str, text: str, text_b: str = "") -> Analysis:
     """``analysis`` of this run's query for (model, text, sentence B)."""
     return analysis(query(model_name, text, text_b))
-
-
-@st.cache_resource(show_spinner=False, max_entries=8, ttl=3600)
-def _analysis(q: Query) -> Analysis:
-    """``cache_resource`` rather than ``cache_data``: at 512 tokens the attentions alone are
-    150 MB, which ``cache_data`` would copy (pickle) on every rerun. The arrays are read-only."""
-    return analyze(cached_bundle(q.model), q.text, q.text_b or None, q.token_cap)
 
 
 # --- Tokenizer -----------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from streamlit.testing.v1 import AppTest
 
+from bertlens import analysis as core_analysis
 from bertlens import models, snapshot
 from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, load_with_fallback
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
@@ -337,8 +338,8 @@ def test_retry_reloads_only_the_failed_model(checkpoint, tiny_pretraining_dir, t
     computed_vocabularies: list[int] = []
     facts = cache.vocabulary_facts
     monkeypatch.setattr(cache, "vocabulary_facts", lambda t: computed_vocabularies.append(1) or facts(t))
-    other_analysis = cache._analysis(cache.Query(other, "Another user's sentence"))
-    cache.vocabulary(cache.Query(other))  # another user's cached results (cache_resource and cache_data)
+    other_analysis = cache.analysis(cache.Query(other, "Another user's sentence"))
+    cache.vocabulary(cache.Query(other))  # another user's cached results (the model's analyses and cache_data)
     good_weights = (checkpoint / WEIGHTS).read_bytes()
     break_header(checkpoint)
     at = open_tokenizer_page(monkeypatch, checkpoint)
@@ -352,7 +353,7 @@ def test_retry_reloads_only_the_failed_model(checkpoint, tiny_pretraining_dir, t
     assert LOAD_COUNTS[str(checkpoint)] == 2
     # Nothing else was dropped: not the other model, not its results, not the bundled encoder.
     assert (LOAD_COUNTS[BUNDLED_MODEL], LOAD_COUNTS[other]) == (bundled_loads, other_loads)
-    assert cache._analysis(cache.Query(other, "Another user's sentence")) is other_analysis
+    assert cache.analysis(cache.Query(other, "Another user's sentence")) is other_analysis
     computed = len(computed_vocabularies)
     cache.vocabulary(cache.Query(other))
     assert len(computed_vocabularies) == computed
@@ -361,8 +362,10 @@ def test_retry_reloads_only_the_failed_model(checkpoint, tiny_pretraining_dir, t
 def test_fallback_results_belong_to_the_bundled_encoder_never_to_the_requested_name(checkpoint, monkeypatch):
     text = f"Results of a fallback {uuid.uuid4().hex[:6]}"  # not cached by any other test
     analysed = []
-    analyze = cache.analyze
-    monkeypatch.setattr(cache, "analyze", lambda bundle, *a: analysed.append(bundle.name) or analyze(bundle, *a))
+    analyze = core_analysis.analyze
+    monkeypatch.setattr(
+        core_analysis, "analyze", lambda bundle, *a: analysed.append(bundle.name) or analyze(bundle, *a)
+    )
     good_weights = (checkpoint / WEIGHTS).read_bytes()
     break_header(checkpoint)
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from bertlens.analysis import model_engine
+from bertlens.analysis import analysis_cache, model_engine
 from bertlens.senses import sentence_vector_cache
 from components import warm_start
-from components.cache import _analysis
 from components.model import cached_bundle
 from tests.conftest import PAGE_FILES
 
@@ -16,7 +15,7 @@ from tests.conftest import PAGE_FILES
 def test_every_page_opens_on_warm_caches(tiny_pretraining_dir, open_page):
     model = str(tiny_pretraining_dir)
     st.cache_data.clear()
-    _analysis.clear()
+    analysis_cache(cached_bundle(model)).clear()
     sentence_vector_cache(cached_bundle(model)).clear()  # word senses also remember sentences per model
     engine = model_engine(cached_bundle(model))
     before = engine.executions

@@ -1,0 +1,57 @@
+"""The analyses every session shares: bounded in bytes (not entries), least recently used out first."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bertlens.analysis import (
+    ANALYSIS_CACHE_BYTES,
+    analysis_cache,
+    analyze,
+    model_engine,
+    remembered_analysis,
+)
+from bertlens.lru import BytesLRU
+
+
+def test_bytes_lru_keeps_the_most_recent_values_within_its_budget():
+    cache: BytesLRU[bytes] = BytesLRU(10, len)
+    cache.put("a", b"1234")
+    cache.put("b", b"1234")
+    assert cache.get("a") == b"1234"  # "a" is now the most recently used
+    cache.put("c", b"1234")  # 12 bytes: the least recently used ("b") goes
+    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (b"1234", None, b"1234")
+    assert cache.nbytes == 8 and len(cache) == 2
+    cache.put("huge", b"x" * 11)  # larger than the whole budget: not kept, nothing evicted for it
+    assert cache.get("huge") is None and len(cache) == 2
+
+
+def test_an_analysis_counts_every_array_it_holds(tiny_bundle):
+    result = analyze(tiny_bundle, "The capital of France is [MASK].")
+    arrays = [result.attentions, result.hidden_states, result.pooler_output, result.mlm_logits, result.nsp_logits]
+    assert result.nbytes == sum(a.nbytes for a in arrays if a is not None) > 0
+
+
+def test_a_class_worth_of_inputs_stays_cached_where_eight_entries_did_not(tiny_bundle):
+    """30 students' sentences: every one is still cached when its student switches page (a count of 8
+    entries had dropped all but the last 8, and each page switch ran the model again)."""
+    analysis_cache(tiny_bundle).clear()
+    engine = model_engine(tiny_bundle)
+    texts = [f"Student {n} wrote a sentence about the river." for n in range(30)]
+    first = [remembered_analysis(tiny_bundle, text) for text in texts]
+    before = engine.executions
+    again = [remembered_analysis(tiny_bundle, text) for text in texts]
+    assert engine.executions == before  # no forward pass: every one was remembered
+    assert all(a is b for a, b in zip(first, again))
+    assert len(analysis_cache(tiny_bundle)) == 30
+    assert analysis_cache(tiny_bundle).nbytes <= ANALYSIS_CACHE_BYTES
+    np.testing.assert_array_equal(again[0].attentions, analyze(tiny_bundle, texts[0]).attentions)
+
+
+def test_the_cache_key_holds_the_token_cap(tiny_bundle):
+    analysis_cache(tiny_bundle).clear()
+    text = "one two three four five six seven eight nine ten"
+    capped = remembered_analysis(tiny_bundle, text, token_cap=8)
+    assert len(capped.encoding) == 8
+    assert len(remembered_analysis(tiny_bundle, text).encoding) > 8  # not the capped result
+    assert remembered_analysis(tiny_bundle, text, token_cap=8) is capped
