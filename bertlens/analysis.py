@@ -17,10 +17,10 @@ if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenization; 512 tokens never need more
-# Analyses kept per model for every session, least recently used out first. Bounded in bytes, not entries:
-# a bert-base analysis is ~1 MB at 20 tokens, ~48 MB at 256 and ~170 MB at 512. 384 MiB holds the
-# inputs a class of 30 is working on (its page switches then cost no pass), and is no more than the
-# eight 256-token entries a count of 8 allowed; at 512 tokens it holds two, where 8 entries took 1.4 GB.
+# Analyses kept for every session, per loaded model (so a server offering several models holds up to this
+# much for each), least recently used out first. Bounded in bytes, not entries: a bert-base analysis is
+# ~1 MB at 20 tokens, ~48 MB at 256 and ~170 MB at 512. 384 MiB holds the inputs a class of 30 is working
+# on (its page switches then cost no pass); the former 8 entries took 384 MB at 256 tokens, 1.4 GB at 512.
 ANALYSIS_CACHE_BYTES = 384 << 20
 
 

@@ -419,15 +419,6 @@ class Engine:
         """One input's analysis, possibly in a padded batch with other concurrent inputs (``batch_forward``)."""
         return self._request(key, lambda: Ticket(self, key, length + PASS_OVERHEAD_TOKENS, None, item, length))
 
-    def await_pending(self, key: Hashable) -> None:
-        """If a request with ``key`` is under way, wait for it here (reporting, in the foreground)."""
-        with self._lock:
-            ticket = self._inflight.get(key)
-            if ticket is None:
-                return
-            ticket.waiters += 1
-        self._wait(ticket)
-
     def _request(self, key: Hashable, make: Callable[[], Ticket]) -> Any:
         while True:
             with self._lock:

@@ -3,7 +3,8 @@
 A run builds its ``Query`` once (``query``): the model actually loaded, the text, sentence B, the
 deployment's token cap and the model's cache generation. Every cached function takes it first, so a
 cap or an option cannot be left out of a key, and ``forget_model`` drops one model's results in one
-call (the generation moves on; the old entries are never read again and age out under ``max_entries``).
+call (the generation moves on; the old ``st.cache_data`` entries are never read again and age out under
+``max_entries``; the model's analyses go with the model object).
 
 The model itself is reached only through ``components.model.cached_bundle`` and the engine
 (``bertlens.analysis``/``bertlens.engine``). The forward pass's results live in the model's own analysis

@@ -14,14 +14,17 @@ not survive a fork); it reaps its children and reports their exits. Each replica
 dies. ``scripts/serve.py`` uses this on Linux; elsewhere, or with ``--separate-processes``, it starts each
 replica as its own process.
 
-Protocol (JSON lines): request ``{"argv": [...], "log": path}`` on stdin; answers ``{"started": pid}`` or
-``{"failed": message}``, and at any time ``{"exited": pid, "returncode": code}`` on stdout.
+Protocol (JSON lines): request ``{"request": id, "argv": [...], "log": path}`` on stdin; answers
+``{"request": id, "started": pid}`` or ``{"request": id, "failed": message}``, and at any time
+``{"exited": pid, "returncode": code}``, on the launcher's original stdout (anything the libraries print
+goes to its stderr instead).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import itertools
 import json
 import os
 import selectors
@@ -29,7 +32,9 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
+from typing import TextIO
 
 ROOT = Path(__file__).resolve().parents[1]
 # What every replica imports anyway (app.py's pages, on their first visit): the third-party libraries and
@@ -87,9 +92,10 @@ class Launcher:
         self.env, self.log = env, log
         self._process: subprocess.Popen | None = None
         self._children: dict[int, LaunchedProcess] = {}
-        self._answers: list[dict] = []
+        self._answers: dict[int, dict] = {}  # request id -> the launcher's answer
+        self._requests = itertools.count(1)
         self._lock = threading.Lock()  # one request at a time
-        self._answered = threading.Condition()
+        self._state = threading.Condition()  # guards _children and _answers
 
     @property
     def process(self) -> subprocess.Popen | None:
@@ -111,37 +117,51 @@ class Launcher:
     def _read(self, process: subprocess.Popen) -> None:
         assert process.stdout is not None
         for line in process.stdout:
-            message = json.loads(line)
-            if "exited" in message:
-                child = self._children.pop(message["exited"], None)
-                if child is not None:
-                    child._exit(message["returncode"])
-            else:
-                with self._answered:
-                    self._answers.append(message)
-                    self._answered.notify_all()
-        # The launcher is gone: so are its children (each was told to stop with it).
-        with self._answered:
-            self._answers.append({"failed": f"the replica launcher exited ({process.wait()})"})
-            self._answered.notify_all()
-        for pid in list(self._children):
-            self._children.pop(pid)._exit(-signal.SIGTERM)
+            try:
+                message = json.loads(line)
+            except ValueError:  # not the protocol (the launcher keeps its own output off this pipe)
+                continue
+            with self._state:
+                if "exited" in message:
+                    child = self._children.pop(message["exited"], None)
+                    if child is not None:
+                        child._exit(message["returncode"])
+                else:
+                    if "started" in message:  # registered here, so that its exit cannot arrive first
+                        message["child"] = self._children[message["started"]] = LaunchedProcess(message["started"])
+                    self._answers[message["request"]] = message
+                    self._state.notify_all()
+        process.wait()
+        # The launcher is gone; each replica got SIGTERM with it (PR_SET_PDEATHSIG). Reported once gone.
+        with self._state:
+            orphans, self._children = list(self._children.values()), {}
+            self._state.notify_all()
+        deadline = time.monotonic() + 30
+        for child in orphans:
+            while _exists(child.pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            child._exit(-signal.SIGTERM)
 
     def start(self, argv: list[str], log: Path, timeout: float = 120.0) -> LaunchedProcess:
         """Fork a replica running ``argv`` (a ``python -c LAUNCHER args…`` command) with output to ``log``."""
         with self._lock:
             process = self._ensure_running()
-            assert process.stdin is not None
-            process.stdin.write(json.dumps({"argv": argv, "log": str(log)}) + "\n")
-            process.stdin.flush()
-            with self._answered:
-                if not self._answered.wait_for(lambda: self._answers, timeout):
-                    raise RuntimeError(f"the replica launcher did not answer in {timeout:.0f} s: see {self.log}")
-                answer = self._answers.pop(0)
+            request = next(self._requests)
+            try:
+                assert process.stdin is not None
+                process.stdin.write(json.dumps({"request": request, "argv": argv, "log": str(log)}) + "\n")
+                process.stdin.flush()
+            except OSError as error:  # it died just now: the caller retries as for any failed start
+                raise RuntimeError(f"the replica launcher is gone ({error}); see {self.log}") from error
+            with self._state:
+                answered = self._state.wait_for(lambda: request in self._answers or process.poll() is not None, timeout)
+                answer = self._answers.pop(request, None)
+            if answer is None:
+                why = "exited" if answered else f"did not answer in {timeout:.0f} s"
+                raise RuntimeError(f"the replica launcher {why}; see {self.log}")
             if "failed" in answer:
                 raise RuntimeError(f"{answer['failed']}; see {self.log}")
-            child = self._children[answer["started"]] = LaunchedProcess(answer["started"])
-            return child
+            return answer["child"]
 
     def stop(self) -> None:
         if self._process is not None and self._process.poll() is None:
@@ -153,12 +173,26 @@ class Launcher:
                 self._process.wait()
 
 
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
 # --------------------------------------------------------------------------- the launcher process
 
 
+_protocol: TextIO | None = None  # the launcher's answers to serve.py: its stdout pipe, kept off fd 1
+
+
 def _send(message: dict) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+    assert _protocol is not None
+    _protocol.write(json.dumps(message) + "\n")
+    _protocol.flush()
 
 
 def _reap() -> None:
@@ -172,11 +206,15 @@ def _reap() -> None:
         _send({"exited": pid, "returncode": os.waitstatus_to_exitcode(status)})
 
 
-def _become_replica(argv: list[str], log: str) -> None:
+def _become_replica(argv: list[str], log: str, launcher: int) -> None:
     """In the forked child: a session of its own, output to ``log``, then ``python -c <code> args…`` as if run."""
+    assert _protocol is not None
+    _protocol.close()  # only the launcher answers serve.py; its pipe must close when the launcher dies
     os.setsid()
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: the launcher
+    if os.getppid() != launcher:  # the launcher died before the line above: nobody would stop this replica
+        os._exit(1)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -195,11 +233,16 @@ def _become_replica(argv: list[str], log: str) -> None:
     if argv[1] != "-c":
         raise ValueError(f"a replica is started from `python -c CODE args…`, not {argv[:2]}")
     sys.argv = ["-c", *argv[3:]]
+    here = str(Path(__file__).resolve().parent)
+    sys.path = ["", *(entry for entry in sys.path if entry not in (here, str(ROOT)))]  # as `python -c` in ROOT
     exec(compile(argv[2], "<replica>", "exec"), {"__name__": "__main__"})  # exits through SystemExit
 
 
 def serve() -> None:
     """The launcher's loop: fork a replica per request, report exits. Never returns in a replica."""
+    global _protocol
+    _protocol = os.fdopen(os.dup(1), "w", buffering=1)  # answers go here; anything else printed goes to stderr
+    os.dup2(2, 1)
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
     from bertlens.serving import prepare_threads
@@ -215,6 +258,7 @@ def serve() -> None:
     if threading.active_count() != 1:  # a fork copies only the calling thread: nothing may run beside it
         raise RuntimeError(f"the launcher must be single-threaded to fork, has {threading.enumerate()}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    launcher = os.getpid()
     selector = selectors.DefaultSelector()
     selector.register(sys.stdin, selectors.EVENT_READ)
     while True:
@@ -228,13 +272,13 @@ def serve() -> None:
         try:
             pid = os.fork()
         except OSError as error:
-            _send({"failed": f"fork failed: {error}"})
+            _send({"request": request["request"], "failed": f"fork failed: {error}"})
             continue
         if pid == 0:
             selector.close()
-            _become_replica(request["argv"], request["log"])
+            _become_replica(request["argv"], request["log"], launcher)
             os._exit(1)  # not reached: the replica leaves through SystemExit
-        _send({"started": pid})
+        _send({"request": request["request"], "started": pid})
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -107,16 +108,14 @@ def cluster_memory(cluster: Cluster) -> Memory:
     """Every live replica's memory (a killed one not yet replaced, as after a short kill phase, has none)."""
     per_replica = [pss_rss_bytes(r.process.pid) for r in cluster.members if r.process and r.alive]
     launcher = cluster.launcher.process if cluster.launcher else None
-    return Memory(len(cluster.members), launcher is not None, [p / GIB for p, _ in per_replica],
+    return Memory(len(per_replica), launcher is not None, [p / GIB for p, _ in per_replica],
                   [r / GIB for _, r in per_replica], pss_rss_bytes(cluster.haproxy.pid)[0] / GIB,
                   pss_rss_bytes(launcher.pid)[0] / GIB if launcher else 0.0)  # fmt: skip
 
 
-async def one_analysis(url: str, text: str) -> None:
-    """One attention-page run on ``text`` straight on a replica (pages the weights in, like a first student)."""
-    from urllib.parse import urlencode
-
-    async with Session.connect(url, "attention", urlencode({"text": text})) as session:
+async def one_analysis(url: str, query: str, page: str = "attention") -> None:
+    """One run of ``page`` with ``query`` straight on a replica (pages the weights in, like a first student)."""
+    async with Session.connect(url, page, query) as session:
         await session.run(timeout=300)
 
 
@@ -128,7 +127,7 @@ def measure_memory(model: str, counts: list[int], workdir: Path, env: dict[str, 
             folder = workdir / f"memory-{count}-{'preloaded' if preload else 'separate'}"
             with Cluster(count, free_port(), folder, "127.0.0.1", env, preload=preload) as cluster:
                 for replica in cluster.members:
-                    run_to_end(one_analysis(replica.url, text))
+                    run_to_end(one_analysis(replica.url, urlencode({"text": text})))
                 results.append(cluster_memory(cluster))
             print(f"memory, {count} replica(s), {'preloaded' if preload else 'separate processes'}: "
                   f"total PSS {results[-1].total_pss_gib:.2f} GiB", flush=True)  # fmt: skip
@@ -162,6 +161,8 @@ def first_visits(
     visits = []
     with Cluster(1, free_port(), workdir / "first-visit", "127.0.0.1", env) as cluster, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        for page in pages:  # the server's caches warm for both routes alike: only the network differs
+            run_to_end(one_analysis(cluster.members[0].url, FIRST_VISIT_QUERY, page))
         for route, base in (("straight to a replica", cluster.members[0].url), ("through HAProxy", cluster.url)):
             for page in pages:
                 context = browser.new_context(viewport={"width": 1280, "height": 720})  # a fresh, empty cache
