@@ -59,6 +59,12 @@ PRELOAD = (
 )
 
 
+def die_with_parent() -> None:
+    """In a child: SIGTERM when its parent dies, however it dies (Linux ``PR_SET_PDEATHSIG``; else a no-op)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+
+
 # --------------------------------------------------------------------------- in serve.py's process
 
 
@@ -103,13 +109,11 @@ class Launcher:
 
     def _ensure_running(self) -> subprocess.Popen:
         if self._process is None or self._process.poll() is not None:
-            from scripts.serve import _die_with_parent  # the same "stop when serve.py dies" as every child
-
             with self.log.open("a") as err:
                 self._process = subprocess.Popen(
                     [sys.executable, str(Path(__file__))], cwd=ROOT, env=self.env, stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1, start_new_session=True,
-                    preexec_fn=_die_with_parent,
+                    preexec_fn=die_with_parent,
                 )  # fmt: skip
             threading.Thread(target=self._read, args=(self._process,), daemon=True, name="launcher-reader").start()
         return self._process
@@ -211,8 +215,7 @@ def _become_replica(argv: list[str], log: str, launcher: int) -> None:
     assert _protocol is not None
     _protocol.close()  # only the launcher answers serve.py; its pipe must close when the launcher dies
     os.setsid()
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: the launcher
+    die_with_parent()  # the parent is the launcher
     if os.getppid() != launcher:  # the launcher died before the line above: nobody would stop this replica
         os._exit(1)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -8,9 +8,10 @@ Each replica is a normal ``streamlit run app.py`` on its own 127.0.0.1 port, wit
 (the model named by ``BERTLENS_MODEL`` or ``--model``; every other ``BERTLENS_*`` setting is passed
 through). On Linux the replicas are forked from one launcher that imported torch, transformers and
 Streamlit once (``scripts/preloaded.py``), so they share those ~0.3 GiB instead of each holding its own
-copy; ``--separate-processes`` starts each as its own process instead. HAProxy runs ``deploy/haproxy.cfg`` with only its addresses filled in: cookie affinity, readiness
-checks on Streamlit's ``/_stcore/script-health-check`` (which loads the model before a replica gets a
-student), a header naming the replica that served.
+copy; ``--separate-processes`` starts each as its own process instead. HAProxy runs
+``deploy/haproxy.cfg`` with only its addresses filled in: cookie affinity, readiness checks on Streamlit's
+``/_stcore/script-health-check`` (which loads the model before a replica gets a student), a header naming
+the replica that served.
 
 A replica that dies is taken out of HAProxy (maintenance), started again on the same port, warmed, and
 put back; its students' browsers reconnect to another replica meanwhile and get the same view back (it
@@ -21,8 +22,6 @@ process group, stopped as a group, and is told to stop if this process dies (Lin
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ctypes
 import json
 import os
 import shutil
@@ -41,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scripts.preloaded import LaunchedProcess, Launcher  # noqa: E402
+from scripts.preloaded import LaunchedProcess, Launcher, die_with_parent  # noqa: E402
 from scripts.server import free_port, streamlit_command  # noqa: E402
 from scripts.streamlit_client import Session, run_to_end  # noqa: E402
 
@@ -67,17 +66,11 @@ def render_config(bind: str, servers: Sequence[str], admin_socket: str, template
     return text
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: SIGTERM when serve.py dies, however it dies (Linux only; else a no-op)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
 def start_group(command: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen:
     """Start ``command`` in a new process group (its own session), output appended to ``log``."""
     with log.open("a") as out:
         return subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True, preexec_fn=_die_with_parent)  # fmt: skip
+                                start_new_session=True, preexec_fn=die_with_parent)  # fmt: skip
 
 
 def stop_group(process: subprocess.Popen | LaunchedProcess, seconds: float = STOP_SECONDS) -> None:
