@@ -10,7 +10,7 @@ from components.layout import presentation_switch
 from components.lessons import class_link
 from components.model import active_bundle, model_picker, model_status, settings
 from components.params import PAGE_TITLES
-from components.reconnect import reload_on_reconnect
+from components.reconnect import reload_on_reconnect, reopened_view_first
 
 st.set_page_config(page_title="BERT Lens", page_icon="🔎", layout="wide")
 settings()  # malformed settings fail closed: an error here, and no page is served
@@ -33,7 +33,8 @@ with st.sidebar:
     reload_on_reconnect()  # a replica that dies or restarts costs no student their view
     link_slot = st.empty()
 try:
-    page.run()
+    with reopened_view_first():  # a view lost with its replica is computed ahead of the queue
+        page.run()
 finally:  # after the page has written its view to the URL (also when it stops early)
     with link_slot.container():
         class_link(page.url_path)  # the teacher's link: this page, lesson step, sentence, view and model

@@ -9,8 +9,9 @@ them apart and bounded:
   would otherwise cut another session's sentence. (Measured: the lock costs ~2 µs on a 40 µs
   call; a copy per worker costs ~54 ms and ~1 MB each — see the README.)
 - ``Admission``: at most ``max_passes`` forward passes at once, run by that many worker threads;
-  the rest wait in a FIFO queue (page presets computed in the background wait behind every
-  visitor's request). A waiting caller reports (position, estimated seconds) about twice a second
+  the rest wait in a FIFO queue, in three tiers: a view reopened after its server went away
+  (its student already waited once, on the replica that died), then visitors, then page presets
+  computed in the background. A waiting caller reports (position, estimated seconds) about twice a second
   through the callback installed with ``reporting_waits``; if the callback raises (Streamlit
   stops or reruns the session from its next ``st`` call), the request leaves the queue and,
   when nobody else waits for it, never runs.
@@ -53,7 +54,9 @@ PASS_OVERHEAD_TOKENS = 50  # a pass's fixed cost, in tokens' worth of compute; b
 WaitCallback = Callable[[int, float], None]  # (requests ahead of you, estimated seconds until your result)
 
 _wait_callback: contextvars.ContextVar[WaitCallback | None] = contextvars.ContextVar("bertlens_wait", default=None)
-_background: contextvars.ContextVar[bool] = contextvars.ContextVar("bertlens_background", default=False)
+# Queue tiers, served in this order (FIFO within a tier).
+REOPENED, VISITOR, BACKGROUND = 0, 1, 2
+_tier: contextvars.ContextVar[int] = contextvars.ContextVar("bertlens_tier", default=VISITOR)
 
 
 class RequestTimeout(Exception):
@@ -115,13 +118,23 @@ def reporting_waits(callback: WaitCallback | None) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def background_priority() -> Iterator[None]:
-    """Requests made in this block (warm-up) wait behind every foreground request."""
-    token = _background.set(True)
+def queue_tier(tier: int) -> Iterator[None]:
+    """Requests made in this block queue in ``tier`` (REOPENED, VISITOR or BACKGROUND)."""
+    token = _tier.set(tier)
     try:
         yield
     finally:
-        _background.reset(token)
+        _tier.reset(token)
+
+
+def background_priority() -> contextlib.AbstractContextManager[None]:
+    """Requests made in this block (warm-up) wait behind every visitor's request."""
+    return queue_tier(BACKGROUND)
+
+
+def reopened_priority() -> contextlib.AbstractContextManager[None]:
+    """Requests made in this block (a view reopened after its replica died) go ahead of every visitor's."""
+    return queue_tier(REOPENED)
 
 
 # --------------------------------------------------------------------------- thread-safe tokenizer
@@ -208,7 +221,7 @@ class Ticket:
     work: Callable[[], Any] | None  # a task; None for a batchable item
     item: Any = None  # the batchable input (for analyses: the bundle and the Encoding)
     length: int = 0  # the batchable input's token count
-    background: bool = False
+    tier: int = VISITOR
     seq: int = 0
     submitted: float = 0.0
     state: str = QUEUED
@@ -224,12 +237,12 @@ class Ticket:
 
 
 class Admission:
-    """At most ``max_passes`` passes at once (run by as many worker threads), the rest in FIFO order."""
+    """At most ``max_passes`` passes at once (run by as many worker threads), the rest in FIFO order per tier."""
 
     def __init__(self, max_passes: int = 1):
         self.max_passes = max_passes
         self._cond = threading.Condition()
-        self._queue: list[Ticket] = []  # kept sorted by (background, seq)
+        self._queue: list[Ticket] = []  # kept sorted by (tier, seq)
         self._running: list[Ticket] = []
         self._seq = itertools.count()
         self._workers: list[threading.Thread] = []
@@ -239,7 +252,7 @@ class Admission:
     # -- queue
 
     def _sort(self) -> None:
-        self._queue.sort(key=lambda t: (t.background, t.seq))
+        self._queue.sort(key=lambda t: (t.tier, t.seq))
 
     def submit(self, ticket: Ticket) -> None:
         with self._cond:
@@ -251,11 +264,14 @@ class Admission:
             self._sort()
             self._cond.notify_all()
 
-    def promote(self, ticket: Ticket) -> None:
-        """A foreground caller joined a background ticket: it now queues as if that caller had asked."""
+    def promote(self, ticket: Ticket, tier: int) -> None:
+        """A caller of a higher ``tier`` joined ``ticket``: it now queues in that tier (a background
+        ticket as if that caller had asked it: at the tier's end)."""
         with self._cond:
-            if ticket.background:
-                ticket.background, ticket.seq = False, next(self._seq)
+            if tier < ticket.tier:
+                if ticket.tier == BACKGROUND:
+                    ticket.seq = next(self._seq)
+                ticket.tier = tier
                 self._sort()
 
     def position(self, ticket: Ticket) -> tuple[int, float]:
@@ -314,8 +330,8 @@ class Admission:
         """The first ticket, plus other queued analysis inputs of its engine when one batch beats separate passes."""
         patience_over = time.monotonic() - BACKGROUND_PATIENCE_SECONDS
         for ticket in self._queue:  # background work is not starved by a steady stream of visitors
-            if ticket.background and ticket.submitted < patience_over:
-                ticket.background = False
+            if ticket.tier == BACKGROUND and ticket.submitted < patience_over:
+                ticket.tier = VISITOR
         self._sort()
         first = self._queue.pop(0)
         if first.work is not None or first.length > BATCH_MAX_TOKENS:
@@ -426,7 +442,7 @@ class Engine:
                 fresh = found is None
                 if found is None:
                     ticket = make()
-                    ticket.background = _background.get()
+                    ticket.tier = _tier.get()
                     self._inflight[key] = ticket
                 else:
                     ticket = found
@@ -446,8 +462,7 @@ class Engine:
         """
         started, budget = time.monotonic(), self.request_seconds
         deadline = started + budget
-        if not _background.get():
-            self.admission.promote(ticket)
+        self.admission.promote(ticket, _tier.get())
         callback = _wait_callback.get()
         try:
             while not ticket.done.is_set():

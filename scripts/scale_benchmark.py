@@ -49,6 +49,7 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 from websockets.exceptions import InvalidHandshake  # noqa: E402
 from websockets.protocol import State  # noqa: E402
 
+from components.reconnect import REOPENED_COOKIE  # noqa: E402
 from scripts.class_load import (  # noqa: E402
     DEFAULT_CAP,
     GIB,
@@ -222,14 +223,16 @@ def replica_of(session: Session) -> str | None:
 
 async def restoring_student(url: str, number: int, steps: list[Step], room: Classroom) -> None:
     """class_load's student (open a page; per step: move to its page, type its text), plus what the app does in
-    a browser when the connection drops: open the same URL (page and query string) again through the balancer."""
+    a browser when the connection drops: open the same URL (page and query string) again through the balancer,
+    with the cookie that puts the reopened view ahead of the queue (components/reconnect.py)."""
     recorder = room.recorder
     page, query, kind = steps[0].page, PAGE_QUERY.get(steps[0].page, ""), "open"
     remaining = list(steps)
     outage: Outage | None = None
     for _ in range(1 + RESTORE_ATTEMPTS):
         try:
-            async with Session.connect(url, page, query) as session:
+            cookie = f"{REOPENED_COOKIE}=1" if outage is not None else ""  # the watcher's reload asks for priority
+            async with Session.connect(url, page, query, cookie) as session:
                 room.replica_of_session.setdefault(number, []).append(replica_of(session))
                 run = await recorder.run(number, session.page, kind, session.run(timeout=recorder.timeout))
                 if run is not None and outage is not None:

@@ -109,10 +109,14 @@ class Session:
 
     @classmethod
     @asynccontextmanager
-    async def connect(cls, url: str, page: str, query_string: str = "") -> AsyncIterator[Session]:
-        """Open a tab on ``url`` (http://host:port) showing ``page`` (its URL path, "" for the default page)."""
+    async def connect(cls, url: str, page: str, query_string: str = "", cookie: str = "") -> AsyncIterator[Session]:
+        """Open a tab on ``url`` (http://host:port) showing ``page`` (its URL path, "" for the default page),
+        sending ``cookie`` (a Cookie header's value) with the websocket handshake, as a browser sends its cookies."""
         address = url.replace("http://", "ws://").rstrip("/") + "/_stcore/stream"
-        async with websockets.connect(address, subprotocols=["streamlit"], max_size=None) as websocket:
+        headers = {"Cookie": cookie} if cookie else None
+        async with websockets.connect(
+            address, subprotocols=["streamlit"], max_size=None, additional_headers=headers
+        ) as websocket:
             yield cls(websocket, page, query_string)
 
     async def open(self, page: str, query_string: str = "", timeout: float = 120) -> Run:

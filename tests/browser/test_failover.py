@@ -4,7 +4,8 @@ Two replicas behind HAProxy (scripts/serve.py's Cluster, deploy/haproxy.cfg) on 
 model. The student opens a deep link, types a new sentence A (the view now differs from the link they
 opened; the URL follows), and the replica serving them is SIGKILLed. Streamlit's frontend reconnects
 through the balancer to the other replica; when it was idle it sends no rerun there, so app.py's
-reload-on-reconnect watcher (components/reconnect.py) reloads the URL. The test reads, through Chrome's
+reload-on-reconnect watcher (components/reconnect.py) reloads the URL, with a cookie that puts the reopened
+view's first run ahead of the live replica's queue. The test reads, through Chrome's
 DevTools protocol, every websocket handshake (its Cookie header and the X-BertLens-Replica response
 header) and the frames each websocket received, so it knows the view was drawn again by a live replica,
 not left over in the page.
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from components.reconnect import REOPENED_COOKIE
 from scripts.serve import Cluster
 from scripts.server import free_port
 from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_run
@@ -116,5 +118,8 @@ def test_killed_replica_costs_no_student_their_view(cluster, reference, browser)
         expect(metric(page, "P(IsNext)")).to_have_text(expected)
         new_sockets = [s for s in handshakes.opened_after(killed_at) if s["replica"]]
         assert new_sockets and all(s["replica"] != served_by for s in new_sockets), new_sockets
+        # The reload asked for the reopened view's priority, and the page, once back, cleared the request.
+        assert any(f"{REOPENED_COOKIE}=1" in s["cookie"] for s in new_sockets), new_sockets
+        assert REOPENED_COOKIE not in page.evaluate("document.cookie")
         assert restored_seconds <= RESTORE_SECONDS
         print(f"\nrestored on {new_sockets[-1]['replica']} {restored_seconds:.1f} s after the kill")

@@ -14,6 +14,7 @@ import pytest
 from bertlens.analysis import analyze, encode, forward_batch, max_tokens
 from bertlens.engine import (
     MAX_PASSES_ENV,
+    REOPENED,
     REQUEST_SECONDS_ENV,
     Admission,
     Engine,
@@ -22,6 +23,7 @@ from bertlens.engine import (
     background_priority,
     batch_pays,
     engine_settings,
+    reopened_priority,
     reporting_waits,
 )
 from bertlens.nsp import is_next_probabilities
@@ -232,6 +234,34 @@ def test_background_requests_wait_behind_visitors_until_a_visitor_joins(admissio
         [f.result(10) for f in futures]
     blocker.join()
     assert ran == ["visitor", "preset2", "preset1"]
+
+
+def test_a_reopened_view_goes_ahead_of_visitors_and_lifts_the_ticket_it_joins(admission):
+    engine = Engine(None, admission(1), 10)
+    release, blocker = occupy(engine)
+    ran = []
+
+    def reopened(name: str) -> None:
+        with reopened_priority():
+            engine.run(name, lambda: ran.append(name), 16)
+
+    with ThreadPoolExecutor(6) as pool:
+        futures = []
+        for queued, name in enumerate(("visitor1", "visitor2", "shared"), 1):  # in this order
+            futures.append(pool.submit(engine.run, name, lambda name=name: ran.append(name), 16))
+            until(lambda queued=queued: engine.admission.queued == queued)
+        futures.append(pool.submit(reopened, "reopened1"))
+        until(lambda: engine.admission.queued == 4)
+        futures.append(pool.submit(reopened, "shared"))  # joins the visitor's ticket: it goes ahead with it
+        until(lambda: engine._inflight["shared"].tier == REOPENED)
+        position_of_shared = engine.admission.position(engine._inflight["shared"])[0]
+        futures.append(pool.submit(reopened, "reopened2"))
+        until(lambda: engine.admission.queued == 5)
+        release.set()
+        [f.result(10) for f in futures]
+    blocker.join()
+    assert position_of_shared == 1  # only the running blocker: in its new tier it keeps its place in time
+    assert ran == ["shared", "reopened1", "reopened2", "visitor1", "visitor2"]
 
 
 def test_time_budget_raises_and_the_request_never_runs(admission):
