@@ -128,6 +128,11 @@ class Recorder:
     def __init__(self, timeout: float):
         self.timeout = timeout
         self.observations: list[Observation] = []
+        self.connections: dict[int, list[Session]] = {}  # every tab a session opened, in order
+
+    def connected(self, number: int, session: Session) -> Session:
+        self.connections.setdefault(number, []).append(session)
+        return session
 
     async def run(self, session: int, page: str, kind: str, request, typed: str | None = None) -> Run | None:
         """Await one run and record it; None (recorded as an error) when it failed or timed out."""
@@ -178,6 +183,7 @@ async def take_step(recorder: Recorder, number: int, session: Session, run: Run,
 async def student(url: str, number: int, steps: list[Step], recorder: Recorder) -> None:
     """Open the first page, then for each step move to its page and type its text."""
     async with Session.connect(url, steps[0].page, PAGE_QUERY.get(steps[0].page, "")) as session:
+        recorder.connected(number, session)
         run = await recorder.run(number, session.page, "open", session.run(timeout=recorder.timeout))
         for step in steps:
             if run is None:
@@ -191,6 +197,7 @@ async def padding_student(
     """The Padding lab (max_length 8, truncation on) with new lines until the other sessions are done,
     ``pause`` seconds between batches (0: each batch as soon as the last one is shown)."""
     async with Session.connect(url, "tokenizer", PAD_QUERY) as session:
+        recorder.connected(number, session)
         run = await recorder.run(number, PADDING_LAB, "open", session.run(timeout=recorder.timeout))
         for round_number in range(limit):
             if run is None or others_done.is_set():

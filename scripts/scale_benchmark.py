@@ -35,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -76,6 +77,7 @@ from scripts.streamlit_client import Session, run_to_end  # noqa: E402
 
 REPLICA_HEADER = "X-BertLens-Replica"
 RESTORE_ATTEMPTS = 3  # connections a student opens after losing one
+RESTORE_TARGET_SECONDS = 15  # issue 15: every student of a killed replica back on their view within this
 
 
 # --- memory --------------------------------------------------------------------------------------
@@ -212,7 +214,6 @@ class Outage:
 @dataclass
 class Classroom:
     recorder: Recorder
-    replica_of_session: dict[int, list[str]] = field(default_factory=dict)  # every replica a session used
     outages: list[Outage] = field(default_factory=list)
     killed: tuple[str, float] | None = None  # (replica, when)
 
@@ -233,7 +234,7 @@ async def restoring_student(url: str, number: int, steps: list[Step], room: Clas
         try:
             cookie = f"{REOPENED_COOKIE}=1" if outage is not None else ""  # the watcher's reload asks for priority
             async with Session.connect(url, page, query, cookie) as session:
-                room.replica_of_session.setdefault(number, []).append(replica_of(session))
+                recorder.connected(number, session)
                 run = await recorder.run(number, session.page, kind, session.run(timeout=recorder.timeout))
                 if run is not None and outage is not None:
                     outage.restored_at, outage.replica_after = time.perf_counter(), replica_of(session)
@@ -314,6 +315,7 @@ class ClassResult:
     affected: int = 0
     restored: int = 0
     restore_seconds: list[float] = field(default_factory=list)  # kill -> the reopened view drawn, per session
+    other_errors: int = 0  # failed runs of the sessions that started on another replica than the killed one
 
 
 BARE_SECONDS: dict[tuple[str, str], float] = {}  # one bare forward per distinct model input, timed once
@@ -360,9 +362,8 @@ def run_class(
         serving_efficiency=bare / wall if wall else float("nan"), ideal_p95_seconds=bare / cores, cores=cores,
         torch_threads=torch.get_num_threads(),
     )  # fmt: skip
-    per_replica: dict[str, int] = {}
-    for used in room.replica_of_session.values():
-        per_replica[used[0] or "?"] = per_replica.get(used[0] or "?", 0) + 1
+    first_replica = {n: replica_of(tabs[0]) or "?" for n, tabs in room.recorder.connections.items()}
+    per_replica = Counter(first_replica[n] for n in range(len(steps)) if n in first_replica)  # the Padding lab not
     result = ClassResult(replicas, summary, dict(sorted(per_replica.items())), total_pss)
     if room.killed:
         victim, killed_at = room.killed
@@ -370,6 +371,9 @@ def run_class(
         result.affected = len(room.outages)
         result.restored = sum(o.restored_at is not None for o in room.outages)
         result.restore_seconds = sorted(o.restored_at - killed_at for o in room.outages if o.restored_at)
+        result.other_errors = sum(
+            o.error is not None for o in room.recorder.observations if first_replica.get(o.session) != victim
+        )
     return result
 
 
@@ -423,6 +427,10 @@ def class_table(results: list[ClassResult]) -> str:
         row("time to restore (kill → view drawn again): p50 / max",
             [f"{seconds_text(percentile(r.restore_seconds, 0.5))} / {seconds_text(max(r.restore_seconds))}"
              if r.restore_seconds else "—" for r in results])  # fmt: skip
+        row(f"restored within {RESTORE_TARGET_SECONDS} s",
+            [f"{sum(t <= RESTORE_TARGET_SECONDS for t in r.restore_seconds)} / {r.affected}" if r.killed else "—"
+             for r in results])  # fmt: skip
+        row("errors in the sessions on the other replica", [str(r.other_errors) if r.killed else "—" for r in results])
     return "\n".join(lines)
 
 

@@ -344,6 +344,7 @@ def test_class_through_the_balancer_survives_a_killed_replica(tiny_pretraining_d
     assert result.killed in ("r1", "r2") and result.affected >= 1
     assert result.restored == result.affected  # every student of the dead replica got their view back
     assert max(result.restore_seconds) <= 15
+    assert result.other_errors == 0  # nobody else noticed
     assert summary.wrong == 0, summary.examples  # restored views included: every number checked
     # The only errors are the runs the kill interrupted: one per affected student.
     interrupted = [e for e in summary.examples if "ConnectionClosed" in e]
