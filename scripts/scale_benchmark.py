@@ -438,7 +438,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", type=int, default=60)
     parser.add_argument("--inputs", type=int, default=2, help="distinct inputs each student types")
-    parser.add_argument("--replicas", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument(
+        "--replicas", type=int, nargs="*", default=[1, 2, 3], help="class phases (none: only the kill phase)"
+    )
     parser.add_argument("--kill-replicas", type=int, default=2, help="replicas in the kill phase (0: no kill phase)")
     parser.add_argument("--model", help="model folder (default: a random model with bert-base-uncased's config)")
     parser.add_argument("--max-seconds", type=float, default=600, help="limit per class phase")
