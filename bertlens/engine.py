@@ -9,9 +9,11 @@ them apart and bounded:
   would otherwise cut another session's sentence. (Measured: the lock costs ~2 µs on a 40 µs
   call; a copy per worker costs ~54 ms and ~1 MB each — see the README.)
 - ``Admission``: at most ``max_passes`` forward passes at once, run by that many worker threads;
-  the rest wait in a FIFO queue, in three tiers: a view reopened after its server went away
-  (its student already waited once, on the replica that died), then visitors, then page presets
-  computed in the background. A waiting caller reports (position, estimated seconds) about twice a second
+  the rest wait in a queue of three tiers: a view reopened after its server went away (its
+  student already waited once, on the replica that died), then visitors, then page presets
+  computed in the background; within a tier, in the order the requests were first made. A request
+  moves up a tier once it has waited its tier's patience, so nothing waits for ever behind a
+  higher tier. A waiting caller reports (position, estimated seconds) about twice a second
   through the callback installed with ``reporting_waits``; if the callback raises (Streamlit
   stops or reruns the session from its next ``st`` call), the request leaves the queue and,
   when nobody else waits for it, never runs.
@@ -43,7 +45,6 @@ MAX_PASSES_ENV = "BERTLENS_MAX_CONCURRENT_PASSES"
 REQUEST_SECONDS_ENV = "BERTLENS_REQUEST_SECONDS"
 DEFAULT_REQUEST_SECONDS = 90.0
 REPORT_EVERY_SECONDS = 0.5  # how often a waiting caller hears its position
-BACKGROUND_PATIENCE_SECONDS = 5.0  # a background request waits behind visitors at most this long
 
 # Micro-batching (measured on 2 cores, bert-base: 4 inputs of 16 / 64 / 128 / 256 tokens batched take
 # 0.50 / 0.58 / 0.75 / 1.01 of the time one after another; mixed 16/64/128/128 takes 1.16).
@@ -54,8 +55,11 @@ PASS_OVERHEAD_TOKENS = 50  # a pass's fixed cost, in tokens' worth of compute; b
 WaitCallback = Callable[[int, float], None]  # (requests ahead of you, estimated seconds until your result)
 
 _wait_callback: contextvars.ContextVar[WaitCallback | None] = contextvars.ContextVar("bertlens_wait", default=None)
-# Queue tiers, served in this order (FIFO within a tier).
+# Queue tiers, served in this order (within a tier, in the order the requests were first made).
 REOPENED, VISITOR, BACKGROUND = 0, 1, 2
+# How long a request waits in its tier before it moves up one: presets wait behind visitors at most 5 s,
+# visitors behind reopened views at most 30 s (a flood of reopened views, forged or not, starves nobody).
+PATIENCE_SECONDS = {BACKGROUND: 5.0, VISITOR: 30.0}
 _tier: contextvars.ContextVar[int] = contextvars.ContextVar("bertlens_tier", default=VISITOR)
 
 
@@ -328,10 +332,11 @@ class Admission:
 
     def _next_batch(self) -> list[Ticket]:
         """The first ticket, plus other queued analysis inputs of its engine when one batch beats separate passes."""
-        patience_over = time.monotonic() - BACKGROUND_PATIENCE_SECONDS
-        for ticket in self._queue:  # background work is not starved by a steady stream of visitors
-            if ticket.tier == BACKGROUND and ticket.submitted < patience_over:
-                ticket.tier = VISITOR
+        now = time.monotonic()
+        for ticket in self._queue:  # no tier is starved by a steady stream of a higher one
+            patience = PATIENCE_SECONDS.get(ticket.tier)
+            if patience is not None and now - ticket.submitted > patience:
+                ticket.tier -= 1
         self._sort()
         first = self._queue.pop(0)
         if first.work is not None or first.length > BATCH_MAX_TOKENS:

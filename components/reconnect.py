@@ -8,10 +8,16 @@ sentence, settings and numbers. On a single server the same holds after a restar
 costs one extra run.
 
 The student whose replica died had already waited in its queue, and usually was waiting when it died (a
-class keeps every replica busy). So the reload carries a short-lived cookie, and the reopened view's first
-run queues its forward passes ahead of the live replica's visitors (``bertlens.engine.REOPENED``) instead of
-behind all of them. The cookie only reorders the queue, once per new tab: a student who forges it gets one
-tab's first view computed sooner, never a different result.
+class keeps every replica busy). So the reload carries a short-lived cookie, and the reopened view's forward
+passes queue ahead of the live replica's visitors (``bertlens.engine.REOPENED``) instead of behind all of
+them, until one run of the reopened tab has ended (a run cut short by the student's next click keeps the
+place for the run that replaces it).
+
+Limits, all about order, never about results: work that another session is already computing inside an
+``st.cache_data`` function is waited for at that session's place; the cookie is shared by the browser's
+tabs, so a tab opened in the same moment may get the priority and a sibling tab may lose it; a student who
+sets it by hand gets each new tab's first view sooner, and the engine's patience bounds what that costs
+everyone else (no visitor waits more than 30 s behind reopened views).
 """
 
 from __future__ import annotations
@@ -20,11 +26,12 @@ import contextlib
 from collections.abc import Iterator, Mapping
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import RerunException
 
 from bertlens.engine import reopened_priority
 
 REOPENED_COOKIE = "bertlens_reopened"  # set by the watcher just before it reloads; cleared once the page is back
-FIRST_RUN_DONE = "_bertlens_first_run_done"  # session flag: the session's first run has finished
+FIRST_RUN_DONE = "_bertlens_first_run_done"  # session flag: a run of this session has ended (not cut short)
 
 # Watches Streamlit's connection state (the app root's data-test-connection-state attribute, which the
 # browser tests also read); installed once per page load, whatever the number of reruns.
@@ -55,7 +62,7 @@ def reload_on_reconnect() -> None:
 
 
 def reopens_lost_view(cookies: Mapping[str, str], first_run_done: bool) -> bool:
-    """True for the first run of a session opened by the watcher's reload (``REOPENED_COOKIE``)."""
+    """True until the first run of a session opened by the watcher's reload (``REOPENED_COOKIE``) has ended."""
     return cookies.get(REOPENED_COOKIE) == "1" and not first_run_done
 
 
@@ -63,8 +70,13 @@ def reopens_lost_view(cookies: Mapping[str, str], first_run_done: bool) -> bool:
 def reopened_view_first() -> Iterator[None]:
     """Run the page; when it reopens a view lost with its replica, its passes queue ahead of visitors'."""
     reopened = reopens_lost_view(st.context.cookies, bool(st.session_state.get(FIRST_RUN_DONE)))
+    cut_short = False
     try:
         with reopened_priority() if reopened else contextlib.nullcontext():
             yield
-    finally:  # however the run ended: only the first one goes ahead
-        st.session_state[FIRST_RUN_DONE] = True
+    except RerunException:  # the student changed the view before it was drawn: the next run keeps the place
+        cut_short = True
+        raise
+    finally:  # drawn, stopped by the page (st.stop) or failed: the reopened view has had its turn
+        if not cut_short:
+            st.session_state[FIRST_RUN_DONE] = True

@@ -315,7 +315,7 @@ class ClassResult:
     affected: int = 0
     restored: int = 0
     restore_seconds: list[float] = field(default_factory=list)  # kill -> the reopened view drawn, per session
-    other_errors: int = 0  # failed runs of the sessions that started on another replica than the killed one
+    other_errors: int = 0  # failed runs of the sessions that did not start on the killed replica (nor connect at all)
 
 
 BARE_SECONDS: dict[tuple[str, str], float] = {}  # one bare forward per distinct model input, timed once
@@ -430,7 +430,10 @@ def class_table(results: list[ClassResult]) -> str:
         row(f"restored within {RESTORE_TARGET_SECONDS} s",
             [f"{sum(t <= RESTORE_TARGET_SECONDS for t in r.restore_seconds)} / {r.affected}" if r.killed else "—"
              for r in results])  # fmt: skip
-        row("errors in the sessions on the other replica", [str(r.other_errors) if r.killed else "—" for r in results])
+        row(
+            "errors in the sessions not on the killed replica",
+            [str(r.other_errors) if r.killed else "—" for r in results],
+        )
     return "\n".join(lines)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from streamlit.runtime.scriptrunner import RerunException, StopException
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 
 from bertlens import engine
 from components import reconnect
@@ -37,12 +39,13 @@ def test_the_reopened_views_first_run_queues_ahead_and_later_runs_queue_as_visit
     assert engine._tier.get() == engine.VISITOR  # nothing leaks out of the run
 
 
-def test_a_first_run_that_stops_early_still_ends_the_priority(browser_session):
-    class Stopped(Exception):
-        pass
-
-    with pytest.raises(Stopped), reopened_view_first():
-        raise Stopped
+def test_a_first_run_cut_short_by_the_next_click_keeps_the_place_and_one_stopped_by_the_page_ends_it(browser_session):
+    with pytest.raises(RerunException), reopened_view_first():
+        raise RerunException(RerunData())  # the student typed before the view was drawn
+    assert FIRST_RUN_DONE not in browser_session
+    with pytest.raises(StopException), reopened_view_first():
+        assert engine._tier.get() == engine.REOPENED  # the run that replaced it still goes first
+        raise StopException  # the page stopped (st.stop): it was drawn as far as it goes
     assert browser_session[FIRST_RUN_DONE]
     with reopened_view_first():
         assert engine._tier.get() == engine.VISITOR
@@ -51,6 +54,7 @@ def test_a_first_run_that_stops_early_still_ends_the_priority(browser_session):
 def test_the_watcher_sets_the_cookie_before_its_reload_and_clears_it_once_the_page_is_back():
     script = reconnect.RELOAD_ON_RECONNECT
     assert "COOKIE" not in script
+    installed_at = script.index("window.bertlensReloadOnReconnect = true")  # once per page load, after its handshake
     set_at, reload_at = script.index(f'"{REOPENED_COOKIE}=1;'), script.index("window.location.reload()")
     clear_at = script.index(f'"{REOPENED_COOKIE}=; max-age=0;')
-    assert clear_at < set_at < reload_at
+    assert installed_at < clear_at < set_at < reload_at

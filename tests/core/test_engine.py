@@ -11,11 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
+from bertlens import engine as engine_module
 from bertlens.analysis import analyze, encode, forward_batch, max_tokens
 from bertlens.engine import (
     MAX_PASSES_ENV,
     REOPENED,
     REQUEST_SECONDS_ENV,
+    VISITOR,
     Admission,
     Engine,
     RequestTimeout,
@@ -262,6 +264,28 @@ def test_a_reopened_view_goes_ahead_of_visitors_and_lifts_the_ticket_it_joins(ad
     blocker.join()
     assert position_of_shared == 1  # only the running blocker: in its new tier it keeps its place in time
     assert ran == ["shared", "reopened1", "reopened2", "visitor1", "visitor2"]
+
+
+def test_a_visitor_who_waited_its_patience_is_not_passed_by_later_reopened_views(admission, monkeypatch):
+    monkeypatch.setitem(engine_module.PATIENCE_SECONDS, VISITOR, 0.2)
+    engine = Engine(None, admission(1), 10)
+    release, blocker = occupy(engine)
+    ran = []
+
+    def reopened(name: str) -> None:
+        with reopened_priority():
+            engine.run(name, lambda: ran.append(name), 16)
+
+    with ThreadPoolExecutor(3) as pool:
+        futures = [pool.submit(engine.run, "patient visitor", lambda: ran.append("patient visitor"), 16)]
+        until(lambda: engine.admission.queued == 1)
+        time.sleep(0.3)  # longer than a visitor's patience (here)
+        futures += [pool.submit(reopened, "reopened1"), pool.submit(reopened, "reopened2")]
+        until(lambda: engine.admission.queued == 3)
+        release.set()
+        [f.result(10) for f in futures]
+    blocker.join()
+    assert ran[0] == "patient visitor" and set(ran[1:]) == {"reopened1", "reopened2"}
 
 
 def test_time_budget_raises_and_the_request_never_runs(admission):
