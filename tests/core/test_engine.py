@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 from bertlens import engine as engine_module
 from bertlens.analysis import analyze, encode, forward_batch, max_tokens
 from bertlens.engine import (
+    BACKGROUND,
     MAX_PASSES_ENV,
     REOPENED,
     REQUEST_SECONDS_ENV,
@@ -25,6 +27,7 @@ from bertlens.engine import (
     background_priority,
     batch_pays,
     engine_settings,
+    queue_tier,
     reopened_priority,
     reporting_waits,
 )
@@ -216,19 +219,28 @@ def test_at_most_n_passes_at_once(admission):
     assert peak[0] == 2 and engine.executions == 8
 
 
+def asking(engine: Engine, ran: list[str]) -> Callable[..., None]:
+    """``ask(name, tier)``: a request for ``name`` in queue ``tier`` that, when it runs, appends ``name`` to ``ran``."""
+
+    def ask(name: str, tier: int = VISITOR) -> None:
+        with queue_tier(tier):
+            engine.run(name, lambda: ran.append(name), 16)
+
+    return ask
+
+
 def test_background_requests_wait_behind_visitors_until_a_visitor_joins(admission):
     engine = Engine(None, admission(1), 10)
     release, blocker = occupy(engine)
-    ran = []
+    ran: list[str] = []
+    ask = asking(engine, ran)
 
-    def warm(name: str) -> None:
-        with background_priority():
-            engine.run(name, lambda: ran.append(name), 16)
-
+    with background_priority():  # the warm start's way of asking: the same as ask(..., BACKGROUND)
+        assert engine_module._tier.get() == BACKGROUND
     with ThreadPoolExecutor(4) as pool:
-        futures = [pool.submit(warm, "preset1"), pool.submit(warm, "preset2")]
+        futures = [pool.submit(ask, "preset1", BACKGROUND), pool.submit(ask, "preset2", BACKGROUND)]
         until(lambda: engine.admission.queued == 2)
-        futures.append(pool.submit(engine.run, "visitor", lambda: ran.append("visitor"), 16))
+        futures.append(pool.submit(ask, "visitor"))
         until(lambda: engine.admission.queued == 3)
         futures.append(pool.submit(engine.run, "preset2", lambda: ran.append("never: joins preset2"), 16))
         until(lambda: engine._inflight["preset2"].waiters == 2)
@@ -241,23 +253,22 @@ def test_background_requests_wait_behind_visitors_until_a_visitor_joins(admissio
 def test_a_reopened_view_goes_ahead_of_visitors_and_lifts_the_ticket_it_joins(admission):
     engine = Engine(None, admission(1), 10)
     release, blocker = occupy(engine)
-    ran = []
+    ran: list[str] = []
+    ask = asking(engine, ran)
 
-    def reopened(name: str) -> None:
-        with reopened_priority():
-            engine.run(name, lambda: ran.append(name), 16)
-
+    with reopened_priority():  # the reopened tab's way of asking: the same as ask(..., REOPENED)
+        assert engine_module._tier.get() == REOPENED
     with ThreadPoolExecutor(6) as pool:
         futures = []
         for queued, name in enumerate(("visitor1", "visitor2", "shared"), 1):  # in this order
-            futures.append(pool.submit(engine.run, name, lambda name=name: ran.append(name), 16))
+            futures.append(pool.submit(ask, name))
             until(lambda queued=queued: engine.admission.queued == queued)
-        futures.append(pool.submit(reopened, "reopened1"))
+        futures.append(pool.submit(ask, "reopened1", REOPENED))
         until(lambda: engine.admission.queued == 4)
-        futures.append(pool.submit(reopened, "shared"))  # joins the visitor's ticket: it goes ahead with it
+        futures.append(pool.submit(ask, "shared", REOPENED))  # joins the visitor's ticket: it goes ahead with it
         until(lambda: engine._inflight["shared"].tier == REOPENED)
         position_of_shared = engine.admission.position(engine._inflight["shared"])[0]
-        futures.append(pool.submit(reopened, "reopened2"))
+        futures.append(pool.submit(ask, "reopened2", REOPENED))
         until(lambda: engine.admission.queued == 5)
         release.set()
         [f.result(10) for f in futures]
@@ -270,17 +281,14 @@ def test_a_visitor_who_waited_its_patience_is_not_passed_by_later_reopened_views
     monkeypatch.setitem(engine_module.PATIENCE_SECONDS, VISITOR, 0.2)
     engine = Engine(None, admission(1), 10)
     release, blocker = occupy(engine)
-    ran = []
-
-    def reopened(name: str) -> None:
-        with reopened_priority():
-            engine.run(name, lambda: ran.append(name), 16)
+    ran: list[str] = []
+    ask = asking(engine, ran)
 
     with ThreadPoolExecutor(3) as pool:
-        futures = [pool.submit(engine.run, "patient visitor", lambda: ran.append("patient visitor"), 16)]
+        futures = [pool.submit(ask, "patient visitor")]
         until(lambda: engine.admission.queued == 1)
         time.sleep(0.3)  # longer than a visitor's patience (here)
-        futures += [pool.submit(reopened, "reopened1"), pool.submit(reopened, "reopened2")]
+        futures += [pool.submit(ask, "reopened1", REOPENED), pool.submit(ask, "reopened2", REOPENED)]
         until(lambda: engine.admission.queued == 3)
         release.set()
         [f.result(10) for f in futures]
