@@ -218,9 +218,10 @@ async def classroom(
     padding_limit: int,
     padding_pause: float = 0.0,
     one: Callable[[str, int, list[Step], Recorder], Awaitable[None]] = student,
+    lab: Callable[[str, int, Recorder, asyncio.Event, int, float], Awaitable[None]] = padding_student,
 ) -> float:
-    """Every session at once (each ``one`` student); returns the wall time until the last (non-padding)
-    session finished. ``padding_limit`` 0: no session in the Padding lab."""
+    """Every session at once (each ``one`` student, and the ``lab`` student); returns the wall time until
+    the last (non-padding) session finished. ``padding_limit`` 0: no session in the Padding lab."""
     others_done = asyncio.Event()
     started = time.perf_counter()
 
@@ -229,9 +230,7 @@ async def classroom(
         others_done.set()
         return time.perf_counter() - started
 
-    lab = (
-        [padding_student(url, len(steps), recorder, others_done, padding_limit, padding_pause)] if padding_limit else []
-    )
+    lab = [lab(url, len(steps), recorder, others_done, padding_limit, padding_pause)] if padding_limit else []
     wall, *_ = await asyncio.gather(everyone(), *lab)
     return wall
 

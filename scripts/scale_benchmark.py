@@ -36,11 +36,11 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -54,6 +54,8 @@ from components.reconnect import REOPENED_COOKIE  # noqa: E402
 from scripts.class_load import (  # noqa: E402
     DEFAULT_CAP,
     GIB,
+    PAD_QUERY,
+    PADDING_LAB,
     PAGE_QUERY,
     Observation,
     Options,
@@ -65,6 +67,7 @@ from scripts.class_load import (  # noqa: E402
     classroom,
     hosted_env,
     markdown,
+    padding_lines,
     percentile,
     plans,
     seconds_text,
@@ -73,7 +76,7 @@ from scripts.class_load import (  # noqa: E402
 )  # fmt: skip
 from scripts.serve import Cluster  # noqa: E402
 from scripts.server import free_port, model_loads  # noqa: E402
-from scripts.streamlit_client import Session, run_to_end  # noqa: E402
+from scripts.streamlit_client import Run, Session, run_to_end  # noqa: E402
 
 REPLICA_HEADER = "X-BertLens-Replica"
 RESTORE_ATTEMPTS = 3  # connections a student opens after losing one
@@ -222,31 +225,37 @@ def replica_of(session: Session) -> str | None:
     return session.websocket.response.headers.get(REPLICA_HEADER)
 
 
-async def restoring_student(url: str, number: int, steps: list[Step], room: Classroom) -> None:
-    """class_load's student (open a page; per step: move to its page, type its text), plus what the app does in
-    a browser when the connection drops: open the same URL (page and query string) again through the balancer,
-    with the cookie that puts the reopened view ahead of the queue (components/reconnect.py)."""
-    recorder = room.recorder
-    page, query, kind = steps[0].page, PAGE_QUERY.get(steps[0].page, ""), "open"
-    remaining = list(steps)
+Act = Callable[[Session, Run], Awaitable[Run | None] | None]  # the next action after a run (None: nothing left)
+
+
+async def reopening(
+    url: str, number: int, room: Classroom, page: str, query: str, act: Act, label: str | None = None,
+    shown_typed: Callable[[str], str | None] = lambda query: None,
+) -> None:  # fmt: skip
+    """Open ``page`` and, after each run, do what ``act`` says until it has nothing left; when the connection
+    drops, do what the app does in a browser: open the URL the tab showed (page and query string) again through
+    the balancer, with the cookie that puts the reopened view ahead of the queue (components/reconnect.py).
+    Runs are recorded under ``label`` (default: the page); ``shown_typed(query)`` is what a reopened view shows
+    as typed, for its check."""
+    recorder, kind, typed = room.recorder, "open", None
     outage: Outage | None = None
     for _ in range(1 + RESTORE_ATTEMPTS):
         try:
             cookie = f"{REOPENED_COOKIE}=1" if outage is not None else ""  # the watcher's reload asks for priority
             async with Session.connect(url, page, query, cookie) as session:
                 recorder.connected(number, session)
-                run = await recorder.run(number, session.page, kind, session.run(timeout=recorder.timeout))
+                first = session.run(timeout=recorder.timeout)
+                run = await recorder.run(number, label or session.page, kind, first, typed=typed)
                 if run is not None and outage is not None:
                     outage.restored_at, outage.replica_after = time.perf_counter(), replica_of(session)
-                while run is not None and remaining:
-                    run = await take_step(recorder, number, session, run, remaining[0])
-                    if run is not None:
-                        remaining.pop(0)
-                if not remaining:
-                    return
+                while run is not None and (step := act(session, run)) is not None:
+                    run = await step
+                if run is not None:
+                    return  # nothing left to do
                 if session.websocket.state is not State.CLOSED:
                     return  # a failed run or a timeout, not a lost connection: the session ends (as in class_load)
                 page, query, kind = session.page, session.query_string, "restored"  # the URL the browser shows
+                typed = shown_typed(query)
                 if outage is None or outage.restored_at is not None:
                     outage = Outage(number, time.perf_counter(), replica_of(session))
                     room.outages.append(outage)
@@ -255,9 +264,56 @@ async def restoring_student(url: str, number: int, steps: list[Step], room: Clas
             await asyncio.sleep(1.0)
 
 
-def kill_when(cluster: Cluster, room: Classroom, runs: int, stop: threading.Event) -> None:
-    """Once ``runs`` runs are recorded, SIGKILL the replica holding most sessions (HAProxy's current count)."""
-    while len(room.recorder.observations) < runs:
+async def restoring_student(url: str, number: int, steps: list[Step], room: Classroom) -> None:
+    """class_load's student (open a page; per step: move to its page, type its text), reopening its view."""
+    remaining = list(steps)
+
+    async def take_next(session: Session, run: Run) -> Run | None:
+        taken = await take_step(room.recorder, number, session, run, remaining[0])
+        if taken is not None:
+            remaining.pop(0)
+        return taken
+
+    def act(session: Session, run: Run) -> Awaitable[Run | None] | None:
+        return take_next(session, run) if remaining else None
+
+    await reopening(url, number, room, steps[0].page, PAGE_QUERY.get(steps[0].page, ""), act)
+
+
+async def restoring_padding_student(
+    url: str, number: int, room: Classroom, others_done: asyncio.Event, limit: int, pause: float
+) -> None:
+    """class_load's Padding-lab student (new lines until the others are done), reopening its view."""
+    rounds = iter(range(limit))
+
+    async def type_lines(session: Session, run: Run, round_number: int) -> Run | None:
+        if pause and round_number:
+            await asyncio.sleep(pause)
+        lines = padding_lines(round_number)
+        typed = session.run({run.widget("lines").id: lines}, timeout=room.recorder.timeout)
+        return await room.recorder.run(number, PADDING_LAB, "typed", typed, typed=lines)
+
+    def act(session: Session, run: Run) -> Awaitable[Run | None] | None:
+        round_number = None if others_done.is_set() else next(rounds, None)
+        return None if round_number is None else type_lines(session, run, round_number)
+
+    def shown_lines(query: str) -> str | None:  # the reopened URL's batch (None: the lab's default, unchecked)
+        return parse_qs(query).get("lines", [None])[0]
+
+    await reopening(url, number, room, "tokenizer", PAD_QUERY, act, PADDING_LAB, shown_lines)
+
+
+@dataclass(frozen=True)
+class Kill:
+    """Which replica to SIGKILL mid-burst, and when."""
+
+    after_runs: int  # once this many runs are recorded
+    of_session: int | None = None  # the replica serving this session; None: the one holding most sessions
+
+
+def kill_when(cluster: Cluster, room: Classroom, kill: Kill, stop: threading.Event) -> None:
+    """SIGKILL the replica ``kill`` names once its runs are recorded (most sessions: HAProxy's current count)."""
+    while len(room.recorder.observations) < kill.after_runs:
         if stop.wait(0.05):
             return
     current = {}
@@ -265,7 +321,11 @@ def kill_when(cluster: Cluster, room: Classroom, runs: int, stop: threading.Even
         fields = line.split(",")
         if len(fields) > 4 and fields[0] == "replicas" and fields[1] not in ("FRONTEND", "BACKEND"):
             current[fields[1]] = int(fields[4] or 0)  # scur
-    victim = max(cluster.members, key=lambda r: current.get(r.name, 0))
+    if kill.of_session is None:
+        victim = max(cluster.members, key=lambda r: current.get(r.name, 0))
+    else:
+        serving = replica_of(room.recorder.connections[kill.of_session][-1])
+        victim = next(r for r in cluster.members if r.name == serving)
     room.killed = (victim.name, time.perf_counter())
     os.kill(victim.process.pid, signal.SIGKILL)
 
@@ -276,7 +336,7 @@ def class_burst(
     room: Classroom,
     seconds: float,
     padding_limit: int,
-    kill_after_runs: int | None,
+    kill: Kill | None,
 ) -> tuple[float, bool]:
     """The class in a worker thread; this thread replaces a dead replica as serve.py does. (wall, in time)."""
 
@@ -284,12 +344,16 @@ def class_burst(
         async def one(url: str, number: int, steps: list[Step], recorder: Recorder) -> None:
             await restoring_student(url, number, steps, room)
 
-        return await asyncio.wait_for(classroom(cluster.url, steps, room.recorder, padding_limit, one=one), seconds)
+        async def lab(url: str, number: int, recorder: Recorder, done: asyncio.Event, limit: int, pause: float) -> None:
+            await restoring_padding_student(url, number, room, done, limit, pause)
+
+        class_ = classroom(cluster.url, steps, room.recorder, padding_limit, one=one, lab=lab)
+        return await asyncio.wait_for(class_, seconds)
 
     stop = threading.Event()
     killer = None
-    if kill_after_runs is not None:
-        killer = threading.Thread(target=kill_when, args=(cluster, room, kill_after_runs, stop), daemon=True)
+    if kill is not None:
+        killer = threading.Thread(target=kill_when, args=(cluster, room, kill, stop), daemon=True)
         killer.start()
     started = time.perf_counter()
     with ThreadPoolExecutor(1) as pool:
@@ -315,6 +379,7 @@ class ClassResult:
     affected: int = 0
     restored: int = 0
     restore_seconds: list[float] = field(default_factory=list)  # kill -> the reopened view drawn, per session
+    restored_sessions: list[int] = field(default_factory=list)  # their numbers (the Padding lab's: sessions)
     other_errors: int = 0  # failed runs of the sessions that did not start on the killed replica (nor connect at all)
 
 
@@ -339,7 +404,7 @@ def run_class(
     workdir: Path,
     env: dict[str, str],
     ref: Reference,
-    kill_after_runs: int | None = None,
+    kill: Kill | None = None,
 ) -> ClassResult:
     """The class through HAProxy in front of ``replicas`` replicas; optionally one replica killed mid-burst."""
     import torch
@@ -349,7 +414,7 @@ def run_class(
     room = Classroom(Recorder(options.run_timeout))
     with Cluster(replicas, free_port(), workdir, "127.0.0.1", {**env, **hosted_env(model, options)}) as cluster:
         wall, in_time = class_burst(cluster, steps, room, max(10.0, (deadline - time.monotonic()) * 0.75),
-                                    options.padding_limit, kill_after_runs)  # fmt: skip
+                                    options.padding_limit, kill)  # fmt: skip
         total_pss = cluster_memory(cluster).total_pss_gib
         loads = sum(len(model_loads(r.log)) for r in cluster.members)
     verdicts, inputs = check_all(room.recorder.observations, ref, deadline)
@@ -370,6 +435,7 @@ def run_class(
         result.killed = victim
         result.affected = len(room.outages)
         result.restored = sum(o.restored_at is not None for o in room.outages)
+        result.restored_sessions = sorted(o.session for o in room.outages if o.restored_at is not None)
         result.restore_seconds = sorted(o.restored_at - killed_at for o in room.outages if o.restored_at)
         result.other_errors = sum(
             o.error is not None for o in room.recorder.observations if first_replica.get(o.session) != victim
@@ -473,7 +539,7 @@ def main() -> None:
             if args.kill_replicas:
                 expected_runs = args.sessions * (1 + 2 * args.inputs)
                 results.append(run_class(model, args.kill_replicas, options, Path(tmp) / "class-kill", env, ref,
-                                         kill_after_runs=expected_runs // 4))  # fmt: skip
+                                         Kill(after_runs=expected_runs // 4)))  # fmt: skip
     print(
         f"\nMachine: {os.cpu_count()} cores; model {'random bert-base' if args.model is None else args.model}; "
         f"{args.sessions} sessions × {args.inputs} inputs; hosted caps (token cap {DEFAULT_CAP}).\n"

@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
 import websockets
@@ -63,8 +64,7 @@ class Run:
 
     def widget(self, key: str):
         """The widget (or keyed dataframe/chart) created with ``key=key``, or None."""
-        for element in self.elements:
-            body = getattr(element, element.WhichOneof("type"))
+        for body in map(element_body, self.elements):
             if key_of(getattr(body, "id", "")) == key:
                 return body
         return None
@@ -106,6 +106,7 @@ class Session:
         self.websocket, self.page, self.query_string = websocket, page, query_string
         self.page_hash = ""
         self.page_hashes: dict[str, str] = {}  # url path -> page script hash (from the navigation message)
+        self.bound: dict[str, str] = {}  # widget id -> the URL parameter it is bound to (bind="query-params")
 
     @classmethod
     @asynccontextmanager
@@ -130,6 +131,9 @@ class Session:
 
         ``timeout`` bounds the wait for each message from the server (``asyncio.TimeoutError``).
         """
+        for widget_id, value in (widgets or {}).items():
+            if isinstance(value, str) and widget_id in self.bound:  # a browser's frontend writes it to the URL
+                self.query_string = with_param(self.query_string, self.bound[widget_id], value)
         message = BackMsg()
         state = message.rerun_script
         state.query_string = self.query_string
@@ -158,6 +162,8 @@ class Session:
                     continue
                 if reply.script_finished != FINISHED:
                     raise RunFailed(f"{self.page}: {ForwardMsg.ScriptFinishedStatus.Name(reply.script_finished)}")
+                self.bound = {body.id: body.query_param_key for body in map(element_body, run.elements)
+                              if getattr(body, "query_param_key", "")}  # fmt: skip
                 return run
 
 
@@ -171,6 +177,17 @@ def set_widget_value(state, widget_id: str, value: WidgetValue) -> None:
         state.double_value = value
     else:
         state.string_value = value
+
+
+def with_param(query_string: str, key: str, value: str) -> str:
+    """``query_string`` with ``key`` set to ``value`` (as the frontend sets a URL-bound widget's parameter)."""
+    kept = [(k, v) for k, v in parse_qsl(query_string, keep_blank_values=True) if k != key]
+    return urlencode([*kept, (key, value)])
+
+
+def element_body(element):
+    """The element's own message (its ``text_area``, ``plotly_chart``, …)."""
+    return getattr(element, element.WhichOneof("type"))
 
 
 def drawn(elements, kind: str) -> list:

@@ -326,23 +326,24 @@ def test_sigterm_stops_everything(served):
 
 
 def test_class_through_the_balancer_survives_a_killed_replica(tiny_pretraining_dir, tmp_path):
-    """scripts/scale_benchmark.py, small: 6 students x 4 inputs through HAProxy on 2 replicas; the replica
-    holding most sessions is SIGKILLed once 15 runs are done and replaced. Nobody sits in the Padding lab:
-    its shared-tokenizer leak into other sessions is tests/test_class_load.py's subject, not failover's."""
+    """scripts/scale_benchmark.py, small: 6 students x 4 inputs and one in the Padding lab through HAProxy on
+    2 replicas; the replica serving the Padding lab is SIGKILLed once 15 runs are done, and replaced."""
     from scripts.class_load import DEFAULT_CAP, Options
-    from scripts.scale_benchmark import Reference, class_table, run_class
+    from scripts.scale_benchmark import Kill, Reference, class_table, run_class
 
     model = str(tiny_pretraining_dir)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "BERTLENS_MODEL": model}
     env.pop("BERTLENS_HOSTED", None)
-    result = run_class(model, 2, Options(sessions=6, inputs=4, max_seconds=100, padding_limit=0), tmp_path, env,
-                       Reference(model, DEFAULT_CAP), kill_after_runs=15)  # fmt: skip
+    sessions, lab = 6, 6  # the Padding-lab student's number comes after the others'
+    result = run_class(model, 2, Options(sessions=sessions, inputs=4, max_seconds=100, padding_limit=40), tmp_path,
+                       env, Reference(model, DEFAULT_CAP), Kill(after_runs=15, of_session=lab))  # fmt: skip
     print("\n" + class_table([result]))
     summary = result.summary
     assert summary.finished_in_time
     assert set(result.sessions_per_replica) == {"r1", "r2"}  # students were spread over both replicas
     assert result.killed in ("r1", "r2") and result.affected >= 1
     assert result.restored == result.affected  # every student of the dead replica got their view back
+    assert lab in result.restored_sessions  # the Padding lab too, its reopened batch checked like every run
     assert max(result.restore_seconds) <= 15
     assert result.other_errors == 0  # nobody else noticed
     assert summary.wrong == 0, summary.examples  # restored views included: every number checked
