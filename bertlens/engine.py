@@ -241,7 +241,7 @@ class Ticket:
 
 
 class Admission:
-    """At most ``max_passes`` passes at once (run by as many worker threads), the rest in FIFO order per tier."""
+    """At most ``max_passes`` passes at once (run by as many worker threads), the rest by tier, then by first request."""
 
     def __init__(self, max_passes: int = 1):
         self.max_passes = max_passes

@@ -202,13 +202,18 @@ async def padding_student(
         for round_number in range(limit):
             if run is None or others_done.is_set():
                 return
-            if pause and round_number:
-                await asyncio.sleep(pause)
-            lines = padding_lines(round_number)
-            box = run.widget("lines")
-            run = await recorder.run(
-                number, PADDING_LAB, "typed", session.run({box.id: lines}, timeout=recorder.timeout), typed=lines
-            )
+            run = await type_padding_batch(recorder, number, session, run, round_number, pause)
+
+
+async def type_padding_batch(
+    recorder: Recorder, number: int, session: Session, run: Run, round_number: int, pause: float
+) -> Run | None:
+    """Type the Padding lab's batch of ``round_number`` (after ``pause`` seconds, except the first)."""
+    if pause and round_number:
+        await asyncio.sleep(pause)
+    lines = padding_lines(round_number)
+    typed = session.run({run.widget("lines").id: lines}, timeout=recorder.timeout)
+    return await recorder.run(number, PADDING_LAB, "typed", typed, typed=lines)
 
 
 async def classroom(
@@ -230,8 +235,8 @@ async def classroom(
         others_done.set()
         return time.perf_counter() - started
 
-    lab = [lab(url, len(steps), recorder, others_done, padding_limit, padding_pause)] if padding_limit else []
-    wall, *_ = await asyncio.gather(everyone(), *lab)
+    in_lab = [lab(url, len(steps), recorder, others_done, padding_limit, padding_pause)] if padding_limit else []
+    wall, *_ = await asyncio.gather(everyone(), *in_lab)
     return wall
 
 

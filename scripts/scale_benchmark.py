@@ -67,12 +67,12 @@ from scripts.class_load import (  # noqa: E402
     classroom,
     hosted_env,
     markdown,
-    padding_lines,
     percentile,
     plans,
     seconds_text,
     summarise,
     take_step,
+    type_padding_batch,
 )  # fmt: skip
 from scripts.serve import Cluster  # noqa: E402
 from scripts.server import free_port, model_loads  # noqa: E402
@@ -286,16 +286,13 @@ async def restoring_padding_student(
     """class_load's Padding-lab student (new lines until the others are done), reopening its view."""
     rounds = iter(range(limit))
 
-    async def type_lines(session: Session, run: Run, round_number: int) -> Run | None:
-        if pause and round_number:
-            await asyncio.sleep(pause)
-        lines = padding_lines(round_number)
-        typed = session.run({run.widget("lines").id: lines}, timeout=room.recorder.timeout)
-        return await room.recorder.run(number, PADDING_LAB, "typed", typed, typed=lines)
-
     def act(session: Session, run: Run) -> Awaitable[Run | None] | None:
         round_number = None if others_done.is_set() else next(rounds, None)
-        return None if round_number is None else type_lines(session, run, round_number)
+        return (
+            None
+            if round_number is None
+            else type_padding_batch(room.recorder, number, session, run, round_number, pause)
+        )
 
     def shown_lines(query: str) -> str | None:  # the reopened URL's batch (None: the lab's default, unchecked)
         return parse_qs(query).get("lines", [None])[0]
