@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -296,6 +296,33 @@ class PaddedBatch:
         return out
 
 
+def padded_batches(
+    tokenizer: PreTrainedTokenizerBase, sentences: Sequence[str], max_length: int, truncation: bool
+) -> dict[PaddingStrategy, PaddedBatch]:
+    """The batch under every padding strategy, as ``tokenizer(sentences, padding=..., truncation=...,
+    max_length=...)`` gives it. The sentences are tokenized once (and once more untruncated, for their full
+    lengths); each strategy then pads those rows with the tokenizer's own ``pad`` (no second tokenization)."""
+    sentences = list(sentences)
+    full = tokenizer(sentences, truncation=False)["input_ids"] if sentences else []
+    rows = tokenizer(sentences, truncation=True, max_length=max_length)["input_ids"] if truncation and sentences else full
+    tokens = [tokens_of(tokenizer, row) for row in rows]
+    batches = {}
+    for strategy in STRATEGIES:
+        padding = {"longest": "longest", "max_length": "max_length", "none": False}[strategy]
+        enc = tokenizer.pad({"input_ids": rows}, padding=padding, max_length=max_length) if rows else {}
+        ids = [tuple(row) for row in enc.get("input_ids", [])]
+        batches[strategy] = PaddedBatch(
+            strategy=strategy,
+            sentences=tuple(sentences),
+            input_ids=tuple(ids),
+            attention_mask=tuple(tuple(row) for row in enc.get("attention_mask", [])),
+            # padding only appends [PAD] (BERT pads on the right)
+            tokens=tuple((*t, *[tokenizer.pad_token] * (len(row) - len(t))) for t, row in zip(tokens, ids)),
+            full_lengths=tuple(len(row) for row in full),
+        )
+    return batches
+
+
 def pad_batch(
     tokenizer: PreTrainedTokenizerBase,
     sentences: Sequence[str],
@@ -304,28 +331,13 @@ def pad_batch(
     truncation: bool,
 ) -> PaddedBatch:
     """Encode the sentences as one batch, as ``tokenizer(..., padding=..., truncation=...)`` does."""
-    padding = {"longest": "longest", "max_length": "max_length", "none": False}[strategy]
-    sentences = list(sentences)
-    full = tokenizer(sentences, truncation=False)["input_ids"] if sentences else []
-    enc = tokenizer(sentences, padding=padding, truncation=truncation, max_length=max_length) if sentences else {}
-    ids = enc.get("input_ids", [])
-    return PaddedBatch(
-        strategy=strategy,
-        sentences=tuple(sentences),
-        input_ids=tuple(tuple(row) for row in ids),
-        attention_mask=tuple(tuple(row) for row in enc.get("attention_mask", [])),
-        tokens=tuple(tuple(tokens_of(tokenizer, row)) for row in ids),
-        full_lengths=tuple(len(row) for row in full),
-    )
+    return padded_batches(tokenizer, sentences, max_length, truncation)[strategy]
 
 
-def padding_comparison(
-    tokenizer: PreTrainedTokenizerBase, sentences: Sequence[str], max_length: int, truncation: bool
-) -> pd.DataFrame:
-    """Each strategy side by side: batch shape, real and padding tokens, share of padding."""
+def padding_comparison(batches: Mapping[PaddingStrategy, PaddedBatch], max_length: int) -> pd.DataFrame:
+    """Each strategy's batch (``padded_batches``) side by side: shape, real and padding tokens, share of padding."""
     rows = []
-    for strategy in STRATEGIES:
-        batch = pad_batch(tokenizer, sentences, strategy, max_length, truncation)
+    for strategy, batch in batches.items():
         shape = f"{len(batch.input_ids)} × {batch.width}" if batch.rectangular else "ragged (no tensor possible)"
         label = f"max_length={max_length}" if strategy == "max_length" else strategy
         rows.append(

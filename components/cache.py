@@ -46,6 +46,7 @@ from bertlens.tokenization import (
     look_up,
     mask_effect,
     pad_batch,
+    padded_batches,
     padding_comparison,
     round_trip,
     spaced_words,
@@ -141,9 +142,8 @@ def word_lookup(q: Query, word: str) -> tuple[WordLookup, pd.DataFrame]:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def padding_lab(q: Query, lines: tuple[str, ...], strategy: PaddingStrategy, max_length: int, truncation: bool):
-    tokenizer = cached_bundle(q.model).tokenizer
-    batch = pad_batch(tokenizer, lines, strategy, max_length, truncation)
-    return batch, padding_comparison(tokenizer, lines, max_length, truncation)
+    batches = padded_batches(cached_bundle(q.model).tokenizer, lines, max_length, truncation)
+    return batches[strategy], padding_comparison(batches, max_length)
 
 
 @st.cache_data(max_entries=16, show_spinner="Running the batch with and without the mask…")

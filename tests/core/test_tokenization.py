@@ -12,6 +12,7 @@ from bertlens.tokenization import (
     look_up,
     mask_effect,
     pad_batch,
+    padded_batches,
     padding_comparison,
     round_trip,
     spaced_words,
@@ -154,7 +155,8 @@ def test_case_variants_uncased_vs_cased(bundled, cased_tokenizer):
 
 
 def test_seed_003_padding_percentages(bundled):
-    comparison = padding_comparison(bundled.tokenizer, SEED_BATCH, 64, truncation=True).set_index("strategy")
+    comparison = padding_comparison(padded_batches(bundled.tokenizer, SEED_BATCH, 64, truncation=True), 64)
+    comparison = comparison.set_index("strategy")
     assert comparison.loc["longest", "shape"] == "4 × 20"
     assert comparison.loc["longest", "padding %"] == 48.75
     assert comparison.loc["max_length=64", "shape"] == "4 × 64"
@@ -178,6 +180,22 @@ def test_truncation(bundled):
     assert cut.full_lengths == (4, 12, 5, 20)
     uncut = pad_batch(bundled.tokenizer, SEED_BATCH, "max_length", 8, truncation=False)
     assert [len(row) for row in uncut.input_ids] == [8, 12, 8, 20] and not uncut.rectangular
+
+
+@pytest.mark.parametrize("max_length", [2, 8, 64])
+@pytest.mark.parametrize("truncation", [True, False])
+def test_every_strategy_is_what_one_tokenizer_call_gives(bundled, max_length, truncation):
+    """The lab tokenizes once and pads with ``tokenizer.pad``: each strategy's batch equals the direct call."""
+    sentences = [*SEED_BATCH, "Émoji 🙂 and <b>HTML</b>", "a " * 70]
+    tokenizer = bundled.tokenizer
+    for strategy, batch in padded_batches(tokenizer, sentences, max_length, truncation).items():
+        padding = {"longest": "longest", "max_length": "max_length", "none": False}[strategy]
+        direct = tokenizer(sentences, padding=padding, truncation=truncation, max_length=max_length)
+        assert [list(row) for row in batch.input_ids] == direct["input_ids"], strategy
+        assert [list(row) for row in batch.attention_mask] == direct["attention_mask"], strategy
+        assert [list(row) for row in batch.tokens] == [tokenizer.convert_ids_to_tokens(r) for r in direct["input_ids"]]
+        assert batch.full_lengths == tuple(len(r) for r in tokenizer(sentences)["input_ids"])
+    assert padded_batches(tokenizer, [], 8, True)["longest"].input_ids == ()
 
 
 def test_batch_lines():
