@@ -304,7 +304,9 @@ def padded_batches(
     lengths); each strategy then pads those rows with the tokenizer's own ``pad`` (no second tokenization)."""
     sentences = list(sentences)
     full = tokenizer(sentences, truncation=False)["input_ids"] if sentences else []
-    rows = tokenizer(sentences, truncation=True, max_length=max_length)["input_ids"] if truncation and sentences else full
+    rows = (
+        tokenizer(sentences, truncation=True, max_length=max_length)["input_ids"] if truncation and sentences else full
+    )
     tokens = [tokens_of(tokenizer, row) for row in rows]
     batches = {}
     for strategy in STRATEGIES:
