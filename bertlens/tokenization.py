@@ -310,7 +310,7 @@ def padded_batches(
     tokens = [tokens_of(tokenizer, row) for row in rows]
     batches = {}
     for strategy in STRATEGIES:
-        padding = {"longest": "longest", "max_length": "max_length", "none": False}[strategy]
+        padding: str | bool = False if strategy == "none" else strategy  # the tokenizer's own names otherwise
         enc = tokenizer.pad({"input_ids": rows}, padding=padding, max_length=max_length) if rows else {}
         ids = [tuple(row) for row in enc.get("input_ids", [])]
         batches[strategy] = PaddedBatch(
