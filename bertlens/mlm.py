@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from bertlens.analysis import Analysis, ids_of, text_of, tokens_of
+from bertlens.wording import plural
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -139,6 +141,56 @@ def check_true_word(
     )
 
 
+def true_words(typed: str, masks: int, at_mask: int) -> tuple[dict[int, str], str | None]:
+    """The true word of each mask (from 1) as typed in the one field: a single word is the true word of mask
+    ``at_mask``; several, separated by commas, are one per mask in order ("quick, jumps, lazy"; a blank entry
+    skips a mask). Returns the words and a message when the count does not fit the masks."""
+    parts = [part.strip() for part in typed.split(",")]
+    if len(parts) == 1:
+        return ({at_mask: parts[0]} if parts[0] else {}), None
+    if len(parts) != masks:
+        return {}, (
+            f"{plural(len(parts), 'word')} for {plural(masks, 'mask')}: type one word per mask, separated by commas "
+            "(leave an entry blank to skip its mask), or a single word for the mask chosen under At mask."
+        )
+    return {number: word for number, word in enumerate(parts, start=1) if word}, None
+
+
+def mask_overview(
+    guesses: Sequence[MaskGuesses], words: Mapping[int, str], checks: Mapping[int, TrueWordCheck | str]
+) -> pd.DataFrame:
+    """One row per mask: BERT's top guess and its probability; where a true word was given (``words``, checked
+    in ``checks``: the check, or why the word cannot be scored), its probability and rank and whether the
+    top guess is it (seed 003's exercise 4)."""
+    rows = []
+    for g in guesses:
+        row: dict[str, object] = {
+            "mask": g.mask_number,
+            "token position": g.position,
+            "top guess": g.tokens[0],
+            "P(top guess)": g.probabilities[0],
+        }
+        if words:
+            check = checks.get(g.mask_number)
+            scored = check if isinstance(check, TrueWordCheck) else None
+            row |= {
+                "true word": words.get(g.mask_number, ""),
+                "P(true word)": scored.probability if scored else None,
+                "rank of the true word": scored.rank if scored else None,
+                "top guess is the true word": ("yes ✓" if scored.rank == 1 else "no") if scored else (check or ""),
+            }
+        rows.append(row)
+    overview = pd.DataFrame(rows)
+    if words:  # whole ranks, blank where no word was scored
+        overview["rank of the true word"] = overview["rank of the true word"].astype("Int64")
+    return overview
+
+
+def average_top_confidence(guesses: Sequence[MaskGuesses]) -> float:
+    """The mean probability of the top guess over the masks."""
+    return float(np.mean([g.probabilities[0] for g in guesses]))
+
+
 @dataclass(frozen=True)
 class WordSpan:
     word: str
@@ -167,6 +219,21 @@ def word_spans(text: str, mask_token: str = "[MASK]") -> list[WordSpan]:
 
 def mask_span(text: str, span: WordSpan, mask_token: str = "[MASK]") -> str:
     return text[: span.start] + mask_token + text[span.end :]
+
+
+def mask_spans(text: str, spans: Sequence[WordSpan], mask_token: str = "[MASK]") -> tuple[str, str]:
+    """``text`` with every span masked, and the true-word field that goes with it: one entry per mask of the
+    result, in order, blank for a mask that was there before (just the word when the result has one mask)."""
+    pieces: list[str] = []
+    hidden: list[str] = []
+    end = 0
+    for span in sorted(spans, key=lambda s: s.start):
+        before = text[end : span.start]
+        pieces += [before, mask_token]
+        hidden += [""] * before.count(mask_token) + [span.word]
+        end = span.end
+    hidden += [""] * text[end:].count(mask_token)
+    return "".join(pieces) + text[end:], ", ".join(hidden) if len(hidden) > 1 else "".join(hidden)
 
 
 def mask_notices(text: str, analysis: Analysis, mask_token: str = "[MASK]") -> list[str]:

@@ -25,6 +25,7 @@ FILL_MASK_TABS = ("Guesses", "Layer by layer", "Compare two sentences")
 NSP_TABS = ("Verdict", "Ranking", "Evaluation")
 BAR = "#4c78a8"
 PROBABILITY = st.column_config.NumberColumn(format="%.4g")
+PROBABILITY_COLUMNS = ("P(top guess)", "P(true word)")
 
 
 # ---- cached derived results (keyed by primitives) ----
@@ -122,6 +123,28 @@ def confusion_figure(confusion: pd.DataFrame) -> go.Figure:
 # ---- fill-mask views ----
 
 
+def guesses_section(query: cache.Query, guesses: list[mlm.MaskGuesses], words: dict[int, str]) -> None:
+    """Each mask's guesses; with several masks, how they were predicted and every mask at a glance."""
+    if len(guesses) > 1:
+        st.caption(
+            f"{len(guesses)} masks, predicted **independently, in one pass**: each mask gets its own softmax, "
+            "from the sentence with every mask still hidden, never another mask's guess."
+        )
+    mask_columns(guesses)
+    if len(guesses) > 1:
+        mask_overview_section(query, guesses, words)
+
+
+def true_word_section(query: cache.Query, word: str, mask_number: int, vocab_size: int) -> None:
+    st.header("True-word check")  # h2 under the page title: no skipped heading level
+    st.caption(
+        f"The word mask {mask_number} hides (typed above): how probable did BERT find it, at which rank, "
+        "and what loss does that give?"
+    )
+    if word.strip():
+        true_word_view(cache.true_word(query, word, mask_number), vocab_size)
+
+
 def mask_columns(guesses: list[mlm.MaskGuesses]) -> None:
     """Each mask's guesses (table and bar chart), side by side, wrapping every MASKS_PER_ROW."""
     per_row = min(len(guesses), MASKS_PER_ROW)
@@ -136,17 +159,50 @@ def mask_columns(guesses: list[mlm.MaskGuesses]) -> None:
                 table(g.table(), name, key=f"table-{name}", column_config={"probability": PROBABILITY})
 
 
+def _mask_words(masked: str, hidden: str) -> None:
+    set_shared_text(masked)
+    st.session_state["true_word"] = hidden  # the masked words become the true words to check
+
+
 def mask_word_helper(text: str) -> None:
-    """Pick a word of the sentence and replace it with [MASK] (seed 000's ``word_to_mask``)."""
+    """Pick words of the sentence and replace them with [MASK] (seed 000's ``word_to_mask``, seed 003's
+    exercise 4); the words picked become the true words of the check."""
     spans = mlm.word_spans(text)
     if not spans:
         st.caption("There is no word here to mask.")
         return
-    chosen = st.selectbox("Word to mask", range(len(spans)), format_func=lambda i: spans[i].label, key="word_to_mask")
-    masked = mlm.mask_span(text, spans[chosen])
+    chosen = st.multiselect(
+        "Words to mask",
+        range(len(spans)),
+        format_func=lambda i: spans[i].label,
+        default=[0],  # one click masks the first word, as before (its guesses are warmed at start)
+        key="words_to_mask",
+        placeholder="Pick one word, or several",
+    )
+    if not chosen:
+        return
+    masked, hidden = mlm.mask_spans(text, [spans[i] for i in chosen])
     st.caption("The sentence will become:")
     st.text(masked)
-    st.button("Mask this word", on_click=set_shared_text, args=(masked,), key="mask_word")
+    label = "Mask this word" if len(chosen) == 1 else f"Mask these {len(chosen)} words"
+    st.button(label, on_click=_mask_words, args=(masked, hidden), key="mask_word")
+
+
+def mask_overview_section(query: cache.Query, guesses: list[mlm.MaskGuesses], words: dict[int, str]) -> None:
+    """Every mask at a glance: the top guesses, their average confidence, and the true words' checks."""
+    st.header("Every mask at a glance")  # h2 under the page title
+    checks = {number: cache.true_word(query, word, number) for number, word in words.items()}
+    average = mlm.average_top_confidence(guesses)
+    st.metric("Average confidence of the top guesses", f"{average:.2%}")
+    if not words:
+        st.caption("Type the hidden words above, one per mask separated by commas, to see which BERT got right.")
+    overview = mlm.mask_overview(guesses, words, checks)
+    table(
+        overview,
+        "fill-mask-overview",
+        key="mask_overview",
+        column_config=dict.fromkeys(PROBABILITY_COLUMNS, PROBABILITY),
+    )
 
 
 def true_word_view(check: mlm.TrueWordCheck | str, vocab_size: int) -> None:

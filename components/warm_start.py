@@ -60,7 +60,7 @@ def preset_requests(model_name: str) -> list[Callable[[], object]]:
     ]
     requests += [partial(cache.analysis, query(model_name, p.text, p.text_b)) for p in ATTENTION_PRESETS]
     if caps.has_mlm_head:
-        masked = mask_span(DEFAULT_TEXT, word_spans(DEFAULT_TEXT)[0])  # the "Mask this word" default
+        masked = mask_span(DEFAULT_TEXT, word_spans(DEFAULT_TEXT)[0])  # the mask helper's default word
         examples = [masked, *(p.text for p in ATTENTION_PRESETS if "[MASK]" in p.text and not p.text_b)]
         requests += [partial(cache.mask_guesses, query(model_name, text), DEFAULT_K) for text in examples]
     if caps.has_nsp_head and caps.has_pooler:

@@ -3,6 +3,7 @@ layer, and two sentences compared."""
 
 import streamlit as st
 
+from bertlens import mlm
 from bertlens.mlm import MAX_K, mask_notices, missing_mask_message
 from components import cache, compare_views
 from components import prediction_views as views
@@ -42,8 +43,8 @@ k = bound_int_slider("Top-k guesses per mask", "k", 1, MAX_K, default=10)
 guesses = cache.mask_guesses(query, k)
 word_column, mask_column = st.columns([3, 1])
 with word_column:
-    word = st.text_input(
-        "Original word (for the true-word check and its rank in every layer)",
+    typed = st.text_input(
+        "Original word — or one per mask, separated by commas (for the true-word checks)",
         key="true_word",
         bind="query-params",
         placeholder="e.g. paris",
@@ -54,22 +55,16 @@ if len(guesses) > 1:
     keep_in_range("at_mask", 1, len(guesses))
     with mask_column:
         mask_number = st.selectbox("At mask", range(1, len(guesses) + 1), key="at_mask", bind="query-params")
+words, problem = mlm.true_words(typed, len(guesses), mask_number)
+if problem:
+    st.warning(problem)
+word = words.get(mask_number, "")
 
 guesses_tab, layers_tab, compare_tab = lazy_tabs(views.FILL_MASK_TABS, "fill_tab")
 if guesses_tab.open:
     with guesses_tab:
-        if len(guesses) > 1:
-            st.caption(
-                f"{len(guesses)} masks, predicted **independently, in one pass**: each mask gets its own softmax, "
-                "from the sentence with every mask still hidden, never another mask's guess."
-            )
-        views.mask_columns(guesses)
-        st.header("True-word check")  # h2 under the page title: no skipped heading level
-        st.caption(
-            "Type the word the mask hides (above): how probable did BERT find it, at which rank, and what loss does that give?"
-        )
-        if word.strip():
-            views.true_word_view(cache.true_word(query, word, mask_number), bundle.capabilities.vocab_size)
+        views.guesses_section(query, guesses, words)
+        views.true_word_section(query, word, mask_number, bundle.capabilities.vocab_size)
 if layers_tab.open:
     with layers_tab:
         views.layer_guesses_view(cache.guesses_by_layer(query, k, mask_number, word))

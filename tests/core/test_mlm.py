@@ -157,3 +157,58 @@ def test_masks_beyond_the_cut_are_reported(tiny_bundle):
     assert "1 of 2 [MASK] tokens lie beyond the 512-token cut" in note
     beyond_only = "word " * 600 + "[MASK]"
     assert "1 of 1 [MASK] tokens" in mlm.mask_notices(beyond_only, analyze(tiny_bundle, beyond_only))[0]
+
+
+def test_several_words_masked_at_once_give_their_true_words():
+    text = "The quick brown fox jumps over the lazy dog"  # seed 003's exercise 4
+    spans = {span.word: span for span in mlm.word_spans(text)}
+    masked, hidden = mlm.mask_spans(text, [spans["lazy"], spans["quick"], spans["jumps"]])
+    assert masked == THREE_MASKS.rstrip(".") and hidden == "quick, jumps, lazy"
+    # a mask already there gets a blank entry, so the words still line up with the masks
+    masked, hidden = mlm.mask_spans("The [MASK] sat on the mat.", [mlm.word_spans("The [MASK] sat on the mat.")[-1]])
+    assert masked == "The [MASK] sat on the [MASK]." and hidden == ", mat"
+    assert mlm.mask_spans("A cat.", [mlm.word_spans("A cat.")[1]]) == ("A [MASK].", "cat")
+
+
+@pytest.mark.parametrize(
+    "typed, expected, problem",
+    [
+        ("paris", {2: "paris"}, None),  # one word: the mask chosen under At mask
+        ("", {}, None),
+        ("quick, jumps, lazy", {1: "quick", 2: "jumps", 3: "lazy"}, None),
+        (" , jumps,", {2: "jumps"}, None),  # a blank entry skips its mask
+        ("quick, jumps", {}, "2 words for 3 masks"),
+    ],
+)
+def test_true_words_typed_in_one_field(typed, expected, problem):
+    words, message = mlm.true_words(typed, masks=3, at_mask=2)
+    assert words == expected
+    assert message is None if problem is None else problem in message
+
+
+def test_every_mask_at_a_glance_equals_the_pipeline_and_the_checks(tiny_bundle, masked_lm):
+    tokenizer = tiny_bundle.tokenizer
+    analysis = analyze(tiny_bundle, THREE_MASKS)
+    guesses = mlm.top_k_guesses(analysis, tokenizer, 3)
+    reference = reference_fill_mask(masked_lm, tokenizer, THREE_MASKS, 3)
+    top = reference[1][0]["token_str"]  # mask 2's top guess: checked as the true word, it is rank 1
+    words = {1: "quick", 2: top, 3: "😀"}
+    checks = {n: mlm.check_true_word(analysis, tokenizer, w, n) for n, w in words.items() if w != "😀"}
+    checks[3] = mlm.true_word_problem(tokenizer, "😀") or ""
+    overview = mlm.mask_overview(guesses, words, checks).set_index("mask")
+    assert overview["top guess"].tolist() == [r[0]["token_str"] for r in reference]
+    np.testing.assert_allclose(overview["P(top guess)"], [r[0]["score"] for r in reference], rtol=1e-5)
+    assert overview.loc[2, "top guess is the true word"] == "yes ✓" and overview.loc[2, "rank of the true word"] == 1
+    quick = tokenizer.convert_tokens_to_ids("quick")
+    assert overview.loc[1, "P(true word)"] == pytest.approx(
+        next(
+            (
+                r["score"]
+                for r in reference_fill_mask(masked_lm, tokenizer, THREE_MASKS, 30522)[0]
+                if r["token"] == quick
+            )
+        )
+    )
+    assert "unknown to this vocabulary" in overview.loc[3, "top guess is the true word"]
+    assert mlm.average_top_confidence(guesses) == pytest.approx(np.mean([r[0]["score"] for r in reference]), rel=1e-5)
+    assert "true word" not in mlm.mask_overview(guesses, {}, {}).columns

@@ -19,7 +19,8 @@ def shown(at) -> str:
 
 
 def guess_tables(at):
-    return tables(at)
+    """Each mask's guess table (not the overview of several masks)."""
+    return [t for t in tables(at) if "rank" in t.columns]
 
 
 def assert_tables_equal_pipeline(at, reference):
@@ -85,10 +86,35 @@ def test_malformed_k_gets_a_message_and_the_default(open_page, tiny_pretraining_
 def test_no_mask_offers_the_word_to_mask_helper(open_page, tiny_pretraining_dir):
     at = open_page(PAGE, tiny_pretraining_dir, text="The cat chased the mouse.")
     assert not at.exception and "A [MASK] is needed" in shown(at) and not tables(at)
-    at.selectbox(key="word_to_mask").select(1).run()  # "cat", as in seed 000
+    at.multiselect(key="words_to_mask").unselect(0).select(1).run()  # "cat", as in seed 000
     at.button(key="mask_word").click().run()
     assert at.text_input(key="text").value == "The [MASK] chased the mouse."
-    assert not at.exception and len(tables(at)) == 1
+    assert at.text_input(key="true_word").value == "cat"  # the masked word is the one to check
+    assert not at.exception and len(tables(at)) == 1 and at.metric
+
+
+def test_seed_003_exercise_4_several_masks_at_a_glance(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
+    """Mask quick, jumps and lazy at once: every mask's top guess, the average confidence, the true words."""
+    at = open_page(PAGE, tiny_pretraining_dir, text="The quick brown fox jumps over the lazy dog", k="3")
+    picker = at.multiselect(key="words_to_mask").unselect(0)  # the first word is picked by default
+    for index in (1, 4, 7):  # quick, jumps, lazy
+        picker.select(index)
+    at.run()
+    at.button(key="mask_word").click().run()
+    masked = "The [MASK] brown fox [MASK] over the [MASK] dog"
+    assert not at.exception and at.text_input(key="text").value == masked
+    assert at.text_input(key="true_word").value == "quick, jumps, lazy"
+    reference = reference_fill_mask(masked_lm, tiny_bundle.tokenizer, masked, 3)
+    overview = next(t for t in tables(at) if "top guess" in t.columns)
+    assert overview["top guess"].tolist() == [r[0]["token_str"] for r in reference]
+    np.testing.assert_allclose(overview["P(top guess)"], [r[0]["score"] for r in reference], rtol=1e-3)
+    assert overview["true word"].tolist() == ["quick", "jumps", "lazy"]
+    right = ["yes ✓" if r[0]["token_str"] == w else "no" for r, w in zip(reference, ["quick", "jumps", "lazy"])]
+    assert overview["top guess is the true word"].tolist() == right
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Average confidence of the top guesses"] == f"{np.mean([r[0]['score'] for r in reference]):.2%}"
+    at.text_input(key="true_word").set_value("quick, jumps").run()  # two words for three masks
+    assert any("2 words for 3 masks" in w.value for w in at.warning) and not at.exception
 
 
 @pytest.mark.parametrize(
