@@ -200,14 +200,9 @@ def test_every_mask_at_a_glance_equals_the_pipeline_and_the_checks(tiny_bundle, 
     np.testing.assert_allclose(overview["P(top guess)"], [r[0]["score"] for r in reference], rtol=1e-5)
     assert overview.loc[2, "top guess is the true word"] == "yes ✓" and overview.loc[2, "rank of the true word"] == 1
     quick = tokenizer.convert_tokens_to_ids("quick")
+    every_guess = reference_fill_mask(masked_lm, tokenizer, THREE_MASKS, tokenizer.vocab_size)[0]
     assert overview.loc[1, "P(true word)"] == pytest.approx(
-        next(
-            (
-                r["score"]
-                for r in reference_fill_mask(masked_lm, tokenizer, THREE_MASKS, 30522)[0]
-                if r["token"] == quick
-            )
-        )
+        next(r["score"] for r in every_guess if r["token"] == quick)
     )
     assert "unknown to this vocabulary" in overview.loc[3, "top guess is the true word"]
     assert mlm.average_top_confidence(guesses) == pytest.approx(np.mean([r[0]["score"] for r in reference]), rel=1e-5)
