@@ -66,7 +66,7 @@ SCHEMA: tuple[Param, ...] = (
     # Fill-mask
     Param("fill_tab", "fill_mask", str, "open tab", "Layer by layer"),
     Param("k", "fill_mask", int, "top-k guesses per mask", "5"),
-    Param("true_word", "fill_mask", str, "the word the mask hides", "paris"),
+    Param("true_word", "fill_mask", str, "the word the mask hides, or one per mask (comma-separated)", "paris"),
     Param("at_mask", "fill_mask", int, "which mask (from 1) the checks follow", "1"),
     Param("fill_compare", "fill_mask", str, "second sentence to compare", "The capital of Italy is [MASK]."),
     # Next sentence
