@@ -6,7 +6,9 @@ selected (encoder layer, head, mean, raw or rollout) and names it in titles.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import plotly.graph_objects as go
@@ -27,6 +29,7 @@ from bertlens.attention import (
     thumbnail_size,
     token_labels,
 )
+from components.palette import line_style, rgba
 
 COLORS = "Blues"
 ACCENT = "#d62728"
@@ -34,6 +37,8 @@ ACCENT = "#d62728"
 FOCUS_KINDS = (("other token", "#1f77b4", ""), ("the token looking", "#555555", "."), ("a target", ACCENT, "x"))
 MAX_HEAD_VIEW_SEGMENTS = 1500  # lines drawn in the head view when no token is focused
 MIN_LINE_WEIGHT = 0.02
+LINE_BLUE = "#1f77b4"  # the head view's lines when one head (or the mean, or rollout) is drawn
+FocusSide = Literal["query", "key"]  # a focused token's lines: what it attends to, or who attends to it
 
 
 @dataclass(frozen=True)
@@ -99,51 +104,72 @@ def matrix_figure(matrix: np.ndarray, encoding: Encoding, title: str) -> go.Figu
     return fig
 
 
-def lines_per_row(n: int) -> int:
-    """How many lines each token gets in the head view when no token is focused."""
-    return max(1, min(n, MAX_HEAD_VIEW_SEGMENTS // n))
+def lines_per_row(n: int, heads: int = 1) -> int:
+    """How many lines each token gets per head in the head view when no token is focused."""
+    return max(1, min(n, MAX_HEAD_VIEW_SEGMENTS // (n * heads)))
 
 
-def _line_segments(matrix: np.ndarray, focus: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(queries, keys, weights) of the lines: every line of ``focus``, else each row's strongest
-    ``lines_per_row`` of at least MIN_LINE_WEIGHT."""
+def _line_segments(
+    matrix: np.ndarray, focus: int | None, side: FocusSide = "query", per_row: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(queries, keys, weights) of the lines: every line of ``focus`` (as the query: what it attends to; as
+    the key: who attends to it), else each row's strongest ``per_row`` of at least MIN_LINE_WEIGHT."""
     n = matrix.shape[0]
+    if focus is not None and side == "key":
+        queries = np.flatnonzero(matrix[:, focus] > 0)
+        return queries, np.full(queries.shape, focus), matrix[queries, focus]
     if focus is not None:
         keys = np.flatnonzero(matrix[focus] > 0)
         return np.full(keys.shape, focus), keys, matrix[focus, keys]
-    keys = np.argsort(-matrix, axis=1, kind="stable")[:, : lines_per_row(n)]
+    keys = np.argsort(-matrix, axis=1, kind="stable")[:, : per_row or lines_per_row(n)]
     weights = np.take_along_axis(matrix, keys, axis=1)
     queries = np.broadcast_to(np.arange(n)[:, None], keys.shape)
     strong = weights >= MIN_LINE_WEIGHT
     return queries[strong], keys[strong], weights[strong]
 
 
-def head_view_figure(matrix: np.ndarray, encoding: Encoding, focus: int | None, title: str) -> go.Figure:
-    """bertviz's head view: each token (left) linked to the tokens it attends to (right)."""
+def head_view_figure(
+    heads: np.ndarray | Sequence[tuple[str, np.ndarray]],
+    encoding: Encoding,
+    focus: int | None,
+    title: str,
+    side: FocusSide = "query",
+) -> go.Figure:
+    """bertviz's head view: each token (left) linked to the tokens it attends to (right), darker and thicker
+    the stronger. ``heads``: one matrix, or (name, matrix) pairs drawn together, each head in its own colour
+    and dash and named in the legend. A focused token shows all its lines, as the query or as the key."""
+    drawn = [("", heads)] if isinstance(heads, np.ndarray) else list(heads)
+    together = len(drawn) > 1
     labels = token_labels(encoding)
     n = len(labels)
     fig = go.Figure()
     levels = (0.0, 0.1, 0.25, 0.5, 0.75)  # weight bands: one trace each, darker and thicker
-    queries, keys, weights = _line_segments(matrix, focus)
-    for band, low in enumerate(levels):
-        high = levels[band + 1] if band + 1 < len(levels) else 1.01
-        xs, ys = [], []
-        for q, k in zip(*(a[(weights >= low) & (weights < high)].tolist() for a in (queries, keys))):
-            xs += [0, 1, None]
-            ys += [q, k, None]
-        if xs:
-            fig.add_trace(
-                go.Scatter(
-                    x=xs,
-                    y=ys,
-                    mode="lines",
-                    line=dict(width=1 + 1.5 * band, color=f"rgba(31,119,180,{0.2 + 0.2 * band:.1f})"),
-                    hoverinfo="skip",
-                    showlegend=False,
+    for number, (name, matrix) in enumerate(drawn):
+        colour, dash = line_style(number) if together else (LINE_BLUE, "solid")
+        queries, keys, weights = _line_segments(matrix, focus, side, lines_per_row(n, len(drawn)))
+        named = False
+        for band, low in enumerate(levels):
+            high = levels[band + 1] if band + 1 < len(levels) else 1.01
+            xs, ys = [], []
+            for q, k in zip(*(a[(weights >= low) & (weights < high)].tolist() for a in (queries, keys))):
+                xs += [0, 1, None]
+                ys += [q, k, None]
+            if xs:
+                fig.add_trace(
+                    go.Scatter(
+                        x=xs,
+                        y=ys,
+                        mode="lines",
+                        line=dict(width=1 + 1.5 * band, color=rgba(colour, 0.2 + 0.2 * band), dash=dash),
+                        hoverinfo="skip",
+                        name=name,
+                        legendgroup=name,
+                        showlegend=together and not named,
+                    )
                 )
-            )
+                named = True
     tokens = list(encoding.tokens)
-    for side, x, position in (("query", 0, "middle left"), ("key", 1, "middle right")):
+    for number, (kind, x, position) in enumerate((("query", 0, "middle left"), ("key", 1, "middle right"))):
         fig.add_trace(
             go.Scatter(
                 x=np.full(n, x),
@@ -152,19 +178,20 @@ def head_view_figure(matrix: np.ndarray, encoding: Encoding, focus: int | None, 
                 text=tokens,
                 textposition=position,
                 marker=dict(size=9, color="#555", opacity=0.6),
-                customdata=np.arange(n),
-                hovertemplate=f"{side} %{{customdata}}: %{{text}}<extra></extra>",
+                customdata=[[i, number] for i in range(n)],  # position, side (0 query, 1 key): a click focuses it
+                hovertemplate=f"{kind} %{{customdata[0]}}: %{{text}}<extra>click to focus</extra>",
                 showlegend=False,
             )
         )
     if focus is not None:
+        on_key = side == "key"
         fig.add_trace(
             go.Scatter(
-                x=[0],
+                x=[1 if on_key else 0],
                 y=[focus],
                 mode="markers+text",
                 text=[tokens[focus]],
-                textposition="middle left",
+                textposition="middle right" if on_key else "middle left",
                 textfont=dict(color=ACCENT),
                 marker=dict(size=9, color=ACCENT),
                 hoverinfo="skip",
@@ -181,6 +208,7 @@ def head_view_figure(matrix: np.ndarray, encoding: Encoding, focus: int | None, 
         xaxis=dict(visible=False, range=[-1.2, 2.2], fixedrange=True),
         yaxis=dict(visible=False, range=[n - 0.5, -0.5]),
         clickmode="event+select",
+        legend=dict(title="head", itemclick="toggle"),
     )
     return fig
 

@@ -33,9 +33,11 @@ from bertlens.attention import (
 )
 from bertlens.layers import encoder_layer_label
 from bertlens.models import ModelBundle
+from bertlens.wording import plural
 from components import cache
 from components.attention_figures import (
     Choice,
+    FocusSide,
     default_focus,
     focus_layers_figure,
     focus_row_figure,
@@ -61,6 +63,7 @@ TABS = (
     "Compare",
     "Mask and see",
 )
+FOCUS_SIDES = ("what it attends to", "who attends to it")  # the focused token as the query, as the key
 STATISTICS_NOTE = (
     "Computed live from this model and this one input. Each value is a mean over the text's own tokens as "
     "queries ([CLS] and [SEP] rows are left out, and so are tokens a statistic does not apply to, e.g. the "
@@ -117,7 +120,12 @@ def _pick_head(chart_key: str) -> None:
 def _pick_token(chart_key: str) -> None:
     points = st.session_state[chart_key].selection.points
     if points:
-        st.session_state["focus"] = int(points[0]["customdata"])
+        position, side = points[0]["customdata"]
+        st.session_state.update(focus=int(position), focus_side=FOCUS_SIDES[int(side)])
+
+
+def _every_head(heads: int) -> None:
+    st.session_state["heads"] = [str(h) for h in range(heads)]
 
 
 def _apply_preset(preset: Preset) -> None:
@@ -217,19 +225,58 @@ def heatmap_section(page: PageInput, choice: Choice, heads: int) -> None:
 
 def head_view_section(page: PageInput, choice: Choice, heads: int) -> None:
     encoding = page.encoding
-    focus = _token_picker(st.selectbox, "Focus on a token (or click one)", encoding, "focus", None, include_all=True)
-    matrix = matrices(page, choice)[choice.layer]
-    per_row = lines_per_row(len(encoding))
+    token_column, side_column = st.columns(2)
+    with token_column:
+        focus = _token_picker(
+            st.selectbox, "Focus on a token (or click one)", encoding, "focus", None, include_all=True
+        )
+    with side_column:
+        side: FocusSide = "key" if _bound_choice(
+            st.radio, "Its lines", list(FOCUS_SIDES), "focus_side", horizontal=True, disabled=focus is None
+        ) == FOCUS_SIDES[1] else "query"  # fmt: skip
+    together = [] if choice.view == "rollout" else heads_together(heads)
+    if together:
+        drawn = [(f"head {h}", page.analysis.attentions[choice.layer, h]) for h in together]
+        title = f"Encoder layer {choice.layer}, {plural(len(together), 'head')} together"
+        name = f"head-view-layer{choice.layer}-heads-" + "-".join(map(str, together))
+    else:
+        drawn, title, name = (
+            [("", matrices(page, choice)[choice.layer])],
+            choice.title(heads),
+            f"head-view-{choice.slug()}",
+        )
+    per_row = lines_per_row(len(encoding), len(drawn))
     if focus is None and per_row < len(encoding):
-        st.caption(f"Each token shows its {per_row} strongest lines here; focus a token to see all of its lines.")
-    fig = head_view_figure(matrix, encoding, focus, choice.title(heads))
+        st.caption(
+            f"Each token shows its {per_row} strongest lines{' per head' if together else ''} here; "
+            "focus a token to see all of its lines."
+        )
     chart(
-        fig,
-        f"head-view-{choice.slug()}",
+        head_view_figure(drawn, encoding, focus, title, side),
+        name,
         key="head_view_pick",
         on_select=partial(_pick_token, "head_view_pick"),
         selection_mode="points",
     )
+
+
+def heads_together(heads: int) -> list[int]:
+    """The heads drawn together (bertviz's coloured heads): none means the head chosen above."""
+    options = [str(h) for h in range(heads)]
+    bad = [raw for raw in st.query_params.get_all("heads") if raw not in options]
+    if bad:
+        warn_bad_param("heads", lambda raw: raw not in bad, f"head numbers from 0 to {heads - 1}")
+    if isinstance(current := st.session_state.get("heads"), list):  # e.g. after a switch to a model with fewer heads
+        st.session_state["heads"] = [h for h in current if h in options]
+    picked, every = st.columns([4, 1], vertical_alignment="bottom")
+    chosen = picked.multiselect(
+        "Heads drawn together, each in its own colour and dash (none: the head chosen above)",
+        options,
+        **bound("heads"),
+        placeholder="Pick heads to compare, as in bertviz",
+    )
+    every.button(f"All {heads} heads", key="every_head", on_click=_every_head, args=(heads,))
+    return sorted(int(h) for h in chosen)
 
 
 def overview_section(page: PageInput, choice: Choice, bundle: ModelBundle) -> None:

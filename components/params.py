@@ -87,6 +87,10 @@ SCHEMA: tuple[Param, ...] = (
     ),
     Param("head", "attention", int, "head (from 0)", "1"),
     Param("focus", "attention", str, "Head view: focused token, as 'position token'", "2 animal", token=True),
+    Param(
+        "focus_side", "attention", str, "Head view: the focused token's lines (as query or as key)", "who attends to it"
+    ),
+    Param("heads", "attention", str, "Head view: heads drawn together (from 0)", "3", multi=True),
     Param("stat", "attention", str, "Head statistics: the statistic", "Entropy (bits)"),
     Param("token", "attention", str, "Token focus: the token, as 'position token'", "2 animal", token=True),
     Param("targets", "attention", str, "Token focus: targets, as 'position token'", "8 street", multi=True, token=True),

@@ -45,6 +45,7 @@ from bertlens.senses import (
 from bertlens.wording import agree, plural
 from components import cache, exports
 from components.cache import Query
+from components.palette import PALETTE, SYMBOLS  # each sense: a colour and a marker shape (2D and 3D)
 from components.params import bound
 from components.state import warn_bad_param
 from components.text import literal
@@ -59,10 +60,6 @@ MAX_SENSE_CHARS = 60
 MAX_REFERENCES = 10
 CONTEXT = 120  # characters each side of the word in tables and hovers
 LABEL_CHARS = 40  # a sense label's characters in legends and axis labels (tables keep it whole)
-# Okabe–Ito hues told apart with any colour vision, only those with ≥ 3:1 contrast on white (WCAG 1.4.11);
-# each sense also has its own marker shape (valid in 2D and 3D), so no group is told by colour alone.
-PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000")
-SYMBOLS = ("circle", "square", "diamond", "cross", "x", "circle-open", "square-open", "diamond-open")
 
 
 @dataclass(frozen=True)

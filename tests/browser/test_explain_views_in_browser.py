@@ -48,3 +48,24 @@ def test_compare_and_mask_and_see_choices_land_in_the_link(open_url):
     wait_for_run(page)
     expect(page).to_have_url(re.compile(r"fill_compare=The"))
     expect(main(page)).to_contain_text("france → italy")
+
+
+def test_head_view_click_on_a_key_token_focuses_who_attends_to_it(open_url):
+    page = open_url("attention", text="The cat sat on the mat", tab="Head view", layer="1", head="3")
+    chart = main(page).locator(".js-plotly-plot").first
+    keys = chart.locator(".scatterlayer .trace").last  # the right-hand column (keys) is drawn last
+    cat = keys.locator("path.point").nth(2).bounding_box()
+    assert cat is not None
+    page.mouse.click(cat["x"] + cat["width"] / 2, cat["y"] + cat["height"] / 2)  # as a student clicks "cat"
+    wait_for_run(page)
+    expect(page).to_have_url(re.compile(r"focus=2(\+|%20)cat"))
+    expect(page).to_have_url(re.compile(r"focus_side=who(\+|%20)attends"))
+    page.locator(".st-key-heads [role=combobox]").click()
+    page.get_by_role("option", name="2", exact=True).click()
+    page.keyboard.press("Escape")  # close the list, as a student does
+    wait_for_run(page)
+    expect(page).to_have_url(re.compile(r"heads=2"))
+    page.get_by_role("button", name="All 4 heads").click()
+    wait_for_run(page)
+    expect(page).to_have_url(re.compile(r"heads=0&heads=1&heads=2&heads=3"))
+    expect(chart).to_contain_text("head 3")  # the legend names the heads drawn together

@@ -172,3 +172,50 @@ def test_thumbnails_say_how_they_were_shrunk(open_page):
     at = open_page(PAGE, attn_tab="All heads", text=" ".join(["word"] * 60))  # 62 tokens > the thumbnail side
     note = " ".join(c.value for c in at.caption)
     assert "block means" not in note and "sums a block of keys and averages those sums over a block of queries" in note
+
+
+def line_pairs(trace: dict) -> set[tuple[int, int]]:
+    """The (query, key) pairs of a head view line trace (x: 0 → 1, y: query → key, None between)."""
+    ys = trace["y"] if isinstance(trace["y"], list) else typed(trace["y"]).tolist()
+    return {(int(ys[i]), int(ys[i + 1])) for i in range(0, len(ys), 3)}
+
+
+def test_head_view_draws_several_heads_together_as_bertviz_does(open_page, bundled):
+    text = "The cat sat on the mat"
+    at = open_page(PAGE, text=text, attn_tab="Head view", attn_layer="2", heads=["1", "4"])
+    assert not at.exception and at.multiselect(key="heads").value == ["1", "4"]
+    (view,) = specs(at)
+    assert view["layout"]["title"]["text"] == "Encoder layer 2, 2 heads together"
+    lines = [t for t in view["data"] if t.get("mode") == "lines"]
+    assert {t["name"] for t in lines} == {"head 1", "head 4"}
+    assert sorted(t["name"] for t in lines if t["showlegend"]) == ["head 1", "head 4"]  # one legend entry each
+    assert len({(t["line"]["color"].rsplit(",", 1)[0], t["line"].get("dash")) for t in lines}) == 2
+    attentions = analyze(bundled, text).attentions
+    for head in (1, 4):  # a short sentence: every weight of at least 0.02 is a line
+        drawn = set().union(*(line_pairs(t) for t in lines if t["name"] == f"head {head}"))
+        expected = {(int(q), int(k)) for q, k in zip(*np.nonzero(attentions[2, head] >= 0.02))}
+        assert drawn == expected
+    at.button(key="every_head").click().run()
+    assert at.multiselect(key="heads").value == [str(h) for h in range(12)] and not at.exception
+
+
+def test_head_view_focuses_a_token_as_the_key(open_page, bundled):
+    text = "The cat sat on the mat"
+    at = open_page(
+        PAGE, text=text, attn_tab="Head view", attn_layer="1", head="3", focus="2 cat", focus_side="who attends to it"
+    )
+    assert not at.exception and at.radio(key="focus_side").value == "who attends to it"
+    (view,) = specs(at)
+    pairs = set().union(*(line_pairs(t) for t in view["data"] if t.get("mode") == "lines"))
+    column = analyze(bundled, text).attentions[1, 3][:, 2]
+    assert pairs == {(q, 2) for q in np.flatnonzero(column > 0)}  # every query that attends to "cat"
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [({"heads": ["2", "99"]}, "`heads` parameter (99)"), ({"focus_side": "sideways"}, "`focus_side` parameter")],
+)
+def test_head_view_bad_link_values_get_a_message(open_page, params, message):
+    at = open_page(PAGE, attn_tab="Head view", **params)
+    assert not at.exception and message in warnings(at)
+    assert len(specs(at)) == 1

@@ -1,0 +1,22 @@
+"""Colours and marks every chart can tell apart with any colour vision (no plotly or Streamlit needed).
+
+Okabe–Ito hues, only those with ≥ 3:1 contrast on white (WCAG 1.4.11); a chart that tells groups apart
+pairs each colour with a shape (markers) or a dash (lines), so no group is told by colour alone.
+"""
+
+from __future__ import annotations
+
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000")
+SYMBOLS = ("circle", "square", "diamond", "cross", "x", "circle-open", "square-open", "diamond-open")
+DASHES = ("solid", "dash", "dot")  # plotly line dashes, each readable at 1–3 px
+
+
+def rgba(hex_colour: str, alpha: float) -> str:
+    """``#rrggbb`` at opacity ``alpha``, as plotly reads it."""
+    red, green, blue = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha:.2f})"
+
+
+def line_style(n: int) -> tuple[str, str]:
+    """Colour and dash of the n-th line group: all len(PALETTE) × len(DASHES) pairs differ."""
+    return PALETTE[n % len(PALETTE)], DASHES[(n // len(PALETTE)) % len(DASHES)]
