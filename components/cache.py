@@ -35,6 +35,7 @@ from bertlens.anatomy import (
 from bertlens.attention import head_statistics, mosaic, rollout
 from bertlens.influence import Influence, Mode, Watch, mask_and_see, watch
 from bertlens.positions import PositionEmbeddings, position_embeddings
+from bertlens.pretraining import PretrainingStep, pretraining_step
 from bertlens.senses import Projection, WordVectors, at_layer, embed_word, find_word, project
 from bertlens.steps import HeadSteps, LayerGuesses, head_steps, layer_guesses
 from bertlens.tokenization import (
@@ -187,6 +188,14 @@ def positions(q: Query, count: int) -> PositionEmbeddings:
 @st.cache_data(max_entries=64, show_spinner=False)
 def mask_guesses(q: Query, k: int) -> list[mlm.MaskGuesses]:
     return mlm.top_k_guesses(analysis(q), cached_bundle(q.model).tokenizer, k)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def pretraining(q: Query, draw: int) -> PretrainingStep:
+    """Pre-training's corruption of ``q.text`` (draw ``draw``) and BERT's guesses at the chosen tokens."""
+    bundle = cached_bundle(q.model)
+    with model_wait():
+        return pretraining_step(bundle, encode(bundle.tokenizer, q.text, None, q.max_length), draw)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

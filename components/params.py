@@ -69,6 +69,8 @@ SCHEMA: tuple[Param, ...] = (
     Param("true_word", "fill_mask", str, "the word the mask hides, or one per mask (comma-separated)", "paris"),
     Param("at_mask", "fill_mask", int, "which mask (from 1) the checks follow", "1"),
     Param("fill_compare", "fill_mask", str, "second sentence to compare", "The capital of Italy is [MASK]."),
+    Param("pretrain", "fill_mask", bool, "show pre-training's own masking (15 %, 80/10/10) of the sentence", "true"),
+    Param("draw", "fill_mask", int, "pre-training masking: the draw (a seed, from 1)", "2"),
     # Next sentence
     Param("a", "next_sentence", str, "sentence A (kept while you visit other pages)", "I went to the shop."),
     Param("nsp_tab", "next_sentence", str, "open tab", "Ranking"),

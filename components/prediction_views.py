@@ -16,8 +16,10 @@ from bertlens.steps import LayerGuesses
 from bertlens.wording import agree, plural
 from components import cache
 from components.exports import chart, table
+from components.layout import truncation_notice
 from components.model import settings
-from components.state import set_shared_text
+from components.params import bound
+from components.state import bound_int_input, set_shared_text
 from components.text import code_span, literal
 
 MASKS_PER_ROW = 3
@@ -202,6 +204,45 @@ def mask_overview_section(query: cache.Query, guesses: list[mlm.MaskGuesses], wo
         "fill-mask-overview",
         key="mask_overview",
         column_config=dict.fromkeys(PROBABILITY_COLUMNS, PROBABILITY),
+    )
+
+
+PRETRAINING_NOTE = (
+    "BERT learned to fill masks from sentences corrupted like this one (seed 001; Google's "
+    "`create_pretraining_data.py`): **15 %** of the tokens are chosen ([CLS] and [SEP] never); of those, "
+    "**80 %** become [MASK], **10 %** a random token, **10 %** stay as they are. BERT must give back the "
+    "original at every chosen position — the kept and random ones too, so it cannot learn that only [MASK] "
+    "needs predicting — and the loss pre-training minimised is the mean −log p of those originals, over the "
+    "chosen positions only."
+)
+MAX_DRAW = 1_000_000
+
+
+def _next_draw() -> None:
+    st.session_state["draw"] = st.session_state.get("draw", 1) % MAX_DRAW + 1
+
+
+def pretraining_section(query: cache.Query) -> None:
+    """Pre-training's own masking on the student's sentence: one reproducible draw, BERT's guesses, the loss."""
+    if not st.toggle("How BERT learned this: pre-training's 15 % and 80/10/10, on this sentence", **bound("pretrain")):
+        return
+    st.markdown(PRETRAINING_NOTE)
+    number, again = st.columns([1, 3], vertical_alignment="bottom")
+    with number:
+        draw = bound_int_input("Draw", "draw", 1, MAX_DRAW, default=1, help="The same draw gives the same corruption.")
+    again.button("Draw again", key="draw_again", on_click=_next_draw)
+    step = cache.pretraining(query, draw)
+    truncation_notice(step.encoding)
+    st.caption("What BERT is given:")
+    st.text(" ".join(step.seen))  # literal, never Markdown
+    chosen, loss = st.columns(2)
+    chosen.metric("Tokens chosen", f"{len(step.corruption.positions)} of {step.corruption.candidates}")
+    loss.metric("Loss of this draw (mean −log p)", f"{step.loss:.4f}")
+    table(
+        step.table,
+        f"pretraining-draw-{draw}",
+        key="pretraining_table",
+        column_config={"P(original)": PROBABILITY, "loss −log p": st.column_config.NumberColumn(format="%.4f")},
     )
 
 

@@ -44,24 +44,37 @@ def keep_in_range(key: str, lo: int, hi: int) -> None:
         st.session_state[key] = min(max(value, lo), hi)
 
 
+def _strict_int(key: str, lo: int, hi: int, default: int) -> None:
+    """Put the link's integer ``key`` in session state once, read strictly (a message for a malformed or
+    out-of-range value, then ``default``), and keep it in range."""
+    drop_foreign(key)  # e.g. a string another page left under this name
+    if key not in st.session_state:
+        valid = int_in_range(lo, hi)
+        warn_bad_param(key, valid, f"a whole number from {lo} to {hi}")
+        raw = st.query_params.get(key)
+        st.session_state[key] = int(raw) if raw and valid(raw) else min(max(default, lo), hi)
+    keep_in_range(key, lo, hi)
+
+
 def bound_int_slider(label: str, key: str, lo: int, hi: int, default: int = 0, **kwargs) -> int:
     """A slider for an integer URL parameter, with a message for malformed or out-of-range links.
 
     Not ``bind="query-params"``, which would quietly round ``2.5`` or drop ``abc``: the link's
     value is read strictly once, kept in session state, and written back to the URL.
     """
-    default = min(max(default, lo), hi)
-    drop_foreign(key)  # e.g. a string another page left under this name
-    if key not in st.session_state:
-        valid = int_in_range(lo, hi)
-        warn_bad_param(key, valid, f"a whole number from {lo} to {hi}")
-        raw = st.query_params.get(key)
-        st.session_state[key] = int(raw) if raw and valid(raw) else default
-    keep_in_range(key, lo, hi)
+    _strict_int(key, lo, hi, default)
     if lo == hi:  # a slider needs a range; a one-value choice is just shown
         st.caption(f"{label}: {lo}")
         return lo
     value = st.slider(label, lo, hi, key=key, **kwargs)
+    st.query_params[key] = str(value)
+    return value
+
+
+def bound_int_input(label: str, key: str, lo: int, hi: int, default: int = 0, **kwargs) -> int:
+    """A number box for an integer URL parameter, read as strictly as ``bound_int_slider``'s."""
+    _strict_int(key, lo, hi, default)
+    value = int(st.number_input(label, lo, hi, step=1, key=key, **kwargs))
     st.query_params[key] = str(value)
     return value
 

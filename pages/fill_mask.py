@@ -27,6 +27,7 @@ if missing:
     st.info(missing)
 with st.expander("Mask a word of the sentence", expanded=missing is not None):
     views.mask_word_helper(text)
+views.pretraining_section(cache.query(bundle.name, text))
 if missing:
     st.stop()  # no forward pass until there is something to predict
 

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 import torch
+from transformers import AutoTokenizer
 
 from bertlens.models import BUNDLED_MODEL
 from tests.conftest import tables
@@ -150,3 +151,29 @@ def test_bundled_encoder_gets_the_explanation_and_no_numbers(open_page):
     assert "no masked-language-model (MLM) head" in explanation and "hf download bert-base-uncased" in explanation
     assert not tables(at) and not at.metric and not at.get("plotly_chart")
     assert at.text_input(key="text").value == ONE_MASK
+
+
+def test_pretraining_masking_on_the_sentence_equals_the_models_own_loss(open_page, tiny_pretraining_dir, masked_lm):
+    text = "The quick brown fox jumps over the lazy dog while the farmer watches from the old wooden fence."
+    at = open_page(PAGE, tiny_pretraining_dir, text=text, pretrain="true", draw="3")
+    assert not at.exception and at.toggle(key="pretrain").value and at.number_input(key="draw").value == 3
+    assert "A [MASK] is needed" in shown(at)  # the pre-training view needs no mask of the student's
+    (draw,) = [t for t in tables(at) if "what happened" in t.columns]
+    tokenizer = AutoTokenizer.from_pretrained(tiny_pretraining_dir)
+    original = tokenizer(text)["input_ids"]
+    seen = tokenizer.convert_tokens_to_ids(at.text[-1].value.split(" "))  # what BERT is given, shown literally
+    labels = torch.full((1, len(seen)), -100)
+    labels[0, draw["position"].tolist()] = torch.tensor([original[p] for p in draw["position"]])
+    with torch.no_grad():
+        loss = masked_lm(input_ids=torch.tensor([seen]), labels=labels).loss.item()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Loss of this draw (mean −log p)"] == f"{loss:.4f}"
+    assert metrics["Tokens chosen"] == f"{len(draw)} of {len(original) - 2}" and len(draw) == round(0.15 * 20)
+    at.button(key="draw_again").click().run()
+    assert at.number_input(key="draw").value == 4 and at.query_params["draw"] == "4" and not at.exception
+
+
+def test_a_malformed_draw_gets_a_message(open_page, tiny_pretraining_dir):
+    at = open_page(PAGE, tiny_pretraining_dir, text=ONE_MASK, pretrain="true", draw="abc")
+    assert not at.exception and any("`draw`" in w.value for w in at.warning)
+    assert at.number_input(key="draw").value == 1

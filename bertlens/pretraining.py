@@ -1,0 +1,118 @@
+"""How BERT was taught to fill masks: the pre-training corruption and its loss on one sentence.
+
+BERT's pre-training data (Google's ``create_pretraining_data.py``, Devlin et al. 2019 §3.1) chooses 15 % of a
+sequence's tokens (rounded, at least one; never [CLS] or [SEP]) and corrupts each chosen token: 80 % of the
+time it becomes [MASK], 10 % a random token of the vocabulary, 10 % it stays as it is. The model must give back
+the original token at every chosen position — the kept and random ones too, so it cannot learn that only
+[MASK] needs predicting — and the masked-language-model loss is the mean −log p of those originals, over the
+chosen positions only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import torch
+
+from bertlens.analysis import Encoding, model_engine, tokens_of
+from bertlens.mlm import log_softmax
+from bertlens.models import ModelBundle
+
+CHOSEN_SHARE = 0.15
+MASK_SHARE, RANDOM_SHARE = 0.8, 0.1  # the rest (10 %) is kept as it is
+Action = Literal["[MASK]", "random token", "kept"]
+
+
+@dataclass(frozen=True)
+class Corruption:
+    """One draw of the pre-training corruption of an encoded input."""
+
+    positions: tuple[int, ...]  # the chosen token positions, in order
+    actions: tuple[Action, ...]  # what happened to each
+    input_ids: tuple[int, ...]  # the sequence BERT is given
+    candidates: int  # how many tokens could have been chosen (the text's own tokens)
+
+
+def corrupt(encoding: Encoding, mask_id: int, vocab_size: int, draw: int) -> Corruption:
+    """Draw number ``draw`` (a seed: the same draw always gives the same corruption) of ``encoding``."""
+    rng = np.random.default_rng(draw)
+    candidates = [  # the text's own tokens: not [CLS] or [SEP], nor a [MASK] the student typed
+        i for i, (sentence, token) in enumerate(zip(encoding.sequence_ids, encoding.input_ids))
+        if sentence is not None and token != mask_id
+    ]  # fmt: skip
+    if not candidates:
+        return Corruption((), (), encoding.input_ids, 0)
+    count = max(1, round(CHOSEN_SHARE * len(candidates)))
+    positions = sorted(int(p) for p in rng.choice(candidates, size=count, replace=False))
+    ids = list(encoding.input_ids)
+    actions: list[Action] = []
+    for position in positions:
+        roll = rng.random()
+        action: Action = (
+            "[MASK]" if roll < MASK_SHARE else "random token" if roll < MASK_SHARE + RANDOM_SHARE else "kept"
+        )
+        if action == "[MASK]":
+            ids[position] = mask_id
+        elif action == "random token":
+            ids[position] = int(rng.integers(vocab_size))  # any vocabulary entry, as the original does
+        actions.append(action)
+    return Corruption(tuple(positions), tuple(actions), tuple(ids), len(candidates))
+
+
+@dataclass(frozen=True)
+class PretrainingStep:
+    """BERT's guesses at the chosen positions of one corrupted input, and the loss pre-training computes."""
+
+    encoding: Encoding  # the input as tokenized (truncated to the cap)
+    corruption: Corruption
+    seen: tuple[str, ...]  # the corrupted sequence's tokens
+    table: pd.DataFrame  # one row per chosen position
+
+    @property
+    def loss(self) -> float:
+        """The masked-language-model loss of this draw: mean −log p(original token) over the chosen positions."""
+        return float(self.table["loss −log p"].mean()) if len(self.table) else float("nan")
+
+
+def pretraining_step(bundle: ModelBundle, encoding: Encoding, draw: int) -> PretrainingStep:
+    """Corrupt ``encoding`` (draw ``draw``) and run the model with its MLM head at the chosen positions.
+
+    One forward pass through the model's engine; needs the MLM head (ValueError otherwise)."""
+    if not bundle.capabilities.has_mlm_head:
+        raise ValueError("the pre-training view needs the MLM head")
+    tokenizer = bundle.tokenizer
+    corruption = corrupt(encoding, int(tokenizer.mask_token_id), bundle.model.config.vocab_size, draw)
+    chosen = list(corruption.positions)
+
+    def guesses() -> np.ndarray:
+        ids = torch.tensor([corruption.input_ids], device=bundle.device)
+        types = torch.tensor([encoding.token_type_ids], device=bundle.device)
+        with torch.inference_mode():
+            hidden = bundle.model.bert(input_ids=ids, token_type_ids=types).last_hidden_state[0, chosen]
+            return bundle.model.cls.predictions(hidden).float().cpu().numpy()
+
+    key = ("pretraining", corruption.input_ids, encoding.token_type_ids, tuple(chosen))
+    log_probs = log_softmax(model_engine(bundle).run(key, guesses, tokens=len(encoding))) if chosen else None
+    originals = [encoding.input_ids[p] for p in chosen]
+    rows = []
+    for row, (position, action, original) in enumerate(zip(chosen, corruption.actions, originals)):
+        assert log_probs is not None
+        scores = log_probs[row]
+        top = int(np.argmax(scores))
+        rows.append(
+            {
+                "position": position,
+                "original token": encoding.tokens[position],
+                "what happened": action,
+                "BERT is given": tokens_of(tokenizer, [corruption.input_ids[position]])[0],
+                "top guess": tokens_of(tokenizer, [top])[0],
+                "P(original)": float(np.exp(scores[original])),
+                "rank of the original": 1 + int(np.sum(scores > scores[original])),
+                "loss −log p": -float(scores[original]),
+            }
+        )
+    seen = tuple(tokens_of(tokenizer, list(corruption.input_ids)))
+    return PretrainingStep(encoding, corruption, seen, pd.DataFrame(rows))
