@@ -69,6 +69,7 @@ PADDING_IS_FREE = (
 
 # --- the lessons -------------------------------------------------------------------------------------
 
+QUICK_FOX_MASKED = "The [MASK] brown fox [MASK] over the [MASK] dog"  # seed 003's exercise 4
 ANIMAL_TIRED = "The animal couldn't cross the street because it was too tired."
 ANIMAL_WIDE = "The animal couldn't cross the street because it was too wide."
 RAW: dict[str, str | tuple[str, ...]] = {"view": VIEWS["raw"]}  # not rollout, whatever the student chose before
@@ -197,6 +198,15 @@ SENSES = Lesson(
             "senses",
             {"source": "Preset", "preset": "apple", "senses_tab": "Map", "senses_layer": "last2"},
             control="senses_layer",
+        ),
+        Step(
+            "How BERT learned all this",
+            "The chapter's masking recipe, on a sentence: 15 % of the tokens are chosen; 80 % of them become "
+            "[MASK], 10 % a random token, 10 % stay. BERT must give back every original. *Draw again* for another "
+            "draw: which chosen tokens does BERT get right, and does a kept token help it?",
+            "fill_mask",
+            {"text": "I ate an apple and then called Apple about my broken phone.", "pretrain": "true", "draw": "1"},
+            control="pretrain",
         ),
     ),
 )
@@ -343,6 +353,23 @@ OVERVIEW = Lesson(
             NextSentenceVerdict(DEFAULT_A, "Deep Learning is a branch of Machine Learning."),
             (NOT_A_CLASSIFIER,),
             control="b",
+        ),
+        Step(
+            "Exercise 4: several masks at once",
+            "The notebook masks *quick*, *jumps* and *lazy*. *Every mask at a glance* lists each mask's top guess, "
+            "the average confidence of the top guesses, and whether BERT got each hidden word right. Why is one "
+            "mask easier than another? Mask other words with *Mask a word of the sentence* and compare.",
+            "fill_mask",
+            {"text": QUICK_FOX_MASKED, "fill_tab": "Guesses", "k": "3", "true_word": "quick, jumps, lazy"},
+            control="true_word",
+        ),
+        Step(
+            "Exercise 5: how good is NSP?",
+            "The *Evaluation* tab scores the notebook's ten labelled pairs: accuracy, precision, recall, F1 and the "
+            "confusion matrix. Edit a pair, or add your own hard ones, and watch the scores move.",
+            "next_sentence",
+            {"nsp_tab": "Evaluation"},
+            control="nsp_tab",
         ),
     ),
 )
