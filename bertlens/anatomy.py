@@ -126,6 +126,14 @@ def named_parameters(model: nn.Module) -> pd.DataFrame:
     )
 
 
+def matrices_and_vectors(named: pd.DataFrame) -> tuple[int, int]:
+    """The base encoder's parameters (named as ``named_parameters`` lists them, heads left out) in weight
+    matrices (2-D: the count seed 004 prints, 109,360,128 for bert-base) and in vectors (biases, LayerNorm)."""
+    base = named[~named["name"].str.startswith("cls.")]
+    matrix = base["shape"].str.count("×") == 1
+    return int(base.loc[matrix, "parameters"].sum()), int(base.loc[~matrix, "parameters"].sum())
+
+
 def bundle_named_parameters(bundle: ModelBundle) -> pd.DataFrame:
     """The checkpoint's named parameters: the base encoder's (named as in ``BertModel``), then those of
     the heads it really has. The tied MLM decoder weight is listed once, as the word embeddings."""

@@ -13,6 +13,7 @@ from bertlens.anatomy import (
     NOT_IN_CHECKPOINT,
     EmbeddingParts,
     PoolerCheck,
+    matrices_and_vectors,
 )
 from bertlens.positions import PositionEmbeddings
 from components import cache, exports
@@ -178,6 +179,11 @@ def architecture_section(model_name: str) -> None:
         f"**{total:,} parameters** in this checkpoint: embeddings {int(base[('Embeddings', 'all embeddings')]):,}, "
         f"one encoder layer {int(base[('Encoder layer 0', 'one layer')]):,}, "
         f"base encoder {int(base[('Base encoder', 'total')]):,}, {len(named)} named parameters."
+    )
+    matrices, vectors = matrices_and_vectors(named)
+    st.caption(
+        f"Of the base encoder's parameters, {matrices:,} sit in weight matrices and {vectors:,} in vectors "
+        "(biases, LayerNorm scales and shifts): counting only the 2-D matrices, as seed 004 does, gives the first number."
     )
     if (counts["note"] == NOT_IN_CHECKPOINT).any():
         st.caption(

@@ -13,6 +13,7 @@ from bertlens.anatomy import (
     bundle_parameter_counts,
     config_summary,
     embedding_parts,
+    matrices_and_vectors,
     named_parameters,
     parameter_counts,
     pooler_check,
@@ -52,6 +53,8 @@ def test_bert_base_parameter_counts(bert_base):
 def test_bert_base_named_parameters(bert_base):
     named = named_parameters(bert_base.bert)
     assert len(named) == 199 and named["parameters"].sum() == 109_482_240
+    matrices = sum(p.numel() for p in bert_base.bert.parameters() if p.dim() == 2)  # seed 004's own loop
+    assert matrices_and_vectors(named) == (matrices, 109_482_240 - matrices) and matrices == 109_360_128
     assert named["name"].tolist()[:5] == [
         "embeddings.word_embeddings.weight",
         "embeddings.position_embeddings.weight",
