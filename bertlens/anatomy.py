@@ -126,6 +126,22 @@ def named_parameters(model: nn.Module) -> pd.DataFrame:
     )
 
 
+def module_tree(bundle: ModelBundle) -> str:
+    """What ``print(model)`` shows (seed 000): the modules of the checkpoint, the heads only where it really
+    has them (a checkpoint without heads is shown as the ``BertModel`` it is)."""
+    caps, model = bundle.capabilities, bundle.model
+    if caps.has_mlm_head and caps.has_nsp_head and caps.has_pooler:
+        return repr(model)
+    parts = [repr(model.bert)]
+    if not caps.has_pooler:
+        parts.append("(this checkpoint has no pooler weights: the pooler above is not used)")
+    if caps.has_mlm_head:
+        parts.append(f"MLM head (cls.predictions): {model.cls.predictions!r}")
+    if caps.has_nsp_head:
+        parts.append(f"NSP head (cls.seq_relationship): {model.cls.seq_relationship!r}")
+    return "\n".join(parts)
+
+
 def matrices_and_vectors(named: pd.DataFrame) -> tuple[int, int]:
     """The base encoder's parameters (named as ``named_parameters`` lists them, heads left out) in weight
     matrices (2-D: the count seed 004 prints, 109,360,128 for bert-base) and in vectors (biases, LayerNorm)."""

@@ -200,6 +200,8 @@ def architecture_section(model_name: str) -> None:
         exports.chart(parameter_sunburst(counts), "parameters", key="parameter_sunburst")
     with st.expander("Configuration"):
         exports.table(config, "config", key="config")
+    with st.expander("The module tree, as print(model) shows it"):
+        st.text(cache.modules(cache.query(model_name)))  # literal, monospace
 
 
 def named_parameters_section(model_name: str) -> None:

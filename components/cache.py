@@ -30,6 +30,7 @@ from bertlens.anatomy import (
     bundle_parameter_counts,
     config_summary,
     embedding_parts,
+    module_tree,
     pooler_check,
 )
 from bertlens.attention import head_statistics, mosaic, rollout
@@ -165,6 +166,11 @@ def architecture(q: Query) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Config summary, parameter counts by component, named parameters."""
     bundle = cached_bundle(q.model)
     return config_summary(bundle.model.config), bundle_parameter_counts(bundle), bundle_named_parameters(bundle)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def modules(q: Query) -> str:
+    return module_tree(cached_bundle(q.model))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -14,6 +14,7 @@ from bertlens.anatomy import (
     config_summary,
     embedding_parts,
     matrices_and_vectors,
+    module_tree,
     named_parameters,
     parameter_counts,
     pooler_check,
@@ -159,3 +160,9 @@ def test_a_one_layer_one_head_model_is_counted_in_the_singular():
         intermediate_size=64, max_positions=512, vocab_size=30522, cased=False,
     )  # fmt: skip
     assert caps.summary().startswith("1 layer · 1 head · hidden 32")
+
+
+def test_the_module_tree_is_print_model_with_only_the_heads_the_checkpoint_has(tiny_bundle, bundled):
+    assert module_tree(tiny_bundle) == repr(tiny_bundle.model)  # both heads: print(model) itself
+    tree = module_tree(bundled)  # an encoder without heads is the BertModel it is
+    assert tree.startswith(repr(bundled.model.bert)) and "BertForPreTraining" not in tree and "cls" not in tree

@@ -17,6 +17,7 @@ def test_bundled_encoder_counts_checks_and_missing_heads(open_page, bundled):
     assert f"**{total:,} parameters**" in shown(at) and "103 named parameters" in shown(at)
     matrices = sum(p.numel() for p in bundled.model.bert.parameters() if p.dim() == 2)  # seed 004's count
     assert f"{matrices:,} sit in weight matrices and {total - matrices:,} in vectors" in shown(at)
+    assert at.text[0].value == repr(bundled.model.bert)  # the module tree, as print(model) shows it
     counts = frame(at, "adds up to total")
     assert counts["parameters"].iloc[-1] == total
     assert counts.set_index("part").loc[["MLM head", "NSP head"], "note"].tolist() == [NOT_IN_CHECKPOINT] * 2
