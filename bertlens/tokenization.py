@@ -287,6 +287,17 @@ class PaddedBatch:
         """Share of padding among all positions of the batch, in percent."""
         return 100 * self.padding / self.total if self.total else 0.0
 
+    def table(self) -> pd.DataFrame:
+        """One row per position of every sentence (seed 003's token / id / mask table, for the whole batch)."""
+        return pd.DataFrame(
+            [
+                {"sentence": row, "position": i, "token": token, "input_id": token_id, "attention_mask": mask}
+                for row, (tokens, ids, masks) in enumerate(zip(self.tokens, self.input_ids, self.attention_mask))
+                for i, (token, token_id, mask) in enumerate(zip(tokens, ids, masks))
+            ],
+            columns=["sentence", "position", "token", "input_id", "attention_mask"],
+        )
+
     def matrix(self, values: str) -> np.ndarray:
         """``input_ids`` or ``attention_mask`` as a (sentences, width) float array; NaN where a row has ended."""
         rows = getattr(self, values)

@@ -246,6 +246,7 @@ def padding_section(model_name: str) -> None:
     ids_title, mask_title = f"Token ids — padding: {strategy}", "Attention mask (1 = real token, 0 = [PAD])"
     exports.chart(batch_heatmap(batch, "input_ids", ids_title), "padded-ids", key="ids_heatmap")
     exports.chart(batch_heatmap(batch, "attention_mask", mask_title), "attention-mask", key="mask_heatmap")
+    exports.csv_download(batch.table, f"padded-batch-{strategy}", label="Download the padded batch (CSV)")
     mask_section(model_name, batch, max_length, truncation, min(max_positions, budgets.tokens or max_positions))
 
 

@@ -170,6 +170,9 @@ def test_padded_matrices(bundled):
     assert ids.shape == mask.shape == (4, 20)
     assert mask.sum(axis=1).tolist() == [4, 12, 5, 20]
     assert (ids[mask == 0] == 0).all() and batch.tokens[0][-1] == "[PAD]"
+    rows = batch.table()
+    assert len(rows) == 4 * 20 and rows[rows["attention_mask"] == 0]["token"].eq("[PAD]").all()
+    assert rows.query("sentence == 1")["input_id"].tolist() == list(batch.input_ids[1])
     ragged = pad_batch(bundled.tokenizer, SEED_BATCH, "none", 64, truncation=True)
     assert not ragged.rectangular and np.isnan(ragged.matrix("input_ids")[0, 4])
 
