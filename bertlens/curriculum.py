@@ -146,6 +146,29 @@ DISCOVER = Lesson(
             callouts=(SPECIAL_NO_OP,),
             control="head",
         ),
+        Step(
+            "Several heads at once",
+            "bertviz draws several heads of one layer together, each in its own colour. Here four heads of the same "
+            "layer: do they look at the same tokens? Click **it** on the left to keep only its lines, or on the "
+            "right to see who attends to it; *All heads* draws every head of the layer.",
+            "attention",
+            {
+                **RAW,
+                "text": ANIMAL_TIRED,
+                "attn_tab": "Head view",
+                "attn_layer": MIDDLE_ENCODER_LAYER,
+                "heads": ("0", "1", "2", "3"),
+            },
+            control="heads",
+        ),
+        Step(
+            "Meaning in context: the many senses of “field”",
+            "The notebook ends with one word in eight sentences: a field of study, a field of grass, a magnetic "
+            "field… Each point is one occurrence of **field** at the last hidden state. Do the senses form groups?",
+            "senses",
+            {"source": "Preset", "preset": "field", "senses_tab": "Map", "senses_layer": LAST_HIDDEN_STATE},
+            control="senses_layer",
+        ),
     ),
 )
 
@@ -252,6 +275,16 @@ PATTERNS = Lesson(
             "attention",
             {**STORE, "stat": "To previous token"},
             StrongestHead(STORE_A, STORE_B, "previous"),
+            control="stat",
+        ),
+        Step(
+            "Pattern 3: attention to the same word",
+            "**To same token elsewhere** scores how much a token attends to the identical token at other positions "
+            "(here *the* and *store* appear twice). Find the brightest head, then open it in the *Head view* and "
+            "click the second *store*.",
+            "attention",
+            {**STORE, "stat": "To same token elsewhere"},
+            StrongestHead(STORE_A, STORE_B, "same_token"),
             control="stat",
         ),
         Step(
@@ -368,7 +401,7 @@ OVERVIEW = Lesson(
             "The *Evaluation* tab scores the notebook's ten labelled pairs: accuracy, precision, recall, F1 and the "
             "confusion matrix. Edit a pair, or add your own hard ones, and watch the scores move.",
             "next_sentence",
-            {"nsp_tab": "Evaluation"},
+            {"a": DEFAULT_A, "b": DEFAULT_B, "nsp_tab": "Evaluation"},
             control="nsp_tab",
         ),
     ),
