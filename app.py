@@ -1,8 +1,11 @@
 """BERT Lens — entry point: page config, navigation, the shared sidebar (model picker and status)."""
 
-from bertlens.serving import prepare_threads
+from pathlib import Path
+
+from bertlens.serving import import_package, prepare_threads
 
 prepare_threads()  # before anything loads torch: OpenMP reads its settings once, at load
+import_package(Path(__file__).parent / "components", "components")  # one thread imports the app, the others wait
 
 import streamlit as st
 

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import gc
+import importlib
 import os
+import pkgutil
+import threading
+from pathlib import Path
 
 GC_FREEZE_ENV = "BERTLENS_GC_FREEZE"  # "0" turns freezing off (e.g. to measure what it saves)
 # OpenMP's idle threads sleep instead of spinning; set before torch loads (OpenMP reads it once, then).
 THREAD_ENVIRONMENT = {"OMP_WAIT_POLICY": "PASSIVE"}
+_import_lock = threading.Lock()
+_imported: set[str] = set()
 
 
 def prepare_threads() -> None:
@@ -38,3 +44,21 @@ def freeze_long_lived_objects() -> int:
     gc.collect()
     gc.freeze()
     return gc.get_freeze_count()
+
+
+def import_package(folder: Path, package: str) -> None:
+    """Import every module of ``package`` (the modules in ``folder``) once per process, one thread at a time.
+
+    Python's imports are not safe for two threads importing the same not-yet-imported modules at once: the
+    first students on a fresh server got ``ImportError: cannot import name 'cache' from 'components'`` (a
+    package seen half initialised) and sklearn's ``_DeadlockError`` (two circular imports in opposite order),
+    in 2 of 3 cold starts here. Every script run calls this before importing the pages' modules; the first
+    imports them under the lock while the others wait, later runs return at once.
+    """
+    if package in _imported:
+        return
+    with _import_lock:
+        if package not in _imported:
+            for module in pkgutil.iter_modules([str(folder)]):
+                importlib.import_module(f"{package}.{module.name}")
+            _imported.add(package)
