@@ -26,6 +26,7 @@ from components.text import code_span, literal
 
 CUSTOM = "Custom Hub id or folder…"
 MODEL_KEY, CUSTOM_KEY = "model", "custom_model"
+MAX_MODEL_NAME_CHARS = 512  # a Hub id has at most 96 + 1 + 96; a folder path longer than this is not a model
 
 
 HOSTED_RETRY_INTERVAL_SECONDS = 60.0  # hosted: a failed model is tried again at most this often
@@ -175,7 +176,7 @@ def active_model_name() -> str:
     config = settings()
     chosen = st.session_state.get(MODEL_KEY) or st.query_params.get(MODEL_KEY)
     if chosen == CUSTOM and config.allow_custom_models:
-        return (st.session_state.get(CUSTOM_KEY) or "").strip() or config.default_model
+        return (st.session_state.get(CUSTOM_KEY) or "")[:MAX_MODEL_NAME_CHARS].strip() or config.default_model
     return chosen if chosen in config.model_options else config.default_model
 
 
@@ -217,7 +218,12 @@ def model_picker() -> None:
         f"{BUNDLED_MODEL} is bundled and works offline.",
     )
     if st.session_state.get(MODEL_KEY) == CUSTOM:
-        st.text_input("Hub id or local folder", key=CUSTOM_KEY, placeholder="e.g. bert-base-uncased or /models/my-bert")
+        st.text_input(
+            "Hub id or local folder",
+            key=CUSTOM_KEY,
+            max_chars=MAX_MODEL_NAME_CHARS,
+            placeholder="e.g. bert-base-uncased or /models/my-bert",
+        )
 
 
 def model_status(bundle: ModelBundle) -> None:

@@ -12,6 +12,7 @@ from bertlens.models import (
     initial_model_choice,
     load_model,
     load_with_fallback,
+    needs_download,
 )
 from bertlens.settings import load_settings
 from bertlens.synthetic import TINY_CONFIG, random_bert_config
@@ -70,6 +71,14 @@ def test_fallback_shares_the_loaded_encoder(bundled):
 def test_missing_folder_is_reported_as_such():
     with pytest.raises(ModelUnavailable, match="no model folder"):
         load_model("/no/such/folder")
+
+
+@pytest.mark.parametrize("name", ["x" * 256, "/" + "y" * 300, "a/" + "b" * 400])
+def test_a_name_too_long_for_the_file_system_is_unavailable_not_a_crash(name):
+    """Path.is_dir raises OSError (ENAMETOOLONG) for such a name: it is simply no folder (and no cached id)."""
+    assert not needs_download(name)
+    with pytest.raises(ModelUnavailable):
+        load_model(name)
 
 
 def test_non_bert_checkpoint_is_refused(tmp_path):
