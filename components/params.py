@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -253,3 +254,38 @@ def adopt(param: Param, values: list[str]) -> None:
     st.session_state[RENAMED] = {**st.session_state.get(RENAMED, {}), param.name: param.legacy}
     if param.kind is str and not param.multi:
         st.session_state[param.name] = values[-1]  # a bound widget validates it (and warns) like a link's value
+
+
+# A link's query string, at most (characters, percent-encoded as a browser sends it). Servers refuse longer
+# request lines: HAProxy's default buffer holds 16 KB of request head, Streamlit's server about 128 KB
+# (measured: a 135,000-character link showed a blank "Invalid HTTP request received."), and a reloaded or
+# shared link that fails loses the student's view. 15,000 CJK characters are 135,000 in a link.
+LINK_CHARS = 8_000
+
+
+def fit_link() -> dict[str, int]:
+    """Leave the longest values out of the URL until its query string fits ``LINK_CHARS``.
+
+    Returns the names left out with their link lengths. Pages keep reading the values (session state);
+    only the link, and so a reload or a shared copy of it, goes without them.
+    """
+    sizes = {key: len(urlencode([(key, v) for v in st.query_params.get_all(key)])) for key in st.query_params}
+    total = sum(sizes.values()) + len(sizes) - 1
+    dropped: dict[str, int] = {}
+    for key in sorted(sizes, key=lambda k: sizes[k], reverse=True):
+        if total <= LINK_CHARS:
+            break
+        del st.query_params[key]
+        total -= sizes[key] + 1
+        dropped[key] = sizes[key]
+    return dropped
+
+
+def too_long_for_the_link(dropped: dict[str, int]) -> str:
+    """The notice for ``fit_link``'s names."""
+    names = ", ".join(f"`{name}` ({size:,} characters)" for name, size in dropped.items())
+    return (
+        f"**Too long for a link:** this view's link leaves out {names}; a link holds up to {LINK_CHARS:,} "
+        "characters (servers refuse longer ones). The page still uses it while you work here, but a reload or a "
+        "copied link opens without it: shorten it to share this view."
+    )

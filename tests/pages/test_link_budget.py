@@ -1,0 +1,14 @@
+"""A view's link stays short enough for servers to accept it (``components.params.fit_link``)."""
+
+from tests.pages.test_lessons_page import app
+
+
+def test_a_link_too_long_for_servers_leaves_the_longest_value_out_and_says_so(monkeypatch, tiny_pretraining_dir):
+    long = "中文句子。" * 3000  # 15,000 characters, 135,000 in a link: servers refuse such a request line
+    at = app(monkeypatch, tiny_pretraining_dir, text=long, b="short")
+    assert not at.exception
+    assert "text" not in at.query_params and at.query_params["b"] == "short"
+    notice = " ".join(i.value for i in at.info)
+    assert "Too long for a link" in notice and "`text` (135," in notice
+    at = app(monkeypatch, tiny_pretraining_dir, text="中文句子。" * 100)  # 4,500 characters as a link: kept
+    assert at.query_params["text"] == "中文句子。" * 100 and not any("Too long" in i.value for i in at.info)
