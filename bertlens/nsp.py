@@ -5,6 +5,7 @@ The NSP head reads the pooled [CLS] vector and gives two logits: index 0 = IsNex
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,8 +16,10 @@ from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precisio
 from bertlens.analysis import Analysis, encode, max_tokens, model_engine, padded_batch
 from bertlens.mlm import softmax
 from bertlens.models import ModelBundle
+from bertlens.wording import agree, plural
 
 BATCH_SIZE = 16
+CUT = "cut to fit"  # a table column: the pair was longer than the token limit and only its start was scored
 LABELS = ("IsNext", "NotNext")
 
 # The page's defaults (also computed ahead, when a model is loaded).
@@ -110,6 +113,13 @@ def is_next_probabilities(
     bundle: ModelBundle, pairs: list[tuple[str, str]], token_cap: int | None = None
 ) -> np.ndarray:
     """P(IsNext) for many (A, B) pairs: padded batches through the encoder, pooler and NSP head only."""
+    return _scored_pairs(bundle, pairs, token_cap)[0]
+
+
+def _scored_pairs(
+    bundle: ModelBundle, pairs: list[tuple[str, str]], token_cap: int | None = None
+) -> tuple[np.ndarray, list[bool]]:
+    """P(IsNext) of each pair, and whether the pair was cut to the token limit to be read."""
     if not (bundle.capabilities.has_nsp_head and bundle.capabilities.has_pooler):
         raise ValueError(f"{bundle.name} has no next-sentence head")
     model, tokenizer = bundle.model, bundle.tokenizer
@@ -126,18 +136,30 @@ def is_next_probabilities(
 
         key = ("is_next", tuple((e.input_ids, e.token_type_ids) for e in chunk))
         result.extend(model_engine(bundle).run(key, p_is_next, tokens=batch["input_ids"].numel()))
-    return np.array(result, dtype=np.float64)
+    return np.array(result, dtype=np.float64), [e.truncated for e in encodings]
 
 
 def rank_candidates(
     bundle: ModelBundle, sentence_a: str, candidates: list[str], token_cap: int | None = None
 ) -> pd.DataFrame:
     """Candidate Bs for one A, most likely next first."""
-    p = is_next_probabilities(bundle, [(sentence_a, b) for b in candidates], token_cap)
-    table = pd.DataFrame({"candidate_b": candidates, "p_is_next": p, "p_not_next": 1 - p})
+    p, cut = _scored_pairs(bundle, [(sentence_a, b) for b in candidates], token_cap)
+    table = pd.DataFrame({"candidate_b": candidates, "p_is_next": p, "p_not_next": 1 - p, CUT: cut})
     table = table.sort_values("p_is_next", ascending=False, kind="stable").reset_index(drop=True)
     table.insert(0, "rank", range(1, len(table) + 1))
     return table
+
+
+def cut_message(labels: Sequence[str], noun: str, token_limit: int) -> str | None:
+    """The notice for the pairs (``labels`` as the table shows them, e.g. "rank 2") cut to ``token_limit`` tokens."""
+    if not labels:
+        return None
+    count = len(labels)
+    return (
+        f"{plural(count, noun)} ({', '.join(labels)}) {agree(count, 'is', 'are')} longer than {token_limit} tokens "
+        f"together with A: cut to fit, so only {agree(count, 'its', 'their')} beginning was scored "
+        f"(the “{CUT}” column)."
+    )
 
 
 def candidate_lines(text: str) -> list[str]:
@@ -194,5 +216,5 @@ def evaluate_pairs(bundle: ModelBundle, pairs: pd.DataFrame, token_cap: int | No
     usable = usable_pairs(pairs)
     if usable.empty:
         return None
-    p = is_next_probabilities(bundle, list(zip(usable["sentence_a"], usable["sentence_b"])), token_cap)
-    return scores_to_evaluation(usable, p, skipped=len(pairs) - len(usable))
+    p, cut = _scored_pairs(bundle, list(zip(usable["sentence_a"], usable["sentence_b"])), token_cap)
+    return scores_to_evaluation(usable.assign(**{CUT: cut}), p, skipped=len(pairs) - len(usable))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -17,7 +18,7 @@ from bertlens.wording import agree, plural
 from components import cache
 from components.exports import chart, table
 from components.layout import truncation_notice
-from components.model import settings
+from components.model import active_model_name, settings
 from components.params import bound
 from components.state import bound_int_input, set_shared_text
 from components.text import code_span, literal
@@ -351,7 +352,15 @@ def verdict_view(result: nsp.NextSentence) -> None:
     st.caption("Softmax of the NSP head's two logits (index 0 = IsNext), read from the pooled [CLS] vector.")
 
 
+def cut_notice(table: pd.DataFrame, labels: Sequence[str], noun: str) -> None:
+    """Say which of the scored pairs (``labels``, as the table shows them) were cut to the token limit."""
+    cut = [label for label, was_cut in zip(labels, table[nsp.CUT]) if was_cut]
+    if message := nsp.cut_message(cut, noun, cache.query(active_model_name()).max_length):
+        st.warning(message)
+
+
 def ranking_view(ranked: pd.DataFrame) -> None:
+    cut_notice(ranked, [f"rank {r}" for r in ranked["rank"]], "candidate")
     labels = [f"{r}. {b[:60]}" for r, b in zip(ranked["rank"], ranked["candidate_b"])]
     chart(
         bar_figure(labels, ranked["p_is_next"].tolist(), "Candidates for B, by P(IsNext)", "P(IsNext)"), "nsp-ranking"
@@ -381,6 +390,7 @@ def evaluation_view(result: nsp.Evaluation) -> None:
             f"A: {literal(best['sentence_a'])}\n\nB: {literal(best['sentence_b'])}"
         )
         st.caption("Confidence = the larger of P(IsNext) and P(NotNext). Sure is not the same as right.")
+    cut_notice(result.table, [f"row {i}" for i in range(1, len(result.table) + 1)], "pair")
     shown = result.table.assign(most_confident=lambda t: t.index == result.most_confident)
     narrow = st.column_config.TextColumn(width="medium")
     table(shown, "nsp-evaluation", key="evaluation-table", column_config={"sentence_a": narrow, "sentence_b": narrow})

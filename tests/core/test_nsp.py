@@ -12,10 +12,14 @@ from bertlens.analysis import analyze
 A, B = "The weather is beautiful today.", "I think I'll go for a walk in the park."
 
 
-def reference_p_is_next(nsp_model, tokenizer, pairs) -> list[float]:
-    """The model's own NSP logits, softmaxed, one unpadded pair at a time (index 0 = IsNext)."""
+def reference_p_is_next(nsp_model, tokenizer, pairs, max_length: int | None = None) -> list[float]:
+    """The model's own NSP logits, softmaxed, one unpadded pair at a time (index 0 = IsNext); with
+    ``max_length``, each pair truncated as the tokenizer does it (the longer sentence first)."""
+    cut = {"truncation": True, "max_length": max_length} if max_length else {}
     with torch.no_grad():
-        return [nsp_model(**tokenizer(a, b, return_tensors="pt")).logits.softmax(-1)[0, 0].item() for a, b in pairs]
+        return [
+            nsp_model(**tokenizer(a, b, return_tensors="pt", **cut)).logits.softmax(-1)[0, 0].item() for a, b in pairs
+        ]
 
 
 def test_verdict_is_the_softmax_of_the_nsp_logits(tiny_bundle, nsp_model):

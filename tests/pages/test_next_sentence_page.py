@@ -67,6 +67,18 @@ def test_ranking_of_candidates(open_page, tiny_pretraining_dir, tiny_bundle, nsp
     assert ranked["p_is_next"].tolist() == pytest.approx([expected[c] for c in ranked["candidate_b"]], abs=1e-6)
 
 
+def test_a_candidate_cut_to_the_token_limit_is_named(open_page, tiny_pretraining_dir, tiny_bundle, nsp_model):
+    long = "hello " * 600  # with A, far over the model's 512 positions
+    at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Ranking", a=A, b=B, candidates=f"It is a big city.\n{long}")
+    (ranked,) = tables(at)
+    cut = ranked.set_index("candidate_b")["cut to fit"]
+    assert cut[long.strip()] and not cut["It is a big city."]
+    rank = int(ranked.set_index("candidate_b").loc[long.strip(), "rank"])
+    assert any(f"1 candidate (rank {rank}) is longer than 512 tokens" in w.value for w in at.warning)
+    (p,) = reference_p_is_next(nsp_model, tiny_bundle.tokenizer, [(A, long.strip())], max_length=512)
+    assert ranked.set_index("candidate_b").loc[long.strip(), "p_is_next"] == pytest.approx(p, abs=1e-6)
+
+
 def test_evaluation_of_the_seed_pairs(open_page, tiny_pretraining_dir, tiny_bundle, nsp_model):
     at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Evaluation")
     p = reference_p_is_next(
