@@ -12,7 +12,7 @@ from bertlens.analysis import Encoding, input_problem
 from bertlens.models import ModelBundle
 from components.lessons import lesson_panel
 from components.model import active_bundle, fallback_banner
-from components.params import read_link
+from components.params import bound, read_link
 from components.text import code_span
 
 
@@ -55,7 +55,7 @@ def presenting() -> bool:
 
 def presentation_switch() -> None:
     """The sidebar's switch for presentation mode, bound to the URL so a class link can turn it on."""
-    st.toggle("Presentation mode", key="present", bind="query-params", help="Larger text for a projector.")
+    st.toggle("Presentation mode", **bound("present"), help="Larger text for a projector.")
 
 
 def page_header(title: str, intro: str, page: str) -> ModelBundle:

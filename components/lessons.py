@@ -21,8 +21,8 @@ from bertlens.models import ModelBundle
 from bertlens.senses import WordVectors
 from components import cache
 from components.model import active_model_name, settings
-from components.params import PAGE_TITLES, PARAMS, declared, session_value
-from components.state import set_shared_text
+from components.params import PAGE_TITLES, PARAMS, declared, session_value, warn_bad_param
+from components.state import int_in_range, set_shared_text
 from components.text import literal
 
 PENDING = "_lesson_pending"  # (page, {"lesson", "step"}) of the step being opened
@@ -91,10 +91,12 @@ def lesson_panel(bundle: ModelBundle, page: str) -> None:
     """The URL's lesson step, if any, compact above the live page: a line with the lesson, the progress and
     Back/Next; the step's text; its question beside its misconception callouts."""
     apply_pending(page)
+    warn_bad_param("lesson", lambda raw: raw in LESSONS, "one of the lessons: " + ", ".join(LESSONS))
     found = lesson_step(st.query_params.get("lesson"), st.query_params.get("step"))
     if found is None:
         return
     lesson, index = found
+    warn_bad_param("step", int_in_range(1, len(lesson.steps)), f"a step of this lesson, from 1 to {len(lesson.steps)}")
     step = lesson.steps[index]
     layers = bundle.capabilities.num_layers
     last = index == len(lesson.steps) - 1

@@ -13,6 +13,7 @@ widget sees it. Nothing here is pickled: every value is a plain string in the UR
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 from urllib.parse import urlencode
@@ -213,9 +214,20 @@ class Binding(TypedDict):
     bind: Literal["query-params"]
 
 
+def warn_bad_param(param: str, valid: Callable[[str], bool], expected: str) -> None:
+    """Warn about a malformed URL parameter (before its bound widget drops it)."""
+    declared(param)
+    raw = st.query_params.get(param)
+    if raw is not None and raw != "" and not valid(raw):
+        shown, note = link_name(param)
+        st.warning(f"The link's `{shown}` parameter ({literal(raw[:80])}) is not {expected}; using the default.{note}")
+
+
 def bound(name: str) -> Binding:
-    """Keyword arguments that bind a Streamlit widget to the declared URL parameter ``name``."""
-    drop_foreign(name)
+    """Keyword arguments that bind a Streamlit widget to the declared URL parameter ``name`` (a switch's
+    link value that is not true or false gets a warning: Streamlit would turn it off without a word)."""
+    if drop_foreign(name).kind is bool:
+        warn_bad_param(name, lambda raw: raw.lower() in ("true", "false"), "true or false")
     return Binding(key=name, bind="query-params")
 
 

@@ -12,19 +12,10 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
-from components.params import declared, drop_foreign, link_name
+from components.params import declared, drop_foreign, warn_bad_param
 from components.text import literal
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
-
-
-def warn_bad_param(param: str, valid: Callable[[str], bool], expected: str) -> None:
-    """Warn about a malformed URL parameter (before its bound widget drops it)."""
-    declared(param)
-    raw = st.query_params.get(param)
-    if raw is not None and raw != "" and not valid(raw):
-        shown, note = link_name(param)
-        st.warning(f"The link's `{shown}` parameter ({literal(raw[:80])}) is not {expected}; using the default.{note}")
 
 
 def int_in_range(lo: int, hi: int) -> Callable[[str], bool]:

@@ -22,6 +22,7 @@ from bertlens.wording import agree, numbered, plural
 from components import cache, exports
 from components.layout import truncation_notice
 from components.model import cached_bundle, settings
+from components.params import bound
 from components.state import bound_int_slider, warn_bad_param
 from components.text import literal
 
@@ -188,10 +189,6 @@ def lookup_message(found: WordLookup) -> str:
     return message + "."
 
 
-def warn_bad_flag(key: str) -> None:
-    warn_bad_param(key, lambda raw: raw.lower() in ("true", "false"), "true or false")
-
-
 def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], PaddingStrategy, int, bool]:
     raw = st.text_area(
         "Sentences, one per line", value="\n".join(SEED_BATCH), key="lines", bind="query-params", height=130
@@ -210,8 +207,7 @@ def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], P
             st.caption(
                 f"N goes up to {longest_n} (the model has {max_positions} positions): {budgets.limit('tokens')}."
             )
-    warn_bad_flag("trunc")
-    truncation = right.toggle("Truncate to N", value=True, key="trunc", bind="query-params")
+    truncation = right.toggle("Truncate to N", value=True, **bound("trunc"))
     return lines, strategy, max_length, truncation
 
 
@@ -259,8 +255,7 @@ def mask_section(model_name: str, batch: PaddedBatch, max_length: int, truncatio
         "padded sentences drift, because their tokens attend to the padding."
     )
     # Two forward passes over the whole batch: run on request (the choice is kept in the link).
-    warn_bad_flag("mask_demo")
-    if not st.toggle("Run the batch with and without the mask", key="mask_demo", bind="query-params"):
+    if not st.toggle("Run the batch with and without the mask", **bound("mask_demo")):
         return
     strategy = batch.strategy
     if not batch.rectangular:

@@ -213,7 +213,11 @@ def test_head_view_focuses_a_token_as_the_key(open_page, bundled):
 
 @pytest.mark.parametrize(
     "params, message",
-    [({"heads": ["2", "99"]}, "`heads` parameter (99)"), ({"focus_side": "sideways"}, "`focus_side` parameter")],
+    [
+        ({"heads": ["2", "99"]}, "`heads` parameter (99)"),
+        ({"focus_side": "sideways"}, "`focus_side` parameter"),
+        ({"mean": "maybe"}, "`mean` parameter (maybe) is not true or false"),
+    ],
 )
 def test_head_view_bad_link_values_get_a_message(open_page, params, message):
     at = open_page(PAGE, attn_tab="Head view", **params)

@@ -12,3 +12,16 @@ def test_a_link_too_long_for_servers_leaves_the_longest_value_out_and_says_so(mo
     assert "Too long for a link" in notice and "`text` (135," in notice
     at = app(monkeypatch, tiny_pretraining_dir, text="中文句子。" * 100)  # 4,500 characters as a link: kept
     assert at.query_params["text"] == "中文句子。" * 100 and not any("Too long" in i.value for i in at.info)
+
+
+def test_malformed_switches_and_lesson_links_get_a_message(monkeypatch, tiny_pretraining_dir):
+    """Streamlit turns a switch off for any value but true/false, and a bad lesson link was ignored, silently."""
+    for params, name in (
+        ({"present": "banana"}, "present"),
+        ({"lesson": "nope", "step": "1"}, "lesson"),
+        ({"lesson": "discover", "step": "999"}, "step"),
+        ({"lesson": "discover", "step": "abc"}, "step"),
+    ):
+        at = app(monkeypatch, tiny_pretraining_dir, **params)
+        assert not at.exception
+        assert any(f"`{name}` parameter" in w.value for w in at.warning), params
