@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+
+MAX_LISTED = 15  # items a message lists before "… and N more"
 
 
 def plural(n: int, noun: str, nouns: str | None = None) -> str:
@@ -18,3 +20,10 @@ def agree(n: int, singular: str, plural_verb: str) -> str:
 def numbered(noun: str, numbers: Sequence[int]) -> str:
     """The noun and the numbers it names: ``numbered("Sentence", [2])`` → "Sentence 2", ``[0, 3]`` → "Sentences 0, 3"."""
     return f"{noun if len(numbers) == 1 else noun + 's'} {', '.join(map(str, numbers))}"
+
+
+def listed(items: Iterable[str], separator: str = ", ", limit: int = MAX_LISTED) -> str:
+    """Each item once, in order, the first ``limit`` of them: "a, b, c … and 4 more"."""
+    unique = list(dict.fromkeys(items))
+    shown = separator.join(unique[:limit])
+    return shown + (f" … and {len(unique) - limit:,} more" if len(unique) > limit else "")

@@ -42,7 +42,7 @@ from bertlens.senses import (
     stress_verdict,
     word_problem,
 )
-from bertlens.wording import agree, plural
+from bertlens.wording import MAX_LISTED, agree, listed, plural
 from components import cache, exports
 from components.cache import Query
 from components.palette import PALETTE, SYMBOLS  # each sense: a colour and a marker shape (2D and 3D)
@@ -54,7 +54,6 @@ TABS = ("Map", "Separation by layer", "Similarity", "Static vs contextual", "Ref
 SOURCES = ("Preset", "Paste lines", "Upload CSV")
 YOUR_SENSE = "your sentence"
 NO_LABEL = "(no label)"
-MAX_LISTED = 15  # sentences listed in a warning
 MAX_CSV_BYTES = 2_000_000
 MAX_SENSE_CHARS = 60
 MAX_REFERENCES = 10
@@ -173,8 +172,8 @@ def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[S
 
 
 def _numbers(names: list) -> str:
-    """'1, 4, 9' (the first MAX_LISTED, then '…')."""
-    return ", ".join(map(str, names[:MAX_LISTED])) + (", …" if len(names) > MAX_LISTED else "")
+    """'1, 4, 9' (the first MAX_LISTED, then how many more)."""
+    return listed(map(str, names))
 
 
 def view_controls(num_layers: int) -> tuple[str, str]:

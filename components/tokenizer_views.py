@@ -18,7 +18,7 @@ from bertlens.tokenization import (
     WordLookup,
     batch_lines,
 )
-from bertlens.wording import agree, numbered, plural
+from bertlens.wording import agree, listed, numbered, plural
 from components import cache, exports
 from components.layout import truncation_notice
 from components.model import cached_bundle, settings
@@ -111,15 +111,15 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
         "(\"didn't\" → didn ' t); WordPiece then cuts a word it cannot spell whole into ## pieces."
     )
     if counts.split_words:
-        listed = "; ".join(f"{literal(w)} → {literal(p)}" for w, p in zip(view.split["word"], view.split["pieces"]))
-        st.markdown(f"**WordPiece cut {plural(counts.split_words, 'word')} into pieces:** {listed}")
+        cuts = listed((f"{literal(w)} → {literal(p)}" for w, p in zip(view.split["word"], view.split["pieces"])), "; ")
+        st.markdown(f"**WordPiece cut {plural(counts.split_words, 'word')} into pieces:** {cuts}")
     else:
         st.markdown("WordPiece cut no word into pieces: every word is a single vocabulary entry.")
     if counts.unknown:
         unknown = view.table[view.table["token"] == cached_bundle(model_name).tokenizer.unk_token]["word"]
         st.warning(
             f"{plural(counts.unknown, 'token')} became [UNK]: the vocabulary cannot spell "
-            f"{', '.join(literal(w) for w in unknown)} (emoji and rare scripts often end up here)."
+            f"{listed(literal(w) for w in unknown)} (emoji and rare scripts often end up here)."
         )
     st.caption("The *split word* column marks the pieces of a word WordPiece cut up.")
     # A plain table (no pandas Styler): styling the rows took half of a cached visit's server time.

@@ -238,3 +238,11 @@ def test_mask_effect_against_unpadded_reference(bundled):
 def test_mask_effect_needs_a_rectangle(bundled):
     with pytest.raises(ValueError):
         mask_effect(bundled, pad_batch(bundled.tokenizer, SEED_BATCH, "none", 64, truncation=True))
+
+
+def test_messages_list_each_item_once_and_say_how_many_more():
+    from bertlens.wording import listed
+
+    assert listed(["😀"] * 510) == "😀"
+    assert listed(map(str, range(20)), limit=3) == "0, 1, 2 … and 17 more"
+    assert listed(["a → b", "a → b", "c → d"], "; ") == "a → b; c → d"

@@ -213,3 +213,12 @@ def test_only_the_open_tab_is_drawn(open_page):
     assert not at.get("plotly_chart") and not any("padding %" in d.columns for d in tables(at))
     at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello")
     assert at.get("plotly_chart") and not any("token_type_ids" in d.columns for d in tables(at))
+
+
+def test_repeated_unknown_and_cut_words_are_listed_once(open_page):
+    at = open_page(PAGE, text="unaffable " * 100 + "😀 " * 100)
+    assert not at.exception
+    unknown = " ".join(w.value for w in at.warning if "[UNK]" in w.value)
+    assert unknown.count("😀") == 1
+    cuts = " ".join(m.value for m in at.markdown if "into pieces" in m.value)
+    assert cuts.count("unaffable") == 1
