@@ -310,3 +310,9 @@ def test_512_tokens_compare_stays_under_5_mb_and_mask_and_see_keeps_to_its_budge
     budget = TOKEN_BUDGET // 512  # variants of 512 tokens that fit the token budget
     assert f"{budget} of the 510 tokens were tested" in " ".join(w.value for w in at.warning)
     assert len(frame(at, "attention received")) == budget
+
+
+def test_compare_follows_a_token_both_sentences_have_by_default(open_page):
+    at = open_page(ATTENTION, tab="Compare", text="The cat sat on the mat.")  # the default second sentence differs
+    assert not at.exception and "That token has no partner" not in text_of(at)
+    assert at.selectbox(key="compare_query").value is not None
