@@ -22,7 +22,7 @@ from components.exports import chart, csv_download, table
 from components.text import literal
 
 MODES: dict[str, Mode] = {"Replace with [MASK]": "mask", "Delete the token": "delete"}
-SCOPES = ["One token", "Every token in turn (one batched pass of every variant)"]
+SCOPES = ["One token", "Every token in turn"]  # short: the link holds the label
 
 
 # --- cached results ------------------------------------------------------------------------------
@@ -237,7 +237,10 @@ def mask_and_see_section(page: PageInput, choice: Choice, heads: int) -> None:
         return
     matrix = matrices(page, choice)[choice.layer]
     received = seen.attention_received(matrix)
-    scope = _bound_choice(st.radio, "Hide", SCOPES, "see_scope", horizontal=True)
+    scope = _bound_choice(
+        st.radio, "Hide", SCOPES, "see_scope", horizontal=True,
+        help="Every token in turn runs one batched pass of every variant: slower, so only on request.",
+    )  # fmt: skip
     hide = None
     if scope == SCOPES[0]:
         hide = _token_picker(
