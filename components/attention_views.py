@@ -232,8 +232,9 @@ def head_view_section(page: PageInput, choice: Choice, heads: int) -> None:
         )
     with side_column:
         side: FocusSide = "key" if _bound_choice(
-            st.radio, "Its lines", list(FOCUS_SIDES), "focus_side", horizontal=True, disabled=focus is None
-        ) == FOCUS_SIDES[1] else "query"  # fmt: skip
+            st.radio, "Its lines", list(FOCUS_SIDES), "focus_side", horizontal=True,
+            help="For the focused token: the keys it attends to, or the queries that attend to it.",
+        ) == FOCUS_SIDES[1] else "query"  # fmt: skip  # never disabled: a greyed label fails contrast (WCAG 1.4.3)
     together = [] if choice.view == "rollout" else heads_together(heads)
     if together:
         drawn = [(f"head {h}", page.analysis.attentions[choice.layer, h]) for h in together]
