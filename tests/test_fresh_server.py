@@ -8,6 +8,7 @@ package, or ``_DeadlockError``); a browser audit saw such tracebacks on 6 of 9 f
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 from bertlens.models import BUNDLED_MODEL
 from scripts.streamlit_client import Session
@@ -31,5 +32,7 @@ def test_every_page_opened_one_after_another_on_a_fresh_server_runs_without_an_e
     model and starts the warm start, then a page every 2 s, each a new tab, the bundled encoder."""
     for attempt in range(2):  # a fresh server each time: the imports happen once per process
         with streamlit_server(BUNDLED_MODEL, tmp_path / f"server{attempt}.log") as url:
-            failed = [(page, errors) for page, errors in asyncio.run(first_runs(url, 2.0)) if errors]
+            with ThreadPoolExecutor(1) as thread:  # a thread of its own: Playwright may hold this one's event loop
+                runs = thread.submit(asyncio.run, first_runs(url, 2.0)).result()
+            failed = [(page, errors) for page, errors in runs if errors]
         assert not failed, failed
