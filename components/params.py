@@ -19,9 +19,10 @@ from typing import Any, Literal, TypedDict
 from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from components.page_titles import PAGE_TITLES
-from components.text import literal
+from components.text import code_span, literal
 
 SHARED = "shared"
 PAGES = tuple(PAGE_TITLES)
@@ -287,7 +288,10 @@ def fit_link() -> dict[str, int]:
     for key in sorted(sizes, key=lambda k: sizes[k], reverse=True):
         if total <= LINK_CHARS:
             break
-        del st.query_params[key]
+        try:
+            del st.query_params[key]
+        except StreamlitAPIException:  # a widget's own link value (bind="query-params"): Streamlit keeps it
+            continue
         total -= sizes[key] + 1
         dropped[key] = sizes[key]
     return dropped
@@ -295,7 +299,7 @@ def fit_link() -> dict[str, int]:
 
 def too_long_for_the_link(dropped: dict[str, int]) -> str:
     """The notice for ``fit_link``'s names."""
-    names = ", ".join(f"`{name}` ({size:,} characters)" for name, size in dropped.items())
+    names = ", ".join(f"{code_span(name)} ({size:,} characters)" for name, size in dropped.items())
     return (
         f"**Too long for a link:** this view's link leaves out {names}; a link holds up to {LINK_CHARS:,} "
         "characters (servers refuse longer ones). The page still uses it while you work here, but a reload or a "

@@ -25,3 +25,21 @@ def test_malformed_switches_and_lesson_links_get_a_message(monkeypatch, tiny_pre
         at = app(monkeypatch, tiny_pretraining_dir, **params)
         assert not at.exception
         assert any(f"`{name}` parameter" in w.value for w in at.warning), params
+
+
+def test_a_widgets_own_long_value_stays_and_nothing_breaks():
+    """Streamlit refuses to drop a value bound to a widget (bind="query-params"): the others go instead."""
+    from streamlit.testing.v1 import AppTest
+
+    script = """
+import streamlit as st
+from components.params import fit_link
+st.text_area("Candidate Bs", key="candidates", bind="query-params")
+st.session_state["dropped"] = fit_link()
+"""
+    at = AppTest.from_string(script)
+    at.query_params.update(candidates="中" * 2000, text="x" * 7000)
+    at.run()
+    assert not at.exception
+    assert at.session_state["dropped"] == {"text": len("text=") + 7000}
+    assert at.query_params["candidates"] == "中" * 2000
