@@ -110,22 +110,29 @@ def lines_per_row(n: int, heads: int = 1) -> int:
 
 
 def _line_segments(
-    matrix: np.ndarray, focus: int | None, side: FocusSide = "query", per_row: int | None = None
+    matrix: np.ndarray, focus: int | None, side: FocusSide = "query", heads: int = 1
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(queries, keys, weights) of the lines: every line of ``focus`` (as the query: what it attends to; as
-    the key: who attends to it), else each row's strongest ``per_row`` of at least MIN_LINE_WEIGHT."""
+    """(queries, keys, weights) of one head's lines: every line of ``focus`` (as the query: what it attends
+    to; as the key: who attends to it), else each row's strongest ``lines_per_row`` of at least
+    MIN_LINE_WEIGHT. Never more than the head's share (of ``heads``) of MAX_HEAD_VIEW_SEGMENTS: the strongest."""
     n = matrix.shape[0]
     if focus is not None and side == "key":
         queries = np.flatnonzero(matrix[:, focus] > 0)
-        return queries, np.full(queries.shape, focus), matrix[queries, focus]
-    if focus is not None:
+        queries, keys, weights = queries, np.full(queries.shape, focus), matrix[queries, focus]
+    elif focus is not None:
         keys = np.flatnonzero(matrix[focus] > 0)
-        return np.full(keys.shape, focus), keys, matrix[focus, keys]
-    keys = np.argsort(-matrix, axis=1, kind="stable")[:, : per_row or lines_per_row(n)]
-    weights = np.take_along_axis(matrix, keys, axis=1)
-    queries = np.broadcast_to(np.arange(n)[:, None], keys.shape)
-    strong = weights >= MIN_LINE_WEIGHT
-    return queries[strong], keys[strong], weights[strong]
+        queries, keys, weights = np.full(keys.shape, focus), keys, matrix[focus, keys]
+    else:
+        keys = np.argsort(-matrix, axis=1, kind="stable")[:, : lines_per_row(n, heads)]
+        weights = np.take_along_axis(matrix, keys, axis=1)
+        queries = np.broadcast_to(np.arange(n)[:, None], keys.shape)
+        strong = weights >= MIN_LINE_WEIGHT
+        queries, keys, weights = queries[strong], keys[strong], weights[strong]
+    share = max(1, MAX_HEAD_VIEW_SEGMENTS // heads)
+    if len(weights) > share:  # many tokens and many heads: the strongest lines only
+        kept = np.sort(np.argsort(-weights, kind="stable")[:share])
+        queries, keys, weights = queries[kept], keys[kept], weights[kept]
+    return queries, keys, weights
 
 
 def head_view_figure(
@@ -146,8 +153,14 @@ def head_view_figure(
     levels = (0.0, 0.1, 0.25, 0.5, 0.75)  # weight bands: one trace each, darker and thicker
     for number, (name, matrix) in enumerate(drawn):
         colour, dash = line_style(number) if together else (LINE_BLUE, "solid")
-        queries, keys, weights = _line_segments(matrix, focus, side, lines_per_row(n, len(drawn)))
-        named = False
+        queries, keys, weights = _line_segments(matrix, focus, side, len(drawn))
+        if together:  # the legend's sample: the head's colour and dash at full strength (the faint bands fail 3:1)
+            fig.add_trace(
+                go.Scatter(
+                    x=[None], y=[None], mode="lines", line=dict(width=3, color=colour, dash=dash), name=name,
+                    legendgroup=name, hoverinfo="skip",
+                )
+            )  # fmt: skip
         for band, low in enumerate(levels):
             high = levels[band + 1] if band + 1 < len(levels) else 1.01
             xs, ys = [], []
@@ -164,10 +177,9 @@ def head_view_figure(
                         hoverinfo="skip",
                         name=name,
                         legendgroup=name,
-                        showlegend=together and not named,
+                        showlegend=False,
                     )
                 )
-                named = True
     tokens = list(encoding.tokens)
     for number, (kind, x, position) in enumerate((("query", 0, "middle left"), ("key", 1, "middle right"))):
         fig.add_trace(

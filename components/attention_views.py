@@ -50,7 +50,7 @@ from components.attention_figures import (
 from components.cache import Query
 from components.exports import chart, csv_download, table
 from components.model import active_model_name, cached_bundle
-from components.params import ALL_TOKENS, bound
+from components.params import ALL_TOKENS, bound, warn_bad_values
 from components.state import bound_int_slider, lazy_tabs, set_shared_text, warn_bad_param
 
 TABS = (
@@ -161,9 +161,7 @@ def _token_picker(
     labels = token_labels(encoding)
     names.update((i, labels[i]) for i in (range(len(labels)) if positions is None else positions))
     options = list(names)
-    bad = [raw for raw in st.query_params.get_all(key) if raw and raw not in names.values()]
-    if bad:
-        warn_bad_param(key, lambda raw: raw not in bad, "a token of this input")
+    warn_bad_values(key, lambda raw: raw in names.values(), "a token of this input")
     current = st.session_state.get(key)
     if isinstance(current, list):
         st.session_state[key] = [t for t in current if t in names]
@@ -264,14 +262,12 @@ def head_view_section(page: PageInput, choice: Choice, heads: int) -> None:
 def heads_together(heads: int) -> list[int]:
     """The heads drawn together (bertviz's coloured heads): none means the head chosen above."""
     options = [str(h) for h in range(heads)]
-    bad = [raw for raw in st.query_params.get_all("heads") if raw not in options]
-    if bad:
-        warn_bad_param("heads", lambda raw: raw not in bad, f"head numbers from 0 to {heads - 1}")
+    warn_bad_values("heads", lambda raw: raw in options, f"head numbers from 0 to {heads - 1}")
     if isinstance(current := st.session_state.get("heads"), list):  # e.g. after a switch to a model with fewer heads
         st.session_state["heads"] = [h for h in current if h in options]
     picked, every = st.columns([4, 1], vertical_alignment="bottom")
     chosen = picked.multiselect(
-        "Heads drawn together, each in its own colour and dash (none: the head chosen above)",
+        "Heads drawn together, each in its own colour and dash (none: the view chosen above)",
         options,
         **bound("heads"),
         placeholder="Pick heads to compare, as in bertviz",

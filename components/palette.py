@@ -8,7 +8,7 @@ from __future__ import annotations
 
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000")
 SYMBOLS = ("circle", "square", "diamond", "cross", "x", "circle-open", "square-open", "diamond-open")
-DASHES = ("solid", "dash", "dot")  # plotly line dashes, each readable at 1–3 px
+DASHES = ("solid", "dash", "dot", "dashdot")  # plotly line dashes; 4 and 5 colours share no factor
 
 
 def rgba(hex_colour: str, alpha: float) -> str:
@@ -18,5 +18,6 @@ def rgba(hex_colour: str, alpha: float) -> str:
 
 
 def line_style(n: int) -> tuple[str, str]:
-    """Colour and dash of the n-th line group: all len(PALETTE) × len(DASHES) pairs differ."""
-    return PALETTE[n % len(PALETTE)], DASHES[(n // len(PALETTE)) % len(DASHES)]
+    """Colour and dash of the n-th line group: any two of the first 20 differ in dash or colour, any two
+    of the first 4 in both (so no group is told by colour alone)."""
+    return PALETTE[n % len(PALETTE)], DASHES[n % len(DASHES)]

@@ -224,6 +224,16 @@ def warn_bad_param(param: str, valid: Callable[[str], bool], expected: str) -> N
         st.warning(f"The link's `{shown}` parameter ({literal(raw[:80])}) is not {expected}; using the default.{note}")
 
 
+def warn_bad_values(param: str, valid: Callable[[str], bool], expected: str) -> None:
+    """``warn_bad_param`` for a repeatable parameter: every value of the link is checked, not only the last."""
+    declared(param)
+    if bad := [raw for raw in st.query_params.get_all(param) if raw and not valid(raw)]:
+        shown, note = link_name(param)
+        st.warning(
+            f"The link's `{shown}` parameter ({literal(', '.join(bad)[:80])}) is not {expected}; left out.{note}"
+        )
+
+
 def bound(name: str) -> Binding:
     """Keyword arguments that bind a Streamlit widget to the declared URL parameter ``name`` (a switch's
     link value that is not true or false gets a warning: Streamlit would turn it off without a word)."""

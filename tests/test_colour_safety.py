@@ -47,3 +47,11 @@ def test_the_focus_row_tells_its_bar_kinds_apart_by_pattern_as_well_as_colour(ti
     colours = dict(zip(kinds, bar.marker.color))
     assert len(set(shapes.values())) == len(FOCUS_KINDS) == len(set(colours.values()))  # pattern alone suffices
     assert "%{customdata}" in bar.hovertemplate  # and the hover names the kind
+
+
+def test_heads_drawn_together_differ_in_dash_as_well_as_colour():
+    from components.palette import line_style
+
+    styles = [line_style(n) for n in range(20)]
+    assert len(set(styles)) == 20
+    assert all(a[0] != b[0] and a[1] != b[1] for i, a in enumerate(styles[:4]) for b in styles[i + 1 : 4])

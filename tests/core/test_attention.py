@@ -183,6 +183,10 @@ def test_head_view_stays_small_and_focuses(bundled):
     focused = head_view_figure(matrix, encoding, 7, "t")
     starts = {y for t in focused.data if t.mode == "lines" for y in t.y[::3]}
     assert starts == {7}
+    heads = [(f"head {h}", np.roll(matrix, h, axis=1)) for h in range(16)]  # bert-large's 16 heads together
+    for focus in (None, 7):
+        together = head_view_figure(heads, encoding, focus, "t")
+        assert sum(len(t.x) // 3 for t in together.data if t.mode == "lines" and t.x[0] is not None) <= 1500
 
 
 @pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.name)

@@ -186,10 +186,13 @@ def test_head_view_draws_several_heads_together_as_bertviz_does(open_page, bundl
     assert not at.exception and at.multiselect(key="heads").value == ["1", "4"]
     (view,) = specs(at)
     assert view["layout"]["title"]["text"] == "Encoder layer 2, 2 heads together"
-    lines = [t for t in view["data"] if t.get("mode") == "lines"]
+    legend = [t for t in view["data"] if t.get("mode") == "lines" and t.get("showlegend", True)]
+    lines = [t for t in view["data"] if t.get("mode") == "lines" and t.get("showlegend") is False]
+    assert [t["name"] for t in legend] == ["head 1", "head 4"]  # one legend entry each, at full strength
+    assert (
+        len({t["line"]["color"] for t in legend}) == len({t["line"]["dash"] for t in legend}) == 2
+    )  # not by colour alone
     assert {t["name"] for t in lines} == {"head 1", "head 4"}
-    assert sorted(t["name"] for t in lines if t["showlegend"]) == ["head 1", "head 4"]  # one legend entry each
-    assert len({(t["line"]["color"].rsplit(",", 1)[0], t["line"].get("dash")) for t in lines}) == 2
     attentions = analyze(bundled, text).attentions
     for head in (1, 4):  # a short sentence: every weight of at least 0.02 is a line
         drawn = set().union(*(line_pairs(t) for t in lines if t["name"] == f"head {head}"))
@@ -214,7 +217,7 @@ def test_head_view_focuses_a_token_as_the_key(open_page, bundled):
 @pytest.mark.parametrize(
     "params, message",
     [
-        ({"heads": ["2", "99"]}, "`heads` parameter (99)"),
+        ({"heads": ["99", "2"]}, "`heads` parameter (99)"),  # a bad value before a good one, too
         ({"focus_side": "sideways"}, "`focus_side` parameter"),
         ({"mean": "maybe"}, "`mean` parameter (maybe) is not true or false"),
     ],
