@@ -1,7 +1,8 @@
 """How BERT was taught to fill masks: the pre-training corruption and its loss on one sentence.
 
 BERT's pre-training data (Google's ``create_pretraining_data.py``, Devlin et al. 2019 §3.1) chooses 15 % of a
-sequence's tokens (rounded, at least one; never [CLS] or [SEP]) and corrupts each chosen token: 80 % of the
+sequence's length in tokens (rounded, at least one; [CLS] and [SEP] count but are never chosen) and corrupts
+each chosen token: 80 % of the
 time it becomes [MASK], 10 % a random token of the vocabulary, 10 % it stays as it is. The model must give back
 the original token at every chosen position — the kept and random ones too, so it cannot learn that only
 [MASK] needs predicting — and the masked-language-model loss is the mean −log p of those originals, over the
@@ -37,7 +38,8 @@ class Corruption:
 
 
 def corrupt(encoding: Encoding, mask_id: int, vocab_size: int, draw: int) -> Corruption:
-    """Draw number ``draw`` (a seed: the same draw always gives the same corruption) of ``encoding``."""
+    """Draw number ``draw`` (a seed: the same draw always gives the same corruption) of ``encoding``; random
+    tokens are ids below ``vocab_size`` (the tokenizer's own vocabulary)."""
     rng = np.random.default_rng(draw)
     candidates = [  # the text's own tokens: not [CLS] or [SEP], nor a [MASK] the student typed
         i for i, (sentence, token) in enumerate(zip(encoding.sequence_ids, encoding.input_ids))
@@ -45,7 +47,9 @@ def corrupt(encoding: Encoding, mask_id: int, vocab_size: int, draw: int) -> Cor
     ]  # fmt: skip
     if not candidates:
         return Corruption((), (), encoding.input_ids, 0)
-    count = max(1, round(CHOSEN_SHARE * len(candidates)))
+    # as create_pretraining_data.py counts: 15 % of the whole sequence, [CLS] and [SEP] included (its further
+    # cap, max_predictions_per_seq, is about 15 % of the longest sequence, so it changes nothing here)
+    count = min(len(candidates), max(1, round(CHOSEN_SHARE * len(encoding))))
     positions = sorted(int(p) for p in rng.choice(candidates, size=count, replace=False))
     ids = list(encoding.input_ids)
     actions: list[Action] = []
@@ -84,7 +88,9 @@ def pretraining_step(bundle: ModelBundle, encoding: Encoding, draw: int) -> Pret
     if not bundle.capabilities.has_mlm_head:
         raise ValueError("the pre-training view needs the MLM head")
     tokenizer = bundle.tokenizer
-    corruption = corrupt(encoding, int(tokenizer.mask_token_id), bundle.model.config.vocab_size, draw)
+    corruption = corrupt(
+        encoding, int(tokenizer.mask_token_id), len(tokenizer), draw
+    )  # random tokens: the vocabulary's
     chosen = list(corruption.positions)
 
     def guesses() -> np.ndarray:

@@ -18,7 +18,7 @@ def test_a_draw_chooses_15_percent_of_the_words_tokens_never_cls_or_sep(tiny_bun
     real = [i for i, s in enumerate(encoding.sequence_ids) if s is not None]
     for draw in range(50):
         c = corrupt(encoding, mask_id, 30522, draw)
-        assert len(c.positions) == round(0.15 * len(real)) and set(c.positions) <= set(real)
+        assert len(c.positions) == round(0.15 * len(encoding)) and set(c.positions) <= set(real)  # Google's count
         for position, action in zip(c.positions, c.actions):
             changed = c.input_ids[position] != encoding.input_ids[position]
             assert (action == "[MASK]") == (c.input_ids[position] == mask_id)
@@ -73,3 +73,13 @@ def test_a_typed_mask_is_never_chosen(tiny_bundle):
         c = corrupt(encoding, mask_id, 30522, draw)
         assert not typed & set(c.positions) and c.candidates == len(encoding) - 2 - len(typed)
     assert corrupt(encode(tiny_bundle.tokenizer, "[MASK]"), mask_id, 30522, 0).positions == ()
+
+
+def test_random_tokens_come_from_the_tokenizers_vocabulary(tiny_bundle):
+    """A checkpoint may have more embedding rows than vocabulary entries: a random token is always a real entry."""
+    step = pretraining_step(tiny_bundle, encode(tiny_bundle.tokenizer, TEXT), 0)
+    assert None not in step.seen
+    encoding = encode(tiny_bundle.tokenizer, TEXT)
+    drawn = [c.input_ids[p] for d in range(300) for c in [corrupt(encoding, 103, 100, d)]
+             for p, a in zip(c.positions, c.actions) if a == "random token"]  # fmt: skip
+    assert drawn and max(drawn) < 100
