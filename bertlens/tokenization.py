@@ -329,11 +329,16 @@ def padded_batches(
             sentences=tuple(sentences),
             input_ids=tuple(ids),
             attention_mask=tuple(tuple(row) for row in enc.get("attention_mask", [])),
-            # padding only appends [PAD] (BERT pads on the right)
-            tokens=tuple((*t, *[tokenizer.pad_token] * (len(row) - len(t))) for t, row in zip(tokens, ids)),
+            tokens=tuple(_padded_tokens(t, len(row), tokenizer) for t, row in zip(tokens, ids)),
             full_lengths=tuple(len(row) for row in full),
         )
     return batches
+
+
+def _padded_tokens(tokens: list[str], width: int, tokenizer: PreTrainedTokenizerBase) -> tuple[str, ...]:
+    """A row's tokens after padding to ``width``: [PAD] on the tokenizer's padding side (BERT's: the right)."""
+    pads = [str(tokenizer.pad_token)] * (width - len(tokens))
+    return tuple([*pads, *tokens] if tokenizer.padding_side == "left" else [*tokens, *pads])
 
 
 def pad_batch(

@@ -143,9 +143,10 @@ def word_lookup(q: Query, word: str) -> tuple[WordLookup, pd.DataFrame]:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def padding_lab(q: Query, lines: tuple[str, ...], strategy: PaddingStrategy, max_length: int, truncation: bool):
+def padding_lab(q: Query, lines: tuple[str, ...], max_length: int, truncation: bool):
+    """The batch under every padding strategy (switching strategy is a cache hit), and their comparison."""
     batches = padded_batches(cached_bundle(q.model).tokenizer, lines, max_length, truncation)
-    return batches[strategy], padding_comparison(batches, max_length)
+    return batches, padding_comparison(batches, max_length)
 
 
 @st.cache_data(max_entries=16, show_spinner="Running the batch with and without the mask…")

@@ -218,7 +218,8 @@ def padding_section(model_name: str) -> None:
     if not lines:
         st.info("Type at least one sentence (one per line) to build a batch.")
         return
-    batch, comparison = cache.padding_lab(cache.query(model_name), tuple(lines), strategy, max_length, truncation)
+    batches, comparison = cache.padding_lab(cache.query(model_name), tuple(lines), max_length, truncation)
+    batch = batches[strategy]
     too_long = [i for i, row in enumerate(batch.input_ids) if len(row) > max_positions]
     if too_long:
         st.warning(

@@ -185,12 +185,17 @@ def test_truncation(bundled):
     assert [len(row) for row in uncut.input_ids] == [8, 12, 8, 20] and not uncut.rectangular
 
 
+@pytest.mark.parametrize("side", ["right", "left"])
 @pytest.mark.parametrize("max_length", [2, 8, 64])
 @pytest.mark.parametrize("truncation", [True, False])
-def test_every_strategy_is_what_one_tokenizer_call_gives(bundled, max_length, truncation):
+def test_every_strategy_is_what_one_tokenizer_call_gives(bundled, max_length, truncation, side):
     """The lab tokenizes once and pads with ``tokenizer.pad``: each strategy's batch equals the direct call."""
     sentences = [*SEED_BATCH, "Émoji 🙂 and <b>HTML</b>", "a " * 70]
-    tokenizer = bundled.tokenizer
+    tokenizer = (
+        bundled.tokenizer
+        if side == "right"
+        else AutoTokenizer.from_pretrained(bundled_model_path(), padding_side="left")
+    )
     for strategy, batch in padded_batches(tokenizer, sentences, max_length, truncation).items():
         padding = {"longest": "longest", "max_length": "max_length", "none": False}[strategy]
         direct = tokenizer(sentences, padding=padding, truncation=truncation, max_length=max_length)
