@@ -16,7 +16,7 @@ from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precisio
 from bertlens.analysis import Analysis, encode, max_tokens, model_engine, padded_batch
 from bertlens.mlm import softmax
 from bertlens.models import ModelBundle
-from bertlens.wording import agree, plural
+from bertlens.wording import agree, listed, plural
 
 BATCH_SIZE = 16
 CUT = "cut to fit"  # a table column: the pair was longer than the token limit and only its start was scored
@@ -109,17 +109,11 @@ def segments_table(analysis: Analysis) -> pd.DataFrame:
     )
 
 
-def is_next_probabilities(
-    bundle: ModelBundle, pairs: list[tuple[str, str]], token_cap: int | None = None
-) -> np.ndarray:
-    """P(IsNext) for many (A, B) pairs: padded batches through the encoder, pooler and NSP head only."""
-    return _scored_pairs(bundle, pairs, token_cap)[0]
-
-
-def _scored_pairs(
+def score_pairs(
     bundle: ModelBundle, pairs: list[tuple[str, str]], token_cap: int | None = None
 ) -> tuple[np.ndarray, list[bool]]:
-    """P(IsNext) of each pair, and whether the pair was cut to the token limit to be read."""
+    """P(IsNext) of each (A, B) pair, and whether the pair was cut to the token limit to be read: padded
+    batches through the encoder, pooler and NSP head only."""
     if not (bundle.capabilities.has_nsp_head and bundle.capabilities.has_pooler):
         raise ValueError(f"{bundle.name} has no next-sentence head")
     model, tokenizer = bundle.model, bundle.tokenizer
@@ -143,7 +137,7 @@ def rank_candidates(
     bundle: ModelBundle, sentence_a: str, candidates: list[str], token_cap: int | None = None
 ) -> pd.DataFrame:
     """Candidate Bs for one A, most likely next first."""
-    p, cut = _scored_pairs(bundle, [(sentence_a, b) for b in candidates], token_cap)
+    p, cut = score_pairs(bundle, [(sentence_a, b) for b in candidates], token_cap)
     table = pd.DataFrame({"candidate_b": candidates, "p_is_next": p, "p_not_next": 1 - p, CUT: cut})
     table = table.sort_values("p_is_next", ascending=False, kind="stable").reset_index(drop=True)
     table.insert(0, "rank", range(1, len(table) + 1))
@@ -156,7 +150,7 @@ def cut_message(labels: Sequence[str], noun: str, token_limit: int) -> str | Non
         return None
     count = len(labels)
     return (
-        f"{plural(count, noun)} ({', '.join(labels)}) {agree(count, 'is', 'are')} longer than {token_limit} tokens "
+        f"{plural(count, noun)} ({listed(labels)}) {agree(count, 'is', 'are')} longer than {token_limit} tokens "
         f"together with A: cut to fit, so only {agree(count, 'its', 'their')} beginning was scored "
         f"(the “{CUT}” column)."
     )
@@ -216,5 +210,5 @@ def evaluate_pairs(bundle: ModelBundle, pairs: pd.DataFrame, token_cap: int | No
     usable = usable_pairs(pairs)
     if usable.empty:
         return None
-    p, cut = _scored_pairs(bundle, list(zip(usable["sentence_a"], usable["sentence_b"])), token_cap)
+    p, cut = score_pairs(bundle, list(zip(usable["sentence_a"], usable["sentence_b"])), token_cap)
     return scores_to_evaluation(usable.assign(**{CUT: cut}), p, skipped=len(pairs) - len(usable))

@@ -18,7 +18,7 @@ from bertlens.wording import agree, plural
 from components import cache
 from components.exports import chart, table
 from components.layout import truncation_notice
-from components.model import active_model_name, settings
+from components.model import settings
 from components.params import bound
 from components.state import bound_int_input, set_shared_text
 from components.text import code_span, literal
@@ -352,15 +352,17 @@ def verdict_view(result: nsp.NextSentence) -> None:
     st.caption("Softmax of the NSP head's two logits (index 0 = IsNext), read from the pooled [CLS] vector.")
 
 
-def cut_notice(table: pd.DataFrame, labels: Sequence[str], noun: str) -> None:
-    """Say which of the scored pairs (``labels``, as the table shows them) were cut to the token limit."""
+def cut_notice(table: pd.DataFrame, labels: Sequence[str], noun: str, token_limit: int) -> None:
+    """Say which of the scored pairs (``labels``, as the table shows them) were cut to ``token_limit`` tokens."""
     cut = [label for label, was_cut in zip(labels, table[nsp.CUT]) if was_cut]
-    if message := nsp.cut_message(cut, noun, cache.query(active_model_name()).max_length):
+    if message := nsp.cut_message(cut, noun, token_limit):
         st.warning(message)
 
 
-def ranking_view(ranked: pd.DataFrame) -> None:
-    cut_notice(ranked, [f"rank {r}" for r in ranked["rank"]], "candidate")
+def ranking_view(ranked: pd.DataFrame, model_name: str) -> None:
+    """The candidates ``model_name`` ranked."""
+    limit = cache.query(model_name).max_length  # the scoring model's tokens per pair
+    cut_notice(ranked, [f"rank {r}" for r in ranked["rank"]], "candidate", limit)
     labels = [f"{r}. {b[:60]}" for r, b in zip(ranked["rank"], ranked["candidate_b"])]
     chart(
         bar_figure(labels, ranked["p_is_next"].tolist(), "Candidates for B, by P(IsNext)", "P(IsNext)"), "nsp-ranking"
@@ -368,7 +370,7 @@ def ranking_view(ranked: pd.DataFrame) -> None:
     table(ranked, "nsp-ranking", key="ranking-table")
 
 
-def evaluation_view(result: nsp.Evaluation) -> None:
+def evaluation_view(result: nsp.Evaluation, model_name: str) -> None:
     if result.skipped:
         st.caption(
             f"{plural(result.skipped, 'row')} without both sentences and a label {agree(result.skipped, 'was', 'were')} left out."
@@ -390,7 +392,8 @@ def evaluation_view(result: nsp.Evaluation) -> None:
             f"A: {literal(best['sentence_a'])}\n\nB: {literal(best['sentence_b'])}"
         )
         st.caption("Confidence = the larger of P(IsNext) and P(NotNext). Sure is not the same as right.")
-    cut_notice(result.table, [f"row {i}" for i in range(1, len(result.table) + 1)], "pair")
+    rows = [f"row {i}" for i in range(1, len(result.table) + 1)]
+    cut_notice(result.table, rows, "pair", cache.query(model_name).max_length)
     shown = result.table.assign(most_confident=lambda t: t.index == result.most_confident)
     narrow = st.column_config.TextColumn(width="medium")
     table(shown, "nsp-evaluation", key="evaluation-table", column_config={"sentence_a": narrow, "sentence_b": narrow})

@@ -68,7 +68,7 @@ if ranking_tab.open:
         )
         if candidates:
             with st.spinner("Scoring the candidates…"):
-                views.ranking_view(views.ranking(model_name, a.strip(), candidates))
+                views.ranking_view(views.ranking(model_name, a.strip(), candidates), model_name)
         else:
             st.info("Type at least one candidate B, one per line.")
 
@@ -84,4 +84,4 @@ if evaluation_tab.open:
         if result is None:
             st.info("No pair to score: every row needs sentence A, sentence B and a label.")
         else:
-            views.evaluation_view(result)
+            views.evaluation_view(result, model_name)

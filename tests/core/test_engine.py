@@ -31,7 +31,7 @@ from bertlens.engine import (
     reopened_priority,
     reporting_waits,
 )
-from bertlens.nsp import is_next_probabilities
+from bertlens.nsp import score_pairs
 from bertlens.tokenization import SEED_BATCH, mask_effect, pad_batch
 
 LONG = " ".join(f"word{i % 50} is here" for i in range(200))  # well over 600 tokens
@@ -377,7 +377,7 @@ def test_every_model_running_function_goes_through_the_engine(tiny_bundle):
     engine = model_engine(tiny_bundle)
     before = engine.executions
     analyze(tiny_bundle, "An engine-counted sentence.")
-    is_next_probabilities(tiny_bundle, [("A first one.", "A second one.")])
+    score_pairs(tiny_bundle, [("A first one.", "A second one.")])
     embed_word(tiny_bundle, ["The field is green.", "A field of study."], "field")
     mask_effect(tiny_bundle, pad_batch(tiny_bundle.tokenizer, SEED_BATCH, "longest", 8, truncation=True))
     assert engine.executions - before == 4

@@ -41,13 +41,14 @@ def test_verdict_follows_the_larger_probability():
 def test_no_nsp_head_means_no_numbers(bundled):
     assert nsp.next_sentence(analyze(bundled, A, B)) is None
     with pytest.raises(ValueError, match="no next-sentence head"):
-        nsp.is_next_probabilities(bundled, [(A, B)])
+        nsp.score_pairs(bundled, [(A, B)])
 
 
 def test_batched_scores_equal_one_pair_at_a_time(tiny_bundle, nsp_model, monkeypatch):
     pairs = list(zip(nsp.DEFAULT_PAIRS["sentence_a"], nsp.DEFAULT_PAIRS["sentence_b"]))
     monkeypatch.setattr(nsp, "BATCH_SIZE", 4)  # several padded batches, the last one short
-    ours = nsp.is_next_probabilities(tiny_bundle, pairs)
+    ours, cut = nsp.score_pairs(tiny_bundle, pairs)
+    assert not any(cut)
     np.testing.assert_allclose(ours, reference_p_is_next(nsp_model, tiny_bundle.tokenizer, pairs), atol=1e-6)
     single = nsp.next_sentence(analyze(tiny_bundle, *pairs[3]))
     assert ours[3] == pytest.approx(single.p_is_next, abs=1e-6)
@@ -71,8 +72,8 @@ def test_candidate_lines():
 
 
 def test_long_pairs_are_truncated_not_refused(tiny_bundle):
-    (p,) = nsp.is_next_probabilities(tiny_bundle, [("word " * 400, "other " * 400)])
-    assert 0 < p < 1
+    (p,), (cut,) = nsp.score_pairs(tiny_bundle, [("word " * 400, "other " * 400)])
+    assert 0 < p < 1 and cut
 
 
 def test_metrics_on_a_hand_checked_case():
