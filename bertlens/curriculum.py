@@ -150,7 +150,7 @@ DISCOVER = Lesson(
             "Several heads at once",
             "bertviz draws several heads of one layer together, each in its own colour. Here four heads of the same "
             "layer: do they look at the same tokens? Click **it** on the left to keep only its lines, or on the "
-            "right to see who attends to it; *All heads* draws every head of the layer.",
+            "right to see who attends to it; the *All … heads* button draws every head of the layer.",
             "attention",
             {
                 **RAW,

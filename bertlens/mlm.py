@@ -174,7 +174,7 @@ def mask_overview(
             check = checks.get(g.mask_number)
             scored = check if isinstance(check, TrueWordCheck) else None
             row |= {
-                "true word": words.get(g.mask_number, ""),
+                "true word": _scored_as(words.get(g.mask_number, ""), scored),
                 "P(true word)": scored.probability if scored else None,
                 "rank of the true word": scored.rank if scored else None,
                 "top guess is the true word": ("yes ✓" if scored.rank == 1 else "no") if scored else (check or ""),
@@ -184,6 +184,11 @@ def mask_overview(
     if words:  # whole ranks, blank where no word was scored
         overview["rank of the true word"] = overview["rank of the true word"].astype("Int64")
     return overview
+
+
+def _scored_as(word: str, check: TrueWordCheck | None) -> str:
+    """The true word as typed, and the piece scored when one [MASK] cannot hide all of it."""
+    return f"{word} (scored: {check.token})" if check is not None and len(check.pieces) > 1 else word
 
 
 def average_top_confidence(guesses: Sequence[MaskGuesses]) -> float:

@@ -207,3 +207,11 @@ def test_every_mask_at_a_glance_equals_the_pipeline_and_the_checks(tiny_bundle, 
     assert "unknown to this vocabulary" in overview.loc[3, "top guess is the true word"]
     assert mlm.average_top_confidence(guesses) == pytest.approx(np.mean([r[0]["score"] for r in reference]), rel=1e-5)
     assert "true word" not in mlm.mask_overview(guesses, {}, {}).columns
+
+
+def test_at_a_glance_names_the_piece_scored_for_a_several_piece_word(tiny_bundle):
+    analysis = analyze(tiny_bundle, THREE_MASKS)
+    guesses = mlm.top_k_guesses(analysis, tiny_bundle.tokenizer, 3)
+    check = mlm.check_true_word(analysis, tiny_bundle.tokenizer, "backpropagation", 1)
+    overview = mlm.mask_overview(guesses, {1: "backpropagation"}, {1: check})
+    assert overview.loc[0, "true word"] == "backpropagation (scored: back)"
