@@ -182,7 +182,7 @@ def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> No
     )
 
     focus, _ = default_focus(page.encoding, matching_preset(page.text, page.text_b), first_matrix)
-    partnered = [i for i, _ in zip(*paired_rows(alignment)) if page.encoding.sequence_ids[i] is not None]
+    partnered = [i for i in rows_a if page.encoding.sequence_ids[i] is not None]  # text tokens both sentences have
     if focus not in partnered and partnered:
         focus = partnered[0]  # by default, a token both sentences have
     query = _token_picker(st.selectbox, "Follow one query token in both", page.encoding, "compare_query", focus)
