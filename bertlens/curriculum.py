@@ -7,7 +7,7 @@ declared in ``components.params`` (tests check every one against its page). Ques
 
 from __future__ import annotations
 
-from bertlens.attention import VIEWS
+from bertlens.attention import STATISTIC_BY_KEY, VIEWS
 from bertlens.lessons import (
     LAST_ENCODER_LAYER,
     LAST_HIDDEN_STATE,
@@ -243,6 +243,20 @@ STORE: dict[str, str | tuple[str, ...]] = {
     "mean": "false",  # one head at a time: the Head slider is live
 }
 
+
+def pattern_step(title: str, text: str, statistic: str, callouts: tuple[str, ...] = ()) -> Step:
+    """A step on the store pair's *Head statistics* grid: ``statistic`` chosen, and where its strongest head sits."""
+    return Step(
+        title,
+        text,
+        "attention",
+        {**STORE, "stat": STATISTIC_BY_KEY[statistic].label},
+        StrongestHead(STORE_A, STORE_B, statistic),
+        callouts,
+        control="stat",
+    )
+
+
 PATTERNS = Lesson(
     "patterns",
     "Attention patterns: what heads look at",
@@ -258,44 +272,32 @@ PATTERNS = Lesson(
             {"text": STORE_A, "b": STORE_B, "tokenizer_tab": "Tokens"},
             control="tokenizer_tab",
         ),
-        Step(
+        pattern_step(
             "Pattern 1: attention to the next word",
             "The notebook finds this head by eye (“layer 2, head 0” of bert-base-uncased). The *Head statistics* "
             "grid measures it for every head at once: choose **To next token** and find the brightest cell.",
-            "attention",
-            {**STORE, "stat": "To next token"},
-            StrongestHead(STORE_A, STORE_B, "next"),
+            "next",
             (SAME_INDEX,),
-            control="stat",
         ),
-        Step(
+        pattern_step(
             "Pattern 2: attention to the previous word",
             "Now the statistic **To previous token**. The notebook says this pattern is less distinct than the "
             "next-word one: compare the brightest values of the two grids.",
-            "attention",
-            {**STORE, "stat": "To previous token"},
-            StrongestHead(STORE_A, STORE_B, "previous"),
-            control="stat",
+            "previous",
         ),
-        Step(
+        pattern_step(
             "Pattern 3: attention to the same word",
             "**To same token elsewhere** scores how much a token attends to the identical token at other positions "
             "(here *the* and *store* appear twice). Find the brightest head, then open it in the *Head view* and "
             "click the second *store*.",
-            "attention",
-            {**STORE, "stat": "To same token elsewhere"},
-            StrongestHead(STORE_A, STORE_B, "same_token"),
-            control="stat",
+            "same_token",
         ),
-        Step(
+        pattern_step(
             "Pattern 4: the same word in the other sentence",
             "**To same token in other sentence** follows *store* in B back to *store* in A: useful for next "
             "sentence prediction. Open the brightest head in the *Head view* (choose its layer and head with the "
             "sliders) and click *store*.",
-            "attention",
-            {**STORE, "stat": "To same token in other sentence"},
-            StrongestHead(STORE_A, STORE_B, "other_sentence"),
-            control="stat",
+            "other_sentence",
         ),
         Step(
             "Where the rest goes: [CLS] and [SEP]",
