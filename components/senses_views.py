@@ -45,6 +45,7 @@ from bertlens.senses import (
 from bertlens.wording import MAX_LISTED, agree, listed, plural
 from components import cache, exports
 from components.cache import Query
+from components.model import cached_bundle
 from components.palette import PALETTE, SYMBOLS  # each sense: a colour and a marker shape (2D and 3D)
 from components.params import bound
 from components.state import warn_bad_param
@@ -482,7 +483,7 @@ def static_section(words: WordVectors, sense_labels: list[str], layer: str) -> N
 
 
 def reference_section(
-    vectors: np.ndarray, words: WordVectors, labels: list[str], request: SenseRequest, layer: str
+    query: Query, vectors: np.ndarray, words: WordVectors, labels: list[str], request: SenseRequest, layer: str
 ) -> None:
     if not request.references:
         st.caption("Type reference words above (e.g. “snake, programming” for “python”) to compare with them.")
@@ -490,6 +491,12 @@ def reference_section(
     refs = words.references
     if dropped := [r for r in request.references if r not in refs]:
         st.caption(f"Left out (nothing to read after tokenization): {literal(', '.join(dropped))}")
+    unk = cached_bundle(query.model).tokenizer.unk_token
+    if unknown := [r for r in refs if unk in cache.word_lookup(query, r)[0].pieces]:
+        st.warning(
+            f"Not in the vocabulary: {literal(listed(unknown))} became [UNK], so {agree(len(unknown), 'its', 'their')} "
+            "cosine compares with the unknown token's vector, not with the word."
+        )
     if not refs:
         return
     sims = cosine_similarity(vectors, np.stack([at_layer(v[None], layer)[0] for v in refs.values()]))

@@ -53,4 +53,4 @@ if request and chosen:
                 views.static_section(words, sense_labels, layer)
         if reference_tab.open:
             with reference_tab:
-                views.reference_section(vectors, words, point_labels, request, layer)
+                views.reference_section(query, vectors, words, point_labels, request, layer)

@@ -156,3 +156,10 @@ def test_static_panel_on_a_cased_model_compares_like_with_like(open_page, tmp_pa
     table = next(d for d in tables(at) if "all pairs" in d.columns)
     assert abs(table["all pairs"].iloc[0] - 1.0) < 1e-6  # static: Field–Field and field–field pairs only
     assert "**1.000 for every pair**" in messages(at, "markdown")
+
+
+def test_a_reference_word_the_vocabulary_cannot_spell_is_named(open_page):
+    at = open_page(PAGE, BUNDLED_MODEL, preset="python", senses_tab="Reference words", refs="snake, 👩")
+    assert not at.exception
+    warned = messages(at, "warning")
+    assert "Not in the vocabulary: 👩 became [UNK]" in warned and "snake" not in warned
