@@ -96,11 +96,8 @@ def lesson_panel(bundle: ModelBundle, page: str) -> None:
     if found is None:
         return
     lesson, index = found
-    if (raw := st.query_params.get("step")) and not int_in_range(1, len(lesson.steps))(raw):
-        st.warning(
-            f"The link's `step` parameter ({literal(raw[:20])}) is not a step of this lesson (1 to "
-            f"{len(lesson.steps)}); opening step {index + 1}."
-        )
+    steps = len(lesson.steps)
+    warn_bad_param("step", int_in_range(1, steps), f"a step of this lesson (1 to {steps})", f"opening step {index + 1}")
     step = lesson.steps[index]
     layers = bundle.capabilities.num_layers
     last = index == len(lesson.steps) - 1

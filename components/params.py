@@ -215,23 +215,24 @@ class Binding(TypedDict):
     bind: Literal["query-params"]
 
 
-def warn_bad_param(param: str, valid: Callable[[str], bool], expected: str) -> None:
-    """Warn about a malformed URL parameter (before its bound widget drops it)."""
+def warn_bad_param(param: str, valid: Callable[[str], bool], expected: str, outcome: str = "using the default") -> None:
+    """Warn about a malformed URL parameter (before its bound widget drops it), saying what happens instead."""
     declared(param)
     raw = st.query_params.get(param)
     if raw is not None and raw != "" and not valid(raw):
-        shown, note = link_name(param)
-        st.warning(f"The link's `{shown}` parameter ({literal(raw[:80])}) is not {expected}; using the default.{note}")
+        _warn_bad_link_value(param, raw, expected, outcome)
 
 
 def warn_bad_values(param: str, valid: Callable[[str], bool], expected: str) -> None:
     """``warn_bad_param`` for a repeatable parameter: every value of the link is checked, not only the last."""
     declared(param)
     if bad := [raw for raw in st.query_params.get_all(param) if raw and not valid(raw)]:
-        shown, note = link_name(param)
-        st.warning(
-            f"The link's `{shown}` parameter ({literal(', '.join(bad)[:80])}) is not {expected}; left out.{note}"
-        )
+        _warn_bad_link_value(param, ", ".join(bad), expected, "left out")
+
+
+def _warn_bad_link_value(param: str, raw: str, expected: str, outcome: str) -> None:
+    shown, note = link_name(param)
+    st.warning(f"The link's `{shown}` parameter ({literal(raw[:80])}) is not {expected}; {outcome}.{note}")
 
 
 def bound(name: str) -> Binding:
