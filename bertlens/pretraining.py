@@ -88,10 +88,12 @@ def pretraining_step(bundle: ModelBundle, encoding: Encoding, draw: int) -> Pret
     if not bundle.capabilities.has_mlm_head:
         raise ValueError("the pre-training view needs the MLM head")
     tokenizer = bundle.tokenizer
-    corruption = corrupt(
-        encoding, int(tokenizer.mask_token_id), len(tokenizer), draw
-    )  # random tokens: the vocabulary's
+    # random tokens come from the tokenizer's vocabulary, as the original draws them from its vocab file
+    corruption = corrupt(encoding, int(tokenizer.mask_token_id), len(tokenizer), draw)
     chosen = list(corruption.positions)
+    seen = tuple(tokens_of(tokenizer, list(corruption.input_ids)))
+    if not chosen:  # nothing of the text to choose (e.g. only typed masks)
+        return PretrainingStep(encoding, corruption, seen, pd.DataFrame())
 
     def guesses() -> np.ndarray:
         ids = torch.tensor([corruption.input_ids], device=bundle.device)
@@ -101,24 +103,21 @@ def pretraining_step(bundle: ModelBundle, encoding: Encoding, draw: int) -> Pret
             return bundle.model.cls.predictions(hidden).float().cpu().numpy()
 
     key = ("pretraining", corruption.input_ids, encoding.token_type_ids, tuple(chosen))
-    log_probs = log_softmax(model_engine(bundle).run(key, guesses, tokens=len(encoding))) if chosen else None
-    originals = [encoding.input_ids[p] for p in chosen]
+    log_probs = log_softmax(model_engine(bundle).run(key, guesses, tokens=len(encoding)))
+    top_guesses = tokens_of(tokenizer, [int(i) for i in np.argmax(log_probs, axis=-1)])
     rows = []
-    for row, (position, action, original) in enumerate(zip(chosen, corruption.actions, originals)):
-        assert log_probs is not None
-        scores = log_probs[row]
-        top = int(np.argmax(scores))
+    for scores, position, action, top in zip(log_probs, chosen, corruption.actions, top_guesses):
+        original = encoding.input_ids[position]
         rows.append(
             {
                 "position": position,
                 "original token": encoding.tokens[position],
                 "what happened": action,
-                "BERT is given": tokens_of(tokenizer, [corruption.input_ids[position]])[0],
-                "top guess": tokens_of(tokenizer, [top])[0],
+                "BERT is given": seen[position],
+                "top guess": top,
                 "P(original)": float(np.exp(scores[original])),
                 "rank of the original": 1 + int(np.sum(scores > scores[original])),
                 "loss −log p": -float(scores[original]),
             }
         )
-    seen = tuple(tokens_of(tokenizer, list(corruption.input_ids)))
     return PretrainingStep(encoding, corruption, seen, pd.DataFrame(rows))
