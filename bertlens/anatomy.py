@@ -171,6 +171,129 @@ def bundle_named_parameters(bundle: ModelBundle) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
+class Block:
+    """One box of the architecture diagram: its name, its sizes in this checkpoint, and its parameters."""
+
+    name: str
+    sizes: str
+    parameters: int | None  # None: not in this checkpoint
+
+    @property
+    def present(self) -> bool:
+        return self.parameters is not None
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """BERT's architecture with one checkpoint's sizes, from the token ids to the heads (seed 001's figure).
+
+    ``attention`` and ``feed_forward`` are one encoder layer's; the encoder stacks ``layers`` of them.
+    The blocks' parameters, the layer's counted ``layers`` times, add up to the checkpoint's total.
+    """
+
+    tokens: Block
+    word: Block
+    position: Block
+    segment: Block
+    embeddings_sum: Block
+    attention: Block
+    feed_forward: Block
+    last_hidden: Block
+    mlm_head: Block
+    pooler: Block
+    nsp_head: Block
+    layers: int
+
+    def blocks(self) -> tuple[Block, ...]:
+        """Every block, from input to heads."""
+        return (
+            self.tokens,
+            self.word,
+            self.position,
+            self.segment,
+            self.embeddings_sum,
+            self.attention,
+            self.feed_forward,
+            self.last_hidden,
+            self.mlm_head,
+            self.pooler,
+            self.nsp_head,
+        )
+
+    def total(self) -> int:
+        """The checkpoint's parameters: every block once, the encoder layer's two ``layers`` times."""
+        once = sum(b.parameters or 0 for b in self.blocks())
+        return once + (self.layers - 1) * ((self.attention.parameters or 0) + (self.feed_forward.parameters or 0))
+
+    def in_words(self) -> str:
+        """The diagram as one paragraph of plain text (its text equivalent)."""
+
+        def said(block: Block) -> str:
+            if block.parameters is None:
+                return f"{block.name} ({block.sizes}; not in this checkpoint)"
+            count = f"; {block.parameters:,} parameters" if block.parameters else ""
+            return f"{block.name} ({block.sizes}{count})"
+
+        return (
+            f"{said(self.tokens)} → the sum of {said(self.word)}, {said(self.position)} and {said(self.segment)} → "
+            f"{said(self.embeddings_sum)} → {self.layers} encoder layers, each {said(self.attention)} then "
+            f"{said(self.feed_forward)} → {said(self.last_hidden)} → {said(self.mlm_head)}; "
+            f"{said(self.pooler)} → {said(self.nsp_head)}."
+        )
+
+
+def architecture(config: PretrainedConfig, counts: pd.DataFrame) -> Architecture:
+    """The ``Architecture`` of a checkpoint from its config and its ``parameter_counts``."""
+    by_component = counts.set_index("component")
+    n = by_component["parameters"]
+    tied = "tied" in str(by_component["note"].get("decoder weight", ""))
+
+    def parameters(*components: str) -> int | None:
+        values = [n.get(c) for c in components]
+        return None if any(v is None or pd.isna(v) for v in values) else sum(int(v) for v in values)
+
+    hidden, heads, layers = config.hidden_size, config.num_attention_heads, config.num_hidden_layers
+    last = layers  # hidden states are numbered from 0 (the embeddings output): see bertlens.layers
+    return Architecture(
+        tokens=Block("Token ids", f"[CLS] A [SEP] B [SEP], up to {config.max_position_embeddings} tokens", 0),
+        word=Block("Word embeddings", f"{config.vocab_size:,} × {hidden}", parameters("word embeddings")),
+        position=Block(
+            "Position embeddings", f"{config.max_position_embeddings} × {hidden}", parameters("position embeddings")
+        ),
+        segment=Block(
+            "Segment embeddings", f"{config.type_vocab_size} × {hidden}", parameters("token type embeddings")
+        ),
+        embeddings_sum=Block(
+            "Sum and LayerNorm", f"hidden state 0: a {hidden}-long vector per token", parameters("LayerNorm")
+        ),
+        attention=Block(
+            "Self-attention",
+            f"{heads} heads × {hidden // heads} = {hidden}; query, key, value, output; add and LayerNorm",
+            parameters("attention"),
+        ),
+        feed_forward=Block(
+            "Feed-forward",
+            f"{hidden} → {config.intermediate_size} → {hidden} ({config.hidden_act}); add and LayerNorm",
+            parameters("intermediate", "output"),
+        ),
+        last_hidden=Block(f"Hidden state {last}", f"a {hidden}-long vector per token, in context", 0),
+        mlm_head=Block(
+            "MLM head (fill-mask)",
+            f"{hidden} → {config.vocab_size:,} scores per token"
+            + ("; decoder tied to the word embeddings" if tied else ""),
+            parameters("transform (dense + LayerNorm)", "output bias", "decoder weight"),
+        ),
+        pooler=Block("Pooler", f"[CLS]'s vector: {hidden} → {hidden}, tanh", parameters("dense + tanh on [CLS]")),
+        nsp_head=Block("NSP head (next sentence)", f"{hidden} → 2: IsNext, NotNext", parameters("is-next classifier")),
+        layers=layers,
+    )
+
+
+def bundle_architecture(bundle: ModelBundle) -> Architecture:
+    return architecture(bundle.model.config, bundle_parameter_counts(bundle))
+
+
+@dataclass(frozen=True)
 class EmbeddingParts:
     word: np.ndarray  # (tokens, hidden)
     position: np.ndarray

@@ -16,6 +16,7 @@ from bertlens.lessons import (
     BestSeparation,
     CloserReference,
     FillMaskTop1,
+    LargestPart,
     Lesson,
     MaskMatters,
     NextSentenceVerdict,
@@ -354,6 +355,16 @@ OVERVIEW = Lesson(
             MaskMatters(SEED_BATCH, 16),
             (PADDING_IS_FREE,),
             control="mask_demo",
+        ),
+        Step(
+            "How it is built",
+            "The *Architecture* tab draws BERT as the notebook's figure does, with the active model's own sizes: "
+            "three embeddings summed, a stack of identical encoder layers (self-attention, then feed-forward), "
+            "and the heads on top. Each box says how many parameters it holds.",
+            "anatomy",
+            {"anatomy_tab": "Architecture"},
+            LargestPart(),
+            control="anatomy_tab",
         ),
         Step(
             "How big is it?",

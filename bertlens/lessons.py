@@ -58,7 +58,9 @@ class Live(Protocol):
         (padding to ``max_length``, truncating)."""
         ...
 
-    def parameter_total(self) -> int: ...
+    def parameter_counts(self) -> pd.DataFrame:
+        """``bertlens.anatomy.parameter_counts`` of the checkpoint (the Parameters tab's table)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,8 @@ class DirectLive:
     def mask_effect(self, lines: tuple[str, ...], max_length: int) -> pd.DataFrame:
         return mask_effect(self.bundle, pad_batch(self.bundle.tokenizer, lines, "max_length", max_length, True))
 
-    def parameter_total(self) -> int:
-        return checkpoint_total(bundle_parameter_counts(self.bundle))
+    def parameter_counts(self) -> pd.DataFrame:
+        return bundle_parameter_counts(self.bundle)
 
 
 def checkpoint_total(counts: pd.DataFrame) -> int:
@@ -322,12 +324,42 @@ class ParameterCount:
     choices: tuple[str, ...] = SIZES
 
     def reveal(self, live: Live) -> Reveal:
-        total = live.parameter_total()
+        total = checkpoint_total(live.parameter_counts())
         size = SIZES[sum(total >= bound for bound in (10**7, 10**8, 10**9))]
         return Reveal(
             size,
             f"`{live.bundle.name}` has {total:,} parameters in its checkpoint: {size}. bert-base-uncased has about "
             "110 million; most of them sit in the encoder layers and the word-embedding matrix.",
+        )
+
+
+PARTS = ("the embeddings", "the encoder layers", "the heads (pooler, MLM, NSP)")
+
+
+@dataclass(frozen=True)
+class LargestPart:
+    """ "Where are most of the parameters?" — the embeddings, the encoder layers or the heads, counted."""
+
+    prompt: str = "Which part of the active model holds the most parameters?"
+    choices: tuple[str, ...] = PARTS
+
+    def reveal(self, live: Live) -> Reveal:
+        counts = live.parameter_counts()
+        leaves = counts[counts["adds up to total"]]
+        by_part = leaves.groupby("part")["parameters"].sum()
+        shares = {
+            PARTS[0]: int(by_part.get("Embeddings", 0)),
+            PARTS[1]: int(by_part.get("Encoder", 0)),
+            PARTS[2]: int(sum(by_part.get(part, 0) for part in ("Pooler", "MLM head", "NSP head"))),
+        }
+        total = checkpoint_total(counts)
+        winner = max(shares, key=lambda part: shares[part])
+        numbers = "; ".join(f"{part} {n:,} ({n / total:.0%})" for part, n in shares.items())
+        return Reveal(
+            winner,
+            f"`{live.bundle.name}`: {numbers}. Most sit in **{winner}**. The word-embedding matrix alone is "
+            "vocabulary × hidden size: in a small model such as MiniLM (6 layers of 384) it outweighs all the "
+            "layers together, while bert-base's 12 layers of 768 hold about three quarters of its weights.",
         )
 
 
@@ -340,6 +372,7 @@ Question = (
     | CloserReference
     | BestSeparation
     | ParameterCount
+    | LargestPart
 )
 
 

@@ -11,15 +11,18 @@ import streamlit as st
 
 from bertlens.anatomy import (
     NOT_IN_CHECKPOINT,
+    Architecture,
+    Block,
     EmbeddingParts,
     PoolerCheck,
     matrices_and_vectors,
 )
 from bertlens.positions import PositionEmbeddings
 from components import cache, exports
+from components.palette import PALETTE, rgba
 from components.state import bound_int_slider
 
-TABS = ("Parameters", "Named parameters", "Embeddings", "Pooler", "Positions")
+TABS = ("Architecture", "Parameters", "Named parameters", "Embeddings", "Pooler", "Positions")
 DEFAULT_POSITIONS = 64  # positions shown unless the link says otherwise (URL ``n_positions``)
 CHECK_TOLERANCE = 1e-4  # float32 arithmetic in a different order differs by ~1e-7
 COUNT_COLUMN = st.column_config.NumberColumn(format="localized")
@@ -29,6 +32,109 @@ COUNT_COLUMN = st.column_config.NumberColumn(format="localized")
 
 
 # --- Figures ---------------------------------------------------------------------------------
+
+
+BOX_HEIGHT = 1.0  # data units; the diagram is 12 wide and 11.6 tall
+INK, MISSING_INK = "#1a1a1a", "#595959"  # dark text on the light boxes: ≥ 7:1 whatever the page's theme
+FILLS = {"data": rgba("#000000", 0.06), "embeddings": rgba(PALETTE[0], 0.14), "layer": rgba(PALETTE[1], 0.14)}
+FILLS["head"] = rgba(PALETTE[2], 0.14)
+
+
+def _box(fig: go.Figure, block: Block, x0: float, x1: float, y: float, kind: str) -> None:
+    """``block`` as a box centred at height ``y``: name, sizes, parameters (dashed and grey if the checkpoint lacks it)."""
+    present = block.present
+    fig.add_shape(
+        type="rect",
+        x0=x0,
+        x1=x1,
+        y0=y - BOX_HEIGHT / 2,
+        y1=y + BOX_HEIGHT / 2,
+        fillcolor=FILLS[kind] if present else "white",
+        line=dict(color=INK if present else MISSING_INK, width=1, dash="solid" if present else "dash"),
+        layer="below",
+    )
+    count = NOT_IN_CHECKPOINT if not present else f"{block.parameters:,} parameters" if block.parameters else ""
+    lines = [f"<b>{html.escape(block.name)}</b>", html.escape(block.sizes.replace("; ", " · ")), count]
+    fig.add_annotation(
+        x=(x0 + x1) / 2,
+        y=y,
+        text="<br>".join(line for line in lines if line),
+        showarrow=False,
+        font=dict(size=11, color=INK if present else MISSING_INK),
+    )
+
+
+def _arrow(fig: go.Figure, start: tuple[float, float], end: tuple[float, float]) -> None:
+    fig.add_annotation(
+        x=end[0],
+        y=end[1],
+        ax=start[0],
+        ay=start[1],
+        xref="x",
+        yref="y",
+        axref="x",
+        ayref="y",
+        text="",
+        showarrow=True,
+        arrowhead=2,
+        arrowwidth=1.5,
+        arrowcolor="#7f7f7f",
+    )
+
+
+def architecture_figure(arch: Architecture) -> go.Figure:
+    """Seed 001's architecture figure with this checkpoint's sizes: token ids at the top, the heads at the bottom."""
+    half = BOX_HEIGHT / 2
+    fig = go.Figure()
+    tokens, embeddings, summed, attention, ffn, last, heads, nsp = 12.0, 10.7, 9.4, 7.7, 6.4, 4.6, 3.2, 1.8
+    frame_top = 8.65  # the encoder layer's frame, around the attention and feed-forward boxes
+    _box(fig, arch.tokens, 3.5, 8.5, tokens, "data")
+    spans = ((0, 3.9), (4.05, 7.95), (8.1, 12))
+    for (x0, x1), block, joint in zip(spans, (arch.word, arch.position, arch.segment), (4.5, 6, 7.5)):
+        _box(fig, block, x0, x1, embeddings, "embeddings")
+        middle = (x0 + x1) / 2
+        _arrow(fig, (joint, tokens - half), (middle, embeddings + half))
+        _arrow(fig, (middle, embeddings - half), (joint, summed + half))
+    _box(fig, arch.embeddings_sum, 3, 9, summed, "embeddings")
+    fig.add_shape(
+        type="rect",
+        x0=0.6,
+        x1=11.4,
+        y0=ffn - half - 0.3,
+        y1=frame_top,
+        line=dict(color="#7f7f7f", width=1.5, dash="dot"),
+        layer="below",
+    )
+    fig.add_annotation(
+        x=0.75,
+        y=frame_top - 0.2,
+        xanchor="left",
+        showarrow=False,
+        text=(f"<b>Encoder layer L</b>, × {arch.layers} (L = 0 … {arch.layers - 1}): hidden state L in, L + 1 out"),
+        font=dict(size=11),
+    )
+    _box(fig, arch.attention, 1.5, 10.5, attention, "layer")
+    _box(fig, arch.feed_forward, 1.5, 10.5, ffn, "layer")
+    _box(fig, arch.last_hidden, 3, 9, last, "data")
+    _box(fig, arch.mlm_head, 0, 5.8, heads, "head")
+    _box(fig, arch.pooler, 6.2, 12, heads, "head")
+    _box(fig, arch.nsp_head, 6.2, 12, nsp, "head")
+    for start, end in (
+        ((6, summed - half), (6, frame_top)),
+        ((6, attention - half), (6, ffn + half)),
+        ((6, ffn - half), (6, last + half)),
+        ((4.5, last - half), (2.9, heads + half)),
+        ((7.5, last - half), (9.1, heads + half)),
+        ((9.1, heads - half), (9.1, nsp + half)),
+    ):
+        _arrow(fig, start, end)
+    hidden = dict(visible=False, fixedrange=True)
+    fig.update_xaxes(range=[-0.1, 12.1], **hidden)
+    fig.update_yaxes(range=[nsp - half - 0.1, tokens + half + 0.1], **hidden)
+    fig.update_layout(
+        title="BERT's architecture, with this checkpoint's sizes", height=700, margin=dict(t=40, l=0, r=0, b=0)
+    )
+    return fig
 
 
 def parameter_sunburst(counts: pd.DataFrame) -> go.Figure:
@@ -169,6 +275,22 @@ def position_chain_figure(view: PositionEmbeddings) -> go.Figure:
 
 
 # --- Sections --------------------------------------------------------------------------------
+
+
+def diagram_section(model_name: str) -> None:
+    arch = cache.architecture_blocks(cache.query(model_name))
+    st.markdown(
+        f"Token ids become vectors (three embeddings, summed), {arch.layers} encoder layers of the same shape refine "
+        "them, and the heads read the last hidden state. Layers are numbered as on every page: encoder layer L "
+        "reads hidden state L and writes hidden state L + 1, so hidden state 0 is the embeddings' output."
+    )
+    exports.chart(architecture_figure(arch), "architecture", key="architecture", words=arch.in_words())
+    if not all(block.present for block in arch.blocks()):
+        st.caption(
+            "Dashed boxes are parts this checkpoint does not ship: the pages that need them say so instead of "
+            "guessing with random weights."
+        )
+    st.caption(f"Every box's parameters, the encoder layer's counted {arch.layers} times, add up to {arch.total():,}.")
 
 
 def architecture_section(model_name: str) -> None:

@@ -24,8 +24,10 @@ import streamlit as st
 from bertlens import mlm, nsp
 from bertlens.analysis import Analysis, Encoding, encode, ids_of, max_tokens, remembered_analysis
 from bertlens.anatomy import (
+    Architecture,
     EmbeddingParts,
     PoolerCheck,
+    bundle_architecture,
     bundle_named_parameters,
     bundle_parameter_counts,
     config_summary,
@@ -167,6 +169,11 @@ def architecture(q: Query) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Config summary, parameter counts by component, named parameters."""
     bundle = cached_bundle(q.model)
     return config_summary(bundle.model.config), bundle_parameter_counts(bundle), bundle_named_parameters(bundle)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def architecture_blocks(q: Query) -> Architecture:
+    return bundle_architecture(cached_bundle(q.model))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

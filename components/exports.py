@@ -53,11 +53,11 @@ def png_config(filename: str, scale: int = 2) -> dict:
     }
 
 
-def chart(fig: go.Figure, filename: str, key: str | None = None, **kwargs):
-    """A plotly chart with a 'Download plot as PNG' button named ``filename``.png, and the chart in one
-    line of words under it (its text equivalent)."""
+def chart(fig: go.Figure, filename: str, key: str | None = None, words: str | None = None, **kwargs):
+    """A plotly chart with a 'Download plot as PNG' button named ``filename``.png, and the chart in
+    words under it (its text equivalent): ``words``, or one line read from its data."""
     drawn = st.plotly_chart(fig, config=png_config(filename), key=key or f"chart-{_slug(filename)}", **kwargs)
-    if words := describe(fig):
+    if words := words or describe(fig):
         st.caption(f"In words — {literal(words)}")
     return drawn
 

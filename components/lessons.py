@@ -16,7 +16,7 @@ from streamlit.errors import StreamlitAPIException
 
 from bertlens.analysis import Analysis
 from bertlens.curriculum import LESSONS, lesson_step
-from bertlens.lessons import PAGE_HEADS, Lesson, Question, checkpoint_total, heads_needed, needs_head, resolve
+from bertlens.lessons import PAGE_HEADS, Lesson, Question, heads_needed, needs_head, resolve
 from bertlens.models import ModelBundle
 from bertlens.senses import WordVectors
 from components import cache
@@ -44,8 +44,8 @@ class CachedLive:
     def mask_effect(self, lines: tuple[str, ...], max_length: int) -> pd.DataFrame:
         return cache.mask_distances(cache.query(self.bundle.name), lines, "max_length", max_length, True)
 
-    def parameter_total(self) -> int:
-        return checkpoint_total(cache.architecture(cache.query(self.bundle.name))[1])
+    def parameter_counts(self) -> pd.DataFrame:
+        return cache.architecture(cache.query(self.bundle.name))[1]
 
 
 def step_url_params(lesson: Lesson, index: int, num_layers: int) -> dict[str, str | list[str]]:

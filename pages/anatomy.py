@@ -1,5 +1,5 @@
-"""Model anatomy page: the configuration, where the parameters are, the embeddings and pooler checked live,
-and the learned position and token-type embeddings."""
+"""Model anatomy page: the architecture with the checkpoint's sizes, where the parameters are, the embeddings
+and pooler checked live, and the learned position and token-type embeddings."""
 
 from components import anatomy_views as views
 from components.cache import cached_analysis
@@ -8,13 +8,16 @@ from components.state import lazy_tabs, sentence_pair
 
 bundle = page_header(
     "Model anatomy",
-    "The configuration, where the parameters are, and the embeddings and pooler checked live.",
+    "The architecture with this checkpoint's sizes, where the parameters are, and the embeddings and pooler checked live.",
     page="anatomy",
 )
 model_name = bundle.name  # the model actually loaded keys every cached result
 text, text_b = sentence_pair(help="Read by the Embeddings and Pooler tabs; it follows you from page to page.")
 
-parameters, named, embeddings, pooler, positions = lazy_tabs(views.TABS, "anatomy_tab")
+diagram, parameters, named, embeddings, pooler, positions = lazy_tabs(views.TABS, "anatomy_tab")
+if diagram.open:
+    with diagram:
+        views.diagram_section(model_name)
 if parameters.open:
     with parameters:
         views.architecture_section(model_name)

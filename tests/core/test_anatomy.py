@@ -9,6 +9,8 @@ from transformers import BertForPreTraining
 from bertlens.analysis import analyze
 from bertlens.anatomy import (
     NOT_IN_CHECKPOINT,
+    architecture,
+    bundle_architecture,
     bundle_named_parameters,
     bundle_parameter_counts,
     config_summary,
@@ -89,6 +91,33 @@ def test_missing_pooler_and_heads_are_not_counted(bert_base):
     assert absent["part"].tolist() == ["Pooler", "MLM head", "NSP head"]
     assert set(absent["note"]) == {NOT_IN_CHECKPOINT}
     assert table.loc[table["adds up to total"], "parameters"].sum() == counts[("Checkpoint", "total")]
+
+
+def test_the_architecture_adds_up_to_the_checkpoint_block_by_block(bert_base):
+    arch = architecture(bert_base.config, parameter_counts(bert_base))
+    layer = bert_base.bert.encoder.layer[0]
+    assert arch.attention.parameters == sum(p.numel() for p in layer.attention.parameters())
+    assert arch.feed_forward.parameters == sum(
+        p.numel() for part in (layer.intermediate, layer.output) for p in part.parameters()
+    )
+    assert arch.word.parameters == bert_base.bert.embeddings.word_embeddings.weight.numel() == 30_522 * 768
+    assert arch.mlm_head.parameters == 592_128 + 30_522  # the decoder is the word-embedding matrix: not again
+    assert arch.total() == sum(p.numel() for p in bert_base.parameters()) == 110_106_428
+    assert (
+        arch.attention.sizes.startswith("12 heads × 64 = 768") and "768 → 3072 → 768 (gelu)" in arch.feed_forward.sizes
+    )
+    assert arch.layers == 12 and arch.last_hidden.name == "Hidden state 12"  # numbered as in bertlens.layers
+    assert "tied to the word embeddings" in arch.mlm_head.sizes
+    words = arch.in_words()
+    assert "12 encoder layers, each Self-attention (12 heads × 64 = 768" in words and "not in this" not in words
+
+
+def test_an_encoder_only_checkpoint_has_its_heads_marked_missing(bundled):
+    arch = bundle_architecture(bundled)
+    assert [b.name for b in arch.blocks() if not b.present] == ["MLM head (fill-mask)", "NSP head (next sentence)"]
+    assert arch.pooler.present and arch.layers == 6 and arch.position.sizes == "512 × 384"
+    assert arch.total() == sum(p.numel() for p in bundled.model.bert.parameters())  # random heads not counted
+    assert arch.in_words().count(NOT_IN_CHECKPOINT) == 2
 
 
 def test_config_summary(bert_base):

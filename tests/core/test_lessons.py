@@ -3,12 +3,18 @@ answer is the model's own output (compared with a reference computation), or say
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
 import numpy as np
+import pandas as pd
 import pytest
 import torch
+from transformers import BertForPreTraining
 
 from bertlens import curriculum, lessons
 from bertlens.analysis import encode
+from bertlens.anatomy import parameter_counts
 from bertlens.attention import STATISTICS, VIEWS
 from bertlens.curriculum import LESSONS
 from bertlens.lessons import (
@@ -17,6 +23,7 @@ from bertlens.lessons import (
     CloserReference,
     DirectLive,
     FillMaskTop1,
+    LargestPart,
     MaskMatters,
     NextSentenceVerdict,
     ParameterCount,
@@ -25,6 +32,7 @@ from bertlens.lessons import (
 )
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import embed_word, layer_options, separation_by_layer
+from bertlens.synthetic import random_bert_config
 from bertlens.tokenization import STRATEGIES
 from components import anatomy_views, attention_views, prediction_views, senses_views, tokenizer_views
 from components.params import PAGES, PARAMS, SHARED
@@ -60,6 +68,7 @@ def test_lessons_follow_the_notebooks_and_have_questions():
         CloserReference,
         BestSeparation,
         ParameterCount,
+        LargestPart,
     }
     for lesson in LESSONS.values():
         assert len(lesson.steps) >= 2 and all(step.text.strip() for step in lesson.steps)
@@ -243,3 +252,25 @@ def test_parameter_check_counts_the_checkpoint(tiny_bundle, bundled):
     minilm = ParameterCount().reveal(DirectLive(bundled))
     encoder = sum(p.numel() for p in bundled.model.bert.parameters())  # random heads are not the checkpoint's
     assert minilm.answer == "10 to 100 million" and f"{encoder:,}" in minilm.detail
+
+
+def test_largest_part_counts_embeddings_layers_and_heads(bundled):
+    reveal = LargestPart().reveal(DirectLive(bundled))
+    bert = bundled.model.bert
+    embeddings = sum(p.numel() for p in bert.embeddings.parameters())
+    layers = sum(p.numel() for p in bert.encoder.parameters())
+    assert embeddings > layers and reveal.answer == "the embeddings"  # MiniLM: a 30,522 × 384 vocabulary
+    assert f"the embeddings {embeddings:,}" in reveal.detail and f"the encoder layers {layers:,}" in reveal.detail
+    base = parameter_counts(BertForPreTraining(random_bert_config()))  # bert-base's shapes: 85 M of 110 M in layers
+    assert LargestPart().reveal(CountsOnly(base)).answer == "the encoder layers"
+
+
+@dataclass(frozen=True)
+class CountsOnly:
+    """A ``Live`` for questions that only count parameters."""
+
+    counts: pd.DataFrame
+    bundle: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(name="bert-base-sized"))
+
+    def parameter_counts(self) -> pd.DataFrame:
+        return self.counts

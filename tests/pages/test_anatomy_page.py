@@ -1,9 +1,12 @@
 """The model anatomy page opened as a shared link (URL parameters)."""
 
+import html
+
 import pytest
 
 from bertlens.analysis import encode
-from bertlens.anatomy import NOT_IN_CHECKPOINT
+from bertlens.anatomy import NOT_IN_CHECKPOINT, bundle_architecture
+from components.text import literal
 from tests.conftest import tables
 from tests.pages.test_tokenizer_page import frame, shown
 
@@ -11,7 +14,7 @@ PAGE = "pages/anatomy.py"
 
 
 def test_bundled_encoder_counts_checks_and_missing_heads(open_page, bundled):
-    at = open_page(PAGE, text="Sinan loves a beautiful day")
+    at = open_page(PAGE, anatomy_tab="Parameters", text="Sinan loves a beautiful day")
     assert not at.exception
     total = sum(p.numel() for p in bundled.model.bert.parameters())
     assert f"**{total:,} parameters**" in shown(at) and "103 named parameters" in shown(at)
@@ -34,8 +37,28 @@ def test_bundled_encoder_counts_checks_and_missing_heads(open_page, bundled):
     assert len(frame(at, "pooler_output")) == bundled.capabilities.hidden_size
 
 
+def test_the_architecture_opens_first_with_the_checkpoints_own_sizes(
+    open_page, bundled, tiny_pretraining_dir, tiny_bundle
+):
+    at = open_page(PAGE)
+    assert not at.exception
+    (diagram,) = at.get("plotly_chart")
+    arch = bundle_architecture(bundled)
+    for block in arch.blocks():
+        assert html.escape(block.name) in diagram.proto.spec
+        assert (f"{block.parameters:,} parameters" if block.present else NOT_IN_CHECKPOINT) in diagram.proto.spec
+    assert "× 6 (L = 0 … 5)" in diagram.proto.spec
+    assert f"In words — {literal(arch.in_words())}" in [c.value for c in at.caption]
+    assert any("Dashed boxes" in c.value for c in at.caption)
+    assert f"add up to {sum(p.numel() for p in bundled.model.bert.parameters()):,}" in shown(at)
+
+    at = open_page(PAGE, tiny_pretraining_dir)  # every head real: none dashed, all counted
+    assert not any("Dashed boxes" in c.value for c in at.caption)
+    assert f"add up to {sum(p.numel() for p in tiny_bundle.model.parameters()):,}" in shown(at)
+
+
 def test_only_the_open_tab_is_drawn(open_page):
-    at = open_page(PAGE, text="Sinan loves a beautiful day")
+    at = open_page(PAGE, anatomy_tab="Parameters", text="Sinan loves a beautiful day")
     assert len(at.get("plotly_chart")) == 1  # the parameters sunburst
     assert not any("‖word‖" in d.columns for d in tables(at))
     at = open_page(PAGE, anatomy_tab="Pooler", text="Sinan loves a beautiful day")
@@ -44,7 +67,7 @@ def test_only_the_open_tab_is_drawn(open_page):
 
 
 def test_pretraining_checkpoint_counts_its_heads(open_page, tiny_pretraining_dir, tiny_bundle):
-    at = open_page(PAGE, tiny_pretraining_dir, text="hello world")
+    at = open_page(PAGE, tiny_pretraining_dir, anatomy_tab="Parameters", text="hello world")
     assert not at.exception
     counts = frame(at, "adds up to total").set_index("component")
     assert counts.loc["decoder weight", "parameters"] == 0 and "tied" in counts.loc["decoder weight", "note"]
@@ -89,4 +112,4 @@ def test_bad_input_gets_a_message(open_page, params, message):
     assert not at.exception, at.exception
     assert message in shown(at)
     if params.get("anatomy_tab") == "Organs":  # a malformed tab falls back to the first: the architecture
-        assert frame(at, "adds up to total")["parameters"].iloc[-1] > 0
+        assert "BERT's architecture" in at.get("plotly_chart")[0].proto.spec
