@@ -20,7 +20,7 @@ from bertlens.anatomy import (
 from bertlens.positions import PositionEmbeddings
 from components import cache, exports
 from components.palette import PALETTE, rgba
-from components.state import bound_int_slider
+from components.state import bound_int_slider, linked_text
 
 TABS = ("Architecture", "Parameters", "Named parameters", "Embeddings", "Pooler", "Positions")
 DEFAULT_POSITIONS = 64  # positions shown unless the link says otherwise (URL ``n_positions``)
@@ -328,11 +328,8 @@ def architecture_section(model_name: str) -> None:
 
 def named_parameters_section(model_name: str) -> None:
     named = cache.architecture(cache.query(model_name))[2]
-    filter_text = st.text_input(
-        "Filter the named parameters",
-        key="filter",
-        bind="query-params",
-        placeholder="e.g. layer.0.attention or LayerNorm",
+    filter_text = linked_text(
+        st.text_input, "Filter the named parameters", "filter", placeholder="e.g. layer.0.attention or LayerNorm"
     )
     shown = named[named["name"].str.contains((filter_text or "").strip(), case=False, regex=False)]
     st.caption(f"{len(shown)} of {len(named)} named parameters · {int(shown['parameters'].sum()):,} parameters")

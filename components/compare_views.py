@@ -31,6 +31,7 @@ from components.attention_figures import Choice, default_focus, matrix_figure
 from components.attention_views import PageInput, _token_picker, matrices
 from components.exports import chart, csv_download, table
 from components.model import cached_bundle
+from components.state import linked_text
 from components.text import literal
 
 FIRST, SECOND = "#1f77b4", "#ff7f0e"
@@ -137,11 +138,11 @@ def biggest_moves(diff: np.ndarray, labels: list[str], first: np.ndarray, second
 
 
 def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> None:
-    second_text = st.text_input(
+    second_text = linked_text(
+        st.text_input,
         "Second sentence (try changing one word)",
-        value=SEED_SECOND,
-        key="compare",
-        bind="query-params",
+        "compare",
+        SEED_SECOND,
         help="Compared with the sentence above at the same layer and head. A sentence B, if set, pairs with both.",
     )
     if not second_text.strip():
@@ -225,10 +226,10 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
         key="fill_compare_copy",
         help="Copy the sentence into the box below, then change one word.",
     )
-    second_text = st.text_input(
+    second_text = linked_text(
+        st.text_input,
         "Second sentence, with [MASK] (try changing one word)",
-        key="fill_compare",
-        bind="query-params",
+        "fill_compare",
         placeholder="e.g. the same sentence with one word changed",
     )
     if not second_text.strip():

@@ -48,7 +48,7 @@ from components.cache import Query
 from components.model import cached_bundle
 from components.palette import PALETTE, SYMBOLS  # each sense: a colour and a marker shape (2D and 3D)
 from components.params import bound
-from components.state import warn_bad_param
+from components.state import linked_text, warn_bad_param
 from components.text import literal
 
 TABS = ("Map", "Separation by layer", "Similarity", "Static vs contextual", "Reference words")
@@ -95,10 +95,11 @@ def _preset_items() -> tuple[LabelledSentence, ...]:
 
 def _pasted_items() -> tuple[LabelledSentence, ...] | None:
     default = "\n".join(f"{s.sentence} | {s.sense}" for s in PRESETS["field"].sentences)
-    text = st.text_area(
+    text = linked_text(
+        st.text_area,
         "One sentence per line: `sentence | sense` (the sense is optional)",
+        "senses_lines",
         default,
-        **bound("senses_lines"),
         height=200,
     )
     try:
@@ -133,8 +134,8 @@ def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[S
         items = {"Preset": _preset_items, "Paste lines": _pasted_items, "Upload CSV": _uploaded_items}[source]()
     _seed_from_preset(st.session_state.get("preset") or st.query_params.get("preset", ""), only_unset=True)
     left, mid, right = st.columns([1, 1.3, 2])  # one row: the views start higher on the screen
-    word = left.text_input("Word to follow", **bound("senses_word"), max_chars=200).strip()
-    refs = mid.text_input("Reference words (comma-separated)", key="refs", bind="query-params")
+    word = linked_text(left.text_input, "Word to follow", "senses_word", max_chars=200).strip()
+    refs = linked_text(mid.text_input, "Reference words (comma-separated)", "refs")
     with right:
         own = own_sentence()
     if items is None:

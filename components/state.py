@@ -2,8 +2,9 @@
 
 Page-local choices use Streamlit's ``bind="query-params"`` (the widget key is the parameter
 name); it silently drops invalid URL values, so ``warn_bad_param`` says so first. Integer
-sliders (``bound_int_slider``) and text shared across pages (``shared_text``) keep their value
-in session state and write it to the URL themselves.
+sliders (``bound_int_slider``), free text (``linked_text``: a long value can then be left out of
+the link) and text shared across pages (``shared_text``) keep their value in session state and
+write it to the URL themselves.
 """
 
 from __future__ import annotations
@@ -67,6 +68,24 @@ def bound_int_input(label: str, key: str, lo: int, hi: int, default: int = 0, **
     _strict_int(key, lo, hi, default)
     value = int(st.number_input(label, lo, hi, step=1, key=key, **kwargs))
     st.query_params[key] = str(value)
+    return value
+
+
+def linked_text(widget: Callable[..., str | None], label: str, key: str, default: str = "", **kwargs) -> str:
+    """A free-text widget (``st.text_input``, ``st.text_area``, or a column's) whose value lives in the URL as
+    ``key``.
+
+    Not ``bind="query-params"``: Streamlit refuses to drop a bound widget's value from the URL, so a long paste
+    made the link too long to reload. Written here, ``fit_link`` can leave it out of the link, and says so.
+    """
+    drop_foreign(key)
+    if key not in st.session_state:
+        st.session_state[key] = st.query_params.get(key, default)
+    value = widget(label, key=key, **kwargs) or ""
+    if value == default:
+        st.query_params.pop(key, None)
+    else:
+        st.query_params[key] = value
     return value
 
 

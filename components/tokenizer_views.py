@@ -23,7 +23,7 @@ from components import cache, exports
 from components.layout import truncation_notice
 from components.model import cached_bundle, settings
 from components.params import bound
-from components.state import bound_int_slider, warn_bad_param
+from components.state import bound_int_slider, linked_text, warn_bad_param
 from components.text import literal
 
 TABS = ("Tokens", "Vocabulary", "Padding lab")
@@ -149,7 +149,7 @@ def vocabulary_section(model_name: str) -> None:
         exports.table(facts.special, "special-tokens", key="special_tokens", column_config={"id": INT_COLUMN})
     with right:
         exports.table(facts.kinds, "vocabulary-kinds", key="vocab_kinds")
-    word = st.text_input("Look up a word", value="Sinan", key="word", bind="query-params")
+    word = linked_text(st.text_input, "Look up a word", "word", "Sinan")
     if not (word or "").strip():
         st.info("Type a word to look it up.")
         return
@@ -190,9 +190,7 @@ def lookup_message(found: WordLookup) -> str:
 
 
 def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], PaddingStrategy, int, bool]:
-    raw = st.text_area(
-        "Sentences, one per line", value="\n".join(SEED_BATCH), key="lines", bind="query-params", height=130
-    )
+    raw = linked_text(st.text_area, "Sentences, one per line", "lines", "\n".join(SEED_BATCH), height=130)
     lines = batch_lines(raw or "")
     if over := budgets.first_only("lab_lines", len(lines), "lines", "used"):
         st.warning(over)

@@ -8,7 +8,15 @@ from bertlens.mlm import MAX_K, mask_notices, missing_mask_message
 from components import cache, compare_views
 from components import prediction_views as views
 from components.layout import page_header, require_text, truncation_notice
-from components.state import bound_int_slider, int_in_range, keep_in_range, lazy_tabs, shared_text, warn_bad_param
+from components.state import (
+    bound_int_slider,
+    int_in_range,
+    keep_in_range,
+    lazy_tabs,
+    linked_text,
+    shared_text,
+    warn_bad_param,
+)
 
 bundle = page_header(
     "Fill-mask",
@@ -44,10 +52,10 @@ k = bound_int_slider("Top-k guesses per mask", "k", 1, MAX_K, default=10)
 guesses = cache.mask_guesses(query, k)
 word_column, mask_column = st.columns([3, 1])
 with word_column:
-    typed = st.text_input(
+    typed = linked_text(
+        st.text_input,
         "Original word — or one per mask, separated by commas (for the true-word checks)",
-        key="true_word",
-        bind="query-params",
+        "true_word",
         placeholder="e.g. paris",
     )
 mask_number = 1

@@ -15,7 +15,7 @@ from components import prediction_views as views
 from components.cache import cached_analysis
 from components.exports import table
 from components.layout import page_header, truncation_notice
-from components.state import lazy_tabs, remembered_shared_text, sentence_b, set_shared_text, shared_text
+from components.state import lazy_tabs, linked_text, remembered_shared_text, sentence_b, set_shared_text, shared_text
 
 
 def swap() -> None:
@@ -64,7 +64,7 @@ if ranking_tab.open:
     with ranking_tab:
         st.caption("Which B follows A best? Each candidate is scored with A by the NSP head.")
         candidates = candidate_lines(
-            st.text_area("Candidate Bs, one per line", value=DEFAULT_CANDIDATES, key="candidates", bind="query-params")
+            linked_text(st.text_area, "Candidate Bs, one per line", "candidates", DEFAULT_CANDIDATES)
         )
         if candidates:
             with st.spinner("Scoring the candidates…"):

@@ -218,13 +218,15 @@ def test_sidebar_navigation_keeps_the_shared_sentence(open_url):
     expect(page).to_have_url(re.compile(r"text=Sinan"))
 
 
-def test_a_very_long_sentence_keeps_the_page_reloadable(open_url):
-    """15,000 CJK characters are 135,000 in a link, which the server refuses: the link leaves the text out."""
-    page = open_url("tokenizer")
-    type_into(page, "text", "中文句子。" * 3000)
+@pytest.mark.parametrize(("key", "params"), [("text", {}), ("lines", {"tokenizer_tab": "Padding lab"})])
+def test_a_very_long_text_keeps_the_page_reloadable(open_url, key, params):
+    """15,000 CJK characters are 135,000 in a link, which the server refuses: the link leaves the text out,
+    the shared sentence's and a page's own text box's alike."""
+    page = open_url("tokenizer", **params)
+    type_into(page, key, "中文句子。" * 3000)
     wait_for_run(page)
     expect(main(page)).to_contain_text("Too long for a link")
-    assert "text=" not in page.url and len(page.url) < 8_000
+    assert f"{key}=" not in page.url and len(page.url) < 8_000
     page.reload()
     wait_for_run(page)
     expect(main(page).locator("h1").first).to_have_text("Tokenizer")  # not a blank "Invalid HTTP request"

@@ -1,5 +1,7 @@
 """A view's link stays short enough for servers to accept it (``components.params.fit_link``)."""
 
+from urllib.parse import urlencode
+
 from tests.pages.test_lessons_page import app
 
 
@@ -43,3 +45,29 @@ st.session_state["dropped"] = fit_link()
     assert not at.exception
     assert at.session_state["dropped"] == {"text": len("text=") + 7000}
     assert at.query_params["candidates"] == "中" * 2000
+
+
+def test_a_long_paste_in_a_text_box_is_left_out_of_the_link_and_still_used():
+    """A page's own text boxes write the link themselves (``linked_text``), so a paste too long for a link
+    can be left out of it like the shared sentence."""
+    from streamlit.testing.v1 import AppTest
+
+    script = """
+import streamlit as st
+from components.params import fit_link
+from components.state import linked_text
+st.session_state["used"] = linked_text(st.text_area, "Sentences, one per line", "lines", "a default")
+st.session_state["dropped"] = fit_link()
+"""
+    at = AppTest.from_string(script)
+    long = "中文句子。" * 2000
+    at.query_params.update(lines=long, b="short")
+    at.run()
+    assert not at.exception
+    assert at.session_state["dropped"] == {"lines": len(urlencode({"lines": long}))}
+    assert "lines" not in at.query_params and at.query_params["b"] == "short"
+    assert at.session_state["used"] == at.text_area(key="lines").value == long  # the page keeps using it
+    at.text_area(key="lines").input("two\nlines").run()
+    assert at.query_params["lines"] == "two\nlines" and at.session_state["dropped"] == {}
+    at.text_area(key="lines").input("a default").run()
+    assert "lines" not in at.query_params  # the default needs no link value
