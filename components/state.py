@@ -82,11 +82,16 @@ def linked_text(widget: Callable[..., str | None], label: str, key: str, default
     if key not in st.session_state:
         st.session_state[key] = st.query_params.get(key, default)
     value = widget(label, key=key, **kwargs) or ""
+    _link_text(key, value, default)
+    return value
+
+
+def _link_text(key: str, value: str, default: str) -> None:
+    """Put a text's non-default value in the URL (the default needs none)."""
     if value == default:
         st.query_params.pop(key, None)
     else:
         st.query_params[key] = value
-    return value
 
 
 def lazy_tabs(labels: Sequence[str], key: str) -> list:
@@ -130,10 +135,7 @@ def shared_text(label: str = "Sentence", key: str = "text", default: str = DEFAU
         st.session_state[remembered] = st.query_params[key]
     st.session_state[key] = st.session_state.get(remembered, default)
     value = st.text_input(label, key=key, on_change=_remember, args=(key,), **kwargs)
-    if value == default:
-        st.query_params.pop(key, None)
-    else:
-        st.query_params[key] = value
+    _link_text(key, value, default)
     return within_chars_budget(value, label)
 
 
