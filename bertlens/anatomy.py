@@ -12,6 +12,7 @@ from torch import nn
 
 from bertlens.analysis import Analysis
 from bertlens.models import ModelBundle
+from bertlens.wording import plural
 
 if TYPE_CHECKING:
     from transformers import BertForPreTraining, BertModel, PretrainedConfig
@@ -83,14 +84,18 @@ def parameter_counts(
     mlm = heads.predictions if heads is not None and has_mlm_head else None
     if mlm is not None:
         tied = mlm.decoder.weight is emb.word_embeddings.weight
+        shared = (emb.word_embeddings.weight, mlm.bias)  # counted elsewhere when the decoder uses them
+        own = [p for p in mlm.decoder.parameters() if not any(p is s for s in shared)]
         rows += [
             ("MLM head", "transform (dense + LayerNorm)", count(mlm.transform), ""),
             ("MLM head", "output bias", mlm.bias.numel(), "one per vocabulary entry"),
             (
                 "MLM head",
                 "decoder weight",
-                0 if tied else mlm.decoder.weight.numel(),
-                "tied to the word embeddings: the same matrix, counted once" if tied else "its own matrix",
+                sum(p.numel() for p in own),
+                "tied to the word embeddings: the same matrix, counted once"
+                if tied
+                else "its own matrix" + (" and bias" if len(own) > 1 else ""),
             ),
         ]
     else:
@@ -236,7 +241,7 @@ class Architecture:
 
         return (
             f"{said(self.tokens)} → the sum of {said(self.word)}, {said(self.position)} and {said(self.segment)} → "
-            f"{said(self.embeddings_sum)} → {self.layers} encoder layers, each {said(self.attention)} then "
+            f"{said(self.embeddings_sum)} → {plural(self.layers, 'encoder layer')}, each {said(self.attention)} then "
             f"{said(self.feed_forward)} → {said(self.last_hidden)} → {said(self.mlm_head)}; "
             f"{said(self.pooler)} → {said(self.nsp_head)}."
         )
@@ -279,7 +284,7 @@ def architecture(config: PretrainedConfig, counts: pd.DataFrame) -> Architecture
         last_hidden=Block(f"Hidden state {last}", f"a {hidden}-long vector per token, in context", 0),
         mlm_head=Block(
             "MLM head (fill-mask)",
-            f"{hidden} → {config.vocab_size:,} scores per token"
+            f"{hidden} → {hidden} → {config.vocab_size:,} scores per token"
             + ("; decoder tied to the word embeddings" if tied else ""),
             parameters("transform (dense + LayerNorm)", "output bias", "decoder weight"),
         ),

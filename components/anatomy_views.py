@@ -18,8 +18,8 @@ from bertlens.anatomy import (
     matrices_and_vectors,
 )
 from bertlens.positions import PositionEmbeddings
+from bertlens.wording import plural
 from components import cache, exports
-from components.palette import PALETTE, rgba
 from components.state import bound_int_slider, linked_text
 
 TABS = ("Architecture", "Parameters", "Named parameters", "Embeddings", "Pooler", "Positions")
@@ -35,9 +35,8 @@ COUNT_COLUMN = st.column_config.NumberColumn(format="localized")
 
 
 BOX_HEIGHT = 1.0  # data units; the diagram is 12 wide and 11.6 tall
-INK, MISSING_INK = "#1a1a1a", "#595959"  # dark text on the light boxes: ≥ 7:1 whatever the page's theme
-FILLS = {"data": rgba("#000000", 0.06), "embeddings": rgba(PALETTE[0], 0.14), "layer": rgba(PALETTE[1], 0.14)}
-FILLS["head"] = rgba(PALETTE[2], 0.14)
+INK, MISSING_INK = "#1a1a1a", "#595959"  # dark text on opaque light boxes: ≥ 7:1 in the light and the dark theme
+FILLS = {"data": "#f0f0f0", "embeddings": "#dbebf4", "layer": "#f9e8db", "head": "#dbf1eb"}  # PALETTE's hues, pale
 
 
 def _box(fig: go.Figure, block: Block, x0: float, x1: float, y: float, kind: str) -> None:
@@ -87,6 +86,7 @@ def architecture_figure(arch: Architecture) -> go.Figure:
     half = BOX_HEIGHT / 2
     fig = go.Figure()
     tokens, embeddings, summed, attention, ffn, last, heads, nsp = 12.0, 10.7, 9.4, 7.7, 6.4, 4.6, 3.2, 1.8
+    layer_range = "L = 0" if arch.layers == 1 else f"L = 0 … {arch.layers - 1}"
     frame_top = 8.65  # the encoder layer's frame, around the attention and feed-forward boxes
     _box(fig, arch.tokens, 3.5, 8.5, tokens, "data")
     spans = ((0, 3.9), (4.05, 7.95), (8.1, 12))
@@ -110,7 +110,7 @@ def architecture_figure(arch: Architecture) -> go.Figure:
         y=frame_top - 0.2,
         xanchor="left",
         showarrow=False,
-        text=(f"<b>Encoder layer L</b>, × {arch.layers} (L = 0 … {arch.layers - 1}): hidden state L in, L + 1 out"),
+        text=f"<b>Encoder layer L</b>, × {arch.layers} ({layer_range}): hidden state L in, L + 1 out",
         font=dict(size=11),
     )
     _box(fig, arch.attention, 1.5, 10.5, attention, "layer")
@@ -290,7 +290,9 @@ def diagram_section(model_name: str) -> None:
             "Dashed boxes are parts this checkpoint does not ship: the pages that need them say so instead of "
             "guessing with random weights."
         )
-    st.caption(f"Every box's parameters, the encoder layer's counted {arch.layers} times, add up to {arch.total():,}.")
+    st.caption(
+        f"Every box's parameters, the encoder layer's counted {plural(arch.layers, 'time')}, add up to {arch.total():,}."
+    )
 
 
 def architecture_section(model_name: str) -> None:

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from transformers import BertForPreTraining
+from transformers import BertConfig, BertForPreTraining
 
 from bertlens.analysis import analyze
 from bertlens.anatomy import (
@@ -22,6 +22,7 @@ from bertlens.anatomy import (
     pooler_check,
 )
 from bertlens.synthetic import random_bert_config
+from bertlens.wording import plural
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +111,25 @@ def test_the_architecture_adds_up_to_the_checkpoint_block_by_block(bert_base):
     assert "tied to the word embeddings" in arch.mlm_head.sizes
     words = arch.in_words()
     assert "12 encoder layers, each Self-attention (12 heads × 64 = 768" in words and "not in this" not in words
+
+
+@pytest.mark.parametrize(("tied", "pooler", "layers"), [(False, True, 1), (True, False, 1), (False, False, 3)])
+def test_the_architecture_adds_up_with_an_untied_decoder_no_pooler_or_one_layer(tied, pooler, layers):
+    config = BertConfig(
+        vocab_size=120,
+        hidden_size=16,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=32,
+        tie_word_embeddings=tied,
+    )
+    model = BertForPreTraining(config)
+    arch = architecture(config, parameter_counts(model, has_pooler=pooler))
+    pooler_weights = sum(p.numel() for p in model.bert.pooler.parameters())
+    assert arch.total() == sum(p.numel() for p in model.parameters()) - (0 if pooler else pooler_weights)
+    assert arch.pooler.present == pooler and arch.mlm_head.present
+    assert ("tied to the word embeddings" in arch.mlm_head.sizes) == tied
+    assert (f"{plural(layers, 'encoder layer')}, each Self-attention") in arch.in_words()
 
 
 def test_an_encoder_only_checkpoint_has_its_heads_marked_missing(bundled):

@@ -1,6 +1,7 @@
 """The model anatomy page opened as a shared link (URL parameters)."""
 
 import html
+import json
 
 import pytest
 
@@ -48,6 +49,9 @@ def test_the_architecture_opens_first_with_the_checkpoints_own_sizes(
         assert html.escape(block.name) in diagram.proto.spec
         assert (f"{block.parameters:,} parameters" if block.present else NOT_IN_CHECKPOINT) in diagram.proto.spec
     assert "× 6 (L = 0 … 5)" in diagram.proto.spec
+    figure = json.loads(diagram.proto.spec)
+    dashed = [shape for shape in figure["layout"]["shapes"] if shape["line"].get("dash") == "dash"]
+    assert len(dashed) == 2 and all(shape["fillcolor"] == "white" for shape in dashed)  # the two missing heads
     assert f"In words — {literal(arch.in_words())}" in [c.value for c in at.caption]
     assert any("Dashed boxes" in c.value for c in at.caption)
     assert f"add up to {sum(p.numel() for p in bundled.model.bert.parameters()):,}" in shown(at)

@@ -56,7 +56,8 @@ def test_a_long_paste_in_a_text_box_is_left_out_of_the_link_and_still_used():
 import streamlit as st
 from components.params import fit_link
 from components.state import linked_text
-st.session_state["used"] = linked_text(st.text_area, "Sentences, one per line", "lines", "a default")
+if not st.session_state.get("hidden"):
+    st.session_state["used"] = linked_text(st.text_area, "Sentences, one per line", "lines", "a default")
 st.session_state["dropped"] = fit_link()
 """
     at = AppTest.from_string(script)
@@ -67,6 +68,12 @@ st.session_state["dropped"] = fit_link()
     assert at.session_state["dropped"] == {"lines": len(urlencode({"lines": long}))}
     assert "lines" not in at.query_params and at.query_params["b"] == "short"
     assert at.session_state["used"] == at.text_area(key="lines").value == long  # the page keeps using it
+    at.session_state["hidden"] = True  # another tab or page: the box is not drawn, and a browser drops the link
+    at.query_params.clear()
+    at.run()
+    at.session_state["hidden"] = False
+    at.run()
+    assert at.text_area(key="lines").value == long  # still the pasted text, though the link never held it
     at.text_area(key="lines").input("two\nlines").run()
     assert at.query_params["lines"] == "two\nlines" and at.session_state["dropped"] == {}
     at.text_area(key="lines").input("a default").run()
