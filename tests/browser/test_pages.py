@@ -218,6 +218,23 @@ def test_sidebar_navigation_keeps_the_shared_sentence(open_url):
     expect(page).to_have_url(re.compile(r"text=Sinan"))
 
 
+def test_a_pages_own_text_is_still_there_after_another_page(open_url):
+    """The browser drops the link on a page switch: the Padding lab's lines come back from session state."""
+    page = open_url("tokenizer", tokenizer_tab="Padding lab")
+    type_into(page, "lines", "my own line\nand another")
+    wait_for_run(page)
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    nav.get_by_role("link", name="Attention").click()
+    expect(page).to_have_url(re.compile(r"/attention\b"))
+    wait_for_run(page)
+    nav.get_by_role("link", name="Tokenizer").click()
+    wait_for_run(page)
+    main(page).get_by_role("tab", name="Padding lab").click()
+    wait_for_run(page)
+    expect(page.locator(".st-key-lines textarea")).to_have_value("my own line\nand another")
+    expect(page).to_have_url(re.compile(r"lines=my\+own\+line"))
+
+
 @pytest.mark.parametrize(("key", "params"), [("text", {}), ("lines", {"tokenizer_tab": "Padding lab"})])
 def test_a_very_long_text_keeps_the_page_reloadable(open_url, key, params):
     """15,000 CJK characters are 135,000 in a link, which the server refuses: the link leaves the text out,
