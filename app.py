@@ -12,7 +12,7 @@ import streamlit as st
 from components.layout import presentation_switch
 from components.lessons import class_link
 from components.model import active_bundle, model_picker, model_status, settings
-from components.params import PAGE_TITLES, fit_link, too_long_for_the_link
+from components.params import PAGE_TITLES, copy_page_state, fit_link, too_long_for_the_link
 from components.reconnect import reload_on_reconnect, reopened_view_first
 
 st.set_page_config(page_title="BERT Lens", page_icon="🔎", layout="wide")
@@ -40,6 +40,7 @@ try:
     with reopened_view_first():  # a view lost with its replica is computed ahead of the queue
         page.run()
 finally:  # after the page has written its view to the URL (also when it stops early)
+    copy_page_state(page.url_path or "home")  # what a return to the page puts back (restore_page_state)
     if dropped := fit_link():  # a link servers refuse would lose the view on reload
         link_notice.info(too_long_for_the_link(dropped), icon=":material/link_off:")
     with link_slot.container():

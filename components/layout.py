@@ -12,7 +12,7 @@ from bertlens.analysis import Encoding, input_problem
 from bertlens.models import ModelBundle
 from components.lessons import lesson_panel
 from components.model import active_bundle, fallback_banner
-from components.params import bound, read_link
+from components.params import bound, read_link, restore_page_state
 from components.text import code_span
 
 
@@ -66,6 +66,7 @@ def page_header(title: str, intro: str, page: str) -> ModelBundle:
     """
     run_inside_app()
     read_link(page)
+    restore_page_state(page)  # before any widget of the page is drawn
     st.html(PRESENTATION_CSS if presenting() else COMPACT_CSS)
     st.title(title)
     header = st.empty()

@@ -21,7 +21,7 @@ from bertlens.models import ModelBundle
 from bertlens.senses import WordVectors
 from components import cache
 from components.model import active_model_name, settings
-from components.params import PAGE_TITLES, PARAMS, declared, session_value, warn_bad_param
+from components.params import PAGE_TITLES, PARAMS, declared, forget_page_state, session_value, warn_bad_param
 from components.state import int_in_range, set_shared_text
 from components.text import literal
 
@@ -69,6 +69,7 @@ def go_to_step(lesson: Lesson, index: int, num_layers: int) -> None:
     for name in SHARED_TEXTS:
         if name in step.params or name == "b":  # a step without sentence B clears it
             set_shared_text(str(params.get(name, "")), name)
+    forget_page_state(step.page, keep=set(step.params))  # the step's view: what it does not set is the default
     for name in step.params:
         if name not in SHARED_TEXTS:
             st.session_state[name] = session_value(declared(name), params[name])

@@ -182,6 +182,37 @@ def page_params(page: str) -> list[Param]:
     return [p for p in SCHEMA if p.scope == page]
 
 
+KEPT = "_kept_"  # + a page parameter's name: the session's copy of its value
+
+
+def restore_page_state(page: str) -> None:
+    """Put back ``page``'s own settings from the session's copy (``copy_page_state``) where the link gives none.
+
+    A browser drops a page's link on a page switch, and Streamlit forgets a widget's value after a run that
+    does not draw it (another page, a closed tab): a student coming back finds the view they left. A link's
+    value always wins. Call it before the page draws any widget.
+    """
+    for param in page_params(page):
+        name, kept = param.name, KEPT + param.name
+        if name not in st.session_state and name not in st.query_params and kept in st.session_state:
+            st.session_state[name] = st.session_state[kept]
+
+
+def copy_page_state(page: str) -> None:
+    """Copy ``page``'s own settings after its run (including those a link set on the first run)."""
+    for param in page_params(page):
+        if param.name in st.session_state:
+            st.session_state[KEPT + param.name] = st.session_state[param.name]
+
+
+def forget_page_state(page: str, keep: set[str]) -> None:
+    """Put ``page``'s own settings back to their defaults, except those named in ``keep``."""
+    for param in page_params(page):
+        if param.name not in keep:
+            st.session_state.pop(param.name, None)
+            st.session_state.pop(KEPT + param.name, None)
+
+
 def _valid_session_value(param: Param, value: Any) -> bool:
     if param.token:
         return all(

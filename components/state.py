@@ -76,17 +76,14 @@ def linked_text(widget: Callable[..., str | None], label: str, key: str, default
     ``key``.
 
     Not ``bind="query-params"``: Streamlit refuses to drop a bound widget's value from the URL, so a long paste
-    made the link too long to reload. Written here, ``fit_link`` can leave it out of the link, and says so. The
-    text is also kept in session state, so it is still there after another tab or page (whose link drops it).
+    made the link too long to reload. Written here, ``fit_link`` can leave it out of the link, and says so.
     """
     drop_foreign(key)
-    kept = f"_linked_{key}"  # not a widget's key: it outlives the runs that do not draw the box (another tab or page)
-    if key not in st.session_state:
-        start = st.session_state.get(kept, st.query_params.get(key, default))
+    if key not in st.session_state:  # after another page or tab, ``restore_page_state`` has put the text back
+        start = st.query_params.get(key, default)
         limit = kwargs.get("max_chars")
         st.session_state[key] = start[:limit] if limit else start
     value = widget(label, key=key, **kwargs) or ""
-    st.session_state[kept] = value
     _link_text(key, value, default)
     return value
 

@@ -63,6 +63,28 @@ def test_word_senses_layer_never_turns_attention_into_a_range_slider(monkeypatch
     assert not any("Layer (0" in str(m.value) for m in at.markdown)
 
 
+def test_a_pages_own_settings_are_back_after_another_page_though_the_link_dropped_them(monkeypatch, bundled):
+    at = app(monkeypatch, bundled.name)
+    visit(at, "attention")
+    layer_slider(at).set_value(3).run()
+    at.session_state["attn_tab"] = "Head view"  # as a click on the tab leaves it
+    at.run()
+    head = next(s for s in at.slider if s.key == "head")
+    head.set_value(5).run()
+    visit(at, "tokenizer")
+    at.query_params.clear()  # a browser drops the page's link on a switch (AppTest keeps it)
+    visit(at, "attention")
+    assert layer_slider(at).value == 3 and next(s for s in at.slider if s.key == "head").value == 5
+    assert at.session_state["attn_tab"] == "Head view" and at.query_params["attn_tab"] == "Head view"
+    assert at.query_params["attn_layer"] == "3"  # the link shows the view again
+    at.query_params.clear()
+    at.query_params["attn_layer"] = "1"  # a link's value wins over the session's copy
+    visit(at, "tokenizer")
+    at.query_params["attn_layer"] = "1"
+    visit(at, "attention")
+    assert layer_slider(at).value == 1
+
+
 def test_attention_layer_is_not_read_as_a_hidden_state_on_word_senses(monkeypatch, bundled):
     at = app(monkeypatch, bundled.name)
     visit(at, "attention")

@@ -54,10 +54,12 @@ def test_a_long_paste_in_a_text_box_is_left_out_of_the_link_and_still_used():
 
     script = """
 import streamlit as st
-from components.params import fit_link
+from components.params import copy_page_state, fit_link, restore_page_state
 from components.state import linked_text
+restore_page_state("tokenizer")  # as every page's header does
 if not st.session_state.get("hidden"):
     st.session_state["used"] = linked_text(st.text_area, "Sentences, one per line", "lines", "a default")
+copy_page_state("tokenizer")  # as app.py does after the page
 st.session_state["dropped"] = fit_link()
 """
     at = AppTest.from_string(script)
