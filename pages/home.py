@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from components.home import page_cards
+from components.home import page_cards, preload_charts
 from components.layout import page_header
 from components.lessons import lesson_list
 
@@ -25,3 +25,4 @@ lesson_list(bundle)
 
 st.header("Pages")
 page_cards()
+preload_charts()  # in the background: the student's first chart page draws at once

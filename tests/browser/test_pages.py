@@ -218,6 +218,19 @@ def test_sidebar_navigation_keeps_the_shared_sentence(open_url):
     expect(page).to_have_url(re.compile(r"text=Sinan"))
 
 
+def test_home_fetches_plotly_while_the_student_reads_it(open_url):
+    """The first chart page of a tab then draws at once (components.home.preload_charts)."""
+    page = open_url("")
+    page.wait_for_function(
+        "() => performance.getEntriesByType('resource').some(e => e.name.includes('/static/js/PlotlyChart.'))",
+        timeout=15_000,
+    )
+    expect(page.locator(".js-plotly-plot")).to_have_count(0)  # nothing drawn: only fetched and compiled
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Attention").click()
+    wait_for_run(page)
+    expect(charts(page).first).to_be_visible()
+
+
 def test_a_pages_own_text_is_still_there_after_another_page(open_url):
     """The browser drops the link on a page switch: the Padding lab's lines come back from session state."""
     page = open_url("tokenizer", tokenizer_tab="Padding lab")
