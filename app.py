@@ -36,11 +36,16 @@ with st.sidebar:
     reload_on_reconnect()  # a replica that dies or restarts costs no student their view
     link_slot = st.empty()
 link_notice = st.empty()  # above the page: what its link leaves out
+crashed = False
 try:
     with reopened_view_first():  # a view lost with its replica is computed ahead of the queue
         page.run()
+except Exception:
+    crashed = True  # a setting that broke the page is not brought back by a return to it
+    raise
 finally:  # after the page has written its view to the URL (also when it stops early)
-    copy_page_state(page.url_path or "home")  # what a return to the page puts back (restore_page_state)
+    if not crashed:
+        copy_page_state()  # what a return to the page puts back (restore_page_state)
     if dropped := fit_link():  # a link servers refuse would lose the view on reload
         link_notice.info(too_long_for_the_link(dropped), icon=":material/link_off:")
     with link_slot.container():

@@ -35,7 +35,7 @@ PLOTLY_CHUNK = next((p.name for p in (Path(st.__file__).parent / "static/static/
 PRELOAD_CHARTS = """<script>
 (() => {
   const bundle = document.querySelector('script[src*="/static/js/"]');
-  if (!bundle || window.bertlensChartsPreloaded) return;
+  if (!bundle || window.bertlensChartsPreloaded || navigator.connection?.saveData) return;
   window.bertlensChartsPreloaded = true;
   const idle = window.requestIdleCallback || ((work) => setTimeout(work, 0));
   setTimeout(() => idle(() => import(new URL("CHUNK", bundle.src)).catch(() => {})), 1000);

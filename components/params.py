@@ -183,6 +183,7 @@ def page_params(page: str) -> list[Param]:
 
 
 KEPT = "_kept_"  # + a page parameter's name: the session's copy of its value
+SCOPE = "_bertlens_page_scope"  # the page whose settings this run restored, and app.py copies after it
 
 
 def restore_page_state(page: str) -> None:
@@ -192,15 +193,16 @@ def restore_page_state(page: str) -> None:
     does not draw it (another page, a closed tab): a student coming back finds the view they left. A link's
     value always wins. Call it before the page draws any widget.
     """
+    st.session_state[SCOPE] = page
     for param in page_params(page):
         name, kept = param.name, KEPT + param.name
         if name not in st.session_state and name not in st.query_params and kept in st.session_state:
             st.session_state[name] = st.session_state[kept]
 
 
-def copy_page_state(page: str) -> None:
-    """Copy ``page``'s own settings after its run (including those a link set on the first run)."""
-    for param in page_params(page):
+def copy_page_state() -> None:
+    """Copy the settings of the page that just ran (including those a link set on its first run)."""
+    for param in page_params(st.session_state.get(SCOPE, "")):
         if param.name in st.session_state:
             st.session_state[KEPT + param.name] = st.session_state[param.name]
 

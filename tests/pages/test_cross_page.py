@@ -85,6 +85,24 @@ def test_a_pages_own_settings_are_back_after_another_page_though_the_link_droppe
     assert layer_slider(at).value == 1
 
 
+def test_a_setting_that_broke_the_page_is_not_brought_back(monkeypatch, bundled):
+    from components import attention_views
+
+    def broken_at_layer_3(page, choice, heads):
+        if choice.layer == 3:
+            raise RuntimeError("a bug at layer 3")
+
+    monkeypatch.setattr(attention_views, "heatmap_section", broken_at_layer_3)
+    at = app(monkeypatch, bundled.name)
+    visit(at, "attention")
+    layer_slider(at).set_value(3).run()
+    assert at.exception  # the bug shows
+    at.switch_page("pages/tokenizer.py").run()
+    at.query_params.clear()
+    visit(at, "attention")
+    assert layer_slider(at).value == 0  # the last view that ran without an error
+
+
 def test_attention_layer_is_not_read_as_a_hidden_state_on_word_senses(monkeypatch, bundled):
     at = app(monkeypatch, bundled.name)
     visit(at, "attention")

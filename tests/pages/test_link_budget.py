@@ -59,7 +59,7 @@ from components.state import linked_text
 restore_page_state("tokenizer")  # as every page's header does
 if not st.session_state.get("hidden"):
     st.session_state["used"] = linked_text(st.text_area, "Sentences, one per line", "lines", "a default")
-copy_page_state("tokenizer")  # as app.py does after the page
+copy_page_state()  # as app.py does after the page
 st.session_state["dropped"] = fit_link()
 """
     at = AppTest.from_string(script)
