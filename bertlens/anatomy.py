@@ -249,9 +249,8 @@ class Architecture:
 
 def architecture(config: PretrainedConfig, counts: pd.DataFrame) -> Architecture:
     """The ``Architecture`` of a checkpoint from its config and its ``parameter_counts``."""
-    by_component = counts.set_index("component")
-    n = by_component["parameters"]
-    tied = "tied" in str(by_component["note"].get("decoder weight", ""))
+    n = counts.set_index("component")["parameters"]
+    tied = n.get("decoder weight") == 0  # a tied decoder's matrix is counted with the word embeddings
 
     def parameters(*components: str) -> int | None:
         values = [n.get(c) for c in components]

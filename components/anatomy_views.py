@@ -280,7 +280,7 @@ def position_chain_figure(view: PositionEmbeddings) -> go.Figure:
 def diagram_section(model_name: str) -> None:
     arch = cache.architecture_blocks(cache.query(model_name))
     st.markdown(
-        f"Token ids become vectors (three embeddings, summed), {arch.layers} encoder layers of the same shape refine "
+        f"Token ids become vectors (three embeddings, summed), {plural(arch.layers, 'encoder layer')} of one shape refine "
         "them, and the heads read the last hidden state. Layers are numbered as on every page: encoder layer L "
         "reads hidden state L and writes hidden state L + 1, so hidden state 0 is the embeddings' output."
     )
@@ -333,7 +333,7 @@ def named_parameters_section(model_name: str) -> None:
     filter_text = linked_text(
         st.text_input, "Filter the named parameters", "filter", placeholder="e.g. layer.0.attention or LayerNorm"
     )
-    shown = named[named["name"].str.contains((filter_text or "").strip(), case=False, regex=False)]
+    shown = named[named["name"].str.contains(filter_text.strip(), case=False, regex=False)]
     st.caption(f"{len(shown)} of {len(named)} named parameters · {int(shown['parameters'].sum()):,} parameters")
     exports.table(shown, "named-parameters", key="named_parameters", column_config={"parameters": COUNT_COLUMN})
 

@@ -21,13 +21,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from bertlens import mlm, nsp
+from bertlens import anatomy, mlm, nsp
 from bertlens.analysis import Analysis, Encoding, encode, ids_of, max_tokens, remembered_analysis
 from bertlens.anatomy import (
     Architecture,
     EmbeddingParts,
     PoolerCheck,
-    bundle_architecture,
     bundle_named_parameters,
     bundle_parameter_counts,
     config_summary,
@@ -173,7 +172,8 @@ def architecture(q: Query) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def architecture_blocks(q: Query) -> Architecture:
-    return bundle_architecture(cached_bundle(q.model))
+    """The architecture figure's blocks, from the cached parameter counts."""
+    return anatomy.architecture(cached_bundle(q.model).model.config, architecture(q)[1])
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -150,7 +150,7 @@ def vocabulary_section(model_name: str) -> None:
     with right:
         exports.table(facts.kinds, "vocabulary-kinds", key="vocab_kinds")
     word = linked_text(st.text_input, "Look up a word", "word", "Sinan")
-    if not (word or "").strip():
+    if not word.strip():
         st.info("Type a word to look it up.")
         return
     found, variants = cache.word_lookup(cache.query(model_name), word)
@@ -191,7 +191,7 @@ def lookup_message(found: WordLookup) -> str:
 
 def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], PaddingStrategy, int, bool]:
     raw = linked_text(st.text_area, "Sentences, one per line", "lines", "\n".join(SEED_BATCH), height=130)
-    lines = batch_lines(raw or "")
+    lines = batch_lines(raw)
     if over := budgets.first_only("lab_lines", len(lines), "lines", "used"):
         st.warning(over)
         lines = lines[: budgets.lab_lines]
