@@ -43,27 +43,9 @@ def _bars(x: list[str], values: np.ndarray, colour: str | list[str], name: str, 
 def query_keys_figure(steps: HeadSteps, labels: list[str]) -> go.Figure:
     """The query vector (top row) and every key vector, dimension by dimension."""
     rows = [f"q: {labels[steps.query]}", *(f"k: {label}" for label in labels)]
-    z = np.vstack([steps.q[None, :], steps.keys]).astype(np.float32)
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            y=_escaped(rows),
-            x=list(range(steps.head_size)),
-            colorscale="RdBu",
-            zmid=0,
-            colorbar=dict(title="value"),
-            hovertemplate="%{y}<br>dimension %{x}: %{z:.4f}<extra></extra>",
-        )
-    )
-    fig.add_hline(y=0.5, line=dict(color=ACCENT, width=2))
-    fig.update_layout(
-        title=f"Step 1 — the query of {labels[steps.query]!r} and every key ({steps.head_size} dimensions)",
-        height=int(np.clip(18 * len(rows) + 120, 300, 900)),
-        margin=dict(l=10, r=10, t=50, b=10),
-        xaxis_title="dimension of the head",
-        yaxis=dict(autorange="reversed", type="category", nticks=60),
-    )
-    return fig
+    z = np.vstack([steps.q[None, :], steps.keys])
+    title = f"Step 1 — the query of {labels[steps.query]!r} and every key ({steps.head_size} dimensions)"
+    return _vectors_figure(z, rows, line_below=0, title=title)
 
 
 def scores_figure(steps: HeadSteps, labels: list[str]) -> go.Figure:
@@ -95,21 +77,28 @@ def values_figure(steps: HeadSteps, labels: list[str]) -> go.Figure:
     """Each value vector times its weight, and their sum: the head's output for the query."""
     weighted = steps.weights[:, None] * steps.values
     rows = [f"{w:.3f} · v: {label}" for w, label in zip(steps.weights, labels)] + [f"= output of {labels[steps.query]}"]
-    z = np.vstack([weighted, steps.output[None, :]]).astype(np.float32)
+    z = np.vstack([weighted, steps.output[None, :]])
+    return _vectors_figure(
+        z, rows, line_below=len(rows) - 2, title="Step 4 — weight × value for every key, summed: the head's output"
+    )
+
+
+def _vectors_figure(z: np.ndarray, rows: list[str], line_below: int, title: str) -> go.Figure:
+    """One head's vectors as rows of a heatmap (dimension by dimension), a line under row ``line_below``."""
     fig = go.Figure(
         go.Heatmap(
-            z=z,
+            z=z.astype(np.float32),
             y=_escaped(rows),
-            x=list(range(steps.head_size)),
+            x=list(range(z.shape[1])),
             colorscale="RdBu",
             zmid=0,
             colorbar=dict(title="value"),
             hovertemplate="%{y}<br>dimension %{x}: %{z:.4f}<extra></extra>",
         )
     )
-    fig.add_hline(y=len(rows) - 1.5, line=dict(color=ACCENT, width=2))
+    fig.add_hline(y=line_below + 0.5, line=dict(color=ACCENT, width=2))
     fig.update_layout(
-        title="Step 4 — weight × value for every key, summed: the head's output",
+        title=title,
         height=int(np.clip(18 * len(rows) + 120, 300, 900)),
         margin=dict(l=10, r=10, t=50, b=10),
         xaxis_title="dimension of the head",
