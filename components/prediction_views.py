@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from bertlens import mlm, nsp
+from bertlens.analysis import Analysis
 from bertlens.models import ModelBundle
 from bertlens.steps import LayerGuesses
 from bertlens.wording import agree, plural
@@ -350,6 +351,19 @@ def verdict_view(result: nsp.NextSentence) -> None:
     right.metric("P(NotNext)", f"{result.p_not_next:.4f}")
     (st.success if result.is_next else st.warning)(f"**Verdict:** {result.verdict}")
     st.caption("Softmax of the NSP head's two logits (index 0 = IsNext), read from the pooled [CLS] vector.")
+
+
+def segments_section(analysis: Analysis) -> None:
+    """The pair's segment ids, token by token, in an expander drawn only when opened (a data grid costs
+    the browser ~0.3 s per view)."""
+    segments = st.expander("Segments: how BERT tells A from B (token_type_ids)", key="segments", on_change="rerun")
+    if segments.open:
+        with segments:
+            st.caption(
+                "[CLS], A's tokens and the first [SEP] are segment 0 (A); "
+                "B's tokens and the last [SEP] are segment 1 (B)."
+            )
+            table(nsp.segments_table(analysis), "nsp-segments", key="segments-table")
 
 
 def cut_notice(table: pd.DataFrame, labels: Sequence[str], noun: str, token_limit: int) -> None:

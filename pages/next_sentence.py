@@ -9,11 +9,9 @@ from bertlens.nsp import (
     DEFAULT_PAIRS,
     candidate_lines,
     next_sentence,
-    segments_table,
 )
 from components import prediction_views as views
 from components.cache import cached_analysis
-from components.exports import table
 from components.layout import page_header, truncation_notice
 from components.state import lazy_tabs, linked_text, remembered_shared_text, sentence_b, set_shared_text, shared_text
 
@@ -51,14 +49,7 @@ if verdict_tab.open:
     with verdict_tab:
         if (verdict := next_sentence(analysis)) is not None:  # None only without an NSP head (stopped above)
             views.verdict_view(verdict)
-        segments = st.expander("Segments: how BERT tells A from B (token_type_ids)", key="segments", on_change="rerun")
-        if segments.open:  # drawn only when opened: a data grid costs the browser ~0.3 s per view
-            with segments:
-                st.caption(
-                    "[CLS], A's tokens and the first [SEP] are segment 0 (A); "
-                    "B's tokens and the last [SEP] are segment 1 (B)."
-                )
-                table(segments_table(analysis), "nsp-segments", key="segments-table")
+        views.segments_section(analysis)
 
 if ranking_tab.open:
     with ranking_tab:
