@@ -21,7 +21,15 @@ from bertlens.models import ModelBundle
 from bertlens.senses import WordVectors
 from components import cache
 from components.model import active_model_name, settings
-from components.params import PAGE_TITLES, PARAMS, declared, forget_page_state, session_value, warn_bad_param
+from components.params import (
+    PAGE_TITLES,
+    PARAMS,
+    declared,
+    forget_page_state,
+    session_value,
+    warn_bad_param,
+    widget_bound,
+)
 from components.state import int_in_range, set_shared_text
 from components.text import literal
 
@@ -49,20 +57,18 @@ class CachedLive:
 
 
 def step_url_params(lesson: Lesson, index: int, num_layers: int) -> dict[str, str | list[str]]:
-    """Every URL parameter of step ``index``: its page's view, the progress and the pinned model (if any)."""
+    """Every URL parameter of step ``index``: its page's view and the progress."""
     params: dict[str, str | list[str]] = {"b": "", **resolve(lesson.steps[index].params, num_layers)}
     params.update(lesson=lesson.key, step=str(index + 1))
-    for carried in ("model", "present"):  # a class link's pinned model and presentation mode stay on
-        if carried in st.query_params:
-            params[carried] = st.query_params[carried]
     return {name: value for name, value in params.items() if value != ""}
 
 
 def go_to_step(lesson: Lesson, index: int, num_layers: int) -> None:
     """Open step ``index``: its page with its view (the session's own values of its controls give way).
 
-    The controls get the step's values through session state, not the URL: a bound widget reads the URL
-    only when the page loads, and refuses a URL write once it has been drawn (the same page, next step).
+    The controls get the step's values through session state. The switch's URL leaves out what a drawn
+    widget is bound to (Streamlit refuses to set it): the sidebar's model and presentation mode, and on the
+    same page its bound controls; those widgets put their values back in the URL themselves.
     """
     step = lesson.steps[index]
     params = step_url_params(lesson, index, num_layers)
@@ -74,8 +80,9 @@ def go_to_step(lesson: Lesson, index: int, num_layers: int) -> None:
         if name not in SHARED_TEXTS:
             st.session_state[name] = session_value(declared(name), params[name])
     st.session_state[PENDING] = (step.page, {"lesson": lesson.key, "step": str(index + 1)})
+    bound = widget_bound(params)
     try:
-        st.switch_page(f"pages/{step.page}.py", query_params=params)
+        st.switch_page(f"pages/{step.page}.py", query_params={k: v for k, v in params.items() if k not in bound})
     except StreamlitAPIException:  # the page runs on its own, outside app.py's navigation (AppTest.from_file)
         st.rerun()
 

@@ -13,13 +13,14 @@ widget sees it. Nothing here is pickled: every value is a plain string in the UR
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 from urllib.parse import urlencode
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from components.page_titles import PAGE_TITLES
 from components.text import code_span, literal
@@ -208,11 +209,19 @@ def copy_page_state() -> None:
 
 
 def forget_page_state(page: str, keep: set[str]) -> None:
-    """Put ``page``'s own settings back to their defaults, except those named in ``keep``."""
-    for param in page_params(page):
-        if param.name not in keep:
-            st.session_state.pop(param.name, None)
-            st.session_state.pop(KEPT + param.name, None)
+    """Put ``page``'s own settings back to their defaults, except those named in ``keep``.
+
+    A widget of the page being shown that is bound to the URL gets its default set, not only its value
+    dropped: else the browser would go on showing the old value (Streamlit redraws a widget's value only
+    when the script sets it)."""
+    forgotten = [param.name for param in page_params(page) if param.name not in keep]
+    defaults = bound_widget_defaults(forgotten)
+    for name in forgotten:
+        st.session_state.pop(KEPT + name, None)
+        if name in defaults:
+            st.session_state[name] = defaults[name]
+        else:
+            st.session_state.pop(name, None)
 
 
 def _valid_session_value(param: Param, value: Any) -> bool:
@@ -266,6 +275,34 @@ def warn_bad_values(param: str, valid: Callable[[str], bool], expected: str) -> 
 def _warn_bad_link_value(param: str, raw: str, expected: str, outcome: str) -> None:
     shown, note = link_name(param)
     st.warning(f"The link's `{shown}` parameter ({literal(raw[:80])}) is not {expected}; {outcome}.{note}")
+
+
+def widget_bound(names: Iterable[str]) -> set[str]:
+    """Which of ``names`` a widget of this session is bound to (``bind="query-params"``) right now.
+
+    Streamlit refuses to set such a parameter (``st.query_params``, ``st.switch_page(query_params=…)``); the
+    widget writes it itself, from its value in session state."""
+    return set(bound_widget_defaults(names, all_bound=True))
+
+
+def bound_widget_defaults(names: Iterable[str], all_bound: bool = False) -> dict[str, Any]:
+    """The default value of each widget bound to one of ``names`` right now (what it shows without a value),
+    as Streamlit computes it. With ``all_bound``, also names bound to a widget whose default is not known.
+
+    Read through Streamlit's internal state (1.67): its public API tells neither."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return {}
+    with ctx.session_state.query_params() as query_params:
+        bindings = {name: query_params.get_binding_for_param(name) for name in names}
+    metadata = ctx.session_state._state._new_widget_state.widget_metadata
+    defaults: dict[str, Any] = {}
+    for name, binding in bindings.items():
+        if binding is not None and (widget := metadata.get(binding.widget_id)) is not None:
+            defaults[name] = widget.deserializer(None)
+        elif binding is not None and all_bound:
+            defaults[name] = None
+    return defaults
 
 
 def bound(name: str) -> Binding:

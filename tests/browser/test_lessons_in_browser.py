@@ -6,6 +6,7 @@ head a question needs. The class link opens two independent browsers on the iden
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -168,3 +169,25 @@ def test_a_lesson_step_fits_a_phone(browser, server_url):
             expect(button).to_be_in_viewport()
     finally:
         context.close()
+
+
+def test_a_pinned_link_moves_through_the_steps_and_back(page, server_url):
+    """A class link pins the model (and a teacher's may turn presentation mode on): Next still opens each
+    step's page, and both stay in the link. Back from the step that draws four heads together shows none
+    selected, as the step's link and chart say (the browser once went on showing the four)."""
+    page.goto(f"{server_url}/fill_mask?lesson=discover&step=3&present=true&model={BUNDLED_MODEL}")
+    wait_for_run(page)
+    click(page, "Next →")
+    expect(main(page).locator("h1")).to_have_text("Attention")
+    expect(main(page).get_by_text("step 4 of")).to_be_visible()
+    assert "present=true" in page.url and f"model={BUNDLED_MODEL}" in page.url
+    for step in (5, 6, 7):  # step 7: four heads drawn together
+        click(page, "Next →")
+        expect(main(page).get_by_text(f"step {step} of")).to_be_visible()
+    chips = page.locator(".st-key-heads").get_by_role("button", name=re.compile(r"^Remove \d+$"))
+    expect(chips).to_have_count(4)
+    click(page, "← Back")
+    expect(main(page).get_by_text("step 6 of")).to_be_visible()
+    expect(chips).to_have_count(0)
+    expect(main(page).get_by_text(re.compile(r"In words — Encoder layer \d+, head \d+:"))).to_be_visible()
+    assert "heads=" not in page.url and "present=true" in page.url and f"model={BUNDLED_MODEL}" in page.url

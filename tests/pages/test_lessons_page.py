@@ -29,7 +29,7 @@ def step_link(lesson, index: int, num_layers: int) -> dict[str, str]:
     return {**params, "lesson": lesson.key, "step": str(index + 1)}
 
 
-def app(monkeypatch, model, page: str = "home", class_link_open: bool = False, **params: str) -> AppTest:
+def app(monkeypatch, server_model, page: str = "home", class_link_open: bool = False, **params: str) -> AppTest:
     """``app.py`` on the home page, then (with a lesson link) the step's page through the panel's button.
 
     Not ``AppTest.switch_page``: the page it picks sticks to every later run, so Next and Back could not
@@ -40,7 +40,7 @@ def app(monkeypatch, model, page: str = "home", class_link_open: bool = False, *
     """
     monkeypatch.setattr(layout, "run_inside_app", lambda: None)
     monkeypatch.chdir(ROOT)
-    monkeypatch.setenv("BERTLENS_MODEL", str(model))
+    monkeypatch.setenv("BERTLENS_MODEL", str(server_model))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
     at.query_params.update(params)
     if class_link_open:
@@ -104,6 +104,22 @@ def test_next_opens_the_next_steps_page_with_its_view(monkeypatch, tiny_pretrain
     assert at.text_input(key="text").value == curriculum.ANIMAL_TIRED  # the step's sentence, not the last one
     at.button(key="_lesson_back").click().run()
     assert f"step 3 of {len(DISCOVER.steps)}" in shown(at) and at.title[0].value == "Fill-mask"
+
+
+@pytest.mark.parametrize("pinned", ["present", "model"])
+def test_next_opens_the_next_steps_page_when_the_link_pins_the_model_or_presentation(
+    monkeypatch, tiny_pretraining_dir, bundled, pinned
+):
+    """A class link pins the model, and a teacher's may turn presentation mode on: both are sidebar widgets
+    bound to the URL, which ``st.switch_page`` refuses to set (Next once left the student where they were)."""
+    pin = {"present": "true"} if pinned == "present" else {"model": bundled.name}  # not the server's default
+    at = app(monkeypatch, tiny_pretraining_dir, "fill_mask", **step_link(DISCOVER, 1, 2), **pin)
+    assert not at.exception and at.title[0].value == "Fill-mask"
+    at.button(key="_lesson_next").click().run()
+    at.button(key="_lesson_next").click().run()
+    assert not at.exception and at.title[0].value == "Attention"
+    assert f"step 4 of {len(DISCOVER.steps)}" in shown(at)
+    assert at.session_state[pinned] == (True if pinned == "present" else bundled.name)  # still pinned
 
 
 def test_home_lists_the_lessons_and_starts_one(monkeypatch, tiny_pretraining_dir):
