@@ -350,13 +350,14 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
         style = dict(
             name=html.escape(_short(sense)), text=hover, hovertemplate="%{text}<extra></extra>", mode="markers"
         )
+        coords = proj.coords[rows]
+        in_3d = coords.shape[1] == 3
         marker = (
-            dict(size=18, symbol="star", color="gold", line=dict(width=1, color="black"))
-            if sense == YOUR_SENSE
+            dict(size=18, symbol="diamond" if in_3d else "star", color="gold", line=dict(width=1, color="black"))
+            if sense == YOUR_SENSE  # a 3D chart has no star
             else dict(size=11, line=dict(width=0.5, color="white"), **sense_marker(n))
         )
-        coords = proj.coords[rows]
-        if coords.shape[1] == 3:
+        if in_3d:
             x, y, z = coords.T
             fig.add_trace(go.Scatter3d(x=x, y=y, z=z, marker={**marker, "size": 6}, **style))
         else:

@@ -52,6 +52,16 @@ def test_link_with_word_preset_and_layer_reproduces_the_view(open_page, bundled)
         np.testing.assert_allclose(np.sign(ours @ expected[:, axis]) * ours, expected[:, axis], atol=1e-4)
 
 
+def test_your_sentence_is_marked_in_3d_too(open_page):
+    """A 3D chart has no star symbol: the student's own sentence once crashed PCA 3D."""
+    at = open_page(PAGE, BUNDLED_MODEL, preset="field", text="I walked across the field.", projection="PCA 3D")
+    assert not at.exception, at.exception
+    points = coordinates(at)
+    assert list(points.sense)[-1] == "your sentence" and "z" in points.columns
+    [chart] = [c for c in at.get("plotly_chart") if "scatter3d" in c.proto.spec]
+    assert '"symbol":"diamond"' in chart.proto.spec.replace(" ", "")
+
+
 def test_preset_link_alone_uses_the_presets_word(open_page):
     at = open_page(PAGE, BUNDLED_MODEL, preset="bank", layer="0", projection="MDS 2D")
     assert not at.exception
