@@ -9,7 +9,7 @@ import_package(Path(__file__).parent / "components", "components")  # one thread
 
 import streamlit as st
 
-from components.layout import presentation_switch
+from components.layout import PageStopped, presentation_switch
 from components.lessons import class_link
 from components.model import active_bundle, model_picker, model_status, settings
 from components.params import PAGE_TITLES, copy_page_state, fit_link, too_long_for_the_link
@@ -40,6 +40,8 @@ crashed = False
 try:
     with reopened_view_first():  # a view lost with its replica is computed ahead of the queue
         page.run()
+except PageStopped:
+    pass  # the page ended early, having said why: what follows every page still runs
 except Exception:
     crashed = True  # a setting that broke the page is not brought back by a return to it
     raise

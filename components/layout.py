@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NoReturn
 
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from bertlens.analysis import Encoding, input_problem
 from bertlens.models import ModelBundle
@@ -14,6 +16,17 @@ from components.lessons import lesson_panel
 from components.model import active_bundle, fallback_banner
 from components.params import bound, read_link, restore_page_state
 from components.text import code_span
+
+
+class PageStopped(StopException):
+    """A page ends here, having said why (no [MASK], a missing head, …). ``app.py`` catches it and goes on
+    with what follows every page (the link's notice, the class link); run on its own, a page ends as with
+    ``st.stop()``, which would end the whole run: every later ``st`` call raises once a stop is requested."""
+
+
+def stop_page() -> NoReturn:
+    """End the page here (instead of ``st.stop()``: see ``PageStopped``)."""
+    raise PageStopped
 
 
 def run_inside_app() -> None:

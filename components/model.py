@@ -140,7 +140,9 @@ def model_wait() -> Iterator[None]:
         notice.clear()
         with _unrecorded():
             st.error(str(error), icon="⏱️")
-        st.stop()
+        from components.layout import stop_page  # here: components.layout imports this module
+
+        stop_page()
     except Exception:
         with contextlib.suppress(Exception):
             notice.clear()

@@ -7,7 +7,7 @@ from bertlens import mlm
 from bertlens.mlm import MAX_K, mask_notices, missing_mask_message
 from components import cache, compare_views
 from components import prediction_views as views
-from components.layout import page_header, require_text, truncation_notice
+from components.layout import page_header, require_text, stop_page, truncation_notice
 from components.state import (
     bound_int_slider,
     int_in_range,
@@ -26,9 +26,9 @@ bundle = page_header(
 text = shared_text(help="Put [MASK] (in capitals) where BERT should guess a word; several masks are allowed.")
 if not views.has_head(bundle, "fill-mask"):
     views.no_head_explanation(bundle, "fill-mask")
-    st.stop()
+    stop_page()
 if not require_text(text):
-    st.stop()
+    stop_page()
 
 missing = missing_mask_message(text)
 if missing:
@@ -37,7 +37,7 @@ with st.expander("Mask a word of the sentence", expanded=missing is not None):
     views.mask_word_helper(text)
 views.pretraining_section(cache.query(bundle.name, text))
 if missing:
-    st.stop()  # no forward pass until there is something to predict
+    stop_page()  # no forward pass until there is something to predict
 
 model_name = bundle.name  # the model actually loaded keys every cached result
 query = cache.query(model_name, text)  # keys every cached result of this run
@@ -46,7 +46,7 @@ truncation_notice(analysis.encoding)
 for note in mask_notices(text, analysis):
     st.warning(note)
 if not analysis.mask_positions:
-    st.stop()  # every mask is beyond the cut (said above)
+    stop_page()  # every mask is beyond the cut (said above)
 
 k = bound_int_slider("Top-k guesses per mask", "k", 1, MAX_K, default=10)
 guesses = cache.mask_guesses(query, k)

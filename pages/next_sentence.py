@@ -12,7 +12,7 @@ from bertlens.nsp import (
 )
 from components import prediction_views as views
 from components.cache import cached_analysis
-from components.layout import page_header, truncation_notice
+from components.layout import page_header, stop_page, truncation_notice
 from components.state import lazy_tabs, linked_text, remembered_shared_text, sentence_b, set_shared_text, shared_text
 
 
@@ -36,10 +36,10 @@ if shared and shared.strip() and shared != a:
 
 if not views.has_head(bundle, "next-sentence"):
     views.no_head_explanation(bundle, "next-sentence")
-    st.stop()
+    stop_page()
 if not a.strip() or not b.strip():
     st.info("Type both sentences: A, and the B that may or may not follow it.")
-    st.stop()
+    stop_page()
 
 model_name = bundle.name  # the model actually loaded keys every cached result
 analysis = cached_analysis(model_name, a, b)

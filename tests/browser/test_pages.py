@@ -14,6 +14,7 @@ import torch
 from playwright.sync_api import Page, expect
 from transformers import AutoTokenizer, BertForPreTraining
 
+from components.page_titles import PAGE_TITLES
 from tests.browser.conftest import wait_for_run
 
 MARKUP = "Hello <b>bold</b> and *stars* [MASK] here."
@@ -248,15 +249,20 @@ def test_a_pages_own_text_is_still_there_after_another_page(open_url):
     expect(page).to_have_url(re.compile(r"lines=my\+own\+line"))
 
 
-@pytest.mark.parametrize(("key", "params"), [("text", {}), ("lines", {"tokenizer_tab": "Padding lab"})])
-def test_a_very_long_text_keeps_the_page_reloadable(open_url, key, params):
+@pytest.mark.parametrize(
+    ("page_name", "key", "params"),
+    [("tokenizer", "text", {}), ("tokenizer", "lines", {"tokenizer_tab": "Padding lab"}), ("fill_mask", "text", {})],
+)
+def test_a_very_long_text_keeps_the_page_reloadable(open_url, page_name, key, params):
     """15,000 CJK characters are 135,000 in a link, which the server refuses: the link leaves the text out,
-    the shared sentence's and a page's own text box's alike."""
-    page = open_url("tokenizer", **params)
+    the shared sentence's and a page's own text box's alike. Fill-mask ends early without a [MASK], and
+    still fits its link and keeps the sidebar's class link (``st.stop()`` once ended the whole run)."""
+    page = open_url(page_name, **params)
     type_into(page, key, "中文句子。" * 3000)
     wait_for_run(page)
     expect(main(page)).to_contain_text("Too long for a link")
     assert f"{key}=" not in page.url and len(page.url) < 8_000
+    expect(page.locator('[data-testid="stSidebar"]').get_by_text("Class link")).to_be_visible()
     page.reload()
     wait_for_run(page)
-    expect(main(page).locator("h1").first).to_have_text("Tokenizer")  # not a blank "Invalid HTTP request"
+    expect(main(page).locator("h1").first).to_have_text(PAGE_TITLES[page_name])  # not a blank "Invalid HTTP request"
