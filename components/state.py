@@ -9,6 +9,7 @@ write it to the URL themselves.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import streamlit as st
@@ -81,11 +82,19 @@ def linked_text(widget: Callable[..., str | None], label: str, key: str, default
     drop_foreign(key)
     if key not in st.session_state:  # after another page or tab, ``restore_page_state`` has put the text back
         start = st.query_params.get(key, default)
+        if widget is st.text_input:
+            start = one_line(start)
         limit = kwargs.get("max_chars")
         st.session_state[key] = start[:limit] if limit else start
     value = widget(label, key=key, **kwargs) or ""
     _link_text(key, value, default)
     return value
+
+
+def one_line(text: str) -> str:
+    """A link's text for a one-line input: its line breaks as spaces. The browser's input drops them, which
+    joined words the page analysed apart (a line break between "line" and "second" showed "linesecond")."""
+    return re.sub(r"[\r\n]+", " ", text)
 
 
 def _link_text(key: str, value: str, default: str) -> None:
@@ -120,7 +129,7 @@ def set_shared_text(value: str, key: str = "text") -> None:
 
 def remembered_shared_text(key: str = "text", default: str = DEFAULT_TEXT) -> str:
     """The shared text on a page that does not show it."""
-    return st.session_state.get(f"_shared_{key}") or st.query_params.get(key) or default
+    return st.session_state.get(f"_shared_{key}") or one_line(st.query_params.get(key, "")) or default
 
 
 def shared_text(label: str = "Sentence", key: str = "text", default: str = DEFAULT_TEXT, **kwargs) -> str:
@@ -134,7 +143,7 @@ def shared_text(label: str = "Sentence", key: str = "text", default: str = DEFAU
     declared(key)
     remembered = f"_shared_{key}"
     if remembered not in st.session_state and key in st.query_params:
-        st.session_state[remembered] = st.query_params[key]
+        st.session_state[remembered] = one_line(st.query_params[key])
     st.session_state[key] = st.session_state.get(remembered, default)
     value = st.text_input(label, key=key, on_change=_remember, args=(key,), **kwargs)
     _link_text(key, value, default)

@@ -44,6 +44,15 @@ def test_words_are_counted_between_spaces(open_page):
     assert "WordPiece cut no word into pieces" in shown(at)
 
 
+def test_line_breaks_in_a_link_become_spaces(open_page):
+    """A one-line input cannot show a line break: the browser dropped it, joining "line" and "second" in the
+    box while the page analysed them apart."""
+    at = open_page(PAGE, text="first line\rsecond [MASK] line\r\nthird")
+    assert at.text_input(key="text").value == "first line second [MASK] line third"
+    assert at.query_params["text"] == "first line second [MASK] line third"
+    assert {m.label: m.value for m in at.metric}["Words (split at spaces)"] == "6"
+
+
 def test_second_sentence_from_the_link(open_page):
     at = open_page(PAGE, text="I went to the store.", b="At the store, I bought fresh strawberries.")
     assert at.text_input(key="b").value == "At the store, I bought fresh strawberries."
