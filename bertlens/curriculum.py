@@ -164,8 +164,9 @@ DISCOVER = Lesson(
         ),
         Step(
             "Meaning in context: the many senses of “field”",
-            "The notebook ends with one word in eight sentences: a field of study, a field of grass, a magnetic "
-            "field… Each point is one occurrence of **field** at the last hidden state. Do the senses form groups?",
+            "The notebook ends with one word in eight sentences: a sports field (football, rugby, baseball), a "
+            "farmer's field and a field of research. Each point is one occurrence of **field** at the last hidden "
+            "state. Do the senses form groups?",
             "senses",
             {"source": "Preset", "preset": "field", "senses_tab": "Map", "senses_layer": LAST_HIDDEN_STATE},
             control="senses_layer",

@@ -238,6 +238,17 @@ def position_cosine_figure(view: PositionEmbeddings) -> go.Figure:
     return fig
 
 
+def chain_words(view: PositionEmbeddings) -> str:
+    """The chain of positions in words: where it starts and ends, and how far apart neighbours are."""
+    (x0, y0), (x1, y1) = view.projection[0], view.projection[-1]
+    steps = np.linalg.norm(np.diff(view.projection, axis=0), axis=1)
+    return (
+        f"Positions 0–{view.count - 1} in 2D (PCA, {sum(view.explained):.0%} of the variance), joined in order: "
+        f"from position 0 at ({x0:.3g}, {y0:.3g}) to position {view.count - 1} at ({x1:.3g}, {y1:.3g}); "
+        f"neighbours are {steps.min():.3g} to {steps.max():.3g} apart (median {np.median(steps):.3g})"
+    )
+
+
 def position_chain_figure(view: PositionEmbeddings) -> go.Figure:
     """The first N position embeddings in 2D (PCA), joined in order and coloured by position."""
     x, y = view.projection[:, 0], view.projection[:, 1]
@@ -362,7 +373,11 @@ def pooler_section(model_name: str, text: str, text_b: str) -> None:
         return
     st.markdown("The pooler is one dense layer with tanh on the final `[CLS]` vector. Done by hand:")
     check_result("tanh(dense(final [CLS])) vs pooler_output", check.max_abs_difference)
-    exports.chart(pooler_scatter(check), "pooler-check", key="pooler_scatter")
+    words = (
+        f"{len(check.by_hand):,} dimensions, one dot each: by hand against pooler_output, which differ by at most "
+        f"{check.max_abs_difference:.2g}, so every dot lies on the diagonal"
+    )
+    exports.chart(pooler_scatter(check), "pooler-check", key="pooler_scatter", words=words)
     values = pd.DataFrame(
         {"dimension": range(len(check.by_hand)), "by hand": check.by_hand, "pooler_output": check.pooler_output}
     )
@@ -386,7 +401,9 @@ def positions_section(model_name: str, max_positions: int) -> None:
             "Neighbouring positions are similar when the diagonal band is wide; a learned, not a fixed, pattern."
         )
     with right:
-        exports.chart(position_chain_figure(view), f"position-pca-{count}", key="position_chain")
+        exports.chart(
+            position_chain_figure(view), f"position-pca-{count}", key="position_chain", words=chain_words(view)
+        )
         st.caption(
             "Each dot is one position's vector; the line joins them in order. A smooth chain means "
             "nearby positions got similar vectors. PCA keeps only the two directions of largest spread."

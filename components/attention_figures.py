@@ -135,6 +135,29 @@ def _line_segments(
     return queries, keys, weights
 
 
+def head_view_words(
+    drawn: Sequence[tuple[str, np.ndarray]], encoding: Encoding, focus: int | None, title: str, side: FocusSide
+) -> str:
+    """The head view in words (its text equivalent): each head's strongest line, or the focused token's."""
+    labels = token_labels(encoding)
+    parts = []
+    for name, matrix in drawn[:5]:
+        if focus is None:
+            query, key = (int(i) for i in np.unravel_index(int(np.argmax(matrix)), matrix.shape))
+        elif side == "query":
+            query, key = focus, int(np.argmax(matrix[focus]))
+        else:
+            query, key = int(np.argmax(matrix[:, focus])), focus
+        line = f"{labels[query]} → {labels[key]} ({matrix[query, key]:.3f})"
+        parts.append(f"{name}: {line}" if name else line)
+    more = f"; and {len(drawn) - 5} more heads" if len(drawn) > 5 else ""
+    which = "strongest line" if focus is None else f"strongest line of {labels[focus]}"
+    return (
+        f"{title}: lines from each token (left, the query) to the tokens it attends to (right, the key), "
+        f"thicker for more weight; {which}{'s' if len(drawn) > 1 else ''}: {'; '.join(parts)}{more}"
+    )
+
+
 def head_view_figure(
     heads: np.ndarray | Sequence[tuple[str, np.ndarray]],
     encoding: Encoding,

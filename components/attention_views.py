@@ -42,6 +42,7 @@ from components.attention_figures import (
     focus_layers_figure,
     focus_row_figure,
     head_view_figure,
+    head_view_words,
     lines_per_row,
     matrix_figure,
     overview_figure,
@@ -254,6 +255,7 @@ def head_view_section(page: PageInput, choice: Choice, heads: int) -> None:
         head_view_figure(drawn, encoding, focus, title, side),
         name,
         key="head_view_pick",
+        words=head_view_words(drawn, encoding, focus, title, side),
         on_select=partial(_pick_token, "head_view_pick"),
         selection_mode="points",
     )
@@ -290,10 +292,17 @@ def overview_section(page: PageInput, choice: Choice, bundle: ModelBundle) -> No
     )
     st.caption(f"Raw attention of every head{note}. Click a head to open it in the heatmap.")
     fig = overview_figure(grid, size, caps.num_layers, caps.num_heads, (choice.layer, choice.head))
+    peaks = page.analysis.attentions.max(axis=(2, 3))  # each head's largest weight
+    layer, head = np.unravel_index(int(np.argmax(peaks)), peaks.shape)
     chart(
         fig,
         "attention-all-heads",
         key="overview_pick",
+        words=(
+            f"Every head's raw attention as a small heatmap: {caps.num_layers} encoder layers (rows, from 0) × "
+            f"{caps.num_heads} heads (columns, from 0); the most concentrated is encoder layer {layer}, head {head}, "
+            f"where one token gives {peaks[layer, head]:.1%} of its attention to a single token"
+        ),
         on_select=partial(_pick_head, "overview_pick"),
         selection_mode="points",
     )

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from bertlens.wording import plural
+
 _TAGS = re.compile(r"<[^>]+>")
 
 
@@ -56,8 +58,8 @@ def _series(traces: Sequence[Any]) -> str | None:
     if not named:
         return None
     points = sum(len(t.y) for t in named)
-    groups = "groups" if all("lines" not in (t.mode or "lines") for t in named) else "series"
-    head = f"{points} point{'s' if points != 1 else ''} in {len(named)} {groups}"
+    groups = "group" if all("lines" not in (t.mode or "lines") for t in named) else "series"
+    head = f"{plural(points, 'point')} in {plural(len(named), groups, 'series' if groups == 'series' else None)}"
     parts = []
     for trace in named[:5]:
         name = _plain(trace.name) if trace.name else "series"

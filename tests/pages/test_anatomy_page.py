@@ -35,7 +35,12 @@ def test_bundled_encoder_counts_checks_and_missing_heads(open_page, bundled):
     assert (norms["max |difference|"] < 1e-5).all()
     at = open_page(PAGE, anatomy_tab="Pooler", text="Sinan loves a beautiful day")
     assert "Equal up to float32 rounding" in at.success[0].value
-    assert len(frame(at, "pooler_output")) == bundled.capabilities.hidden_size
+    pooled = frame(at, "pooler_output")
+    assert len(pooled) == bundled.capabilities.hidden_size
+    difference = (pooled["by hand"] - pooled["pooler_output"]).abs().max()
+    assert literal(
+        f"384 dimensions, one dot each: by hand against pooler_output, which differ by at most {difference:.2g}"
+    ) in (" ".join(c.value for c in at.caption))
 
 
 def test_the_architecture_opens_first_with_the_checkpoints_own_sizes(

@@ -7,6 +7,7 @@ import pytest
 from sklearn.decomposition import PCA
 from sklearn.metrics.pairwise import cosine_similarity
 
+from components.text import literal
 from tests.pages.test_attention_page import typed
 from tests.pages.test_tokenizer_page import frame, shown
 
@@ -39,6 +40,10 @@ def test_positions_from_the_link_equal_the_weights(open_page, bundled, count):
     assert f"{pca.explained_variance_ratio_[0]:.1%}" in chart(at, "position_chain")["layout"]["xaxis"]["title"]["text"]
     coordinates = frame(at, "PC1")
     np.testing.assert_allclose(coordinates[["PC1", "PC2"]].to_numpy(), xy, atol=1e-9)
+    steps = np.linalg.norm(np.diff(expected, axis=0), axis=1)  # in words: how far apart neighbours are
+    words = " ".join(c.value for c in at.caption if c.value.startswith("In words"))
+    assert literal(f"neighbours are {steps.min():.3g} to {steps.max():.3g} apart") in words
+    assert literal(f"{pca.explained_variance_ratio_.sum():.0%} of the variance") in words
 
 
 def test_token_types_beside_them(open_page, tiny_pretraining_dir, tiny_bundle):

@@ -10,6 +10,7 @@ from bertlens.analysis import analyze
 from bertlens.attention import find_head, head_statistics, rollout, sentence_b_start, token_labels
 from components.attention_figures import page_payload
 from components.attention_views import TABS
+from components.text import literal
 from tests.conftest import tables
 
 PAGE = "pages/attention.py"
@@ -29,6 +30,11 @@ def typed(array: dict) -> np.ndarray:
 
 def drawn_z(spec: dict) -> np.ndarray:
     return typed(spec["data"][0]["z"])
+
+
+def words(at) -> str:
+    """The charts' text equivalents ("In words — …" under each chart)."""
+    return " ".join(c.value for c in at.caption if c.value.startswith("In words"))
 
 
 def warnings(at) -> str:
@@ -168,10 +174,16 @@ def test_head_statistics_say_what_they_average_and_in_which_unit(open_page):
     assert "mean over the text's own tokens" in note and "bits (log base 2)" in note and "Clark et al. (2019)" in note
 
 
-def test_thumbnails_say_how_they_were_shrunk(open_page):
+def test_thumbnails_say_how_they_were_shrunk(open_page, bundled):
     at = open_page(PAGE, attn_tab="All heads", text=" ".join(["word"] * 60))  # 62 tokens > the thumbnail side
     note = " ".join(c.value for c in at.caption)
     assert "block means" not in note and "sums a block of keys and averages those sums over a block of queries" in note
+    peaks = analyze(bundled, " ".join(["word"] * 60)).attentions.max(axis=(2, 3))
+    layer, head = np.unravel_index(np.argmax(peaks), peaks.shape)
+    strongest = (
+        f"most concentrated is encoder layer {layer}, head {head}, where one token gives {peaks[layer, head]:.1%}"
+    )
+    assert literal(strongest) in words(at)
 
 
 def line_pairs(trace: dict) -> set[tuple[int, int]]:
@@ -198,6 +210,9 @@ def test_head_view_draws_several_heads_together_as_bertviz_does(open_page, bundl
         drawn = set().union(*(line_pairs(t) for t in lines if t["name"] == f"head {head}"))
         expected = {(int(q), int(k)) for q, k in zip(*np.nonzero(attentions[2, head] >= 0.02))}
         assert drawn == expected
+        q, k = np.unravel_index(np.argmax(attentions[2, head]), attentions[2, head].shape)
+        labels = token_labels(analyze(bundled, text).encoding)
+        assert literal(f"head {head}: {labels[q]} → {labels[k]} ({attentions[2, head, q, k]:.3f})") in words(at)
     at.button(key="every_head").click().run()
     assert at.multiselect(key="heads").value == [str(h) for h in range(12)] and not at.exception
 
@@ -212,6 +227,9 @@ def test_head_view_focuses_a_token_as_the_key(open_page, bundled):
     pairs = set().union(*(line_pairs(t) for t in view["data"] if t.get("mode") == "lines"))
     column = analyze(bundled, text).attentions[1, 3][:, 2]
     assert pairs == {(q, 2) for q in np.flatnonzero(column > 0)}  # every query that attends to "cat"
+    strongest = int(np.argmax(column))  # in words: the query that gives "cat" the most
+    labels = token_labels(analyze(bundled, text).encoding)
+    assert literal(f"strongest line of 2 cat: {labels[strongest]} → 2 cat ({column[strongest]:.3f})") in words(at)
 
 
 @pytest.mark.parametrize(
