@@ -70,7 +70,7 @@ def _cell(value: object, number_format: str | None) -> str:
         exact = repr(int(value)) if kind == "int" else repr(float(value))
         text = _number_text(value, number_format)
         return f'<td class="n" data-kind="{kind}" data-value="{exact}">{html.escape(text)}</td>'
-    return f"<td>{'' if value is None else html.escape(str(value))}</td>"
+    return f"<td>{'' if value is None or value is pd.NA else html.escape(str(value))}</td>"  # missing: blank
 
 
 def render_table(df: pd.DataFrame, label: str, formats: Mapping[str, str | None] | None = None) -> str:

@@ -51,6 +51,9 @@ PRESENTATION_CSS = """<style>
 [data-testid="stMain"] label p, [data-testid="stMain"] input, [data-testid="stMain"] textarea,
 [data-testid="stMain"] [data-testid="stCaptionContainer"] { font-size: 1.3rem !important; }
 [data-testid="stMain"] h1 { font-size: 2.8rem !important; }
+[data-testid="stMain"] [data-testid="stMetricValue"] p { font-size: 2.6rem !important; }
+[data-testid="stMain"] .stMarkdownEllipsis, [data-testid="stMain"] .stMarkdownEllipsis p {
+  white-space: normal !important; text-overflow: clip !important; overflow: visible !important; }
 [data-testid="stMainBlockContainer"] { padding-top: 2rem !important; }
 </style>"""
 

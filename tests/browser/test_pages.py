@@ -266,3 +266,24 @@ def test_a_very_long_text_keeps_the_page_reloadable(open_url, page_name, key, pa
     page.reload()
     wait_for_run(page)
     expect(main(page).locator("h1").first).to_have_text(PAGE_TITLES[page_name])  # not a blank "Invalid HTTP request"
+
+
+TRUNCATED = """() => [...document.querySelectorAll('[data-testid="stMain"] *')]
+  .filter(e => getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth + 1)
+  .map(e => e.textContent)"""
+
+
+@pytest.mark.parametrize("path", ["tokenizer", "attention"])
+def test_presentation_mode_cuts_no_label_and_numbers_stay_larger(page, open_url, path):
+    """Projector text is larger: labels once ended in "…" ("Words cut into ## pi…") and metric numbers came
+    out smaller than their labels."""
+    page.set_viewport_size({"width": 1280, "height": 720})  # a projector's
+    open_url(path, present="true")
+    expect(main(page).locator("h1")).to_be_visible()
+    page.wait_for_timeout(500)  # the style applies as the page mounts
+    assert page.evaluate(TRUNCATED) == []
+    if path == "tokenizer":
+        size = "e => parseFloat(getComputedStyle(e).fontSize)"
+        value = main(page).locator('[data-testid="stMetricValue"] p').first.evaluate(size)
+        label = main(page).locator('[data-testid="stMetricLabel"] p').first.evaluate(size)
+        assert value > 1.5 * label
