@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -190,12 +190,10 @@ def controls(bundle: ModelBundle) -> Choice:
     caps = bundle.capabilities
     show, layer_column, head_column = st.columns([1.2, 1, 1])
     with show:
-        fresh: dict[str, Any] = (
-            {} if "view" in st.session_state else {"default": VIEWS["raw"]}
-        )  # never a default beside a set value
-        view_label = _bound_choice(
-            st.segmented_control, "Show", list(VIEWS.values()), "view", required=True, help=ROLLOUT_HELP, **fresh
-        )
+        view_label = _bound_choice(  # a default even beside a set value: a browser's Back resets to it
+            st.segmented_control, "Show", list(VIEWS.values()), "view", required=True, help=ROLLOUT_HELP,
+            default=VIEWS["raw"],
+        )  # fmt: skip
         view: Literal["raw", "rollout"] = "rollout" if view_label == VIEWS["rollout"] else "raw"
         mean = st.toggle("Average the heads of the layer", **bound("mean"), disabled=view == "rollout")
     with layer_column:

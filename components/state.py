@@ -53,14 +53,16 @@ def bound_int_slider(label: str, key: str, lo: int, hi: int, default: int = 0, *
     """A slider for an integer URL parameter, with a message for malformed or out-of-range links.
 
     Not ``bind="query-params"``, which would quietly round ``2.5`` or drop ``abc``: the link's
-    value is read strictly once, kept in session state, and written back to the URL.
+    value is read strictly once, kept in session state, and written back to the URL unless it is the default
+    (each change of the URL from the server is a step in the browser's history: a page opened with its
+    defaults written was two Back presses deep before the student had done anything).
     """
     _strict_int(key, lo, hi, default)
     if lo == hi:  # a slider needs a range; a one-value choice is just shown
         st.caption(f"{label}: {lo}")
         return lo
     value = st.slider(label, lo, hi, key=key, **kwargs)
-    st.query_params[key] = str(value)
+    _link_text(key, str(value), str(min(max(default, lo), hi)))
     return value
 
 
@@ -68,7 +70,7 @@ def bound_int_input(label: str, key: str, lo: int, hi: int, default: int = 0, **
     """A number box for an integer URL parameter, read as strictly as ``bound_int_slider``'s."""
     _strict_int(key, lo, hi, default)
     value = int(st.number_input(label, lo, hi, step=1, key=key, **kwargs))
-    st.query_params[key] = str(value)
+    _link_text(key, str(value), str(min(max(default, lo), hi)))
     return value
 
 

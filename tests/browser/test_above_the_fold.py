@@ -19,6 +19,9 @@ FOLD = 720
 PAGES = ["tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses"]
 LINKS = {"fill_mask": "?text=The+capital+of+France+is+%5BMASK%5D."}  # its default sentence has no [MASK]
 SETTLED = "() => !document.querySelector('[data-testid=\"stSkeleton\"]')"
+# Fonts and images in: until then text wraps in a fallback font and the layout is not final (home's lesson
+# button was once measured 190 px lower, once, in a full run).
+LAID_OUT = "() => document.fonts.status === 'loaded' && [...document.images].every(image => image.complete)"
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +58,7 @@ def test_the_pages_view_starts_on_the_first_screen(projector, server_url, path):
 def test_home_shows_the_lessons_on_the_first_screen(projector, server_url):
     projector.goto(server_url)
     wait_for_run(projector)
+    projector.wait_for_function(LAID_OUT, timeout=RUN_TIMEOUT_MS)
     keep(projector, "home")
     start = projector.get_by_role("button", name="Start the lesson").first.bounding_box()
     assert start is not None and start["y"] + start["height"] <= FOLD

@@ -287,3 +287,25 @@ def test_presentation_mode_cuts_no_label_and_numbers_stay_larger(page, open_url,
         value = main(page).locator('[data-testid="stMetricValue"] p').first.evaluate(size)
         label = main(page).locator('[data-testid="stMetricLabel"] p').first.evaluate(size)
         assert value > 1.5 * label
+
+
+def test_the_back_button_walks_the_views_and_then_leaves(page, open_url):
+    """Each change of the URL by the server is a step in the browser's history: a page that wrote its defaults
+    into its link on opening was two Back presses deep before the student had done anything. Back to a page
+    once showed its Raw attention / Rollout choice with neither selected."""
+    open_url("attention")
+    view = page.locator(".st-key-view")
+    view.get_by_role("radio", name="Rollout").click()
+    wait_for_run(page)
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Tokenizer").click()
+    expect(page).to_have_url(re.compile(r"/tokenizer\b"))
+    wait_for_run(page)
+    page.go_back()  # Streamlit's own entry for the page as it was left: the page's defaults
+    wait_for_run(page)
+    expect(page).to_have_url(re.compile(r"/attention\b"))
+    expect(view.get_by_role("radio", checked=True)).to_have_count(1)
+    page.go_back()  # the view the student chose
+    wait_for_run(page)
+    expect(view.get_by_role("radio", name="Rollout")).to_be_checked()
+    page.go_back()  # and out: opening the page added no step of its own
+    expect(page).not_to_have_url(re.compile(r"/attention\b"))
