@@ -36,6 +36,7 @@ from bertlens.nsp import next_sentence
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import WordVectors, embed_word, separation_by_layer
 from bertlens.tokenization import mask_effect, pad_batch
+from bertlens.wording import percent
 
 LAST_ENCODER_LAYER = "{last encoder layer}"
 LAST_HIDDEN_STATE = "{last hidden state}"
@@ -128,10 +129,10 @@ class FillMaskTop1:
         if not guesses:
             return Reveal(None, "The sentence has no [MASK] the model reads.")
         first = guesses[0]
-        runners = ", ".join(f"{s.strip()} ({p:.1%})" for s, p in zip(first.strings[1:], first.probabilities[1:]))
+        runners = ", ".join(f"{s.strip()} ({percent(p)})" for s, p in zip(first.strings[1:], first.probabilities[1:]))
         return Reveal(
             first.strings[0].strip(),
-            f"BERT's top guess is **{first.strings[0].strip()}** with probability {first.probabilities[0]:.1%}; "
+            f"BERT's top guess is **{first.strings[0].strip()}** with probability {percent(first.probabilities[0])}; "
             f"next come {runners}. The page below lists the top-k with every probability.",
         )
 

@@ -12,6 +12,11 @@ def plural(n: int, noun: str, nouns: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else nouns or noun + 's'}"
 
 
+def percent(p: float) -> str:
+    """A probability as a percentage that never reads 0.0 % for a small non-zero one: 12.3 %, 0.003 %."""
+    return f"{p:.1%}" if p >= 0.0005 or p == 0 else f"{100 * p:.1g}%"
+
+
 def agree(n: int, singular: str, plural_verb: str) -> str:
     """The verb form that agrees with ``n``: ``agree(1, "is", "are")`` → "is"."""
     return singular if n == 1 else plural_verb

@@ -3,7 +3,7 @@
 import pytest
 
 from bertlens.budgets import BUDGETS, budgets_from, default_budgets
-from bertlens.wording import agree, numbered, plural
+from bertlens.wording import agree, numbered, percent, plural
 
 
 def test_plural_agrees_with_the_count():
@@ -19,3 +19,8 @@ def test_budgets_need_a_value_except_the_token_cap():
     assert budgets_from(local) == default_budgets(hosted=False) and default_budgets(hosted=False).tokens is None
     with pytest.raises(ValueError, match="chars"):
         budgets_from({**local, "chars": None})
+
+
+def test_a_small_probability_never_reads_zero_percent():
+    """A random model's top guess has ~1/30,522: it read "probability 0.0%"."""
+    assert [percent(p) for p in (0.123, 0.0005, 3.3e-05, 0.0)] == ["12.3%", "0.1%", "0.003%", "0.0%"]

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from bertlens import curriculum, lessons
 from bertlens.curriculum import LESSONS
 from bertlens.lessons import PAGE_HEADS, resolve
+from bertlens.wording import percent
 from components import layout
 from components.lessons import SHARED_TEXTS
 from components.params import PAGE_TITLES, PARAMS, session_value
@@ -66,7 +67,7 @@ def test_a_link_opens_the_step_and_the_reveal_is_the_models_answer(
     top = reference_fill_mask(masked_lm, tiny_bundle.tokenizer, "The [MASK] chased the mouse.", 1)[0][0]
     verdict = " ".join(w.value for w in [*at.warning, *at.success])
     assert f"the model says **{top['token_str'].strip()}**" in verdict or top["token_str"].strip() == "zebra"
-    assert f"{top['score']:.1%}" in verdict
+    assert percent(top["score"]) in verdict
 
 
 def test_encoder_only_model_says_the_head_is_missing(open_page, bundled):
