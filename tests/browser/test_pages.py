@@ -309,3 +309,12 @@ def test_the_back_button_walks_the_views_and_then_leaves(page, open_url):
     expect(view.get_by_role("radio", name="Rollout")).to_be_checked()
     page.go_back()  # and out: opening the page added no step of its own
     expect(page).not_to_have_url(re.compile(r"/attention\b"))
+
+
+def test_a_very_long_cell_wraps_and_the_numbers_stay_in_view(open_url):
+    """A 3,000-character candidate B once filled the ranking table's width and pushed P(IsNext) off screen."""
+    page = open_url("next_sentence", nsp_tab="Ranking", candidates="x" * 3000 + "\nIt rained.")
+    header = main(page).locator(".bl-table th", has_text="p_is_next")
+    expect(header).to_be_visible()
+    box = header.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= page.viewport_size["width"]
