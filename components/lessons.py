@@ -102,10 +102,14 @@ def lesson_panel(bundle: ModelBundle, page: str) -> None:
     warn_bad_param("lesson", lambda raw: raw in LESSONS, "one of the lessons: " + ", ".join(LESSONS))
     found = lesson_step(st.query_params.get("lesson"), st.query_params.get("step"))
     if found is None:
+        for name in ("lesson", "step"):  # a link to no lesson: out of the address, like any bad value
+            st.query_params.pop(name, None)
         return
     lesson, index = found
     steps = len(lesson.steps)
     warn_bad_param("step", int_in_range(1, steps), f"a step of this lesson (1 to {steps})", f"opening step {index + 1}")
+    if st.query_params.get("step") != str(index + 1):
+        st.query_params["step"] = str(index + 1)  # the step opened, as the address says it
     step = lesson.steps[index]
     layers = bundle.capabilities.num_layers
     last = index == len(lesson.steps) - 1

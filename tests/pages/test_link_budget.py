@@ -2,6 +2,7 @@
 
 from urllib.parse import urlencode
 
+from bertlens.curriculum import LESSONS
 from tests.pages.test_lessons_page import app
 
 
@@ -27,6 +28,11 @@ def test_malformed_switches_and_lesson_links_get_a_message(monkeypatch, tiny_pre
         at = app(monkeypatch, tiny_pretraining_dir, **params)
         assert not at.exception
         assert any(f"`{name}` parameter" in w.value for w in at.warning), params
+        if name == "step":  # the step opened replaces the bad value in the address
+            last = str(len(LESSONS["discover"].steps))
+            assert at.query_params["step"] == (last if params["step"] == "999" else "1"), params
+        if name == "lesson":  # no such lesson: out of the address
+            assert "lesson" not in at.query_params and "step" not in at.query_params
 
 
 def test_a_widgets_own_long_value_stays_and_nothing_breaks():
