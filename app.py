@@ -12,7 +12,7 @@ import streamlit as st
 from components.layout import PageStopped, presentation_switch
 from components.lessons import class_link
 from components.model import active_bundle, model_picker, model_status, settings
-from components.params import PAGE_TITLES, copy_page_state, fit_link, too_long_for_the_link
+from components.params import BROKEN, PAGE_TITLES, SCOPE, copy_page_state, fit_link, too_long_for_the_link
 from components.reconnect import reload_on_reconnect, reopened_view_first
 
 st.set_page_config(page_title="BERT Lens", page_icon="🔎", layout="wide")
@@ -44,6 +44,7 @@ except PageStopped:
     pass  # the page ended early, having said why: what follows every page still runs
 except Exception:
     crashed = True  # a setting that broke the page is not brought back by a return to it
+    st.session_state[BROKEN] = st.session_state.get(SCOPE)
     raise
 finally:  # after the page has written its view to the URL (also when it stops early)
     if not crashed:

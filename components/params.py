@@ -185,6 +185,7 @@ def page_params(page: str) -> list[Param]:
 
 KEPT = "_kept_"  # + a page parameter's name: the session's copy of its value
 SCOPE = "_bertlens_page_scope"  # the page whose settings this run restored, and app.py copies after it
+BROKEN = "_bertlens_broken_page"  # the page whose last run raised (app.py): its settings are not brought back
 
 
 def restore_page_state(page: str) -> None:
@@ -194,15 +195,25 @@ def restore_page_state(page: str) -> None:
     does not draw it (another page, a closed tab): a student coming back finds the view they left. A link's
     value always wins. Call it before the page draws any widget.
     """
+    broke = st.session_state.get(BROKEN) == page and st.session_state.get(SCOPE) != page  # back to a page that raised
     st.session_state[SCOPE] = page
     for param in page_params(page):
         name, kept = param.name, KEPT + param.name
-        if name not in st.session_state and name not in st.query_params and kept in st.session_state:
+        if name in st.query_params:
+            continue
+        if broke:  # the last view that ran: Streamlit itself would bring back a bound widget's failing value
+            if kept in st.session_state:
+                st.session_state[name] = st.session_state[kept]
+            else:
+                st.session_state.pop(name, None)
+        elif name not in st.session_state and kept in st.session_state:
             st.session_state[name] = st.session_state[kept]
 
 
 def copy_page_state() -> None:
     """Copy the settings of the page that just ran (including those a link set on its first run)."""
+    if st.session_state.get(BROKEN) == st.session_state.get(SCOPE):
+        del st.session_state[BROKEN]  # it runs again
     for param in page_params(st.session_state.get(SCOPE, "")):
         if param.name in st.session_state:
             st.session_state[KEPT + param.name] = st.session_state[param.name]

@@ -103,6 +103,26 @@ def test_a_setting_that_broke_the_page_is_not_brought_back(monkeypatch, bundled)
     assert layer_slider(at).value == 0  # the last view that ran without an error
 
 
+def test_a_bound_setting_that_broke_the_page_is_not_brought_back(monkeypatch, bundled):
+    """Streamlit itself keeps a bound widget's value across pages: not copying it was not enough."""
+    from components import attention_views
+
+    def broken_when_averaged(page, choice, heads):
+        if choice.mean:
+            raise RuntimeError("a bug with the heads averaged")
+
+    monkeypatch.setattr(attention_views, "heatmap_section", broken_when_averaged)
+    at = app(monkeypatch, bundled.name)
+    visit(at, "attention")
+    layer_slider(at).set_value(2).run()  # a setting that works: it is brought back
+    at.toggle(key="mean").set_value(True).run()
+    assert at.exception  # the bug shows
+    at.switch_page("pages/tokenizer.py").run()
+    at.query_params.clear()
+    visit(at, "attention")
+    assert at.toggle(key="mean").value is False and layer_slider(at).value == 2  # the last view that ran
+
+
 def test_attention_layer_is_not_read_as_a_hidden_state_on_word_senses(monkeypatch, bundled):
     at = app(monkeypatch, bundled.name)
     visit(at, "attention")
