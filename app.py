@@ -36,12 +36,12 @@ with st.sidebar:
     reload_on_reconnect()  # a replica that dies or restarts costs no student their view
     link_slot = st.empty()
 link_notice = st.empty()  # above the page: what its link leaves out
-crashed = False
+crashed = stopped = False
 try:
     with reopened_view_first():  # a view lost with its replica is computed ahead of the queue
         page.run()
 except PageStopped:
-    pass  # the page ended early, having said why: what follows every page still runs
+    stopped = True  # the page ended early, having said why: what follows every page still runs
 except Exception:
     crashed = True  # a setting that broke the page is not brought back by a return to it
     st.session_state[BROKEN] = st.session_state.get(SCOPE)
@@ -53,3 +53,5 @@ finally:  # after the page has written its view to the URL (also when it stops e
         link_notice.info(too_long_for_the_link(dropped), icon=":material/link_off:")
     with link_slot.container():
         class_link(page.url_path)  # the teacher's link: this page, lesson step, sentence, view and model
+if stopped:  # and then an early stop for Streamlit, as st.stop() is: it keeps the widgets the page did not draw,
+    raise PageStopped  # and their values in the URL (a run that ends normally drops them)

@@ -13,7 +13,7 @@ def plural(n: int, noun: str, nouns: str | None = None) -> str:
 
 
 def percent(p: float) -> str:
-    """A probability as a percentage that never reads 0.0 % for a small non-zero one: 12.3 %, 0.003 %."""
+    """A probability as a percentage that never reads 0.0% for a small non-zero one: 12.3%, 0.003%."""
     return f"{p:.1%}" if p >= 0.0005 or p == 0 else f"{100 * p:.1g}%"
 
 

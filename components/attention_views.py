@@ -168,10 +168,12 @@ def _token_picker(
         st.session_state[key] = [t for t in current if t in names]
     elif key in st.session_state and current not in names:
         del st.session_state[key]
-    if key not in st.session_state:  # a default only for a fresh widget (never beside a set value)
-        kwargs["default" if widget is st.multiselect else "index"] = (
-            default if widget is st.multiselect else options.index(default)
-        )
+    # The default even beside a set value: it is what a lesson step that leaves this picker out, and a browser's
+    # Back, put back (params.bound_widget_defaults reads it from the widget).
+    if widget is st.multiselect:
+        kwargs["default"] = [d for d in default if d in names]
+    else:
+        kwargs["index"] = options.index(default) if default in names else 0
     return widget(label, options, format_func=names.__getitem__, key=key, bind="query-params", **kwargs)
 
 

@@ -66,9 +66,9 @@ def step_url_params(lesson: Lesson, index: int, num_layers: int) -> dict[str, st
 def go_to_step(lesson: Lesson, index: int, num_layers: int) -> None:
     """Open step ``index``: its page with its view (the session's own values of its controls give way).
 
-    The controls get the step's values through session state. The switch's URL leaves out what a drawn
-    widget is bound to (Streamlit refuses to set it): the sidebar's model and presentation mode, and on the
-    same page its bound controls; those widgets put their values back in the URL themselves.
+    The controls get the step's values through session state. On the same page the switch's URL leaves out the
+    controls bound to a drawn widget (Streamlit refuses to set them); those widgets write their values back
+    into the URL themselves, as the sidebar's model and presentation switch do after every switch.
     """
     step = lesson.steps[index]
     params = step_url_params(lesson, index, num_layers)

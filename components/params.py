@@ -292,28 +292,29 @@ def widget_bound(names: Iterable[str]) -> set[str]:
     """Which of ``names`` a widget of this session is bound to (``bind="query-params"``) right now.
 
     Streamlit refuses to set such a parameter (``st.query_params``, ``st.switch_page(query_params=…)``); the
-    widget writes it itself, from its value in session state."""
-    return set(bound_widget_defaults(names, all_bound=True))
+    widget writes it itself, from its value in session state. Read through Streamlit's internal state (1.67)."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return set()
+    with ctx.session_state.query_params() as query_params:
+        return {name for name in names if query_params.is_bound(name)}
 
 
-def bound_widget_defaults(names: Iterable[str], all_bound: bool = False) -> dict[str, Any]:
-    """The default value of each widget bound to one of ``names`` right now (what it shows without a value),
-    as Streamlit computes it. With ``all_bound``, also names bound to a widget whose default is not known.
-
-    Read through Streamlit's internal state (1.67): its public API tells neither."""
+def bound_widget_defaults(names: Iterable[str]) -> dict[str, Any]:
+    """The default of each widget bound to one of ``names`` right now, as its last draw declared it (the pickers
+    that take one pass it on every draw), read through Streamlit's internal state (1.67): the public API has
+    no way to get it."""
     ctx = get_script_run_ctx()
     if ctx is None:
         return {}
     with ctx.session_state.query_params() as query_params:
-        bindings = {name: query_params.get_binding_for_param(name) for name in names}
+        bindings = [binding for name in names if (binding := query_params.get_binding_for_param(name))]
     metadata = ctx.session_state._state._new_widget_state.widget_metadata
-    defaults: dict[str, Any] = {}
-    for name, binding in bindings.items():
-        if binding is not None and (widget := metadata.get(binding.widget_id)) is not None:
-            defaults[name] = widget.deserializer(None)
-        elif binding is not None and all_bound:
-            defaults[name] = None
-    return defaults
+    return {
+        binding.param_key: widget.deserializer(None)
+        for binding in bindings
+        if (widget := metadata.get(binding.widget_id)) is not None
+    }
 
 
 def bound(name: str) -> Binding:

@@ -10,7 +10,6 @@ import html
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -190,13 +189,10 @@ def view_controls(num_layers: int) -> tuple[str, str]:
     if st.session_state.get("senses_layer", options[0]) not in options:  # e.g. after switching to a smaller model
         st.session_state["senses_layer"] = options[num_layers]
     left, right = st.columns(2)
-    fresh: dict[str, Any] = (
-        {} if "senses_layer" in st.session_state else {"index": num_layers}
-    )  # never a default beside a set value
     layer = left.selectbox(
         "Hidden state",
         options,
-        **fresh,
+        index=num_layers,  # the last hidden state; given even beside a set value (see _token_picker)
         **bound("senses_layer"),
         help="0 = the embeddings output (before any attention); h = the output of encoder layer h − 1 "
         "(encoder layers are numbered from 0, as on the Attention page). lastK = the mean of the last K "

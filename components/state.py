@@ -84,7 +84,7 @@ def linked_text(widget: Callable[..., str | None], label: str, key: str, default
     drop_foreign(key)
     if key not in st.session_state:  # after another page or tab, ``restore_page_state`` has put the text back
         start = st.query_params.get(key, default)
-        if widget is st.text_input:
+        if getattr(widget, "__name__", "") == "text_input":  # st.text_input or a column's
             start = one_line(start)
         limit = kwargs.get("max_chars")
         st.session_state[key] = start[:limit] if limit else start

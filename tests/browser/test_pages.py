@@ -318,3 +318,13 @@ def test_a_very_long_cell_wraps_and_the_numbers_stay_in_view(open_url):
     expect(header).to_be_visible()
     box = header.bounding_box()
     assert box is not None and box["x"] + box["width"] <= page.viewport_size["width"]
+
+
+def test_a_page_that_ends_early_keeps_its_view_in_the_link(open_url):
+    """Fill-mask without a [MASK] ends before its tabs: the open tab stays in the link. (A run that Streamlit sees
+    end normally drops the link value of every bound widget it did not draw; AppTest does not show it.)"""
+    page = open_url("fill_mask", fill_tab="Layer by layer", text="The [MASK] sat.")
+    type_into(page, "text", "No mask here.")
+    wait_for_run(page)
+    expect(main(page)).to_contain_text("[MASK]")
+    expect(page).to_have_url(re.compile(r"fill_tab=Layer\+by\+layer"))

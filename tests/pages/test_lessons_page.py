@@ -123,6 +123,16 @@ def test_next_opens_the_next_steps_page_when_the_link_pins_the_model_or_presenta
     assert at.session_state[pinned] == (True if pinned == "present" else bundled.name)  # still pinned
 
 
+def test_a_step_that_leaves_a_control_out_gets_the_pages_own_default(monkeypatch, bundled):
+    """Word senses step 1 sets hidden state 0; step 2 sets none: the page's default (the last hidden state), not
+    the first option, which a picker declaring its default only on its first draw gave."""
+    at = app(monkeypatch, bundled.name, "senses", **step_link(LESSONS["senses"], 0, 6))
+    assert at.selectbox(key="senses_layer").value == "0"
+    at.button(key="_lesson_next").click().run()
+    assert not at.exception and f"step 2 of {len(LESSONS['senses'].steps)}" in shown(at)
+    assert at.selectbox(key="senses_layer").value == "6"  # the bundled encoder's last hidden state
+
+
 def test_home_lists_the_lessons_and_starts_one(monkeypatch, tiny_pretraining_dir):
     at = app(monkeypatch, tiny_pretraining_dir)
     assert not at.exception

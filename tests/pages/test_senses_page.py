@@ -62,6 +62,12 @@ def test_your_sentence_is_marked_in_3d_too(open_page):
     assert '"symbol":"diamond"' in chart.proto.spec.replace(" ", "")
 
 
+def test_line_breaks_in_a_linked_word_become_spaces(open_page):
+    """The word and the reference words are one-line inputs in columns: a link's line break is a space there."""
+    at = open_page(PAGE, BUNDLED_MODEL, preset="bank", refs="money,\rriver")
+    assert at.text_input(key="refs").value == "money, river"
+
+
 def test_preset_link_alone_uses_the_presets_word(open_page):
     at = open_page(PAGE, BUNDLED_MODEL, preset="bank", layer="0", projection="MDS 2D")
     assert not at.exception
