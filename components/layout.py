@@ -19,9 +19,10 @@ from components.text import code_span
 
 
 class PageStopped(StopException):
-    """A page ends here, having said why (no [MASK], a missing head, …). ``app.py`` catches it and goes on
-    with what follows every page (the link's notice, the class link); run on its own, a page ends as with
-    ``st.stop()``, which would end the whole run: every later ``st`` call raises once a stop is requested."""
+    """A page ends here, having said why (no [MASK], a missing head, …). ``app.py`` catches it, runs what
+    follows every page (the link's notice, the class link), then raises it again: Streamlit sees an early stop,
+    as with ``st.stop()``. ``st.stop()`` itself would end the whole run: once a stop is requested every later
+    ``st`` call raises. A page run on its own ends here as with ``st.stop()``."""
 
 
 def stop_page() -> NoReturn:
