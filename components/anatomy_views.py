@@ -330,7 +330,12 @@ def architecture_section(model_name: str) -> None:
         st.caption("The MLM decoder reuses the word-embedding matrix (weight tying): it is counted once.")
     left, right = st.columns([3, 2])
     with left:
-        exports.table(counts, "parameter-counts", key="parameter_counts", column_config={"parameters": COUNT_COLUMN})
+        exports.table(
+            counts,
+            "parameter-counts",
+            key="parameter_counts",
+            column_config={"parameters": COUNT_COLUMN, "% of total": st.column_config.NumberColumn(format="%.2f")},
+        )
     with right:
         exports.chart(parameter_sunburst(counts), "parameters", key="parameter_sunburst")
     with st.expander("Configuration"):

@@ -127,6 +127,8 @@ def test_padding_lab_defaults_to_seed_003(open_page):
     comparison = frame(at, "padding %").set_index("strategy")
     assert comparison.loc["longest", "padding %"] == 48.75
     assert comparison.loc["max_length=64", "padding %"] == 83.98
+    (markup,) = [e.value for e in at.get("html") if 'aria-label="padding strategies"' in e.value]
+    assert ">48.75</td>" in markup and "48.7500" not in markup  # a share rounded to 2 decimals, shown so
     distances = frame(at, "[CLS] L2 distance")
     assert distances["[CLS] L2 distance"].iloc[3] == 0.0  # the longest sentence has no padding
     assert (distances["[CLS] L2 distance"].iloc[:3] > 0.1).all()
