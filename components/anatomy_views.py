@@ -334,7 +334,7 @@ def architecture_section(model_name: str) -> None:
             counts,
             "parameter-counts",
             key="parameter_counts",
-            column_config={"parameters": COUNT_COLUMN, "% of total": st.column_config.NumberColumn(format="%.2f")},
+            column_config={"parameters": COUNT_COLUMN, "% of total": exports.PERCENT_COLUMN},
         )
     with right:
         exports.chart(parameter_sunburst(counts), "parameters", key="parameter_sunburst")

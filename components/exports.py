@@ -77,6 +77,10 @@ def csv_download(
     )
 
 
+# Shares already rounded to 2 decimals (padding %, % of total): shown with 2, not "48.7500".
+PERCENT_COLUMN = st.column_config.NumberColumn(format="%.2f")
+
+
 def _number_formats(column_config: dict | None) -> dict[str, str | None]:
     """Each column's number format from Streamlit column configs (``NumberColumn(format=…)``)."""
     return {name: (config or {}).get("type_config", {}).get("format") for name, config in (column_config or {}).items()}

@@ -30,8 +30,7 @@ PROMISES = (  # page (file stem), what it shows in one line
 # ~0.8 s more on a student's first chart page. Home draws no chart, so once the student is reading (1 s
 # in, when the browser is idle) it imports that chunk, found beside Streamlit's own bundle; the first chart
 # page then starts drawing at once (measured: home → Attention in a new browser, click to chart drawn, median of
-# 5: 1,611 → 558 ms). Another Streamlit
-# build without such a chunk: nothing is done.
+# 5: 1,611 → 558 ms). Another Streamlit build without such a chunk: nothing is done.
 PLOTLY_CHUNK = next((p.name for p in (Path(st.__file__).parent / "static/static/js").glob("PlotlyChart.*.js")), None)
 PRELOAD_CHARTS = """<script>
 (() => {

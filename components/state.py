@@ -37,16 +37,18 @@ def keep_in_range(key: str, lo: int, hi: int) -> None:
         st.session_state[key] = min(max(value, lo), hi)
 
 
-def _strict_int(key: str, lo: int, hi: int, default: int) -> None:
+def _strict_int(key: str, lo: int, hi: int, default: int) -> int:
     """Put the link's integer ``key`` in session state once, read strictly (a message for a malformed or
-    out-of-range value, then ``default``), and keep it in range."""
+    out-of-range value, then ``default``), and keep it in range. Returns ``default`` kept in range."""
     drop_foreign(key)  # e.g. a string another page left under this name
+    default = min(max(default, lo), hi)
     if key not in st.session_state:
         valid = int_in_range(lo, hi)
         warn_bad_param(key, valid, f"a whole number from {lo} to {hi}")
         raw = st.query_params.get(key)
-        st.session_state[key] = int(raw) if raw and valid(raw) else min(max(default, lo), hi)
+        st.session_state[key] = int(raw) if raw and valid(raw) else default
     keep_in_range(key, lo, hi)
+    return default
 
 
 def bound_int_slider(label: str, key: str, lo: int, hi: int, default: int = 0, **kwargs) -> int:
@@ -57,20 +59,20 @@ def bound_int_slider(label: str, key: str, lo: int, hi: int, default: int = 0, *
     (each change of the URL from the server is a step in the browser's history: a page opened with its
     defaults written was two Back presses deep before the student had done anything).
     """
-    _strict_int(key, lo, hi, default)
+    default = _strict_int(key, lo, hi, default)
     if lo == hi:  # a slider needs a range; a one-value choice is just shown
         st.caption(f"{label}: {lo}")
         return lo
     value = st.slider(label, lo, hi, key=key, **kwargs)
-    _link_text(key, str(value), str(min(max(default, lo), hi)))
+    _link_text(key, str(value), str(default))
     return value
 
 
 def bound_int_input(label: str, key: str, lo: int, hi: int, default: int = 0, **kwargs) -> int:
     """A number box for an integer URL parameter, read as strictly as ``bound_int_slider``'s."""
-    _strict_int(key, lo, hi, default)
+    default = _strict_int(key, lo, hi, default)
     value = int(st.number_input(label, lo, hi, step=1, key=key, **kwargs))
-    _link_text(key, str(value), str(min(max(default, lo), hi)))
+    _link_text(key, str(value), str(default))
     return value
 
 

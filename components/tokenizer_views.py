@@ -30,7 +30,6 @@ TABS = ("Tokens", "Vocabulary", "Padding lab")
 PAD_GREY = "#e6e6e6"
 TEXT_IN_CELLS = 32  # write each cell's value when the batch is at most this wide
 INT_COLUMN = st.column_config.NumberColumn(format="%d")
-PERCENT_COLUMN = st.column_config.NumberColumn(format="%.2f")  # shares rounded to 2 decimals: no "48.7500"
 TOKEN_ORDER = (
     "position",
     "token",
@@ -232,7 +231,7 @@ def padding_section(model_name: str) -> None:
             "(without padding, or with long sentences and no truncation)."
         )
     exports.table(
-        comparison, "padding-strategies", key="padding_comparison", column_config={"padding %": PERCENT_COLUMN}
+        comparison, "padding-strategies", key="padding_comparison", column_config={"padding %": exports.PERCENT_COLUMN}
     )
     exports.chart(padding_bars(comparison), "padding-share", key="padding_bars")
     if (positions := len(batch.input_ids) * batch.width) > budgets.lab_positions:
