@@ -3,7 +3,8 @@ themselves are in ``bertlens.curriculum``).
 
 A ``Lesson`` is a title, the notebook it follows and its ``Step``s in the notebook's order. A step is our own
 Markdown text, the page it opens and the URL parameters it sets (names declared in ``components.params``),
-optionally a "predict before reveal" question and misconception callouts.
+optionally a "predict before reveal" question (its page waits for the answer, which it would show) and
+misconception callouts.
 
 A question's answer is never written down: ``reveal`` computes it from the active model's own deterministic
 output (fill-mask top-1, the NSP verdict, attention weights, head statistics, the attention mask's effect,
@@ -37,6 +38,8 @@ from bertlens.sense_presets import PRESETS
 from bertlens.senses import WordVectors, embed_word, separation_by_layer
 from bertlens.tokenization import mask_effect, pad_batch
 from bertlens.wording import percent
+
+Given = tuple[tuple[str, str], ...]  # what a question is about, as (label, text): shown with it while the page waits
 
 LAST_ENCODER_LAYER = "{last encoder layer}"
 LAST_HIDDEN_STATE = "{last hidden state}"
@@ -121,6 +124,10 @@ class FillMaskTop1:
     prompt: str = "What will BERT put in place of [MASK]? Type one word."
     choices: tuple[str, ...] = ()
 
+    @property
+    def given(self) -> Given:
+        return (("Sentence", self.text),)
+
     def reveal(self, live: Live) -> Reveal:
         missing = needs_head(live.bundle, "MLM")
         if missing:
@@ -144,6 +151,10 @@ class AttendsMore:
     text: str
     query: str
     choices: tuple[str, ...]  # the two candidate words
+
+    @property
+    def given(self) -> Given:
+        return (("Sentence", self.text),)
 
     @property
     def prompt(self) -> str:
@@ -185,6 +196,7 @@ class BestSeparation:
     preset: str
     prompt: str = "Which hidden states separate the two senses best?"
     choices: tuple[str, ...] = THIRDS
+    given: Given = ()  # the step's text names the word and its senses
 
     def reveal(self, live: Live) -> Reveal:
         preset = PRESETS[self.preset]
@@ -216,6 +228,10 @@ class NextSentenceVerdict:
     prompt: str = "Will BERT say that sentence B follows sentence A?"
     choices: tuple[str, ...] = ("IsNext: B follows A", "NotNext: B does not follow A")
 
+    @property
+    def given(self) -> Given:
+        return (("Sentence A", self.a), ("Sentence B", self.b))
+
     def reveal(self, live: Live) -> Reveal:
         missing = needs_head(live.bundle, "NSP")
         if missing:
@@ -238,6 +254,10 @@ class StrongestHead:
     text_b: str
     statistic: str  # a share in bertlens.attention.STATISTIC_BY_KEY (any but entropy)
     choices: tuple[str, ...] = THIRDS
+
+    @property
+    def given(self) -> Given:
+        return (("Sentence A", self.text), ("Sentence B", self.text_b)) if self.text_b else (("Sentence", self.text),)
 
     @property
     def prompt(self) -> str:
@@ -267,6 +287,7 @@ class MaskMatters:
     lines: tuple[str, ...]
     max_length: int
     prompt: str = "Run the padded batch without the attention mask: which sentence's final [CLS] vector changes most?"
+    given: Given = ()  # the choices are the batch's sentences
 
     @property
     def choices(self) -> tuple[str, ...]:
@@ -293,6 +314,7 @@ class CloserReference:
     sentence: str
     word: str
     choices: tuple[str, ...]  # the reference words
+    given: Given = ()  # the prompt quotes the sentence
 
     @property
     def prompt(self) -> str:
@@ -323,6 +345,7 @@ class ParameterCount:
 
     prompt: str = "How many parameters (weights and biases) does the active model have?"
     choices: tuple[str, ...] = SIZES
+    given: Given = ()
 
     def reveal(self, live: Live) -> Reveal:
         total = checkpoint_total(live.parameter_counts())
@@ -343,6 +366,7 @@ class LargestPart:
 
     prompt: str = "Which part of the active model holds the most parameters?"
     choices: tuple[str, ...] = PARTS
+    given: Given = ()
 
     def reveal(self, live: Live) -> Reveal:
         counts = live.parameter_counts()

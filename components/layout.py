@@ -91,7 +91,8 @@ def page_header(title: str, intro: str, page: str) -> ModelBundle:
     bundle = active_bundle()
     header.caption(f"{intro}  \nModel: {code_span(bundle.name)} — {bundle.capabilities.summary()}")
     fallback_banner(bundle)
-    lesson_panel(bundle, page)  # the link's lesson step, if any, above the live page
+    if lesson_panel(bundle, page):  # the link's lesson step, if any, above the live page
+        stop_page()  # its question first: the page would show the answer
     return bundle
 
 

@@ -95,16 +95,19 @@ def apply_pending(page: str) -> None:
         st.query_params.update(pending[1])
 
 
-def lesson_panel(bundle: ModelBundle, page: str) -> None:
+def lesson_panel(bundle: ModelBundle, page: str) -> bool:
     """The URL's lesson step, if any, compact above the live page: a line with the lesson, the progress and
-    Back/Next; the step's text; its question beside its misconception callouts."""
+    Back/Next; the step's text; its question beside its misconception callouts.
+
+    True while the page should wait: the step is on this page and its question is neither answered nor
+    skipped. The page would show the model's answer below the question ("predict first", then reveal)."""
     apply_pending(page)
     warn_bad_param("lesson", lambda raw: raw in LESSONS, "one of the lessons: " + ", ".join(LESSONS))
     found = lesson_step(st.query_params.get("lesson"), st.query_params.get("step"))
     if found is None:
         for name in ("lesson", "step"):  # a link to no lesson: out of the address, like any bad value
             st.query_params.pop(name, None)
-        return
+        return False
     lesson, index = found
     steps = len(lesson.steps)
     warn_bad_param("step", int_in_range(1, steps), f"a step of this lesson (1 to {steps})", f"opening step {index + 1}")
@@ -113,6 +116,8 @@ def lesson_panel(bundle: ModelBundle, page: str) -> None:
     step = lesson.steps[index]
     layers = bundle.capabilities.num_layers
     last = index == len(lesson.steps) - 1
+    key = f"_lesson_{lesson.key}_{index}"
+    waits = False
     with st.container(border=True):
         where, back, forward, leave = st.columns([6, 1.3, 1.3, 1.3], vertical_alignment="center")
         where.caption(f"Lesson: **{lesson.title}** · step {index + 1} of {len(lesson.steps)} · {lesson.notebook}")
@@ -127,9 +132,6 @@ def lesson_panel(bundle: ModelBundle, page: str) -> None:
         st.progress((index + 1) / len(lesson.steps))
         st.header(step.title)  # h2 under the page title (axe: heading order)
         st.markdown(step.text)
-        if step.control and step.page == page:
-            st.html(outline(step.control))
-            st.caption("The control this step talks about is outlined below.")
         label = f"Open the {PAGE_TITLES[step.page]} page for this step"
         if step.page != page and st.button(label, key="_lesson_open", type="primary"):
             go_to_step(lesson, index, layers)
@@ -141,12 +143,25 @@ def lesson_panel(bundle: ModelBundle, page: str) -> None:
         ask, warn = st.columns(2) if question and step.callouts else (st.container(), st.container())
         if question is not None:
             with ask:
-                question_box(question, CachedLive(bundle), f"_lesson_{lesson.key}_{index}")
+                answered = question_box(question, CachedLive(bundle), key)
+            waits = step.page == page and not answered and not st.session_state.get(f"{key}_skipped")
         with warn:
             for callout in step.callouts:
                 st.info(callout, icon=":material/lightbulb:")
+        if waits:
+            st.info("**Your answer first.** The page opens here once you check it: it shows the model's answer.")
+            st.button(
+                "Show the page without answering",
+                key=f"{key}_skip",
+                on_click=st.session_state.__setitem__,
+                args=(f"{key}_skipped", True),
+            )
+        elif step.control and step.page == page:
+            st.html(outline(step.control))
+            st.caption("The control this step talks about is outlined below.")
         if last:
             st.success("Last step of this lesson. The pages stay open for you to explore.")
+    return waits
 
 
 def outline(control: str) -> str:
@@ -155,12 +170,16 @@ def outline(control: str) -> str:
     return f"<style>{target} {{ outline: 3px solid #c0142b; outline-offset: 6px; border-radius: 4px; }}</style>"
 
 
-def question_box(question: Question, live: CachedLive, key: str) -> None:
-    """Predict before reveal: the student's answer first, then the model's answer, computed live.
+def question_box(question: Question, live: CachedLive, key: str) -> bool:
+    """Predict before reveal: the student's answer first, then the model's answer, computed live. True once
+    revealed.
 
-    A form, so a typed word and one click on "Check my answer" (or Enter) are one step."""
+    A form, so a typed word and one click on "Check my answer" (or Enter) are one step. What the question is
+    about (its sentences) is shown with it: the page, which shows them too, waits for the answer."""
     with st.form(f"{key}_form", border=False):
         st.markdown(f"**Predict first.** {question.prompt}")
+        if question.given:
+            st.markdown("  \n".join(f"{label}: **{literal(text)}**" for label, text in question.given))
         if question.choices:
             guess = st.radio("Your answer", question.choices, index=None, key=f"{key}_guess")
         else:
@@ -170,7 +189,7 @@ def question_box(question: Question, live: CachedLive, key: str) -> None:
             if not guess:
                 st.caption("Choose or type an answer first.")
     if not st.session_state.get(f"{key}_revealed") or not guess:
-        return
+        return False
     reveal = question.reveal(live)
     verdict = reveal.judge(guess)
     if verdict is None:
@@ -183,6 +202,7 @@ def question_box(question: Question, live: CachedLive, key: str) -> None:
             f"{reveal.detail}",
             icon="↩️",
         )
+    return True
 
 
 def lesson_list(bundle: ModelBundle) -> None:

@@ -51,6 +51,21 @@ def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive) -> None:
         expect(main(page).get_by_text(where)).to_be_visible()
         expect(main(page).locator("h1")).to_have_text(PAGE_TITLES[step.page])
         expect(main(page).get_by_role("heading", name=step.title)).to_be_visible()
+        reveal = step.question.reveal(live) if step.question else None
+        alerts = main(page).locator('[data-testid="stAlert"]')
+        waiting = main(page).get_by_text("Your answer first")
+        if reveal is not None and reveal.answer is None:  # a missing head: said once, no question to answer
+            expect(alerts.filter(has_text="needs a model with the")).to_have_count(1)
+            expect(main(page).get_by_role("button", name="Check my answer")).to_have_count(0)
+        elif step.question is not None and reveal is not None:
+            expect(waiting).to_be_visible()  # the page, which shows the answer, waits for the student's
+            if step.control:
+                expect(page.locator(f".st-key-{step.control}")).to_have_count(0)
+            answer(page, step.question.choices)
+            verdict = alerts.filter(has_text="the model")  # "Right — … so does the model" or "the model says …"
+            expect(verdict).to_have_count(1)
+            expect(verdict).to_contain_text(reveal.answer or "")
+        expect(waiting).to_have_count(0)
         head = PAGE_HEADS.get(step.page)
         if step.control and not (head and needs_head(live.bundle, head)):  # the control it talks about, outlined
             target = page.locator(f".st-key-{step.control}").first
@@ -58,16 +73,6 @@ def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive) -> None:
                 target = target.locator('[role="tablist"]')
             expect(target).to_be_visible()
             assert target.evaluate("e => getComputedStyle(e).outlineStyle") == "solid", step.control
-        reveal = step.question.reveal(live) if step.question else None
-        alerts = main(page).locator('[data-testid="stAlert"]')
-        if reveal is not None and reveal.answer is None:  # a missing head: said once, no question to answer
-            expect(alerts.filter(has_text="needs a model with the")).to_have_count(1)
-            expect(main(page).get_by_role("button", name="Check my answer")).to_have_count(0)
-        elif step.question is not None and reveal is not None:
-            answer(page, step.question.choices)
-            verdict = alerts.filter(has_text="the model")  # "Right — … so does the model" or "the model says …"
-            expect(verdict).to_have_count(1)
-            expect(verdict).to_contain_text(reveal.answer or "")
         if index < len(lesson.steps) - 1:
             click(page, "Next →")
     expect(main(page).get_by_role("button", name="Next →")).to_be_disabled()
@@ -95,10 +100,16 @@ ANIMAL = "The+animal+couldn%27t+cross+the+street+because+it+was+too+tired."
 LAST_TINY_LAYER = 1  # the tiny pre-training model has encoder layers 0 and 1
 
 
+SKIP = "Show the page without answering"
+
+
 def settled_view(page: Page, title: str) -> str:
-    """The main column's text once the step, its question and the live chart (mounted asynchronously) are drawn."""
+    """The main column's text once the step, its question and the live chart (mounted asynchronously) are
+    drawn: the question skipped, as the teacher did."""
     expect(main(page).get_by_role("heading", name=title)).to_be_visible()
     expect(main(page).get_by_role("radiogroup", name="Your answer")).to_be_visible()
+    if main(page).get_by_role("button", name=SKIP).count():
+        click(page, SKIP)
     words = main(page).get_by_text("In words")  # one line of words under each chart, drawn with the page
     expect(words.first).to_be_visible()
     expect(main(page).locator(".js-plotly-plot")).to_have_count(words.count())
@@ -120,7 +131,10 @@ def test_a_class_link_opens_two_browsers_on_the_identical_view(page, server_url,
     wait_for_run(page)
     click(page, f"Start the lesson “{lesson.title}”")
     for _ in range(3):  # step 4: attention, token focus on "it", the model's last encoder layer
+        if main(page).get_by_role("button", name=SKIP).count():
+            click(page, SKIP)
         click(page, "Next →")
+    click(page, SKIP)  # the teacher shows the page before the class has answered
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("Class link").click()
     code = sidebar.locator('[data-testid="stCode"] code')

@@ -102,6 +102,23 @@ def test_every_step_sets_declared_valid_parameters(lesson, index, step, num_laye
                 assert tokens[int(position)] == token, (one, tokens)
 
 
+QUESTION_STEPS = [(lesson, i, step) for lesson, i, step in STEPS if step.question]
+
+
+@pytest.mark.parametrize(
+    ("lesson", "index", "step"), QUESTION_STEPS, ids=[f"{s[0].key}-{s[1] + 1}" for s in QUESTION_STEPS]
+)
+def test_a_question_shows_the_sentences_it_is_about(lesson, index, step):
+    """The page waits for the answer (it would show it), and with it the page's sentence inputs: the question
+    itself must show each sentence the step opens the page with."""
+    question = step.question
+    shown = [text for _, text in question.given] + [question.prompt, *question.choices]
+    for name in ("text", "a", "b"):
+        if name in step.params:
+            assert any(str(step.params[name]) in text for text in shown), (name, step.params[name])
+    assert len({label for label, _ in question.given}) == len(question.given)
+
+
 @pytest.mark.parametrize(("lesson", "index", "step"), STEPS, ids=IDS)
 def test_a_steps_outlined_control_is_one_of_its_pages(lesson, index, step):
     if step.control:

@@ -60,30 +60,52 @@ def test_a_link_opens_the_step_and_the_reveal_is_the_models_answer(
     assert not at.exception
     assert f"step 2 of {len(DISCOVER.steps)}" in shown(at) and "Predict the hidden word" in [s.value for s in at.header]
     assert "does not" in shown(at)  # the "next word" misconception callout
+    assert page_waits(at) and r"Sentence: **The \[MASK\] chased the mouse\.**" in shown(at)  # what to predict on
     at.button(key="_lesson_discover_1_check").click().run()  # nothing to check before a guess
-    assert "Choose or type an answer first." in shown(at) and not [*at.success, *at.warning]
+    assert "Choose or type an answer first." in shown(at) and not [*at.success, *at.warning] and page_waits(at)
     at.text_input(key="_lesson_discover_1_guess").input("zebra")  # in a form: sent with the submit below
     at.button(key="_lesson_discover_1_check").click().run()
+    assert not page_waits(at) and at.text_input(key="text").value == "The [MASK] chased the mouse."
     top = reference_fill_mask(masked_lm, tiny_bundle.tokenizer, "The [MASK] chased the mouse.", 1)[0][0]
     verdict = " ".join(w.value for w in [*at.warning, *at.success])
     assert f"the model says **{top['token_str'].strip()}**" in verdict or top["token_str"].strip() == "zebra"
     assert percent(top["score"]) in verdict
 
 
+def page_waits(at: AppTest) -> bool:
+    """Whether the page waits for the step's question (its own widgets not drawn yet)."""
+    waiting = "Your answer first" in shown(at)
+    assert waiting == (not [t for t in at.text_input if t.key == "text"]), "the page waits exactly while it says so"
+    return waiting
+
+
+def test_the_page_waits_for_an_answer_or_a_skip(open_page, tiny_pretraining_dir):
+    """A question's answer is on its page (the heatmap, the guesses): the page waits until the student has
+    answered, or chooses to skip, and keeps the step's view meanwhile."""
+    at = open_page("pages/attention.py", tiny_pretraining_dir, **step_link(DISCOVER, 3, 2))
+    assert page_waits(at) and not at.slider and f"Sentence: **{curriculum.ANIMAL_TIRED[:20]}" in shown(at)
+    assert "outlined below" not in shown(at)  # the control is not drawn yet
+    at.button(key="_lesson_discover_3_skip").click().run()
+    assert not at.exception and not page_waits(at) and "outlined below" in shown(at)
+    assert at.slider(key="attn_layer").value == 1 and at.text_input(key="text").value == curriculum.ANIMAL_TIRED
+    assert not [*at.success, *at.warning]  # skipped: no answer revealed, and the question stays
+    assert at.button(key="_lesson_discover_3_check")
+
+
 def test_encoder_only_model_says_the_head_is_missing(open_page, bundled):
     at = open_page("pages/fill_mask.py", bundled.name, **step_link(DISCOVER, 1, 6))
     assert not at.exception
-    assert "needs a model with the MLM head" in shown(at)
+    assert "needs a model with the MLM head" in shown(at) and not page_waits(at)  # nothing to wait for
     assert not [w for w in at.text_input if w.key == "_lesson_discover_1_guess"]  # nothing to predict against
 
 
 def test_choice_question_reveals_the_attention_answer(open_page, tiny_pretraining_dir, tiny_bundle):
     at = open_page("pages/attention.py", tiny_pretraining_dir, **step_link(DISCOVER, 3, 2))
     assert not at.exception
-    assert at.session_state["attn_tab"] == "Token focus"
-    assert at.slider(key="attn_layer").value == 1  # the last encoder layer of the tiny model
     at.radio(key="_lesson_discover_3_guess").set_value("street")  # in a form: sent with the submit below
     at.button(key="_lesson_discover_3_check").click().run()
+    assert at.session_state["attn_tab"] == "Token focus"
+    assert at.slider(key="attn_layer").value == 1  # the last encoder layer of the tiny model
     expected = lessons.AttendsMore(curriculum.ANIMAL_TIRED, "it", ("animal", "street")).reveal(
         lessons.DirectLive(tiny_bundle)
     )
@@ -94,15 +116,20 @@ def test_choice_question_reveals_the_attention_answer(open_page, tiny_pretrainin
 def test_next_opens_the_next_steps_page_with_its_view(monkeypatch, tiny_pretraining_dir):
     at = app(monkeypatch, tiny_pretraining_dir, "fill_mask", **step_link(DISCOVER, 2, 2))
     assert not at.exception and f"step 3 of {len(DISCOVER.steps)}" in shown(at)
+    at.button(key="_lesson_discover_2_skip").click().run()
     assert at.text_input(key="text").value == "Paris is the most [MASK] city in the world."
     at.button(key="_lesson_next").click().run()
     assert not at.exception
     assert f"step 4 of {len(DISCOVER.steps)}" in shown(at) and at.title[0].value == "Attention"
-    url = dict(at.query_params)
+    url = dict(at.query_params)  # the page waits for the step's question, and its view is in the link already
     assert url["lesson"] == "discover" and url["step"] == "4"
     assert url["attn_tab"] == "Token focus" and url["attn_layer"] == "1"  # the tiny model's last encoder layer
     assert url["targets"] == ["2 animal", "8 street"]
+    at.button(key="_lesson_discover_3_skip").click().run()
     assert at.text_input(key="text").value == curriculum.ANIMAL_TIRED  # the step's sentence, not the last one
+    assert {k: at.query_params[k] for k in ("attn_tab", "attn_layer", "targets")} == {
+        k: url[k] for k in ("attn_tab", "attn_layer", "targets")
+    }  # the view the page waited with
     at.button(key="_lesson_back").click().run()
     assert f"step 3 of {len(DISCOVER.steps)}" in shown(at) and at.title[0].value == "Fill-mask"
 
@@ -181,12 +208,6 @@ def test_every_lesson_walks_to_its_last_step(monkeypatch, tiny_pretraining_dir, 
         assert f"step {index + 1} of {len(lesson.steps)}" in shown(at)
         assert step.title in [s.value for s in at.header]
         assert at.title[0].value == PAGE_TITLES[step.page]
-        layers = 2 if model == "tiny" else 6
-        for name, value in resolve(step.params, layers).items():  # the step's view, in its page's widgets
-            if name in SHARED_TEXTS:
-                assert at.text_input(key=name).value == value, (index, name)
-            else:
-                assert at.session_state[name] == session_value(PARAMS[name], value), (index, name)
         for callout in step.callouts:
             assert callout in [i.value for i in at.info]
         if step.question is not None and model == "bundled" and step.page in PAGE_HEADS:
@@ -194,10 +215,18 @@ def test_every_lesson_walks_to_its_last_step(monkeypatch, tiny_pretraining_dir, 
             assert not [b for b in at.button if b.key == f"_lesson_{lesson.key}_{index}_check"]
         elif step.question is not None:
             key = f"_lesson_{lesson.key}_{index}"
+            assert "Your answer first" in shown(at), index  # the page, with the answer, waits
             answer_and_check(at, key)
             assert not at.exception, (lesson.key, index, at.exception)
             verdicts = [*at.success, *at.warning, *at.info]
             assert any("the model" in v.value or "needs a model with the" in v.value for v in verdicts), index
+        assert "Your answer first" not in shown(at), index
+        layers = 2 if model == "tiny" else 6
+        for name, value in resolve(step.params, layers).items():  # the step's view, in its page's widgets
+            if name in SHARED_TEXTS:
+                assert at.text_input(key=name).value == value, (index, name)
+            else:
+                assert at.session_state[name] == session_value(PARAMS[name], value), (index, name)
         if index < len(lesson.steps) - 1:
             at.button(key="_lesson_next").click().run()
     assert at.button(key="_lesson_next").disabled
