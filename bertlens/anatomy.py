@@ -259,7 +259,7 @@ def architecture(config: PretrainedConfig, counts: pd.DataFrame) -> Architecture
     hidden, heads, layers = config.hidden_size, config.num_attention_heads, config.num_hidden_layers
     last = layers  # hidden states are numbered from 0 (the embeddings output): see bertlens.layers
     return Architecture(
-        tokens=Block("Token ids", f"[CLS] A [SEP] B [SEP], up to {config.max_position_embeddings} tokens", 0),
+        tokens=Block("Token ids", f"[CLS] A [SEP] B [SEP]; up to {config.max_position_embeddings} tokens", 0),
         word=Block("Word embeddings", f"{config.vocab_size:,} × {hidden}", parameters("word embeddings")),
         position=Block(
             "Position embeddings", f"{config.max_position_embeddings} × {hidden}", parameters("position embeddings")
@@ -268,7 +268,7 @@ def architecture(config: PretrainedConfig, counts: pd.DataFrame) -> Architecture
             "Segment embeddings", f"{config.type_vocab_size} × {hidden}", parameters("token type embeddings")
         ),
         embeddings_sum=Block(
-            "Sum and LayerNorm", f"hidden state 0: a {hidden}-long vector per token", parameters("LayerNorm")
+            "Sum and LayerNorm", f"hidden state 0; a {hidden}-long vector per token", parameters("LayerNorm")
         ),
         attention=Block(
             "Self-attention",
@@ -280,7 +280,7 @@ def architecture(config: PretrainedConfig, counts: pd.DataFrame) -> Architecture
             f"{hidden} → {config.intermediate_size} → {hidden} ({config.hidden_act}); add and LayerNorm",
             parameters("intermediate", "output"),
         ),
-        last_hidden=Block(f"Hidden state {last}", f"a {hidden}-long vector per token, in context", 0),
+        last_hidden=Block(f"Hidden state {last}", f"a {hidden}-long vector per token; in context", 0),
         mlm_head=Block(
             "MLM head (fill-mask)",
             f"{hidden} → {hidden} → {config.vocab_size:,} scores per token"

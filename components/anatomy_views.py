@@ -35,6 +35,7 @@ COUNT_COLUMN = st.column_config.NumberColumn(format="localized")
 
 
 BOX_HEIGHT = 1.0  # data units; the diagram is 12 wide and 11.6 tall
+CHARS_PER_UNIT = 6.5  # characters of 11-pixel text a data unit of width holds on a 390-pixel phone (6.6 measured)
 INK, MISSING_INK = "#1a1a1a", "#595959"  # dark text on opaque light boxes: ≥ 7:1 in the light and the dark theme
 FILLS = {"data": "#f0f0f0", "embeddings": "#dbebf4", "layer": "#f9e8db", "head": "#dbf1eb"}  # PALETTE's hues, pale
 
@@ -53,7 +54,8 @@ def _box(fig: go.Figure, block: Block, x0: float, x1: float, y: float, kind: str
         layer="below",
     )
     count = NOT_IN_CHECKPOINT if not present else f"{block.parameters:,} parameters" if block.parameters else ""
-    lines = [f"<b>{html.escape(block.name)}</b>", html.escape(block.sizes.replace("; ", " · ")), count]
+    sizes = box_lines(block.sizes.split("; "), int(CHARS_PER_UNIT * (x1 - x0)))
+    lines = [f"<b>{html.escape(block.name)}</b>", *map(html.escape, sizes), count]
     fig.add_annotation(
         x=(x0 + x1) / 2,
         y=y,
@@ -61,6 +63,17 @@ def _box(fig: go.Figure, block: Block, x0: float, x1: float, y: float, kind: str
         showarrow=False,
         font=dict(size=11, color=INK if present else MISSING_INK),
     )
+
+
+def box_lines(parts: list[str], width: int) -> list[str]:
+    """``parts`` joined by " · " into lines of at most ``width`` characters where they fit (a part is never cut)."""
+    lines: list[str] = []
+    for part in parts:
+        if lines and len(lines[-1]) + 3 + len(part) <= width:
+            lines[-1] += " · " + part
+        else:
+            lines.append(part)
+    return lines
 
 
 def _arrow(fig: go.Figure, start: tuple[float, float], end: tuple[float, float]) -> None:

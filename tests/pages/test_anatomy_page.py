@@ -2,11 +2,13 @@
 
 import html
 import json
+import re
 
 import pytest
 
 from bertlens.analysis import encode
 from bertlens.anatomy import NOT_IN_CHECKPOINT, bundle_architecture
+from components.anatomy_views import CHARS_PER_UNIT, architecture_figure
 from components.text import literal
 from tests.conftest import tables
 from tests.pages.test_tokenizer_page import frame, shown
@@ -64,6 +66,27 @@ def test_the_architecture_opens_first_with_the_checkpoints_own_sizes(
     at = open_page(PAGE, tiny_pretraining_dir)  # every head real: none dashed, all counted
     assert not any("Dashed boxes" in c.value for c in at.caption)
     assert f"add up to {sum(p.numel() for p in tiny_bundle.model.parameters()):,}" in shown(at)
+
+
+@pytest.mark.parametrize("model", ["bundled", "tiny_bundle"])
+def test_the_architectures_text_fits_its_boxes_on_a_phone(model, request):
+    """Each box's lines fit its width at 390 pixels (the MLM head's text once ran across the pooler's box),
+    and at most four lines fit its height."""
+    figure = architecture_figure(bundle_architecture(request.getfixturevalue(model)))
+
+    def centre(x: float, y: float) -> tuple[float, float]:
+        return round(x, 6), round(y, 6)
+
+    boxes = {
+        centre((s.x0 + s.x1) / 2, (s.y0 + s.y1) / 2): s.x1 - s.x0 for s in figure.layout.shapes if s.type == "rect"
+    }
+    texts = [a for a in figure.layout.annotations if a.text and a.text.startswith("<b>") and a.xanchor != "left"]
+    assert len(texts) == 11  # every block, each in its box
+    for note in texts:
+        width = boxes[centre(note.x, note.y)]
+        lines = [html.unescape(re.sub("<[^>]+>", "", line)) for line in note.text.split("<br>")]
+        assert len(lines) <= 4, lines
+        assert all(len(line) <= CHARS_PER_UNIT * width for line in lines), (lines, width)
 
 
 def test_only_the_open_tab_is_drawn(open_page):
