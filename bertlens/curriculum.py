@@ -290,15 +290,16 @@ PATTERNS = Lesson(
         pattern_step(
             "Pattern 3: attention to the same word",
             "**To same token elsewhere** scores how much a token attends to the identical token at other positions "
-            "(here *the* and *store* appear twice). Find the brightest head, then open it in the *Head view* and "
-            "click the second *store*.",
+            "(here *I*, *the*, *store* and the full stop appear twice). Find the brightest head, then open it in the "
+            "*Head view* and click the second *store*.",
             "same_token",
         ),
         pattern_step(
             "Pattern 4: the same word in the other sentence",
             "**To same token in other sentence** follows *store* in B back to *store* in A: useful for next "
-            "sentence prediction. Open the brightest head in the *Head view* (choose its layer and head with the "
-            "sliders) and click *store*.",
+            "sentence prediction. In this pair every repeated token has its twin in the other sentence, so the grid "
+            "is the last step's; add a repeat inside B (*fresh strawberries and fresh cream*) and the two part. "
+            "Open the brightest head in the *Head view* (choose its layer and head with the sliders) and click *store*.",
             "other_sentence",
         ),
         Step(

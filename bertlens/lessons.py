@@ -196,7 +196,12 @@ class BestSeparation:
     preset: str
     prompt: str = "Which hidden states separate the two senses best?"
     choices: tuple[str, ...] = THIRDS
-    given: Given = ()  # the step's text names the word and its senses
+
+    @property
+    def given(self) -> Given:
+        preset = PRESETS[self.preset]
+        senses = sorted({item.sense for item in preset.sentences})
+        return (("Word", f"{preset.word} ({' / '.join(senses)}, {len(preset.sentences)} sentences)"),)
 
     def reveal(self, live: Live) -> Reveal:
         preset = PRESETS[self.preset]

@@ -51,7 +51,7 @@ from components.attention_figures import (
 from components.cache import Query
 from components.exports import chart, csv_download, table
 from components.model import active_model_name, cached_bundle
-from components.params import ALL_TOKENS, bound, warn_bad_values
+from components.params import ALL_TOKENS, EVERY_TOKEN, bound, warn_bad_values
 from components.state import bound_int_slider, lazy_tabs, set_shared_text, warn_bad_param
 
 TABS = (
@@ -134,7 +134,7 @@ def _apply_preset(preset: Preset) -> None:
     focus, targets = preset_focus(preset, encoding)
     set_shared_text(preset.text)
     set_shared_text(preset.text_b, "b")
-    st.session_state.update(focus=None, token=focus, targets=targets)
+    st.session_state.update(focus=EVERY_TOKEN, token=focus, targets=targets)
 
 
 def _bound_choice(widget, label: str, options: list[str], key: str, **kwargs) -> str:
@@ -156,9 +156,10 @@ def _token_picker(
     """A URL-bound token picker (the link holds "position token"), kept valid for this input.
 
     ``widget`` is ``st.selectbox`` (``default``: a position) or ``st.multiselect`` (a list of them);
-    ``include_all`` adds a None option named "all tokens"; ``positions`` limits the choice to those.
+    ``include_all`` adds an option named "all tokens" (``EVERY_TOKEN``; the picker returns None for it);
+    ``positions`` limits the choice to those.
     """
-    names: dict[int | None, str] = {None: ALL_TOKENS} if include_all else {}
+    names: dict[int, str] = {EVERY_TOKEN: ALL_TOKENS} if include_all else {}
     labels = token_labels(encoding)
     names.update((i, labels[i]) for i in (range(len(labels)) if positions is None else positions))
     options = list(names)
@@ -174,7 +175,8 @@ def _token_picker(
         kwargs["default"] = [d for d in default if d in names]
     else:
         kwargs["index"] = options.index(default) if default in names else 0
-    return widget(label, options, format_func=names.__getitem__, key=key, bind="query-params", **kwargs)
+    chosen = widget(label, options, format_func=names.__getitem__, key=key, bind="query-params", **kwargs)
+    return None if chosen == EVERY_TOKEN else chosen
 
 
 # --- sections ------------------------------------------------------------------------------------
@@ -227,7 +229,7 @@ def head_view_section(page: PageInput, choice: Choice, heads: int) -> None:
     token_column, side_column = st.columns(2)
     with token_column:
         focus = _token_picker(
-            st.selectbox, "Focus on a token (or click one)", encoding, "focus", None, include_all=True
+            st.selectbox, "Focus on a token (or click one)", encoding, "focus", EVERY_TOKEN, include_all=True
         )
     with side_column:
         side: FocusSide = "key" if _bound_choice(

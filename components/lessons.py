@@ -26,11 +26,11 @@ from components.params import (
     PARAMS,
     declared,
     forget_page_state,
+    release_bound,
     session_value,
     warn_bad_param,
-    widget_bound,
 )
-from components.state import int_in_range, set_shared_text
+from components.state import forget_shared_text, int_in_range, set_shared_text
 from components.text import literal
 
 PENDING = "_lesson_pending"  # (page, {"lesson", "step"}) of the step being opened
@@ -66,23 +66,25 @@ def step_url_params(lesson: Lesson, index: int, num_layers: int) -> dict[str, st
 def go_to_step(lesson: Lesson, index: int, num_layers: int) -> None:
     """Open step ``index``: its page with its view (the session's own values of its controls give way).
 
-    The controls get the step's values through session state. On the same page the switch's URL leaves out the
-    controls bound to a drawn widget (Streamlit refuses to set them); those widgets write their values back
-    into the URL themselves, as the sidebar's model and presentation switch do after every switch.
+    The controls get the step's values through session state, and the URL gets the whole view at once, also on
+    the same page, where its widgets are bound to their parameters (the link is right even while the page waits
+    for the step's question, and the step is one entry of the browser's history).
     """
     step = lesson.steps[index]
     params = step_url_params(lesson, index, num_layers)
     for name in SHARED_TEXTS:
         if name in step.params or name == "b":  # a step without sentence B clears it
             set_shared_text(str(params.get(name, "")), name)
+    if step.page == "senses" and "text" not in step.params:
+        forget_shared_text()  # the student's own sentence would add points to the step's map
     forget_page_state(step.page, keep=set(step.params))  # the step's view: what it does not set is the default
     for name in step.params:
         if name not in SHARED_TEXTS:
             st.session_state[name] = session_value(declared(name), params[name])
     st.session_state[PENDING] = (step.page, {"lesson": lesson.key, "step": str(index + 1)})
-    bound = widget_bound(params)
+    release_bound(params)
     try:
-        st.switch_page(f"pages/{step.page}.py", query_params={k: v for k, v in params.items() if k not in bound})
+        st.switch_page(f"pages/{step.page}.py", query_params=params)
     except StreamlitAPIException:  # the page runs on its own, outside app.py's navigation (AppTest.from_file)
         st.rerun()
 
@@ -156,7 +158,7 @@ def lesson_panel(bundle: ModelBundle, page: str) -> bool:
                 on_click=st.session_state.__setitem__,
                 args=(f"{key}_skipped", True),
             )
-        elif step.control and step.page == page:
+        elif step.control and step.page == page and not missing:
             st.html(outline(step.control))
             st.caption("The control this step talks about is outlined below.")
         if last:

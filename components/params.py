@@ -161,13 +161,14 @@ def declared(name: str) -> Param:
 
 
 ALL_TOKENS = "all tokens"  # a token picker's "every token" option, in the URL as in the widget
+EVERY_TOKEN = -1  # its position in session state: a selectbox shows a None value as no choice at all
 
 
 def session_value(param: Param, value: str | list[str]) -> Any:
     """A URL value as ``param``'s widget holds it in session state (a list, an int, a bool or a string)."""
-    if param.token:  # "10 it" -> 10; "all tokens" -> None
+    if param.token:  # "10 it" -> 10; "all tokens" -> EVERY_TOKEN
         positions = [
-            None if v == ALL_TOKENS else int(v.split(" ", 1)[0])
+            EVERY_TOKEN if v == ALL_TOKENS else int(v.split(" ", 1)[0])
             for v in (value if isinstance(value, list) else [value])
         ]
         return positions if param.multi else positions[-1]
@@ -288,16 +289,19 @@ def _warn_bad_link_value(param: str, raw: str, expected: str, outcome: str) -> N
     st.warning(f"The link's `{shown}` parameter ({literal(raw[:80])}) is not {expected}; {outcome}.{note}")
 
 
-def widget_bound(names: Iterable[str]) -> set[str]:
-    """Which of ``names`` a widget of this session is bound to (``bind="query-params"``) right now.
+def release_bound(names: Iterable[str]) -> None:
+    """Let the code set ``names`` in the URL although widgets of the page are bound to them.
 
-    Streamlit refuses to set such a parameter (``st.query_params``, ``st.switch_page(query_params=…)``); the
-    widget writes it itself, from its value in session state. Read through Streamlit's internal state (1.67)."""
+    Streamlit refuses to set a parameter bound to a widget (``st.query_params``, ``st.switch_page(query_params=…)``)
+    until the end of a run that does not draw the widget. Call this before drawing them: each widget binds
+    itself again, with its value in session state, when it is drawn. Through Streamlit's internal state (1.67)."""
     ctx = get_script_run_ctx()
     if ctx is None:
-        return set()
+        return
     with ctx.session_state.query_params() as query_params:
-        return {name for name in names if query_params.is_bound(name)}
+        for name in names:
+            if (binding := query_params.get_binding_for_param(name)) is not None:
+                query_params.unbind_widget(binding.widget_id)
 
 
 def bound_widget_defaults(names: Iterable[str]) -> dict[str, Any]:
@@ -392,7 +396,7 @@ def fit_link() -> dict[str, int]:
 
 def too_long_for_the_link(dropped: dict[str, int]) -> str:
     """The notice for ``fit_link``'s names."""
-    names = ", ".join(f"{code_span(name)} ({size:,} characters)" for name, size in dropped.items())
+    names = ", ".join(f"{code_span(name)} ({size:,} characters once encoded)" for name, size in dropped.items())
     return (
         f"**Too long for a link:** this view's link leaves out {names}; a link holds up to {LINK_CHARS:,} "
         "characters (servers refuse longer ones). The page still uses it while you work here, but a reload or a "

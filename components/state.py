@@ -131,6 +131,11 @@ def set_shared_text(value: str, key: str = "text") -> None:
     st.session_state[f"_shared_{key}"] = value
 
 
+def forget_shared_text(key: str = "text") -> None:
+    """Drop a shared text: each page shows its own default again (a link's value aside)."""
+    st.session_state.pop(f"_shared_{key}", None)
+
+
 def remembered_shared_text(key: str = "text", default: str = DEFAULT_TEXT) -> str:
     """The shared text on a page that does not show it."""
     return st.session_state.get(f"_shared_{key}") or one_line(st.query_params.get(key, "")) or default

@@ -20,7 +20,7 @@ copied URL shows the same view.
 )
 
 st.header("Lessons")
-st.caption("Guided steps over the live pages, following the course notebooks. Each step asks you to predict first.")
+st.caption("Guided steps over the live pages, following the course notebooks. Some steps ask you to predict first.")
 lesson_list(bundle)
 
 st.header("Pages")

@@ -205,3 +205,18 @@ def test_a_pinned_link_moves_through_the_steps_and_back(page, server_url):
     expect(chips).to_have_count(0)
     expect(main(page).get_by_text(re.compile(r"In words — Encoder layer \d+, head \d+:"))).to_be_visible()
     assert "heads=" not in page.url and "present=true" in page.url and f"model={BUNDLED_MODEL}" in page.url
+
+
+def test_a_waiting_step_on_the_same_page_keeps_its_view(page, bundled_url):
+    """Word senses 2 → 3 stays on the page, whose Preset box is bound to the URL. While the question waited the
+    address lacked the step's view, and the page came back with the box on "field" beside apple's chart, and a
+    link without ``preset`` that found no "apple" in the field sentences."""
+    page.goto(f"{bundled_url}/senses?lesson=senses&step=2")
+    wait_for_run(page)
+    click(page, "Next →")
+    expect(main(page).get_by_text("Your answer first")).to_be_visible()
+    for part in ("preset=apple", "senses_tab=Separation+by+layer", "step=3"):
+        assert part in page.url, (part, page.url)
+    click(page, SKIP)
+    expect(page.locator(".st-key-preset input")).to_have_value("apple")
+    assert "preset=apple" in page.url

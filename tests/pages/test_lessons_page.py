@@ -14,7 +14,7 @@ from bertlens.lessons import PAGE_HEADS, resolve
 from bertlens.wording import percent
 from components import layout
 from components.lessons import SHARED_TEXTS
-from components.params import PAGE_TITLES, PARAMS, session_value
+from components.params import EVERY_TOKEN, PAGE_TITLES, PARAMS, session_value
 from tests.conftest import APPTEST_TIMEOUT, ROOT
 from tests.core.test_mlm import reference_fill_mask
 
@@ -242,8 +242,51 @@ def test_leave_closes_the_lesson_and_keeps_the_page(open_page, tiny_pretraining_
     assert at.query_params["attn_tab"] == "Token focus" and at.title[0].value == "Attention"
 
 
-def test_a_token_pickers_all_tokens_option_is_held_as_none():
-    """A step that sets the head view's focus to "all tokens" (its None option) must not crash the page."""
-    assert session_value(PARAMS["focus"], "all tokens") is None
+def test_a_token_pickers_all_tokens_option_is_an_option_not_none(monkeypatch, tiny_pretraining_dir):
+    """Session state held "all tokens" as None, which a selectbox shows as no choice ("Choose an option"): the
+    head view's focus after Next from Discover step 6 to 7, which resets it."""
+    assert session_value(PARAMS["focus"], "all tokens") == EVERY_TOKEN
     assert session_value(PARAMS["focus"], "2 animal") == 2
     assert session_value(PARAMS["targets"], ["8 street", "2 animal"]) == [8, 2]
+    at = app(monkeypatch, tiny_pretraining_dir, "attention", **step_link(DISCOVER, 5, 2))
+    at.session_state["focus"] = 3  # the student focused a token at step 6
+    at.run()
+    at.button(key="_lesson_next").click().run()
+    assert not at.exception and f"step 7 of {len(DISCOVER.steps)}" in shown(at)
+    focus = at.selectbox(key="focus")
+    assert focus.index == 0 and focus.format_func(focus.value) == "all tokens"
+
+
+def test_a_step_on_the_same_page_puts_its_whole_view_in_the_link_while_it_waits(monkeypatch, tiny_pretraining_dir):
+    """Patterns 2 → 3 stays on Attention, whose statistic picker is bound to the URL: the link (and so the class
+    link, and a reload) once lacked the step's statistic and tab until the question was answered."""
+    patterns = LESSONS["patterns"]
+    at = app(monkeypatch, tiny_pretraining_dir, "attention", **step_link(patterns, 1, 2))
+    at.button(key="_lesson_patterns_1_skip").click().run()
+    at.session_state["attn_tab"] = "Heatmap"  # the student wanders off the step's view
+    at.run()
+    at.button(key="_lesson_next").click().run()
+    assert "Your answer first" in shown(at) and f"step 3 of {len(patterns.steps)}" in shown(at)
+    for name, value in step_link(patterns, 2, 2).items():
+        assert at.query_params[name] == value, name
+    at.button(key="_lesson_patterns_2_skip").click().run()
+    assert at.selectbox(key="stat").value == "To previous token"
+    assert at.session_state["attn_tab"] == "Head statistics"
+
+
+def test_back_to_a_senses_step_drops_the_sentence_a_later_step_typed(monkeypatch, bundled):
+    """Word senses 6 (Fill-mask) sets the shared sentence; Back to 5 once kept it as the student's own sentence
+    on the map: two extra points beside the twelve the step's text counts."""
+    senses = LESSONS["senses"]
+    at = app(monkeypatch, bundled.name, "fill_mask", **step_link(senses, 5, 6))
+    assert "apple" in at.session_state["_shared_text"]
+    at.button(key="_lesson_back").click().run()
+    assert not at.exception and at.title[0].value == "Word senses"
+    assert "apple" not in at.text_input(key="text").value.lower()
+
+
+def test_no_outline_is_promised_for_a_control_the_model_cannot_draw(open_page, bundled):
+    """On the encoder-only model the Fill-mask page has no guesses to show, and so no control to outline."""
+    at = open_page("pages/fill_mask.py", bundled.name, **step_link(LESSONS["overview"], 5, 6))
+    assert not at.exception and "needs a model with the MLM head" in shown(at)
+    assert "outlined below" not in shown(at)
