@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -21,6 +19,7 @@ from bertlens.positions import PositionEmbeddings
 from bertlens.wording import plural
 from components import cache, exports
 from components.state import bound_int_slider, linked_text
+from components.text import chart_text
 
 TABS = ("Architecture", "Parameters", "Named parameters", "Embeddings", "Pooler", "Positions")
 DEFAULT_POSITIONS = 64  # positions shown unless the link says otherwise (URL ``n_positions``)
@@ -55,7 +54,7 @@ def _box(fig: go.Figure, block: Block, x0: float, x1: float, y: float, kind: str
     )
     count = NOT_IN_CHECKPOINT if not present else f"{block.parameters:,} parameters" if block.parameters else ""
     sizes = box_lines(block.sizes.split("; "), int(CHARS_PER_UNIT * (x1 - x0)))
-    lines = [f"<b>{html.escape(block.name)}</b>", *map(html.escape, sizes), count]
+    lines = [f"<b>{chart_text(block.name)}</b>", *map(chart_text, sizes), count]
     fig.add_annotation(
         x=(x0 + x1) / 2,
         y=y,
@@ -196,7 +195,7 @@ def embedding_heatmap(parts: EmbeddingParts, position: int, token: str) -> go.Fi
         )
     )
     fig.update_layout(
-        title=f"Token {position} ({html.escape(token)}): its embeddings, dimension by dimension "
+        title=f"Token {position} ({chart_text(token)}): its embeddings, dimension by dimension "
         "(each row on its own colour scale)",
         xaxis_title="hidden dimension",
         height=330,

@@ -3,8 +3,6 @@ one head step by step, and mask and see. (Comparing two sentences is in ``compar
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
@@ -19,7 +17,7 @@ from components.anatomy_views import check_result
 from components.attention_figures import ACCENT, Choice, default_focus
 from components.attention_views import PageInput, _bound_choice, _token_picker, matrices
 from components.exports import chart, csv_download, table
-from components.text import literal
+from components.text import chart_text, literal
 
 MODES: dict[str, Mode] = {"Replace with [MASK]": "mask", "Delete the token": "delete"}
 SCOPES = ["One token", "Every token in turn"]  # short: the link holds the label
@@ -32,7 +30,7 @@ SCOPES = ["One token", "Every token in turn"]  # short: the link holds the label
 
 
 def _escaped(labels) -> list[str]:
-    return [html.escape(label) for label in labels]
+    return [chart_text(label) for label in labels]
 
 
 def _bars(x: list[str], values: np.ndarray, colour: str | list[str], name: str, hover: str) -> go.Bar:

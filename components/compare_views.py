@@ -4,8 +4,6 @@ attention or the guesses moved. The second sentence lives in the URL (``compare`
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -32,7 +30,7 @@ from components.attention_views import PageInput, _token_picker, matrices
 from components.exports import chart, csv_download, table
 from components.model import cached_bundle
 from components.state import linked_text
-from components.text import literal
+from components.text import chart_text, literal
 
 FIRST, SECOND = "#1f77b4", "#ff7f0e"
 BIGGEST_MOVES = 15
@@ -41,7 +39,7 @@ BIGGEST_MOVES = 15
 def difference_figure(diff: np.ndarray, labels: list[str], title: str) -> go.Figure:
     """second − first over the paired tokens: red where attention grew, blue where it shrank."""
     limit = float(np.abs(diff).max()) or 1.0
-    escaped = [html.escape(label) for label in labels]
+    escaped = [chart_text(label) for label in labels]
     fig = go.Figure(
         go.Heatmap(
             z=diff.astype(np.float32),
@@ -70,7 +68,7 @@ def paired_bars_figure(
     labels: list[str], first: np.ndarray, second: np.ndarray, title: str, y_title: str, horizontal: bool = False
 ) -> go.Figure:
     """The same quantity for both sentences, bar beside bar."""
-    escaped = [html.escape(label) for label in labels]
+    escaped = [chart_text(label) for label in labels]
     bars = []
     for name, values, color in (("first sentence", first, FIRST), ("second sentence", second, SECOND)):
         values = np.asarray(values, dtype=np.float32)
@@ -255,7 +253,7 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
             fig = go.Figure(
                 go.Bar(
                     x=list(guesses.probabilities),
-                    y=[html.escape(t) for t in guesses.tokens],
+                    y=[chart_text(t) for t in guesses.tokens],
                     orientation="h",
                     marker_color=color,
                     hovertemplate="%{y}: %{x:.4g}<extra></extra>",

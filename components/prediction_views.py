@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 
@@ -22,7 +21,7 @@ from components.layout import truncation_notice
 from components.model import settings
 from components.params import bound
 from components.state import bound_int_input, set_shared_text
-from components.text import code_span, literal
+from components.text import chart_text, code_span, literal
 
 MASKS_PER_ROW = 3
 FILL_MASK_TABS = ("Guesses", "Layer by layer", "Compare two sentences")
@@ -83,7 +82,7 @@ def no_head_explanation(bundle: ModelBundle, task: str) -> None:
 
 
 def _label(token: str) -> str:
-    return html.escape(token)  # plotly reads <b>, <br>… in labels: show tokens literally
+    return chart_text(token)  # plotly reads <b>, <br>… in labels: show tokens literally
 
 
 def bar_figure(labels: list[str], values: list[float], title: str, x_title: str) -> go.Figure:

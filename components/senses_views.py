@@ -1,12 +1,11 @@
 """Word-senses page: its inputs (preset, pasted lines or CSV), cached results and figures.
 
 Hover texts and legend names are plotly pseudo-HTML, not Markdown: user text goes through
-``html.escape`` there, and through ``literal`` everywhere Streamlit renders Markdown.
+``components.text.chart_text`` there, and through ``literal`` everywhere Streamlit renders Markdown.
 """
 
 from __future__ import annotations
 
-import html
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,7 +47,7 @@ from components.model import cached_bundle
 from components.palette import PALETTE, SYMBOLS  # each sense: a colour and a marker shape (2D and 3D)
 from components.params import bound
 from components.state import linked_text, warn_bad_param
-from components.text import literal
+from components.text import chart_text, literal
 
 TABS = ("Map", "Separation by layer", "Similarity", "Static vs contextual", "Reference words")
 SOURCES = ("Preset", "Paste lines", "Upload CSV")
@@ -306,8 +305,8 @@ def excerpts(words: WordVectors) -> list[str]:
 def _hover(sentence: str, start: int, end: int, sense: str) -> str:
     """The occurrence's excerpt, wrapped, with the word in bold; escaped (plotly renders a few HTML tags)."""
     marked = excerpt(sentence, start, end, ("\ue000", "\ue001"))
-    body = html.escape("\n".join(textwrap.wrap(marked, 70))).replace("\n", "<br>")
-    return f"<b>{html.escape(_short(sense))}</b><br>" + body.replace("\ue000", "<b>").replace("\ue001", "</b>")
+    body = chart_text("\n".join(textwrap.wrap(marked, 70))).replace("\n", "<br>")
+    return f"<b>{chart_text(_short(sense))}</b><br>" + body.replace("\ue000", "<b>").replace("\ue001", "</b>")
 
 
 def _span(values: np.ndarray) -> str:
@@ -343,9 +342,7 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
             _hover(words.sentences[o.sentence_index], o.start, o.end, sense)
             for o in (words.occurrences[i] for i in rows)
         ]
-        style = dict(
-            name=html.escape(_short(sense)), text=hover, hovertemplate="%{text}<extra></extra>", mode="markers"
-        )
+        style = dict(name=chart_text(_short(sense)), text=hover, hovertemplate="%{text}<extra></extra>", mode="markers")
         coords = proj.coords[rows]
         in_3d = coords.shape[1] == 3
         marker = (
@@ -366,7 +363,7 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
         )
     else:
         fig.update_layout(xaxis_title=axes[0], yaxis_title=axes[1])
-    fig.update_layout(title=html.escape(title), legend_title_text="sense")
+    fig.update_layout(title=chart_text(title), legend_title_text="sense")
     if proj.coords.shape[1] == 2:
         fig.update_layout(height=560)
     exports.chart(fig, f"senses-{words.word}-map", key="senses-map")
@@ -408,7 +405,7 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str) ->
 
 def similarity_section(vectors: np.ndarray, words: WordVectors, labels: list[str]) -> None:
     order = sorted(range(len(labels)), key=lambda i: labels[i])  # same senses side by side
-    names = [html.escape(f"{i + 1}. {_short(labels[i])}") for i in order]
+    names = [chart_text(f"{i + 1}. {_short(labels[i])}") for i in order]
     sims = cosine_similarity(vectors)[np.ix_(order, order)].astype(np.float32)  # half the bytes sent
     hover = "%{y} ↔ %{x}<br>cosine %{z:.3f}<extra></extra>"
     fig = go.Figure(

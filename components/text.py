@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
@@ -17,3 +18,9 @@ def literal(text: str) -> str:
 def code_span(text: str) -> str:
     """``text`` as inline code (code spans show everything literally, except backticks)."""
     return f"`{text.replace('`', 'ˋ')}`"
+
+
+def chart_text(text: str) -> str:
+    """``text`` for a plotly label, title or hover: plotly draws a few HTML tags (``<b>``, ``<br>``) and reads
+    ``&lt;``, ``&gt;`` and ``&amp;``, but shows ``&quot;`` as typed, so quotes are left alone."""
+    return html.escape(text, quote=False)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -24,7 +22,7 @@ from components.layout import truncation_notice
 from components.model import cached_bundle, settings
 from components.params import bound
 from components.state import bound_int_slider, linked_text, warn_bad_param
-from components.text import literal
+from components.text import chart_text, literal
 
 TABS = ("Tokens", "Vocabulary", "Padding lab")
 PAD_GREY = "#e6e6e6"
@@ -52,7 +50,7 @@ TOKEN_COLUMNS = {name: INT_COLUMN for name in ("position", "id", "word index", "
 def batch_heatmap(batch: PaddedBatch, values: str, title: str) -> go.Figure:
     """The batch's ids or mask as a (sentence × position) heatmap; [PAD] cells are grey, hover shows the token."""
     z = batch.matrix(values)
-    hover = [[html.escape(t) for t in row] + [""] * (batch.width - len(row)) for row in batch.tokens]
+    hover = [[chart_text(t) for t in row] + [""] * (batch.width - len(row)) for row in batch.tokens]
     is_mask = values == "attention_mask"
     fig = go.Figure(
         go.Heatmap(
@@ -282,7 +280,7 @@ def mask_section(model_name: str, batch: PaddedBatch, max_length: int, truncatio
         go.Bar(
             x=np.arange(len(distances)),
             y=distances["[CLS] L2 distance"],
-            customdata=[html.escape(s) for s in distances["sentence"]],
+            customdata=[chart_text(s) for s in distances["sentence"]],
             hovertemplate="sentence %{x}: %{customdata}<br>distance %{y:.4f}<extra></extra>",
         )
     )

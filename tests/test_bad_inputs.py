@@ -56,6 +56,7 @@ BAD_STRINGS: dict[str, str] = {
     "code fence": "```\ncode block\n```",
     "quote and list": "> quote\n- item one\n- item two",
     "html entity": "&lt;b&gt; &amp; &#60;",
+    "quotes": 'She said "hi" and it\'s "fine"',
     "one enormous word": "a" * 5_000,
     "enormous real word": "supercalifragilisticexpialidocious" * 60,
     "backslashes": "\\n escaped \\t backslashes \\\\ end\\",
@@ -81,7 +82,9 @@ BAD_STRINGS: dict[str, str] = {
 MARKUP = [
     "script tag", "html bold", "img onerror", "iframe", "markdown", "markdown heading", "markdown table", "latex",
     "streamlit directives", "code fence", "quote and list", "html entity", "mixed markup and mask", "backslashes",
+    "quotes",
 ]  # fmt: skip
+SHOWN_RAW_BY_PLOTLY = ("&quot;", "&#x27;", "&#39;")  # entities plotly draws as typed: escaping quotes shows these
 
 # page file -> the inputs a user types there (widget kind, key)
 PAGE_INPUTS = {
@@ -121,6 +124,8 @@ def literal_problems(at: AppTest, text: str) -> list[str]:
         problems += [f"raw {piece!r} in markdown {body[:120]!r}" for piece in pieces if piece and piece in remainder]
     for body in html_elements(at):
         problems += [f"{piece!r} inside HTML {body[:120]!r}" for piece in pieces if piece and piece in body]
+    for chart in at.get("plotly_chart"):
+        problems += [f"{raw} in a chart" for raw in SHOWN_RAW_BY_PLOTLY if raw in chart.proto.spec and raw not in text]
     return problems
 
 

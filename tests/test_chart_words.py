@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import pytest
 
 from components.chart_words import describe
+from components.text import chart_text
 
 
 def test_a_heatmap_names_its_largest_cell_with_its_labels():
@@ -82,3 +83,10 @@ def test_the_attention_heatmaps_words_name_the_reference_maximum(open_page, tiny
     [words] = [c.value for c in at.caption if c.value.startswith("In words — ")]
     expected = f"largest at row {row} {tokens[row]}, column {column} {tokens[column]} \\({matrix.max():.3g}\\)"
     assert expected.replace("[", "\\[").replace("]", "\\]").replace(".", "\\.") in words
+
+
+def test_chart_text_escapes_tags_and_keeps_quotes():
+    """Plotly draws ``<b>`` but shows ``&quot;`` as typed: a candidate B ``=HYPERLINK("x")`` read
+    ``=HYPERLINK(&quot;x&quot;)`` in the ranking chart."""
+    assert chart_text('=HYPERLINK("x") it\'s <b>') == '=HYPERLINK("x") it\'s &lt;b&gt;'
+    assert chart_text("&lt;") == "&amp;lt;"
