@@ -42,6 +42,21 @@ def ranking(model_name: str, sentence_a: str, candidates: list[str]) -> pd.DataF
     return cache.ranking(cache.query(model_name, sentence_a), tuple(candidates[: budgets.candidates]))
 
 
+def labelled_pairs() -> pd.DataFrame:
+    """The Evaluation tab's table of labelled pairs, editable; the notebook's ten unless the student edits them."""
+    st.caption(
+        "Edit, add or delete rows (is_next ticked = B really follows A). "
+        "Default: the ten pairs of the notebook's exercise."
+    )
+    pairs = st.data_editor(nsp.DEFAULT_PAIRS, num_rows="dynamic", hide_index=True, key="pairs", width="stretch")
+    if not pairs.equals(nsp.DEFAULT_PAIRS):
+        st.caption(
+            "Your edited pairs stay in this tab, not in the link: a reload or the class link opens the ten "
+            "default pairs. Download the scored table below (CSV) to keep them."
+        )
+    return pairs
+
+
 def evaluation(model_name: str, rows: list[tuple]) -> nsp.Evaluation | None:
     """The labelled pairs scored: at most the evaluation-rows budget (the rest named in a warning)."""
     budgets = settings().budgets

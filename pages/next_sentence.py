@@ -6,7 +6,6 @@ from bertlens.nsp import (
     DEFAULT_A,
     DEFAULT_B,
     DEFAULT_CANDIDATES,
-    DEFAULT_PAIRS,
     candidate_lines,
     next_sentence,
 )
@@ -65,11 +64,7 @@ if ranking_tab.open:
 
 if evaluation_tab.open:
     with evaluation_tab:
-        st.caption(
-            "Edit, add or delete rows (is_next ticked = B really follows A). "
-            "Default: the ten pairs of the notebook's exercise."
-        )
-        pairs = st.data_editor(DEFAULT_PAIRS, num_rows="dynamic", hide_index=True, key="pairs", width="stretch")
+        pairs = views.labelled_pairs()
         with st.spinner("Scoring the pairs…"):
             result = views.evaluation(model_name, list(map(tuple, pairs.itertuples(index=False))))
         if result is None:

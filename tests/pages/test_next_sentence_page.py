@@ -102,6 +102,16 @@ def test_evaluation_of_the_seed_pairs(open_page, tiny_pretraining_dir, tiny_bund
     assert len(at.get("plotly_chart")) == 1  # the confusion matrix (the ranking's tab is closed)
 
 
+def test_edited_pairs_say_that_the_link_leaves_them_out(open_page, tiny_pretraining_dir):
+    """The table's edits are not in the URL: a reload or the class link opened the default pairs without a word."""
+    at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Evaluation")
+    assert not [c for c in at.caption if "not in the link" in c.value]
+    at.session_state["pairs"] = {"edited_rows": {0: {"sentence_a": "EDITED"}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception and tables(at)[-1]["sentence_a"].iloc[0] == "EDITED"
+    assert [c for c in at.caption if "not in the link" in c.value]
+
+
 @pytest.mark.parametrize(
     "a, b, message",
     [
