@@ -363,8 +363,12 @@ def token_focus_section(page: PageInput, choice: Choice, heads: int) -> None:
     token = _token_picker(st.selectbox, "Token", encoding, "token", focus)
     chosen = _token_picker(st.multiselect, "Follow its attention to", encoding, "targets", targets)
     title = choice.title(heads)
+    labels = list(token_labels(encoding))
     chart(
-        focus_row_figure(matrix[token], encoding, token, chosen, title), f"token-focus-{choice.slug()}", key="focus_row"
+        focus_row_figure(matrix[token], encoding, token, chosen, title),
+        f"token-focus-{choice.slug()}",
+        key="focus_row",
+        data=pd.DataFrame({"key token": labels, f"attention from {labels[token]}": matrix[token]}),
     )
     st.caption("Bars: dotted grey = the token looking, crossed red = the targets you chose, plain blue = the others.")
     if chosen:
@@ -378,6 +382,9 @@ def token_focus_section(page: PageInput, choice: Choice, heads: int) -> None:
             focus_layers_figure(values, encoding, token, chosen, choice.layer, title),
             "token-focus-layers",
             key="focus_layers",
+            data=pd.DataFrame(
+                {"encoder layer": range(len(values))} | {labels[t]: values[:, i] for i, t in enumerate(chosen)}
+            ),
         )
     else:
         st.info("Choose target tokens to follow this token's attention to them across the layers.")

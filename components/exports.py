@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TypeAlias
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -53,18 +54,30 @@ def png_config(filename: str, scale: int = 2) -> dict:
     }
 
 
-def chart(fig: go.Figure, filename: str, key: str | None = None, words: str | None = None, **kwargs):
+Table: TypeAlias = pd.DataFrame | Callable[[], pd.DataFrame]  # a function: built only when the button is clicked
+
+
+def chart(
+    fig: go.Figure,
+    filename: str,
+    key: str | None = None,
+    words: str | None = None,
+    data: Table | None = None,
+    **kwargs,
+):
     """A plotly chart with a 'Download plot as PNG' button named ``filename``.png, and the chart in
-    words under it (its text equivalent): ``words``, or one line read from its data."""
-    drawn = st.plotly_chart(fig, config=png_config(filename), key=key or f"chart-{_slug(filename)}", **kwargs)
+    words under it (its text equivalent): ``words``, or one line read from its data. ``data``: the chart's
+    numbers as a table, offered as ``filename``.csv."""
+    key = key or f"chart-{_slug(filename)}"
+    drawn = st.plotly_chart(fig, config=png_config(filename), key=key, **kwargs)
     if words := words or describe(fig):
         st.caption(f"In words — {literal(words)}")
+    if data is not None:
+        csv_download(data, filename, label="Download the chart's numbers (CSV)", key=f"csv-{key}")
     return drawn
 
 
-def csv_download(
-    df: pd.DataFrame | Callable[[], pd.DataFrame], filename: str, label: str = "Download CSV", key: str | None = None
-) -> None:
+def csv_download(df: Table, filename: str, label: str = "Download CSV", key: str | None = None) -> None:
     """A CSV download button. Pass a function returning the table to build a large CSV only on click."""
     st.download_button(
         label,

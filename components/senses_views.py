@@ -393,7 +393,8 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str) ->
         title="How well the sense labels separate, hidden state by hidden state",
         height=380,
     )
-    exports.chart(fig, f"senses-{words.word}-separation", key="senses-separation")
+    numbers = pd.DataFrame({"hidden state": range(len(scores)), "silhouette": scores})
+    exports.chart(fig, f"senses-{words.word}-separation", key="senses-separation", data=numbers)
     score = separation(at_layer(words.contextual, layer), sense_labels)
     single = [s for s in dict.fromkeys(sense_labels) if s and sense_labels.count(s) == 1]
     note = f" Senses with one point count 0 (scikit-learn's rule): {literal(', '.join(single))}." if single else ""
@@ -413,7 +414,13 @@ def similarity_section(vectors: np.ndarray, words: WordVectors, labels: list[str
     )
     fig.update_layout(title="Cosine similarity between occurrences (grouped by sense)", height=560)
     fig.update_yaxes(autorange="reversed")
-    exports.chart(fig, f"senses-{words.word}-similarity", key="senses-similarity")
+    points = [f"{i + 1}. {labels[i]}" for i in order]
+    exports.chart(
+        fig,
+        f"senses-{words.word}-similarity",
+        key="senses-similarity",
+        data=lambda: pd.DataFrame(sims, columns=points).assign(point=points)[["point", *points]],
+    )
     sentences = excerpts(words)
     rows = [
         {

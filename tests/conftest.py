@@ -101,3 +101,18 @@ def tables(at) -> list:
         for e in at
         if isinstance(e, Dataframe) or (isinstance(e, Html) and is_table(e.value))
     ]
+
+
+@pytest.fixture
+def csv_downloads(monkeypatch) -> dict:
+    """Every CSV the pages offer from now on, by file name, as the table the button would download (a table
+    built on click is built here)."""
+    from components import exports
+
+    offered: dict = {}
+
+    def record(df, filename, label="Download CSV", key=None) -> None:
+        offered[filename] = df() if callable(df) else df
+
+    monkeypatch.setattr(exports, "csv_download", record)
+    return offered

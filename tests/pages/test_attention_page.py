@@ -134,6 +134,21 @@ def test_default_sentence_focuses_it_on_animal_and_street(open_page, bundled):
     np.testing.assert_allclose(values, reference, atol=1e-6)
 
 
+def test_token_focus_charts_offer_their_numbers(open_page, bundled, csv_downloads):
+    at = open_page(PAGE, tab="Token focus", layer="4", head="1")
+    text = at.text_input(key="text").value
+    token, targets = at.selectbox(key="token").value, at.multiselect(key="targets").value
+    attentions = analyze(bundled, text).attentions[:, 1]
+    row = csv_downloads["token-focus-layer4-head1"]
+    labels = row["key token"].tolist()
+    np.testing.assert_allclose(row[f"attention from {labels[token]}"], attentions[4, token], atol=1e-6)
+    layers = csv_downloads["token-focus-layers"]
+    assert layers["encoder layer"].tolist() == list(range(6)) and list(layers.columns[1:]) == [
+        labels[t] for t in targets
+    ]
+    np.testing.assert_allclose(layers.iloc[:, 1:].to_numpy(), attentions[:, token][:, targets], atol=1e-6)
+
+
 @pytest.mark.parametrize("tab", TABS)
 def test_every_tab_opens(open_page, tab):
     at = open_page(PAGE, tab=tab, **PAIR)

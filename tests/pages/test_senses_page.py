@@ -1,5 +1,7 @@
 """Word senses page, opened on its own with URL parameters (as a shared link opens it)."""
 
+import json
+
 import numpy as np
 import torch
 from sklearn.decomposition import PCA
@@ -10,6 +12,7 @@ from bertlens.senses import project
 from components import cache
 from components.text import literal
 from tests.conftest import tables
+from tests.pages.test_attention_page import typed
 
 PAGE = "pages/senses.py"
 
@@ -154,6 +157,22 @@ def test_each_tab_opens_from_the_link_and_draws_only_itself(open_page):
         drawn["Separation by layer"][0] == 1 and drawn["Similarity"][0] == 1 and drawn["Static vs contextual"][0] == 1
     )
     assert drawn["Reference words"][0] == 0 and drawn["Reference words"][1] >= 1
+
+
+def test_separation_and_similarity_charts_offer_their_numbers(open_page, csv_downloads):
+    charts = {}
+    for tab in ("Separation by layer", "Similarity"):
+        at = open_page(PAGE, BUNDLED_MODEL, preset="bank", senses_tab=tab)
+        (charts[tab],) = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
+    separation = csv_downloads["senses-bank-separation"]
+    assert separation["hidden state"].tolist() == list(range(7))  # the bundled encoder: hidden states 0 to 6
+    np.testing.assert_allclose(separation["silhouette"], charts["Separation by layer"]["y"], atol=1e-9)
+    similarity = csv_downloads["senses-bank-similarity"]
+    assert (
+        len(similarity) == len(similarity.columns) - 1 == len(PRESETS["bank"].sentences)
+        and similarity["point"].tolist() == similarity.columns[1:].tolist()
+    )
+    np.testing.assert_allclose(similarity.iloc[:, 1:].to_numpy(), typed(charts["Similarity"]["z"]), atol=1e-6)
 
 
 def test_static_panel_on_a_cased_model_compares_like_with_like(open_page, tmp_path):
