@@ -109,15 +109,22 @@ def show_table(
 ) -> None:
     """A small table as plain HTML (light for the browser, read well by screen readers), a larger one
     in Streamlit's interactive grid; ``label`` names the table for screen readers."""
-    if column_order:
-        df = df[[name for name in column_order if name in df.columns]]
+    df = ordered(df, column_order)
     if html_table.fits(df):
         st.html(html_table.render_table(df, label, _number_formats(column_config)))
     else:
         st.dataframe(df, hide_index=True, key=key, column_config=column_config, **grid_options)
 
 
-def table(df: pd.DataFrame, filename: str, key: str | None = None, **kwargs) -> None:
-    """A table with its CSV download button underneath (the CSV is built on click, not on every run)."""
-    show_table(df, filename.replace("-", " "), key=key, **kwargs)
-    csv_download(lambda: df, filename, key=f"csv-{key}" if key else None)
+def ordered(df: pd.DataFrame, column_order: tuple[str, ...] | None) -> pd.DataFrame:
+    """``df`` with the columns of ``column_order`` (those it has), in that order; all of them without one."""
+    return df[[name for name in column_order if name in df.columns]] if column_order else df
+
+
+def table(
+    df: pd.DataFrame, filename: str, key: str | None = None, column_order: tuple[str, ...] | None = None, **kwargs
+) -> None:
+    """A table with its CSV download button underneath, its columns as shown (the CSV is built on click, not on
+    every run)."""
+    show_table(df, filename.replace("-", " "), key=key, column_order=column_order, **kwargs)
+    csv_download(lambda: ordered(df, column_order), filename, key=f"csv-{key}" if key else None)

@@ -121,8 +121,7 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
         )
     st.caption("The *split word* column marks the pieces of a word WordPiece cut up.")
     # A plain table (no pandas Styler): styling the rows took half of a cached visit's server time.
-    exports.show_table(view.table, "tokens", key="token_table", column_config=TOKEN_COLUMNS, column_order=TOKEN_ORDER)
-    exports.csv_download(lambda: view.table, "tokens", key="csv-token_table")
+    exports.table(view.table, "tokens", key="token_table", column_config=TOKEN_COLUMNS, column_order=TOKEN_ORDER)
     st.markdown("**Round trip** — the ids decoded back to text, with the special tokens the tokenizer added:")
     # Plain text, shown literally (never Markdown or HTML); not st.code, whose syntax highlighter is 1.5 MB of
     # JavaScript a fresh tab would fetch and compile for two lines.

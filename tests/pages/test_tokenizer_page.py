@@ -36,6 +36,14 @@ def test_seed_sentence_from_the_link(open_page):
     assert "[CLS] sinan loves a beautiful day [SEP]" in [c.value for c in at.text]
 
 
+def test_the_tokens_csv_has_the_columns_in_the_order_shown(open_page, csv_downloads):
+    at = open_page(PAGE, text="Sinan loves a beautiful day")
+    shown_table = frame(at, "token_type_ids")
+    assert list(csv_downloads["tokens"].columns) == list(shown_table.columns)
+    assert csv_downloads["tokens"].columns[2] == "split word"  # third, as on screen (it came eighth)
+    assert csv_downloads["tokens"]["id"].tolist() == shown_table["id"].tolist()
+
+
 def test_words_are_counted_between_spaces(open_page):
     at = open_page(PAGE, text="It didn't rain, did it?")
     metrics = {m.label: m.value for m in at.metric}
