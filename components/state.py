@@ -119,7 +119,21 @@ def lazy_tabs(labels: Sequence[str], key: str) -> list:
     drop_foreign(key)
     if st.session_state.get(key) not in (None, *labels):  # e.g. an old link's value, adopted unchecked
         del st.session_state[key]
-    return list(st.tabs(list(labels), key=key, bind="query-params"))
+    tabs = list(st.tabs(list(labels), key=key, bind="query-params"))
+    st.html(SHOW_SELECTED_TAB, unsafe_allow_javascript=True)
+    return tabs
+
+
+# On a phone the tab strip scrolls sideways, and a tab chosen by a link or a lesson step could sit out of view
+# ("Toke›"): scroll each strip to its selected tab. Our own constant script, no user text.
+SHOW_SELECTED_TAB = """<script>
+setTimeout(() => document.querySelectorAll('[role="tablist"]').forEach((list) => {
+  const tab = list.querySelector('[role="tab"][aria-selected="true"]');
+  if (!tab) return;
+  const shown = list.getBoundingClientRect(), at = tab.getBoundingClientRect();
+  if (at.left < shown.left || at.right > shown.right) list.scrollLeft += at.left - shown.left - 16;
+}), 100);
+</script>"""
 
 
 def _remember(key: str) -> None:

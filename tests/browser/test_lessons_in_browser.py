@@ -174,13 +174,24 @@ def test_a_lesson_step_fits_a_phone(browser, server_url):
     try:
         phone = context.new_page()
         phone.set_default_timeout(RUN_TIMEOUT_MS)
-        phone.goto(f"{server_url}/attention?lesson=discover&step=4&text={ANIMAL}")
+        phone.goto(f"{server_url}/attention?lesson=discover&step=4&text={ANIMAL}&attn_tab=Token+focus")
         wait_for_run(phone)
         assert phone.evaluate(SIDEWAYS) <= 0
         for name in ("Next →", "Check my answer"):
             button = main(phone).get_by_role("button", name=name)
             button.scroll_into_view_if_needed()
             expect(button).to_be_in_viewport()
+        click(phone, SKIP)
+        # The tab strip scrolls sideways on a phone: the step's tab is scrolled into it ("Toke›" before).
+        tab = phone.get_by_role("tab", name="Token focus")
+        expect(tab).to_have_attribute("aria-selected", "true")
+        phone.wait_for_function(
+            """() => { const t = [...document.querySelectorAll('[role=tab][aria-selected=true]')]
+                  .find((e) => e.innerText.includes('Token focus'));
+                const s = t.closest('[role=tablist]').getBoundingClientRect(), r = t.getBoundingClientRect();
+                return r.left >= s.left && r.right <= s.right; }""",
+            timeout=5000,
+        )
     finally:
         context.close()
 
