@@ -174,23 +174,30 @@ def outline(control: str) -> str:
 
 def question_box(question: Question, live: CachedLive, key: str) -> bool:
     """Predict before reveal: the student's answer first, then the model's answer, computed live. True once
-    revealed.
+    answered.
 
     A form, so a typed word and one click on "Check my answer" (or Enter) are one step. What the question is
-    about (its sentences) is shown with it: the page, which shows them too, waits for the answer."""
+    about (its sentences) is shown with it: the page, which shows them too, waits for the answer. The answer
+    is kept apart from the answer box, which Streamlit forgets on a page that does not draw it: Back to the
+    step, or its page opened after answering on another, find the question answered."""
+    answered, guess_key = f"{key}_answer", f"{key}_guess"
+    if st.session_state.get(answered) and guess_key not in st.session_state:
+        st.session_state[guess_key] = st.session_state[answered]  # the box shows the answer it gave
     with st.form(f"{key}_form", border=False):
         st.markdown(f"**Predict first.** {question.prompt}")
         if question.given:
             st.markdown("  \n".join(f"{label}: **{literal(text)}**" for label, text in question.given))
         if question.choices:
-            guess = st.radio("Your answer", question.choices, index=None, key=f"{key}_guess")
+            guess = st.radio("Your answer", question.choices, index=None, key=guess_key)
         else:
-            guess = st.text_input("Your answer (one word)", key=f"{key}_guess", max_chars=40)
+            guess = st.text_input("Your answer (one word)", key=guess_key, max_chars=40)
         if st.form_submit_button("Check my answer", key=f"{key}_check"):
-            st.session_state[f"{key}_revealed"] = bool(guess)
-            if not guess:
+            if guess:
+                st.session_state[answered] = guess
+            else:
                 st.caption("Choose or type an answer first.")
-    if not st.session_state.get(f"{key}_revealed") or not guess:
+    guess = st.session_state.get(answered)
+    if not guess:
         return False
     reveal = question.reveal(live)
     verdict = reveal.judge(guess)

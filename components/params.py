@@ -238,9 +238,7 @@ def forget_page_state(page: str, keep: set[str]) -> None:
 
 def _valid_session_value(param: Param, value: Any) -> bool:
     if param.token:
-        return all(
-            v is None or isinstance(v, int) for v in (value if param.multi and isinstance(value, list) else [value])
-        )
+        return all(isinstance(v, int) for v in (value if param.multi and isinstance(value, list) else [value]))
     if param.multi:
         return isinstance(value, list)
     if param.kind is int:

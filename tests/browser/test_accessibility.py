@@ -11,11 +11,12 @@ the app's content. axe comes from ``npm install --prefix ~/.cache/bertlens axe-c
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
+from playwright.sync_api import Page, expect
 
 from bertlens.models import BUNDLED_MODEL
 from components.anatomy_views import TABS as ANATOMY_TABS
@@ -128,10 +129,15 @@ def check_view(
     axe_source: str,
     chrome: dict[str, list[dict]],
     model: str = "tiny",
+    then: Callable[[Page], None] | None = None,
 ) -> None:
+    """axe on ``view`` opened by its link (and, with ``then``, after what the student does there)."""
     path, params = view
     page.goto(f"{url}/{path}" + (f"?{urlencode(params)}" if params else ""))
     wait_for_run(page)
+    if then:
+        then(page)
+        wait_for_run(page)
     found = violations(page, axe_source)
     chrome[f"{model}:{view_id(view)}"] = [node for node in found if node["chrome"]]
     own = [node for node in found if not node["chrome"]]
@@ -201,3 +207,18 @@ LESSON_VIEWS = [
 @pytest.mark.parametrize("view", LESSON_VIEWS, ids=view_id)
 def test_axe_finds_no_violation_in_a_lesson_step(view, axe_page, server_url, axe_source, chrome_violations):
     check_view(axe_page, server_url, view, axe_source, chrome_violations)
+
+
+def answer_the_question(page: Page) -> None:
+    """The first choice, checked: the verdict, the outline and the page under it appear."""
+    main = page.locator('[data-testid="stMain"]')
+    main.get_by_role("radiogroup", name="Your answer").get_by_role("radio").first.check(force=True)
+    wait_for_run(page)
+    main.get_by_role("button", name="Check my answer").click()
+    expect(main.get_by_text("In words").first).to_be_visible()
+
+
+def test_axe_finds_no_violation_in_a_lesson_step_once_answered(axe_page, server_url, axe_source, chrome_violations):
+    """The lesson views above wait for the answer; here the page under the question too, with its outline."""
+    view = LESSON_VIEWS[1]
+    check_view(axe_page, server_url, view, axe_source, chrome_violations, "tiny, answered", then=answer_the_question)

@@ -92,6 +92,23 @@ def test_the_page_waits_for_an_answer_or_a_skip(open_page, tiny_pretraining_dir)
     assert at.button(key="_lesson_discover_3_check")
 
 
+def test_an_answered_question_stays_answered(monkeypatch, tiny_pretraining_dir):
+    """The answer box is a widget, which Streamlit forgets on a run that does not draw it: Back to an answered
+    step, or its page opened after answering on another page, waited again with an empty box."""
+    at = app(monkeypatch, tiny_pretraining_dir, "fill_mask", **step_link(DISCOVER, 1, 2))
+    answer_and_check(at, "_lesson_discover_1")
+    at.button(key="_lesson_next").click().run()
+    assert page_waits(at)  # step 3: a question of its own
+    at.button(key="_lesson_back").click().run()
+    assert f"step 2 of {len(DISCOVER.steps)}" in shown(at) and not page_waits(at)
+    assert at.text_input(key="_lesson_discover_1_guess").value == "paris" and "you said paris" in shown(at)
+
+    at = app(monkeypatch, tiny_pretraining_dir, **step_link(DISCOVER, 3, 2))  # the attention step, on home
+    answer_and_check(at, "_lesson_discover_3")
+    at.button(key="_lesson_open").click().run()
+    assert at.title[0].value == "Attention" and not page_waits(at) and at.slider(key="attn_layer").value == 1
+
+
 def test_encoder_only_model_says_the_head_is_missing(open_page, bundled):
     at = open_page("pages/fill_mask.py", bundled.name, **step_link(DISCOVER, 1, 6))
     assert not at.exception
