@@ -151,7 +151,7 @@ def lesson_panel(bundle: ModelBundle, page: str) -> bool:
             for callout in step.callouts:
                 st.info(callout, icon=":material/lightbulb:")
         if waits:
-            st.info("**Your answer first.** The page opens here once you check it: it shows the model's answer.")
+            st.info("**Your answer first.** The page opens here once you check it: it would give the answer away.")
             st.button(
                 "Show the page without answering",
                 key=f"{key}_skip",

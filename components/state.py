@@ -126,7 +126,7 @@ def lazy_tabs(labels: Sequence[str], key: str) -> list:
 
 # On a phone the tab strip scrolls sideways, and a tab chosen by a link or a lesson step could sit out of view
 # ("Toke›"): scroll each strip to its selected tab. Our own constant script, no user text.
-SHOW_SELECTED_TAB = """<script>
+SHOW_SELECTED_TAB = """<script data-bertlens="show-selected-tab">
 setTimeout(() => document.querySelectorAll('[role="tablist"]').forEach((list) => {
   const tab = list.querySelector('[role="tab"][aria-selected="true"]');
   if (!tab) return;

@@ -62,7 +62,9 @@ def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive) -> None:
             if step.control:
                 expect(page.locator(f".st-key-{step.control}")).to_have_count(0)
             answer(page, step.question.choices)
-            verdict = alerts.filter(has_text="the model")  # "Right — … so does the model" or "the model says …"
+            verdict = alerts.filter(
+                has_text="you said"
+            )  # "Right — you said …, and so does the model" or "Not this time"
             expect(verdict).to_have_count(1)
             expect(verdict).to_contain_text(reveal.answer or "")
         expect(waiting).to_have_count(0)
