@@ -19,13 +19,16 @@ from functools import partial
 from streamlit.runtime import Runtime
 
 from bertlens.attention import PRESETS as ATTENTION_PRESETS
+from bertlens.curriculum import LESSONS
 from bertlens.engine import background_priority
+from bertlens.lessons import Step
 from bertlens.mlm import mask_span, word_spans
 from bertlens.nsp import DEFAULT_A, DEFAULT_B, DEFAULT_CANDIDATES, DEFAULT_PAIRS, candidate_lines
 from bertlens.sense_presets import PRESETS as SENSE_PRESETS
 from bertlens.serving import freeze_long_lived_objects
 from components import cache, prediction_views
 from components.cache import query
+from components.lessons import CachedLive
 from components.model import cached_bundle, settings
 from components.state import DEFAULT_TEXT
 
@@ -73,7 +76,19 @@ def preset_requests(model_name: str) -> list[Callable[[], object]]:
     preset = SENSE_PRESETS[DEFAULT_SENSE_PRESET]
     sentences = tuple(item.sentence for item in preset.sentences)[: settings().sentence_cap]
     requests.append(lambda: cache.word_vectors(query(model_name), preset.word, sentences, preset.references[:10]))
-    return requests
+    return requests + lesson_requests(model_name)
+
+
+def lesson_requests(model_name: str) -> list[Callable[[], object]]:
+    """Every lesson step's sentences, and its question's answer: a class follows a lesson link together."""
+    live = CachedLive(cached_bundle(model_name))
+    texts = {(str(s.params["text"]), str(s.params.get("b", ""))) for s in lesson_steps() if "text" in s.params}
+    requests: list[Callable[[], object]] = [partial(live.analysis, a, b) for a, b in sorted(texts)]
+    return requests + [partial(s.question.reveal, live) for s in lesson_steps() if s.question]
+
+
+def lesson_steps() -> list[Step]:
+    return [step for lesson in LESSONS.values() for step in lesson.steps]
 
 
 def warm(model_name: str) -> int:

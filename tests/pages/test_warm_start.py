@@ -8,6 +8,7 @@ import streamlit as st
 from bertlens.analysis import analysis_cache, model_engine
 from bertlens.senses import sentence_vector_cache
 from components import warm_start
+from components.lessons import CachedLive
 from components.model import cached_bundle
 from tests.conftest import PAGE_FILES
 
@@ -38,3 +39,23 @@ def test_what_the_warm_start_leaves_is_frozen_out_of_the_collectors_walk(tiny_pr
     monkeypatch.setattr(warm_start, "freeze_long_lived_objects", lambda: calls.append(1))
     warm_start.warm(str(tiny_pretraining_dir))
     assert calls == [1]  # after the presets (and every module they import) are in place
+
+
+def test_every_lesson_question_is_answered_from_warm_caches(tiny_pretraining_dir, open_page):
+    """A class follows a lesson link together: each step's sentences and each question's answer are warmed."""
+    model = str(tiny_pretraining_dir)
+    st.cache_data.clear()
+    analysis_cache(cached_bundle(model)).clear()
+    sentence_vector_cache(cached_bundle(model)).clear()
+    engine = model_engine(cached_bundle(model))
+    warm_start.warm(model)
+    before = engine.executions
+    at = open_page("pages/home.py", model)  # a script run, for the caches' context
+    assert not at.exception
+    live = CachedLive(cached_bundle(model))
+    for step in warm_start.lesson_steps():
+        if step.question:
+            step.question.reveal(live)
+        if "text" in step.params:
+            live.analysis(str(step.params["text"]), str(step.params.get("b", "")))
+    assert engine.executions == before, "a lesson ran the model although the warm start had run"
