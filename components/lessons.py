@@ -34,6 +34,7 @@ from components.state import forget_shared_text, int_in_range, set_shared_text
 from components.text import literal
 
 PENDING = "_lesson_pending"  # (page, {"lesson", "step"}) of the step being opened
+OPENED = "_lesson_opened"  # (lesson, step index) last opened with its view in this session
 SHARED_TEXTS = ("text", "a", "b")  # kept in session state by components.state.shared_text
 
 
@@ -82,10 +83,12 @@ def go_to_step(lesson: Lesson, index: int, num_layers: int) -> None:
         if name not in SHARED_TEXTS:
             st.session_state[name] = session_value(declared(name), params[name])
     st.session_state[PENDING] = (step.page, {"lesson": lesson.key, "step": str(index + 1)})
+    st.session_state[OPENED] = (lesson.key, index)
     release_bound(params)
     try:
         st.switch_page(f"pages/{step.page}.py", query_params=params)
     except StreamlitAPIException:  # the page runs on its own, outside app.py's navigation (AppTest.from_file)
+        st.query_params.from_dict(params)
         st.rerun()
 
 
@@ -117,6 +120,10 @@ def lesson_panel(bundle: ModelBundle, page: str) -> bool:
         st.query_params["step"] = str(index + 1)  # the step opened, as the address says it
     step = lesson.steps[index]
     layers = bundle.capabilities.num_layers
+    if step.page == page and st.session_state.get(OPENED) != (lesson.key, index):
+        st.session_state[OPENED] = (lesson.key, index)
+        if step.params and not any(name in st.query_params for name in step.params):  # a bare link: lesson, step
+            go_to_step(lesson, index, layers)  # the step's own view, not whatever the page showed
     last = index == len(lesson.steps) - 1
     key = f"_lesson_{lesson.key}_{index}"
     waits = False

@@ -15,7 +15,7 @@ from bertlens.wording import percent
 from components import layout
 from components.lessons import SHARED_TEXTS
 from components.params import EVERY_TOKEN, PAGE_TITLES, PARAMS, session_value
-from tests.conftest import APPTEST_TIMEOUT, ROOT
+from tests.conftest import APPTEST_TIMEOUT, ROOT, tables
 from tests.core.test_mlm import reference_fill_mask
 
 DISCOVER = LESSONS["discover"]
@@ -107,6 +107,17 @@ def test_an_answered_question_stays_answered(monkeypatch, tiny_pretraining_dir):
     answer_and_check(at, "_lesson_discover_3")
     at.button(key="_lesson_open").click().run()
     assert at.title[0].value == "Attention" and not page_waits(at) and at.slider(key="attn_layer").value == 1
+
+
+def test_a_bare_lesson_link_opens_the_steps_view(open_page, tiny_pretraining_dir):
+    """``?lesson=discover&step=2`` alone: the question asked about the step's sentence while the page showed the
+    page's default one (no [MASK]: no guesses)."""
+    at = open_page("pages/fill_mask.py", tiny_pretraining_dir, lesson="discover", step="2")
+    assert not at.exception and page_waits(at) and at.query_params["text"] == "The [MASK] chased the mouse."
+    at.button(key="_lesson_discover_1_skip").click().run()
+    assert at.text_input(key="text").value == "The [MASK] chased the mouse." and tables(at)  # the guesses
+    at.text_input(key="text").input("A [MASK] day.").run()  # the student's own sentence stays theirs
+    assert at.text_input(key="text").value == "A [MASK] day." and not page_waits(at)
 
 
 def test_encoder_only_model_says_the_head_is_missing(open_page, bundled):
