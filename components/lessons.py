@@ -140,32 +140,35 @@ def lesson_panel(bundle: ModelBundle, page: str) -> bool:
             st.rerun()
         st.progress((index + 1) / len(lesson.steps))
         st.header(step.title)  # h2 under the page title (axe: heading order)
-        st.markdown(step.text)
-        label = f"Open the {PAGE_TITLES[step.page]} page for this step"
-        if step.page != page and st.button(label, key="_lesson_open", type="primary"):
-            go_to_step(lesson, index, layers)
         head = PAGE_HEADS.get(step.page)
         missing = needs_head(bundle, head) if head else None
-        if missing:  # its question could not be answered: no "predict first" without a reveal
-            st.info(missing, icon=":material/info:")
-        question = None if missing else step.question
-        ask, warn = st.columns(2) if question and step.callouts else (st.container(), st.container())
+        question = None if missing else step.question  # no "predict first" without a reveal
+        # The question beside the step's text, not under it: on a projector it stays on the first screen.
+        tell, ask = st.columns(2, gap="large") if question else (st.container(), st.container())
+        with tell:
+            st.markdown(step.text)
+            label = f"Open the {PAGE_TITLES[step.page]} page for this step"
+            if step.page != page and st.button(label, key="_lesson_open", type="primary"):
+                go_to_step(lesson, index, layers)
+            if missing:
+                st.info(missing, icon=":material/info:")
+            for callout in step.callouts:
+                st.info(callout, icon=":material/lightbulb:")
         if question is not None:
             with ask:
                 answered = question_box(question, CachedLive(bundle), key)
-            waits = step.page == page and not answered and not st.session_state.get(f"{key}_skipped")
-        with warn:
-            for callout in step.callouts:
-                st.info(callout, icon=":material/lightbulb:")
-        if waits:
-            st.info("**Your answer first.** The page opens here once you check it: it would give the answer away.")
-            st.button(
-                "Show the page without answering",
-                key=f"{key}_skip",
-                on_click=st.session_state.__setitem__,
-                args=(f"{key}_skipped", True),
-            )
-        elif step.control and step.page == page and not missing:
+                waits = step.page == page and not answered and not st.session_state.get(f"{key}_skipped")
+                if waits:
+                    st.info(
+                        "**Your answer first.** The page opens below once you check it: it would give the answer away."
+                    )
+                    st.button(
+                        "Show the page without answering",
+                        key=f"{key}_skip",
+                        on_click=st.session_state.__setitem__,
+                        args=(f"{key}_skipped", True),
+                    )
+        if not waits and step.control and step.page == page and not missing:
             st.html(outline(step.control))
             st.caption("The control this step talks about is outlined below.")
         if last:
