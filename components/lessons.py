@@ -68,8 +68,9 @@ def go_to_step(lesson: Lesson, index: int, num_layers: int) -> None:
     """Open step ``index``: its page with its view (the session's own values of its controls give way).
 
     The controls get the step's values through session state, and the URL gets the whole view at once, also on
-    the same page, where its widgets are bound to their parameters (the link is right even while the page waits
-    for the step's question, and the step is one entry of the browser's history).
+    the same page, where its widgets are bound to their parameters: the link is right even while the page waits
+    for the step's question. (``st.switch_page`` to another page leaves one more history entry: the old page
+    with the new query string, so the browser's Back lands there first. Streamlit's own, left alone.)
     """
     step = lesson.steps[index]
     params = step_url_params(lesson, index, num_layers)
@@ -102,7 +103,8 @@ def apply_pending(page: str) -> None:
 
 def lesson_panel(bundle: ModelBundle, page: str) -> bool:
     """The URL's lesson step, if any, compact above the live page: a line with the lesson, the progress and
-    Back/Next; the step's text; its question beside its misconception callouts.
+    Back/Next; the step's text and misconception callouts beside its question. A bare link (lesson and step
+    only) opens the step's view, once.
 
     True while the page should wait: the step is on this page and its question is neither answered nor
     skipped. The page would show the model's answer below the question ("predict first", then reveal)."""
