@@ -49,7 +49,7 @@ from components.attention_figures import (
     statistics_figure,
 )
 from components.cache import Query
-from components.exports import chart, csv_download, table
+from components.exports import chart, csv_download, labelled_matrix, table
 from components.model import active_model_name, cached_bundle
 from components.params import ALL_TOKENS, EVERY_TOKEN, bound, warn_bad_values
 from components.state import bound_int_slider, lazy_tabs, set_shared_text, warn_bad_param
@@ -218,7 +218,7 @@ def heatmap_section(page: PageInput, choice: Choice, heads: int) -> None:
     chart(matrix_figure(matrix, page.encoding, choice.title(heads)), f"attention-{choice.slug()}", key="heatmap")
     labels = list(token_labels(page.encoding))
     csv_download(
-        lambda: pd.DataFrame(matrix, columns=labels).assign(query=labels)[["query", *labels]],
+        lambda: labelled_matrix(matrix, labels, "query"),
         f"attention-{choice.slug()}",
         label="Download this matrix (CSV)",
     )
@@ -368,7 +368,7 @@ def token_focus_section(page: PageInput, choice: Choice, heads: int) -> None:
         focus_row_figure(matrix[token], encoding, token, chosen, title),
         f"token-focus-{choice.slug()}",
         key="focus_row",
-        data=pd.DataFrame({"key token": labels, f"attention from {labels[token]}": matrix[token]}),
+        data=lambda: pd.DataFrame({"key token": labels, f"attention from {labels[token]}": matrix[token]}),
     )
     st.caption("Bars: dotted grey = the token looking, crossed red = the targets you chose, plain blue = the others.")
     if chosen:
@@ -382,7 +382,7 @@ def token_focus_section(page: PageInput, choice: Choice, heads: int) -> None:
             focus_layers_figure(values, encoding, token, chosen, choice.layer, title),
             "token-focus-layers",
             key="focus_layers",
-            data=pd.DataFrame(
+            data=lambda: pd.DataFrame(
                 {"encoder layer": range(len(values))} | {labels[t]: values[:, i] for i, t in enumerate(chosen)}
             ),
         )

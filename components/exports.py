@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import TypeAlias
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -88,6 +89,11 @@ def csv_download(df: Table, filename: str, label: str = "Download CSV", key: str
         icon=":material/download:",
         on_click="ignore",
     )
+
+
+def labelled_matrix(matrix: np.ndarray, labels: list[str], rows_are: str) -> pd.DataFrame:
+    """A square matrix as a table: a first column ``rows_are`` naming each row, then one column per label."""
+    return pd.DataFrame(matrix, columns=labels).assign(**{rows_are: labels})[[rows_are, *labels]]
 
 
 # Shares already rounded to 2 decimals (padding %, % of total): shown with 2, not "48.7500".

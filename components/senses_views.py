@@ -393,8 +393,12 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str) ->
         title="How well the sense labels separate, hidden state by hidden state",
         height=380,
     )
-    numbers = pd.DataFrame({"hidden state": range(len(scores)), "silhouette": scores})
-    exports.chart(fig, f"senses-{words.word}-separation", key="senses-separation", data=numbers)
+    exports.chart(
+        fig,
+        f"senses-{words.word}-separation",
+        key="senses-separation",
+        data=lambda: pd.DataFrame({"hidden state": range(len(scores)), "silhouette": scores}),
+    )
     score = separation(at_layer(words.contextual, layer), sense_labels)
     single = [s for s in dict.fromkeys(sense_labels) if s and sense_labels.count(s) == 1]
     note = f" Senses with one point count 0 (scikit-learn's rule): {literal(', '.join(single))}." if single else ""
@@ -419,7 +423,7 @@ def similarity_section(vectors: np.ndarray, words: WordVectors, labels: list[str
         fig,
         f"senses-{words.word}-similarity",
         key="senses-similarity",
-        data=lambda: pd.DataFrame(sims, columns=points).assign(point=points)[["point", *points]],
+        data=lambda: exports.labelled_matrix(sims, points, "point"),
     )
     sentences = excerpts(words)
     rows = [
