@@ -9,11 +9,13 @@ import_package(Path(__file__).parent / "components", "components")  # one thread
 
 import streamlit as st
 
+from components.history import one_history_entry_per_action
 from components.layout import PageStopped, presentation_switch
 from components.lessons import class_link
 from components.model import active_bundle, model_picker, model_status, settings
 from components.params import BROKEN, PAGE_TITLES, SCOPE, copy_page_state, fit_link, too_long_for_the_link
 from components.reconnect import reload_on_reconnect, reopened_view_first
+from components.state import shared_texts_in_link
 
 st.set_page_config(page_title="BERT Lens", page_icon="🔎", layout="wide")
 settings()  # malformed settings fail closed: an error here, and no page is served
@@ -34,11 +36,12 @@ with st.sidebar:
     model_status(active_bundle())
     presentation_switch()
     reload_on_reconnect()  # a replica that dies or restarts costs no student their view
+    one_history_entry_per_action()  # Back undoes the student's last action, not one of its address changes
     link_slot = st.empty()
 link_notice = st.empty()  # above the page: what its link leaves out
 crashed = stopped = False
 try:
-    with reopened_view_first():  # a view lost with its replica is computed ahead of the queue
+    with reopened_view_first(), shared_texts_in_link():  # a lost view goes first; the link keeps every text
         page.run()
 except PageStopped:
     stopped = True  # the page ended early, having said why: what follows every page still runs

@@ -15,6 +15,7 @@ from bertlens.models import ModelBundle
 from components.lessons import lesson_panel
 from components.model import active_bundle, fallback_banner
 from components.params import bound, read_link, restore_page_state
+from components.state import follow_history
 from components.text import code_span
 
 
@@ -83,6 +84,7 @@ def page_header(title: str, intro: str, page: str) -> ModelBundle:
     """
     run_inside_app()
     read_link(page)
+    follow_history(page)  # the browser's Back or Forward: the address, not the session, is the view
     restore_page_state(page)  # before any widget of the page is drawn
     st.html(PRESENTATION_CSS if presenting() else COMPACT_CSS)
     st.title(title)

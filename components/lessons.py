@@ -30,12 +30,12 @@ from components.params import (
     session_value,
     warn_bad_param,
 )
-from components.state import forget_shared_text, int_in_range, set_shared_text
+from components.state import SHARED_TEXTS, forget_shared_text, int_in_range, set_shared_text
 from components.text import literal
 
+CLASS_SETTINGS = ("model", "present")  # the class's, not a step's view: every step keeps them in its link
 PENDING = "_lesson_pending"  # (page, {"lesson", "step"}) of the step being opened
 OPENED = "_lesson_opened"  # (lesson, step index) last opened with its view in this session
-SHARED_TEXTS = ("text", "a", "b")  # kept in session state by components.state.shared_text
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,7 @@ def go_to_step(lesson: Lesson, index: int, num_layers: int) -> None:
     """
     step = lesson.steps[index]
     params = step_url_params(lesson, index, num_layers)
+    params.update({name: st.query_params[name] for name in CLASS_SETTINGS if name in st.query_params})
     for name in SHARED_TEXTS:
         if name in step.params or name == "b":  # a step without sentence B clears it
             set_shared_text(str(params.get(name, "")), name)
@@ -124,8 +125,9 @@ def lesson_panel(bundle: ModelBundle, page: str) -> bool:
     layers = bundle.capabilities.num_layers
     if step.page == page and st.session_state.get(OPENED) != (lesson.key, index):
         st.session_state[OPENED] = (lesson.key, index)
-        if step.params and not any(name in st.query_params for name in step.params):  # a bare link: lesson, step
+        if step.params and set(st.query_params) <= {"lesson", "step", *CLASS_SETTINGS}:  # a bare link
             go_to_step(lesson, index, layers)  # the step's own view, not whatever the page showed
+            # (A link with any view parameter is the view it shows: the step's values it leaves out are defaults.)
     last = index == len(lesson.steps) - 1
     key = f"_lesson_{lesson.key}_{index}"
     waits = False

@@ -268,18 +268,28 @@ class Binding(TypedDict):
 
 
 def warn_bad_param(param: str, valid: Callable[[str], bool], expected: str, outcome: str = "using the default") -> None:
-    """Warn about a malformed URL parameter (before its bound widget drops it), saying what happens instead."""
+    """Warn about a malformed URL parameter (before its bound widget drops it), saying what happens instead.
+
+    Only a value the link brought: once the widget holds a value, the URL's is the widget's own, which the
+    student's own edit (a new sentence: other tokens, fewer masks) can leave out of range without a link."""
     declared(param)
     raw = st.query_params.get(param)
-    if raw is not None and raw != "" and not valid(raw):
+    if raw is not None and raw != "" and _from_the_link(param) and not valid(raw):
         _warn_bad_link_value(param, raw, expected, outcome)
 
 
 def warn_bad_values(param: str, valid: Callable[[str], bool], expected: str) -> None:
     """``warn_bad_param`` for a repeatable parameter: every value of the link is checked, not only the last."""
     declared(param)
+    if not _from_the_link(param):
+        return
     if bad := [raw for raw in st.query_params.get_all(param) if raw and not valid(raw)]:
         _warn_bad_link_value(param, ", ".join(bad), expected, "left out")
+
+
+def _from_the_link(param: str) -> bool:
+    """Whether the URL's value of ``param`` is the link's: no widget holds one yet (or it is an old name's)."""
+    return param not in st.session_state or param in st.session_state.get(RENAMED, {})
 
 
 def _warn_bad_link_value(param: str, raw: str, expected: str, outcome: str) -> None:

@@ -9,15 +9,20 @@ write it to the URL themselves.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import RerunException
 
-from components.params import declared, drop_foreign, warn_bad_param
+from components.params import KEPT, declared, drop_foreign, page_params, warn_bad_param
 from components.text import literal
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
+SHARED_TEXTS = ("text", "a", "b")  # the texts that follow the student from page to page
+FROM_HISTORY = "bertlens_history"  # components/history.py marks the address the browser's Back or Forward opens
+DRAWN_TEXTS = "_shared_drawn"  # the shared texts the running page has drawn (each writes its own to the URL)
 
 
 def int_in_range(lo: int, hi: int) -> Callable[[str], bool]:
@@ -150,6 +155,39 @@ def forget_shared_text(key: str = "text") -> None:
     st.session_state.pop(f"_shared_{key}", None)
 
 
+def follow_history(page: str) -> None:
+    """After the browser's Back or Forward the address is the view: drop what the session remembers of the
+    page's settings and of the shared texts, so that every widget reads the address (a setting it leaves out:
+    its default). Without this, the session's newer sentence and settings overwrote the entry Back opened.
+    Call it before the page draws any widget."""
+    if FROM_HISTORY not in st.query_params:
+        return
+    del st.query_params[FROM_HISTORY]
+    for name in [*(param.name for param in page_params(page)), *SHARED_TEXTS]:
+        for key in (name, KEPT + name, f"_shared_{name}"):
+            st.session_state.pop(key, None)
+
+
+@contextlib.contextmanager
+def shared_texts_in_link() -> Iterator[None]:
+    """Run a page; then put in its URL every shared text the student has that it does not show.
+
+    The texts follow the student from page to page, and so does the link: on Next sentence (which reads A and B,
+    not ``text``) a reload or the class link once lost the sentence every other page showed."""
+    st.session_state[DRAWN_TEXTS] = set()
+    replaced = False
+    try:
+        yield
+    except RerunException:  # a new run replaces this one (a lesson step, a page switch): it writes the link
+        replaced = True
+        raise
+    finally:
+        drawn = st.session_state.get(DRAWN_TEXTS, set())
+        for key in SHARED_TEXTS:
+            if not replaced and key not in drawn and (value := st.session_state.get(f"_shared_{key}")):
+                st.query_params[key] = value
+
+
 def remembered_shared_text(key: str = "text", default: str = DEFAULT_TEXT) -> str:
     """The shared text on a page that does not show it."""
     return st.session_state.get(f"_shared_{key}") or one_line(st.query_params.get(key, "")) or default
@@ -170,6 +208,7 @@ def shared_text(label: str = "Sentence", key: str = "text", default: str = DEFAU
     st.session_state[key] = st.session_state.get(remembered, default)
     value = st.text_input(label, key=key, on_change=_remember, args=(key,), **kwargs)
     _link_text(key, value, default)
+    st.session_state.setdefault(DRAWN_TEXTS, set()).add(key)
     return within_chars_budget(value, label)
 
 

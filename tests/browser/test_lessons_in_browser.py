@@ -235,3 +235,51 @@ def test_a_waiting_step_on_the_same_page_keeps_its_view(page, bundled_url):
     click(page, SKIP)
     expect(page.locator(".st-key-preset input")).to_have_value("apple")
     assert "preset=apple" in page.url
+
+
+def test_back_walks_the_steps_each_on_its_own_page_and_sentence(page, server_url):
+    """Back after a lesson's Next once showed the old page with the new step's address (a step's question above
+    another step's sentence), and the session's latest sentence was written over every entry Back reached: nine
+    presses never got back to step 1. Now each Next is one entry (a skipped question is one more: the student's
+    own action), and Back and Forward show each step as it was."""
+    steps = LESSONS["discover"].steps
+    page.goto(f"{server_url}/attention?lesson=discover&step=6")
+    wait_for_run(page)
+    page.get_by_role("textbox", name="Sentence", exact=True).first.fill("The teacher's own sentence.")
+    page.get_by_role("textbox", name="Sentence", exact=True).first.press("Enter")
+    wait_for_run(page)
+    click(page, "Next →")
+    click(page, "Next →")
+    expect(main(page).locator("h1")).to_have_text(PAGE_TITLES["senses"])
+    chips = page.locator(".st-key-heads").get_by_role("button", name=re.compile(r"^Remove \d+$"))
+    box = main(page).get_by_role("textbox", name="Sentence", exact=True)
+    for number, sentence, heads in ((7, steps[6].params["text"], 4), (6, "The teacher's own sentence.", 0)):
+        page.go_back()
+        wait_for_run(page)
+        expect(main(page).locator("h1")).to_have_text(PAGE_TITLES["attention"])
+        expect(main(page).get_by_text(f"step {number} of")).to_be_visible()
+        expect(box).to_have_value(sentence)
+        expect(chips).to_have_count(heads)
+        assert f"step={number}" in page.url and "bertlens_history" not in page.url
+    page.go_back()  # the step as the link opened it
+    wait_for_run(page)
+    expect(box).to_have_value(steps[5].params["text"])
+    page.go_forward()
+    page.go_forward()
+    wait_for_run(page)
+    expect(main(page).get_by_text("step 7 of")).to_be_visible()
+    expect(chips).to_have_count(4)
+
+
+def test_a_class_link_keeps_what_it_says(page, server_url):
+    """A link to a step whose own settings are all defaults looked bare: the page reopened the step's default
+    view, dropping the teacher's change (PCA 3D), the sentence and presentation mode from the students' view."""
+    page.goto(f"{server_url}/senses?lesson=discover&step=8&projection=PCA+3D&present=true")
+    wait_for_run(page)
+    expect(main(page).get_by_text("step 8 of")).to_be_visible()
+    expect(page.locator(".st-key-projection").get_by_role("radio", name="PCA 3D")).to_be_checked()
+    assert "projection=PCA+3D" in page.url and "present=true" in page.url
+    page.goto(f"{server_url}/attention?lesson=discover&step=6&present=true")  # bare: the step's view, still presenting
+    wait_for_run(page)
+    expect(main(page).get_by_text("step 6 of")).to_be_visible()
+    assert "attn_tab=Head+view" in page.url and "present=true" in page.url

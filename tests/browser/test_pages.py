@@ -290,23 +290,32 @@ def test_presentation_mode_cuts_no_label_and_numbers_stay_larger(page, open_url,
 
 
 def test_the_back_button_walks_the_views_and_then_leaves(page, open_url):
-    """Each change of the URL by the server is a step in the browser's history: a page that wrote its defaults
-    into its link on opening was two Back presses deep before the student had done anything. Back to a page
-    once showed its Raw attention / Rollout choice with neither selected."""
-    open_url("attention")
+    """Back undoes one action at a time. Streamlit pushed a history entry for every change a run made to the
+    address: a page that wrote its settings on opening was two presses deep before the student had done
+    anything, leaving a page added one more, and Back to a sentence showed the session's newer one."""
+    open_url("attention", text="A first sentence.")
     view = page.locator(".st-key-view")
     view.get_by_role("radio", name="Rollout").click()
+    wait_for_run(page)
+    box = main(page).get_by_role("textbox", name="Sentence", exact=True)
+    box.fill("A second sentence.")
+    box.press("Enter")
     wait_for_run(page)
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Tokenizer").click()
     expect(page).to_have_url(re.compile(r"/tokenizer\b"))
     wait_for_run(page)
-    page.go_back()  # Streamlit's own entry for the page as it was left: the page's defaults
+    page.go_back()  # the view the student left
     wait_for_run(page)
     expect(page).to_have_url(re.compile(r"/attention\b"))
-    expect(view.get_by_role("radio", checked=True)).to_have_count(1)
-    page.go_back()  # the view the student chose
-    wait_for_run(page)
     expect(view.get_by_role("radio", name="Rollout")).to_be_checked()
+    expect(box).to_have_value("A second sentence.")
+    page.go_back()  # before the new sentence
+    wait_for_run(page)
+    expect(box).to_have_value("A first sentence.")
+    expect(view.get_by_role("radio", name="Rollout")).to_be_checked()
+    page.go_back()  # before Rollout
+    wait_for_run(page)
+    expect(view.get_by_role("radio", name="Raw attention")).to_be_checked()
     page.go_back()  # and out: opening the page added no step of its own
     expect(page).not_to_have_url(re.compile(r"/attention\b"))
 

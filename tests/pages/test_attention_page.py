@@ -123,6 +123,20 @@ def test_preset_sets_the_pair_and_the_token_focus(open_page):
     assert len(specs(at)) == 2
 
 
+def test_the_students_new_sentence_is_no_fault_of_the_link(open_page):
+    """A link's tokens that no longer fit the sentence the student typed are dropped without a word: "The link's
+    `token` parameter (10 it) is not a token of this input" once followed every new sentence, naming a link the
+    student never used (the browser's URL keeps the widget's last value, and sends it with the next run)."""
+    at = open_page(PAGE, tab="Token focus", token="10 it", targets=["2 animal", "8 street"])
+    assert not at.warning and at.selectbox(key="token").value == 10
+    at.query_params.update(token="10 it", targets=["2 animal", "8 street"])  # as the browser's address still has
+    at.text_input(key="text").set_value("My dog likes cheese.").run()
+    assert not at.exception and not at.warning
+    assert at.text_input(key="text").value == "My dog likes cheese."
+    bad = open_page(PAGE, tab="Token focus", token="10 it", targets=["2 animal", "8 street"], text="My dog.")
+    assert "`token` parameter (10 it)" in warnings(bad) and "`targets` parameter (2 animal, 8 street)" in warnings(bad)
+
+
 def test_default_sentence_focuses_it_on_animal_and_street(open_page, bundled):
     at = open_page(PAGE, tab="Token focus", layer="4", head="1")
     encoding = analyze(bundled, at.text_input(key="text").value).encoding

@@ -202,3 +202,18 @@ def test_a_foreign_session_value_is_reported_and_never_reaches_the_widget(monkey
     at.run()
     assert not at.exception and at.slider(key="attn_layer").value == 0
     assert any("`attn_layer` setting (4)" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("page", ["next_sentence", "home"])
+def test_the_link_of_a_page_without_the_sentence_keeps_it(monkeypatch, tiny_pretraining_dir, page):
+    """Next sentence reads A and B, not ``text``; its link once dropped the sentence, so a reload, or the class
+    link opened by a student, showed every other page's default sentence instead of the teacher's."""
+    at = app(monkeypatch, tiny_pretraining_dir)
+    visit(at, "attention")
+    at.text_input(key="text").set_value("Teacher sentence about rivers.").run()
+    at.query_params.clear()  # a browser drops the page's link on a switch (AppTest keeps it)
+    visit(at, page)
+    assert at.query_params["text"] == "Teacher sentence about rivers."
+    at.query_params.clear()
+    visit(at, "attention")  # and it is still the shared sentence there
+    assert at.text_input(key="text").value == "Teacher sentence about rivers."
