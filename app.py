@@ -10,14 +10,14 @@ import_package(Path(__file__).parent / "components", "components")  # one thread
 import streamlit as st
 
 from components.history import one_history_entry_per_action
-from components.layout import PageStopped, presentation_switch
+from components.layout import APP_TITLE, PageStopped, presentation_switch
 from components.lessons import class_link
 from components.model import active_bundle, model_picker, model_status, settings
 from components.params import BROKEN, PAGE_TITLES, SCOPE, copy_page_state, fit_link, too_long_for_the_link
 from components.reconnect import reload_on_reconnect, reopened_view_first
 from components.state import shared_texts_in_link
 
-st.set_page_config(page_title="BERT Lens", page_icon="🔎", layout="wide")
+st.set_page_config(page_title=APP_TITLE, page_icon="🔎", layout="wide")
 settings()  # malformed settings fail closed: an error here, and no page is served
 
 PAGES = [

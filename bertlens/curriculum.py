@@ -53,7 +53,7 @@ SAME_INDEX = (
     "about bert-base-uncased; other checkpoints put their patterns elsewhere."
 )
 STATIC_EMBEDDING = (
-    "**A word's input embedding is the same in every sentence.** Before the first layer, “apple” is one row "
+    "**A word's input embedding is the same in every sentence.** Before the first layer, a word (“apple”, “python”) is one row "
     "of the embedding matrix wherever it appears. The embeddings output (hidden state 0) adds only the "
     "position and segment embeddings (then a layer norm), so context can only enter through the encoder layers."
 )
@@ -304,7 +304,7 @@ PATTERNS = Lesson(
         ),
         Step(
             "Where the rest goes: [CLS] and [SEP]",
-            "Choose **To [SEP]**: in many heads of the later layers most tokens send most of their attention to "
+            "Choose **To [SEP]**: in many heads of the middle layers most tokens send most of their attention to "
             "`[SEP]`. The *Heatmap* of such a head is a bright column.",
             "attention",
             {**STORE, "stat": "To [SEP]"},

@@ -337,7 +337,7 @@ class CloserReference:
         numbers = " and ".join(f"“{r}” {s:.3f}" for r, s in zip(self.choices, sims))
         return Reveal(
             winner,
-            f"Cosine similarity at {hidden_state_label(top)} (the last): {numbers}. So it is closer to **{winner}**.",
+            f"Cosine similarity at the last {hidden_state_label(top)}: {numbers}. So it is closer to **{winner}**.",
         )
 
 

@@ -18,6 +18,7 @@ from bertlens.anatomy import (
 from bertlens.positions import PositionEmbeddings
 from bertlens.wording import plural
 from components import cache, exports
+from components.palette import CELL_TEXT
 from components.state import bound_int_slider, linked_text
 from components.text import chart_text
 
@@ -149,10 +150,14 @@ def architecture_figure(arch: Architecture) -> go.Figure:
     return fig
 
 
+SLICE_COLOURS = ("#a6cee3", "#b2df8a", "#fdbf6f", "#cab2d6", "#fb9a99", "#ffff99")  # light: black text ≥ 10:1
+
+
 def parameter_sunburst(counts: pd.DataFrame) -> go.Figure:
     """The pieces that add up to the total, grouped by part."""
     leaves = counts[counts["adds up to total"]]
     parts = leaves.groupby("part", sort=False)["parameters"].sum()
+    colors = [SLICE_COLOURS[i % len(SLICE_COLOURS)] for i in range(len(parts))]
     fig = go.Figure(
         go.Sunburst(
             ids=[*parts.index, *(leaves["part"] + "/" + leaves["component"])],
@@ -161,6 +166,10 @@ def parameter_sunburst(counts: pd.DataFrame) -> go.Figure:
             values=[*parts.astype(int), *leaves["parameters"].astype(int)],
             branchvalues="total",
             hovertemplate="%{label}: %{value:,} parameters (%{percentRoot:.2%})<extra></extra>",
+            # Light slices under black text (the default colours gave white on mid blue: 3.2:1), a part's
+            # pieces in its colour.
+            marker=dict(colors=[*colors, *(colors[list(parts.index).index(p)] for p in leaves["part"])]),
+            insidetextfont=CELL_TEXT,
         )
     )
     fig.update_layout(title="Where the parameters are", height=460, margin=dict(t=50, l=0, r=0, b=0))

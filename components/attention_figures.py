@@ -29,7 +29,7 @@ from bertlens.attention import (
     thumbnail_size,
     token_labels,
 )
-from components.palette import line_style, rgba
+from components.palette import CELL_TEXT, LIGHT_BLUES, line_style, rgba
 
 COLORS = "Blues"
 ACCENT = "#d62728"
@@ -306,9 +306,10 @@ def statistics_figure(values: np.ndarray, statistic: str, selected: tuple[int, i
             z=values,
             x=list(range(heads)),
             y=list(range(layers)),
-            colorscale=COLORS,
+            colorscale=LIGHT_BLUES,
             colorbar=dict(title=label),
             texttemplate="%{z:.2f}",
+            textfont=CELL_TEXT,
             hovertemplate=f"encoder layer %{{y}}, head %{{x}}<br>{label}: %{{z:.4f}}<extra></extra>",
         )
     )

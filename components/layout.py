@@ -13,10 +13,12 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from bertlens.analysis import Encoding, input_problem
 from bertlens.models import ModelBundle
 from components.lessons import lesson_panel
-from components.model import active_bundle, fallback_banner
+from components.model import active_bundle, fallback_banner, settings
 from components.params import bound, read_link, restore_page_state
 from components.state import follow_history
 from components.text import code_span
+
+APP_TITLE = "BERT Lens"
 
 
 class PageStopped(StopException):
@@ -46,22 +48,41 @@ def run_inside_app() -> None:
         st.rerun()
 
 
+# What every page needs to meet WCAG 2.2 AA where Streamlit's own styles fall short. Our own constant CSS.
+ACCESSIBLE_CSS = """
+[data-testid="stApp"] :focus-visible, [data-testid="stApp"] label:has(input:focus-visible) {
+  outline: 2px solid #1a1a1a !important; outline-offset: 2px; }
+[data-testid="stCheckbox"] label:has(input[role="switch"]) > div:not([data-testid]) {
+  box-shadow: inset 0 0 0 1px #6b6b6b; }
+[data-testid="stMain"] .stMarkdownEllipsis, [data-testid="stMain"] .stMarkdownEllipsis p {
+  white-space: normal !important; text-overflow: clip !important; overflow: visible !important; }
+[data-testid="stButtonGroup"] button { height: auto !important; min-height: 2.5rem; }
+"""
+# 2.4.7 focus visible: Streamlit's ring is a 50 % tint of the primary colour (2.6:1 on white), a toggle's or radio's
+# only a grey tint (1.2:1). 1.4.11: a switched-off toggle's track is #cfcfcf on white (1.6:1), so it gets an edge.
+# 1.4.10 reflow: a metric's label ends in "…" at 320 px instead of wrapping. 1.4.12 text spacing: a segmented
+# control's labels were cut through the middle.
+
 # Presentation mode (URL ``present=true``): larger text and less space above the title, for the back
 # row of a classroom. Our own constant CSS, never user text.
-PRESENTATION_CSS = """<style>
+PRESENTATION_CSS = (
+    "<style>"
+    + ACCESSIBLE_CSS
+    + """
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p, [data-testid="stMain"] li,
 [data-testid="stMain"] label p, [data-testid="stMain"] input, [data-testid="stMain"] textarea,
 [data-testid="stMain"] [data-testid="stCaptionContainer"] { font-size: 1.3rem !important; }
 [data-testid="stMain"] h1 { font-size: 2.8rem !important; }
 [data-testid="stMain"] [data-testid="stMetricValue"] p { font-size: 2.6rem !important; }
-[data-testid="stMain"] .stMarkdownEllipsis, [data-testid="stMain"] .stMarkdownEllipsis p {
-  white-space: normal !important; text-overflow: clip !important; overflow: visible !important; }
 [data-testid="stMainBlockContainer"] { padding-top: 2rem !important; }
 </style>"""
+)
 
 
 # Streamlit leaves 6rem above the title: on a 720-pixel projector that is space the views need.
-COMPACT_CSS = '<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }</style>'
+COMPACT_CSS = (
+    "<style>" + ACCESSIBLE_CSS + '[data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }</style>'
+)
 
 
 def presenting() -> bool:
@@ -86,6 +107,7 @@ def page_header(title: str, intro: str, page: str) -> ModelBundle:
     read_link(page)
     follow_history(page)  # the browser's Back or Forward: the address, not the session, is the view
     restore_page_state(page)  # before any widget of the page is drawn
+    st.set_page_config(page_title=title if title == APP_TITLE else f"{title} · {APP_TITLE}")  # 2.4.2: unique
     st.html(PRESENTATION_CSS if presenting() else COMPACT_CSS)
     st.title(title)
     header = st.empty()
@@ -108,9 +130,12 @@ def require_text(text: str) -> bool:
 
 def truncation_notice(encoding: Encoding) -> None:
     if encoding.truncated:
+        budgets = settings().budgets
+        cap = budgets.tokens is not None and len(encoding) <= budgets.tokens  # this server's budget, not the model's
+        reads = f"the limit is {budgets.limit('tokens')}" if cap else f"the model reads at most {len(encoding)}"
         st.warning(
-            f"The input is {encoding.full_length} tokens long; the model reads at most {len(encoding)}. "
-            f"Only the first {len(encoding)} tokens are analysed."
+            f"The input is {encoding.full_length} tokens long; {reads}. Only the first {len(encoding)} tokens are "
+            "analysed."
         )
 
 

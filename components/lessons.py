@@ -202,14 +202,14 @@ def question_box(question: Question, live: CachedLive, key: str) -> bool:
         if question.given:
             st.markdown("  \n".join(f"{label}: **{literal(text)}**" for label, text in question.given))
         if question.choices:
-            guess = st.radio("Your answer", question.choices, index=None, key=guess_key)
+            guess = st.radio("Your answer", question.choices, index=None, key=guess_key, horizontal=True)  # 2.5.8
         else:
             guess = st.text_input("Your answer (one word)", key=guess_key, max_chars=40)
         if st.form_submit_button("Check my answer", key=f"{key}_check"):
             if guess:
                 st.session_state[answered] = guess
             else:
-                st.caption("Choose or type an answer first.")
+                st.warning("Choose or type an answer first.")  # an alert: screen readers announce it
     guess = st.session_state.get(answered)
     if not guess:
         return False

@@ -21,3 +21,10 @@ def line_style(n: int) -> tuple[str, str]:
     """Colour and dash of the n-th line group: any two of the first 20 differ in dash or colour, any two
     of the first 4 in both (so no group is told by colour alone)."""
     return PALETTE[n % len(PALETTE)], DASHES[n % len(DASHES)]
+
+
+INK = "#31333F"  # the page's own text colour: 12.6:1 on white
+# Heatmaps that print their numbers in the cells: light blues under black text, at least 8:1 in every cell (plotly's
+# own pick of #444 or white on a full blue scale gave 3.1-3.2:1 on its middle blues).
+LIGHT_BLUES = [[0.0, "#f7fbff"], [1.0, "#6baed6"]]
+CELL_TEXT = {"color": "#000000"}

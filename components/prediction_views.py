@@ -19,6 +19,7 @@ from components import cache
 from components.exports import chart, table
 from components.layout import truncation_notice
 from components.model import settings
+from components.palette import CELL_TEXT, LIGHT_BLUES
 from components.params import bound
 from components.state import bound_int_input, set_shared_text
 from components.text import chart_text, code_span, literal
@@ -130,7 +131,8 @@ def confusion_figure(confusion: pd.DataFrame) -> go.Figure:
             y=list(confusion.index),
             text=confusion.to_numpy(),
             texttemplate="%{text}",
-            colorscale="Blues",
+            textfont=CELL_TEXT,
+            colorscale=LIGHT_BLUES,
             showscale=False,
         )
     )
@@ -236,6 +238,11 @@ MAX_DRAW = 1_000_000
 
 def _next_draw() -> None:
     st.session_state["draw"] = st.session_state.get("draw", 1) % MAX_DRAW + 1
+
+
+def pretraining_shown() -> bool:
+    """Whether the pre-training view is on (its switch, or a link's ``pretrain=true`` before the switch is drawn)."""
+    return bool(st.session_state.get("pretrain", st.query_params.get("pretrain", "").lower() == "true"))
 
 
 def pretraining_section(query: cache.Query) -> None:

@@ -127,7 +127,9 @@ def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[S
     student's own sentence; the request is None (with a message) when unusable."""
     warn_bad_param("source", lambda raw: raw in SOURCES, f"one of {', '.join(SOURCES)}")
     choose, give = st.columns([1, 2])  # side by side: the views start higher on the screen
-    source = choose.radio("Sentences", SOURCES, key="source", bind="query-params")
+    source = choose.radio(
+        "Sentences", SOURCES, key="source", bind="query-params", horizontal=True
+    )  # 2.5.8: 24 px apart
     with give:
         items = {"Preset": _preset_items, "Paste lines": _pasted_items, "Upload CSV": _uploaded_items}[source]()
     _seed_from_preset(st.session_state.get("preset") or st.query_params.get("preset", ""), only_unset=True)
@@ -204,7 +206,8 @@ def view_controls(num_layers: int) -> tuple[str, str]:
         bind="query-params",
         horizontal=True,
         help="PCA keeps the directions of largest variance; MDS approximates the cosine distances "
-        "(its stress, shown under the map, says how well).",
+        "(its stress, shown under the map, says how well). PCA 3D turns by dragging; PCA 2D shows its first "
+        "two axes, the same points, with no dragging.",
     )
     left.caption(f"Showing {layer_label(layer, num_layers)}.")
     return layer, projection

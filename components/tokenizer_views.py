@@ -20,6 +20,7 @@ from bertlens.wording import agree, listed, numbered, plural
 from components import cache, exports
 from components.layout import truncation_notice
 from components.model import cached_bundle, settings
+from components.palette import CELL_TEXT, LIGHT_BLUES
 from components.params import bound
 from components.state import bound_int_slider, linked_text, warn_bad_param
 from components.text import chart_text, literal
@@ -60,11 +61,12 @@ def batch_heatmap(batch: PaddedBatch, values: str, title: str) -> go.Figure:
             # Value 0 ([PAD]'s id, or a masked position) is grey; real tokens are blue.
             colorscale=[[0, PAD_GREY], [1, "#1f77b4"]]
             if is_mask
-            else [[0, PAD_GREY], [1e-9, "#c6dbef"], [1, "#08306b"]],
+            else [[0, PAD_GREY], [1e-9, LIGHT_BLUES[0][1]], [1, LIGHT_BLUES[1][1]]],
             zmin=0,
             zmax=1 if is_mask else max(float(np.nanmax(z)), 1.0),
             showscale=not is_mask,
             texttemplate="%{z:d}" if batch.width <= TEXT_IN_CELLS else None,
+            textfont=CELL_TEXT,
             xgap=1,
             ygap=1,
         )

@@ -31,9 +31,10 @@ if not require_text(text):
     stop_page()
 
 missing = missing_mask_message(text)
-if missing:
+learning = views.pretraining_shown()  # pre-training chooses its own tokens: it needs no [MASK]
+if missing and not learning:
     st.info(missing)
-with st.expander("Mask a word of the sentence", expanded=missing is not None):
+with st.expander("Mask a word of the sentence", expanded=missing is not None and not learning):
     views.mask_word_helper(text)
 views.pretraining_section(cache.query(bundle.name, text))
 if missing:

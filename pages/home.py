@@ -3,10 +3,10 @@
 import streamlit as st
 
 from components.home import page_cards, preload_charts
-from components.layout import page_header
+from components.layout import APP_TITLE, page_header
 from components.lessons import lesson_list
 
-bundle = page_header("BERT Lens", "See inside BERT: tokens, weights, predictions, attention and meaning.", page="home")
+bundle = page_header(APP_TITLE, "See inside BERT: tokens, weights, predictions, attention and meaning.", page="home")
 
 st.markdown(
     """

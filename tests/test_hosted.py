@@ -214,4 +214,5 @@ def test_token_cap_applies(hosted_app, monkeypatch):
     text = "hosted token cap check: one two three four five six seven eight nine ten"
     at = hosted_app("pages/attention.py", text=text)
     assert not at.exception
-    assert "reads at most 8" in warnings(at)
+    # The server's budget, named with the setting that changes it (it once read like the model's own limit)
+    assert "the limit is at most 8 tokens per text on this server (set `BERTLENS_MAX_TOKENS`" in warnings(at)

@@ -157,7 +157,9 @@ def test_pretraining_masking_on_the_sentence_equals_the_models_own_loss(open_pag
     text = "The quick brown fox jumps over the lazy dog while the farmer watches from the old wooden fence."
     at = open_page(PAGE, tiny_pretraining_dir, text=text, pretrain="true", draw="3")
     assert not at.exception and at.toggle(key="pretrain").value and at.number_input(key="draw").value == 3
-    assert "A [MASK] is needed" in shown(at)  # the pre-training view needs no mask of the student's
+    # The pre-training view needs no mask of the student's: no call for one, and the mask helper stays closed (a
+    # lesson step opened it above the view it talks about, with "A [MASK] is needed" and the helper open).
+    assert "A [MASK] is needed" not in shown(at) and not at.expander[0].proto.expanded
     (draw,) = [t for t in tables(at) if "what happened" in t.columns]
     tokenizer = AutoTokenizer.from_pretrained(tiny_pretraining_dir)
     original = tokenizer(text)["input_ids"]
