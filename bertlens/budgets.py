@@ -31,6 +31,7 @@ class Budgets:
     lab_positions: int
     candidates: int
     eval_rows: int
+    masks: int
 
     def limit(self, name: str) -> str:
         """'at most 10 occurrences of the word per sentence (`BERTLENS_MAX_…` or `max_…` in secrets)'."""
@@ -74,6 +75,7 @@ BUDGETS: dict[str, BudgetSpec] = {
     "lab_positions": BudgetSpec("max_lab_positions", 4_096, 16_384, "positions (lines × length) in the padding lab"),
     "candidates": BudgetSpec("max_candidates", 10, 50, "candidate sentences B"),
     "eval_rows": BudgetSpec("max_eval_rows", 20, 100, "labelled pairs to evaluate"),
+    "masks": BudgetSpec("max_masks", 12, 50, "masks drawn one by one (table and chart each)"),
 }
 assert list(BUDGETS) == [f.name for f in fields(Budgets)]  # one entry per field, same order
 

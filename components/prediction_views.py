@@ -150,7 +150,10 @@ def guesses_section(query: cache.Query, guesses: list[mlm.MaskGuesses], words: d
             f"{len(guesses)} masks, predicted **independently, in one pass**: each mask gets its own softmax, "
             "from the sentence with every mask still hidden, never another mask's guess."
         )
-    mask_columns(guesses)
+    budgets = settings().budgets
+    if too_many := budgets.first_only("masks", len(guesses), "masks", "drawn one by one"):
+        st.warning(too_many + " Every mask at a glance, below, lists them all.")
+    mask_columns(guesses[: budgets.masks])
     if len(guesses) > 1:
         mask_overview_section(query, guesses, words)
 
