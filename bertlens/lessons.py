@@ -111,9 +111,15 @@ def needs_head(bundle: ModelBundle, head: str) -> str | None:
     if caps.has_mlm_head if head == "MLM" else caps.predicts_next_sentence:
         return None
     return (
-        f"This needs a model with the {head} head; the active model `{bundle.name}` has none "
-        "(it is an encoder only). Choose bert-base-uncased in the sidebar to see BERT's own answer."
+        f"This needs a model with the {head} head; the active model `{bundle.name}` has none (it is an encoder only)."
     )
+
+
+# Where to get the heads (offline: the sidebar's choice falls back to the bundled encoder until it is downloaded).
+GET_THE_HEADS = (
+    "bert-base-uncased has both: the sidebar's Model menu (offline, after `hf download bert-base-uncased` on a "
+    "connected machine)."
+)
 
 
 @dataclass(frozen=True)
@@ -131,7 +137,7 @@ class FillMaskTop1:
     def reveal(self, live: Live) -> Reveal:
         missing = needs_head(live.bundle, "MLM")
         if missing:
-            return Reveal(None, missing)
+            return Reveal(None, f"{missing} {GET_THE_HEADS}")
         guesses = top_k_guesses(live.analysis(self.text), live.bundle.tokenizer, 3)
         if not guesses:
             return Reveal(None, "The sentence has no [MASK] the model reads.")
@@ -240,7 +246,7 @@ class NextSentenceVerdict:
     def reveal(self, live: Live) -> Reveal:
         missing = needs_head(live.bundle, "NSP")
         if missing:
-            return Reveal(None, missing)
+            return Reveal(None, f"{missing} {GET_THE_HEADS}")
         verdict = next_sentence(live.analysis(self.a, self.b))
         if verdict is None:
             return Reveal(None, "This model gives no next-sentence verdict.")

@@ -59,6 +59,16 @@ class Choice:
             return f"Rollout through encoder layer {self.layer} (all heads)"
         return f"Encoder layer {self.layer}, " + (f"mean of {heads} heads" if self.mean else f"head {self.head}")
 
+    def across_layers(self, heads: int) -> str:
+        """What a chart over every encoder layer follows (the chosen layer is only marked on it)."""
+        if self.view == "rollout":
+            return "rollout through each encoder layer (all heads)"
+        return (
+            f"the mean of {heads} heads in each encoder layer"
+            if self.mean
+            else f"head {self.head} in each encoder layer"
+        )
+
     def slug(self) -> str:
         if self.view == "rollout":
             return f"rollout-layer{self.layer}"
@@ -353,9 +363,10 @@ def focus_row_figure(row: np.ndarray, encoding: Encoding, token: int, targets: l
 
 
 def focus_layers_figure(
-    values: np.ndarray, encoding: Encoding, token: int, targets: list[int], layer: int, title: str
+    values: np.ndarray, encoding: Encoding, token: int, targets: list[int], layer: int, follows: str
 ) -> go.Figure:
-    """Attention of ``token`` to each target, layer by layer (``values``: (layers, targets))."""
+    """Attention of ``token`` to each target, layer by layer (``values``: (layers, targets)); ``follows``: what
+    each layer's value is (``Choice.across_layers``: the title once named only the chosen layer's head)."""
     labels = token_labels(encoding)
     fig = go.Figure(
         [
@@ -371,7 +382,7 @@ def focus_layers_figure(
     )
     fig.add_vline(x=layer, line=dict(color="#999", dash="dot"))
     fig.update_layout(
-        title=f"{labels[token]!r} → targets, encoder layer by encoder layer — {title}",
+        title=f"{labels[token]!r} → targets: {follows}",
         height=380,
         margin=dict(l=10, r=10, t=50, b=10),
         xaxis=dict(title="encoder layer", dtick=1),
@@ -408,7 +419,12 @@ def page_figures(analysis: Analysis, choice: Choice = Choice(), statistic: str =
         "statistics": statistics_figure(head_statistics(attentions, encoding)[statistic], statistic, selected),
         "focus row": focus_row_figure(matrix[token], encoding, token, targets, title),
         "focus layers": focus_layers_figure(
-            focus_across_layers(stack, token, targets), encoding, token, targets, choice.layer, title
+            focus_across_layers(stack, token, targets),
+            encoding,
+            token,
+            targets,
+            choice.layer,
+            choice.across_layers(heads),
         ),
     }
 

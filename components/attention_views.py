@@ -379,7 +379,7 @@ def token_focus_section(page: PageInput, choice: Choice, heads: int) -> None:
             )
         values = focus_across_layers(stack, token, chosen)
         chart(
-            focus_layers_figure(values, encoding, token, chosen, choice.layer, title),
+            focus_layers_figure(values, encoding, token, chosen, choice.layer, choice.across_layers(heads)),
             "token-focus-layers",
             key="focus_layers",
             data=lambda: pd.DataFrame(

@@ -16,7 +16,7 @@ from streamlit.errors import StreamlitAPIException
 
 from bertlens.analysis import Analysis
 from bertlens.curriculum import LESSONS, lesson_step
-from bertlens.lessons import PAGE_HEADS, Lesson, Question, heads_needed, needs_head, resolve
+from bertlens.lessons import GET_THE_HEADS, PAGE_HEADS, Lesson, Question, heads_needed, needs_head, resolve
 from bertlens.models import ModelBundle
 from bertlens.senses import WordVectors
 from components import cache
@@ -154,8 +154,9 @@ def lesson_panel(bundle: ModelBundle, page: str) -> bool:
             label = f"Open the {PAGE_TITLES[step.page]} page for this step"
             if step.page != page and st.button(label, key="_lesson_open", type="primary"):
                 go_to_step(lesson, index, layers)
-            if missing:
-                st.info(missing, icon=":material/info:")
+            if missing:  # on the step's own page, the page's explanation below says where to get the head
+                asks = " So this step asks nothing." if step.question else ""
+                st.info(f"{missing}{asks}" + ("" if step.page == page else f" {GET_THE_HEADS}"), icon=":material/info:")
             for callout in step.callouts:
                 st.info(callout, icon=":material/lightbulb:")
         if question is not None:

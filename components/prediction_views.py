@@ -344,11 +344,26 @@ def true_rank_figure(guesses: LayerGuesses) -> go.Figure:
     return fig
 
 
+def rank_in_words(guesses: LayerGuesses) -> str:
+    """The rank line in words: its best (lowest) rank, not its "peak" (the worst rank, for a generic line)."""
+    ranks = np.asarray(guesses.true_ranks)
+    best = int(np.argmin(ranks))
+    return (
+        f"Rank of {guesses.true_token} after every layer: from {int(ranks[0]):,} ({guesses.labels[0]}) to "
+        f"{int(ranks[-1]):,} ({guesses.labels[-1]}); best {int(ranks[best]):,} at {guesses.labels[best]}."
+    )
+
+
 def layer_guesses_view(guesses: LayerGuesses) -> None:
     st.info(LAYER_CAVEAT, icon=":material/info:")
     chart(layer_probabilities_figure(guesses), f"fill-mask-layers-{guesses.mask_number}", key="layer_probabilities")
     if guesses.true_ranks is not None:
-        chart(true_rank_figure(guesses), f"fill-mask-true-rank-{guesses.mask_number}", key="layer_true_rank")
+        chart(
+            true_rank_figure(guesses),
+            f"fill-mask-true-rank-{guesses.mask_number}",
+            key="layer_true_rank",
+            words=rank_in_words(guesses),
+        )
     else:
         st.caption("Type the original word above to follow its rank through the layers.")
     table(

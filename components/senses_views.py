@@ -235,10 +235,12 @@ def sentences_to_read(
     word = literal(request.word)
     if chosen.over_per_sentence:
         over = chosen.over_per_sentence
+        numbered = [i + 1 for i in over if labels[i] != YOUR_SENSE]
+        which = [f"{agree(len(numbered), 'sentence', 'sentences')} {_numbers(numbered)}"] if numbered else []
+        which += [YOUR_SENSE] if any(labels[i] == YOUR_SENSE for i in over) else []
         st.warning(
-            f"“{word}” occurs more than {budgets.occurrences_per_sentence:,} times in {plural(len(over), 'sentence')} "
-            f"({_numbers([YOUR_SENSE if labels[i] == YOUR_SENSE else i + 1 for i in over])}; up to "
-            f"{max(counts[i] for i in over):,} times); they are "
+            f"“{word}” occurs more than {budgets.occurrences_per_sentence:,} times in {' and '.join(which)} (up to "
+            f"{max(counts[i] for i in over):,} times); {agree(len(over), 'it is', 'they are')} "
             f"left out: {budgets.limit('occurrences_per_sentence')}."
         )
     if chosen.beyond_total:

@@ -18,7 +18,8 @@ request, text = views.sentence_input(
     budgets,
     lambda: shared_text(
         "Your own sentence (optional)",
-        help="The sentence that follows you from page to page. If it contains the word, it joins the map as a star.",
+        help="The sentence that follows you from page to page. If it contains the word, it joins the map as a star "
+        "and counts like every sentence: the projection is fitted with it, so the other points move a little too.",
     ),
 )
 if request:

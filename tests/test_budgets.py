@@ -165,7 +165,8 @@ def test_word_repeated_hundreds_of_times_is_refused_quickly(open_page, reads, mo
     elapsed = time.perf_counter() - start
     assert not at.exception
     limit = 10 if hosted_mode else 50
-    assert f"occurs more than {limit} times in 50 sentences" in shown(at, "warning")
+    assert f"occurs more than {limit} times in sentences 1, 2, 3" in shown(at, "warning")
+    assert "(up to 250 times); they are left out" in shown(at, "warning")
     assert f"at most {limit} occurrences of the word per sentence" in shown(at, "warning")
     assert "`BERTLENS_MAX_OCCURRENCES_PER_SENTENCE`" in shown(at, "warning")
     assert reads == [] and not at.get("plotly_chart")  # no forward pass, nothing drawn
@@ -192,9 +193,8 @@ def test_long_shared_sentence_is_cut_and_scanned_once(open_page, monkeypatch):
         "Your own sentence (optional)"
     ) + " is 120,000 characters long; pages read only its first 20,000" in shown(at, "warning")
     assert "`BERTLENS_MAX_CHARS`" in shown(at, "warning")
-    assert "occurs more than 50 times in 1 sentence (your sentence; up to" in shown(
-        at, "warning"
-    )  # the shared one, left out
+    warning = shown(at, "warning")  # the shared one, left out (it said "in 1 sentence (your sentence; up to …")
+    assert "occurs more than 50 times in your sentence (up to " in warning and "times); it is left out" in warning
     first = len(calls)
     at.selectbox(key="senses_layer").set_value("2").run()
     assert not at.exception and len(calls) == first  # the rerun scans nothing again (cached)

@@ -143,6 +143,8 @@ def test_default_sentence_focuses_it_on_animal_and_street(open_page, bundled):
     token, targets = at.selectbox(key="token").value, at.multiselect(key="targets").value
     assert encoding.tokens[token] == "it" and [encoding.tokens[t] for t in targets] == ["animal", "street"]
     row, layers = specs(at)
+    # It follows head 1 of every layer: its title once named only "Encoder layer 4, head 1"
+    assert layers["layout"]["title"]["text"] == "'10 it' → targets: head 1 in each encoder layer"
     values = np.array([typed(trace["y"]) for trace in layers["data"] if trace.get("mode") == "lines+markers"])
     reference = analyze(bundled, at.text_input(key="text").value).attentions[:, 1, token][:, targets].T
     np.testing.assert_allclose(values, reference, atol=1e-6)

@@ -255,7 +255,14 @@ def test_guesses_at_every_layer_from_the_link(open_page, tiny_pretraining_dir, t
     summary = frame(at, "rank of paris")
     assert summary["after"].tolist() == ["embeddings output", "after encoder layer 0", "after encoder layer 1"]
     paris = tiny_bundle.tokenizer.convert_tokens_to_ids("paris")
-    assert summary["rank of paris"].tolist() == (1 + (probabilities > probabilities[:, [paris]]).sum(-1)).tolist()
+    ranks = (1 + (probabilities > probabilities[:, [paris]]).sum(-1)).tolist()
+    assert summary["rank of paris"].tolist() == ranks
+    best = int(np.argmin(ranks))  # the rank chart's line in words names its best rank (it said where it "peaks")
+    words = (
+        f"Rank of paris after every layer: from {ranks[0]:,} (embeddings output) to {ranks[-1]:,} "
+        f"(after encoder layer 1); best {ranks[best]:,} at {summary['after'][best]}."
+    )
+    assert f"In words — {literal(words)}" in text_of(at)
     lines = charts(at)["layer_probabilities"]["data"]
     assert len(lines) == 5 and lines[-1]["name"] == "paris (true word)"
     np.testing.assert_allclose(typed(lines[-1]["y"]), probabilities[:, paris].numpy(), rtol=1e-4)

@@ -181,3 +181,10 @@ def test_a_malformed_draw_gets_a_message(open_page, tiny_pretraining_dir):
     at = open_page(PAGE, tiny_pretraining_dir, text=ONE_MASK, pretrain="true", draw="abc")
     assert not at.exception and any("`draw`" in w.value for w in at.warning)
     assert at.number_input(key="draw").value == 1
+
+
+def test_a_shared_sentence_b_is_said_to_be_unread(open_page, tiny_pretraining_dir):
+    """The guesses are for the one sentence; a B from another page stayed in the link without a word."""
+    at = open_page(PAGE, tiny_pretraining_dir, text=ONE_MASK, b="It was fast.")
+    assert not at.exception and "Sentence B, from another page, is not read here" in shown(at)
+    assert "Sentence B" not in shown(open_page(PAGE, tiny_pretraining_dir, text=ONE_MASK))

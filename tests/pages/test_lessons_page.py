@@ -126,6 +126,12 @@ def test_encoder_only_model_says_the_head_is_missing(open_page, bundled):
     assert not at.exception
     assert "needs a model with the MLM head" in shown(at) and not page_waits(at)  # nothing to wait for
     assert not [w for w in at.text_input if w.key == "_lesson_discover_1_guess"]  # nothing to predict against
+    # Said once: the panel says the step asks nothing; where to get the head is the page's own explanation's
+    # (both said it). On another page, the panel says it.
+    (notice,) = [i.value for i in at.info if "needs a model with the MLM head" in i.value]
+    assert notice.endswith("So this step asks nothing.") and "hf download" not in notice
+    elsewhere = open_page("pages/attention.py", bundled.name, **step_link(DISCOVER, 1, 6))
+    assert "hf download bert-base-uncased" in shown(elsewhere)
 
 
 def test_choice_question_reveals_the_attention_answer(open_page, tiny_pretraining_dir, tiny_bundle):
