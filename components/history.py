@@ -15,12 +15,14 @@ import streamlit as st
 
 from components.state import FROM_HISTORY
 
+NO_HISTORY_ENTRY = "_no_history_entry"  # the key of a container whose clicks and keys add no entry
+
 ONE_ENTRY_PER_ACTION = """<script data-bertlens="one-history-entry-per-action">
 (() => {
   if (window.bertlensHistory) return;
   window.bertlensHistory = true;
   let acted = false;
-  const act = (event) => { if (event.isTrusted) acted = true; };
+  const act = (event) => { if (event.isTrusted && !event.target.closest?.(".st-key-QUIET")) acted = true; };
   window.addEventListener("pointerdown", act, true);
   window.addEventListener("keydown", act, true);
   // The first change of the address after an action is a new entry, whichever way Streamlit makes it (a bound
@@ -47,7 +49,7 @@ ONE_ENTRY_PER_ACTION = """<script data-bertlens="one-history-entry-per-action">
   history.pushState = record;
   history.replaceState = record;
 })();
-</script>""".replace("MARK", FROM_HISTORY)
+</script>""".replace("MARK", FROM_HISTORY).replace("QUIET", NO_HISTORY_ENTRY)
 
 
 def one_history_entry_per_action() -> None:

@@ -20,6 +20,7 @@ from bertlens.lessons import GET_THE_HEADS, PAGE_HEADS, Lesson, Question, heads_
 from bertlens.models import ModelBundle
 from bertlens.senses import WordVectors
 from components import cache
+from components.history import NO_HISTORY_ENTRY
 from components.model import active_model_name, settings
 from components.params import (
     PAGE_TITLES,
@@ -94,6 +95,12 @@ def go_to_step(lesson: Lesson, index: int, num_layers: int) -> None:
         st.rerun()
 
 
+def forget_opened_step() -> None:
+    """Let a bare lesson link open its step's view again (Back to the entry of a bare link showed the step's
+    question above the page's default view)."""
+    st.session_state.pop(OPENED, None)
+
+
 def apply_pending(page: str) -> None:
     """Put the opened step's progress in the URL on its page (``st.switch_page`` carries it too, but a page
     run on its own cannot switch, and a rerun can start from the old query string)."""
@@ -160,7 +167,9 @@ def lesson_panel(bundle: ModelBundle, page: str) -> bool:
             for callout in step.callouts:
                 st.info(callout, icon=":material/lightbulb:")
         if question is not None:
-            with ask:
+            # Keyed: answering or skipping is no step in the browser's history (components/history.py), since
+            # Back could not undo it (the answer is the session's, not the address's).
+            with ask, st.container(key=NO_HISTORY_ENTRY):
                 answered = question_box(question, CachedLive(bundle), key)
                 waits = step.page == page and not answered and not st.session_state.get(f"{key}_skipped")
                 if waits:

@@ -17,7 +17,7 @@ import streamlit as st
 from sklearn.metrics.pairwise import cosine_similarity
 
 from bertlens.budgets import Budgets, select_occurrences
-from bertlens.sense_presets import PRESETS
+from bertlens.sense_presets import PRESETS, SensePreset
 from bertlens.senses import (
     MAX_WORD_CHARS,
     PROJECTIONS,
@@ -72,10 +72,14 @@ class SenseRequest:
 
 def _seed_from_preset(name: str, only_unset: bool = False) -> None:
     """Set the word and reference words to the preset's (when switching preset, or on first load)."""
-    preset = PRESETS.get(name, PRESETS["field"])
+    preset = _preset(name)
     for key, value in (("senses_word", preset.word), ("refs", ", ".join(preset.references))):
         if not only_unset or (key not in st.session_state and key not in st.query_params):
             st.session_state[key] = value
+
+
+def _preset(name: str) -> SensePreset:
+    return PRESETS.get(name, PRESETS["field"])
 
 
 def _preset_items() -> tuple[LabelledSentence, ...]:
@@ -132,10 +136,14 @@ def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[S
     )  # 2.5.8: 24 px apart
     with give:
         items = {"Preset": _preset_items, "Paste lines": _pasted_items, "Upload CSV": _uploaded_items}[source]()
-    _seed_from_preset(st.session_state.get("preset") or st.query_params.get("preset", ""), only_unset=True)
+    preset_name = st.session_state.get("preset") or st.query_params.get("preset", "")
+    _seed_from_preset(preset_name, only_unset=True)
     left, mid, right = st.columns([1, 1.3, 2])  # one row: the views start higher on the screen
-    word = linked_text(left.text_input, "Word to follow", "senses_word", max_chars=200).strip()
-    refs = linked_text(mid.text_input, "Reference words (comma-separated)", "refs")
+    # The preset's word and references are the defaults: a link holds them only when changed (the page once
+    # wrote them into every link it opened, two more steps in the browser's history).
+    preset = _preset(preset_name)
+    word = linked_text(left.text_input, "Word to follow", "senses_word", preset.word, max_chars=200).strip()
+    refs = linked_text(mid.text_input, "Reference words (comma-separated)", "refs", ", ".join(preset.references))
     with right:
         own = own_sentence()
     if items is None:

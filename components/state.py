@@ -155,17 +155,18 @@ def forget_shared_text(key: str = "text") -> None:
     st.session_state.pop(f"_shared_{key}", None)
 
 
-def follow_history(page: str) -> None:
+def follow_history(page: str) -> bool:
     """After the browser's Back or Forward the address is the view: drop what the session remembers of the
     page's settings and of the shared texts, so that every widget reads the address (a setting it leaves out:
     its default). Without this, the session's newer sentence and settings overwrote the entry Back opened.
-    Call it before the page draws any widget."""
+    Call it before the page draws any widget. True when the run comes from Back or Forward."""
     if FROM_HISTORY not in st.query_params:
-        return
+        return False
     del st.query_params[FROM_HISTORY]
     for name in [*(param.name for param in page_params(page)), *SHARED_TEXTS]:
         for key in (name, KEPT + name, f"_shared_{name}"):
             st.session_state.pop(key, None)
+    return True
 
 
 @contextlib.contextmanager

@@ -283,3 +283,21 @@ def test_a_class_link_keeps_what_it_says(page, server_url):
     wait_for_run(page)
     expect(main(page).get_by_text("step 6 of")).to_be_visible()
     assert "attn_tab=Head+view" in page.url and "present=true" in page.url
+
+
+def test_answering_or_skipping_a_question_adds_no_history_entry(page, server_url):
+    """Back could not undo an answer or a skip (they live in the session), so each cost the student a Back press
+    that changed nothing; a bare lesson link's rewrite of the address adds none either."""
+    page.goto(f"{server_url}/fill_mask?lesson=discover&step=2")
+    wait_for_run(page)
+    expect(main(page).get_by_text("Your answer first")).to_be_visible()
+    length = page.evaluate("history.length")
+    click(page, SKIP)
+    expect(main(page).get_by_text("Your answer first")).to_have_count(0)
+    click(page, "Next →")
+    answer(page, ())
+    expect(main(page).get_by_text("you said")).to_be_visible()
+    assert page.evaluate("history.length") == length + 1  # Next only
+    page.go_back()
+    wait_for_run(page)
+    expect(main(page).get_by_text("step 2 of")).to_be_visible()

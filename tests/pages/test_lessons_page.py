@@ -325,3 +325,14 @@ def test_no_outline_is_promised_for_a_control_the_model_cannot_draw(open_page, b
     at = open_page("pages/fill_mask.py", bundled.name, **step_link(LESSONS["overview"], 5, 6))
     assert not at.exception and "needs a model with the MLM head" in shown(at)
     assert "outlined below" not in shown(at)
+
+
+def test_back_to_a_bare_lesson_link_opens_the_steps_view_again(open_page, tiny_pretraining_dir):
+    """Back to the entry of a bare link (lesson and step only) showed the step's question above the page's
+    default view: the step had been opened once in this session, so its view was not put back."""
+    at = open_page("pages/attention.py", tiny_pretraining_dir, lesson="discover", step="4")
+    assert at.query_params["attn_tab"] == "Token focus"
+    at.query_params.clear()
+    at.query_params.update(lesson="discover", step="4", bertlens_history="1")  # Back, to the bare entry
+    at.run()
+    assert not at.exception and at.query_params["attn_tab"] == "Token focus" and "bertlens_history" not in at.query_params

@@ -198,3 +198,14 @@ def test_a_reference_word_the_vocabulary_cannot_spell_is_named(open_page):
     assert not at.exception
     warned = messages(at, "warning")
     assert "Not in the vocabulary: 👩 became [UNK]" in warned and "snake" not in warned
+
+
+def test_the_link_holds_the_presets_word_only_when_changed(open_page):
+    """The preset's word and reference words are its defaults: a bare visit wrote them into the link (two more
+    steps in the browser's history for every student who opened the page)."""
+    at = open_page(PAGE)
+    assert not at.exception and "senses_word" not in at.query_params and "refs" not in at.query_params
+    at = open_page(PAGE, preset="bank")
+    assert at.text_input(key="senses_word").value == "bank" and "senses_word" not in at.query_params
+    at.text_input(key="senses_word").set_value("river").run()
+    assert at.query_params["senses_word"] == "river"
