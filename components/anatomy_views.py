@@ -124,7 +124,7 @@ def architecture_figure(arch: Architecture) -> go.Figure:
         xanchor="left",
         showarrow=False,
         text=f"<b>Encoder layer L</b>, × {arch.layers} ({layer_range}): hidden state L in, L + 1 out",
-        font=dict(size=11),
+        font=dict(size=11, color=INK),
     )
     _box(fig, arch.attention, 1.5, 10.5, attention, "layer")
     _box(fig, arch.feed_forward, 1.5, 10.5, ffn, "layer")

@@ -29,7 +29,7 @@ from bertlens.attention import (
     thumbnail_size,
     token_labels,
 )
-from components.palette import CELL_TEXT, LIGHT_BLUES, line_style, rgba
+from components.palette import CELL_TEXT, INK, LIGHT_BLUES, line_style, rgba
 
 COLORS = "Blues"
 ACCENT = "#d62728"
@@ -222,6 +222,7 @@ def head_view_figure(
                 mode="markers+text",
                 text=tokens,
                 textposition=position,
+                textfont=dict(color=INK),  # Streamlit's chart theme greys it (3.7:1)
                 marker=dict(size=9, color="#555", opacity=0.6),
                 customdata=[[i, number] for i in range(n)],  # position, side (0 query, 1 key): a click focuses it
                 hovertemplate=f"{kind} %{{customdata[0]}}: %{{text}}<extra>click to focus</extra>",

@@ -21,7 +21,6 @@ import streamlit as st
 
 from components import html_table
 from components.chart_words import describe
-from components.palette import INK
 from components.text import literal
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
@@ -59,22 +58,6 @@ def png_config(filename: str, scale: int = 2) -> dict:
 Table: TypeAlias = pd.DataFrame | Callable[[], pd.DataFrame]  # a function: built only when the button is clicked
 
 
-def legible(fig: go.Figure) -> go.Figure:
-    """Every text of ``fig`` in the page's text colour (WCAG 1.4.3): Streamlit's chart theme greys axis, legend
-    and colour-bar text (3.7:1 on white). Explicit values win over a theme's. Changes ``fig`` (built per run)."""
-    fig.update_layout(font_color=INK, title_font_color=INK, legend_font_color=INK, legend_title_font_color=INK)
-    fig.update_xaxes(tickfont_color=INK, title_font_color=INK)
-    fig.update_yaxes(tickfont_color=INK, title_font_color=INK)
-    axis = {"tickfont_color": INK, "title_font_color": INK}
-    fig.update_scenes(xaxis=axis, yaxis=axis, zaxis=axis)
-    for trace in fig.data:
-        if "colorbar" in trace:
-            trace.update(colorbar_tickfont_color=INK, colorbar_title_font_color=INK)
-        elif "marker" in trace and "colorbar" in trace.marker:
-            trace.update(marker_colorbar_tickfont_color=INK, marker_colorbar_title_font_color=INK)
-    return fig
-
-
 def chart(
     fig: go.Figure,
     filename: str,
@@ -87,7 +70,7 @@ def chart(
     words under it (its text equivalent): ``words``, or one line read from its data. ``data``: the chart's
     numbers as a table, offered as ``filename``.csv."""
     key = key or f"chart-{_slug(filename)}"
-    drawn = st.plotly_chart(legible(fig), config=png_config(filename), key=key, **kwargs)
+    drawn = st.plotly_chart(fig, config=png_config(filename), key=key, **kwargs)
     if words := words or describe(fig):
         st.caption(f"In words — {literal(words)}")
     if data is not None:

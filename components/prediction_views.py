@@ -19,7 +19,7 @@ from components import cache
 from components.exports import chart, table
 from components.layout import truncation_notice
 from components.model import settings
-from components.palette import CELL_TEXT, LIGHT_BLUES
+from components.palette import CELL_TEXT, INK, LIGHT_BLUES
 from components.params import bound
 from components.state import bound_int_input, set_shared_text
 from components.text import chart_text, code_span, literal
@@ -110,6 +110,8 @@ def bar_figure(labels: list[str], values: list[float], title: str, x_title: str)
             marker_color=BAR,
             text=[f"{v:.3g}" for v in values],
             textposition="auto",
+            insidetextfont=dict(color="#ffffff"),  # 4.8:1 on BAR
+            outsidetextfont=dict(color=INK),
             hovertemplate="%{y}: %{x:.4g}<extra></extra>",
         )
     )

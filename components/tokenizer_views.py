@@ -20,7 +20,7 @@ from bertlens.wording import agree, listed, numbered, plural
 from components import cache, exports
 from components.layout import truncation_notice
 from components.model import cached_bundle, settings
-from components.palette import CELL_TEXT, LIGHT_BLUES
+from components.palette import CELL_TEXT, INK, LIGHT_BLUES
 from components.params import bound
 from components.state import bound_int_slider, linked_text, warn_bad_param
 from components.text import chart_text, literal
@@ -83,6 +83,7 @@ def padding_bars(comparison: pd.DataFrame) -> go.Figure:
         text=comparison["padding %"],
         texttemplate="%{text:.2f} %",
         textposition="outside",
+        textfont=dict(color=INK),
         cliponaxis=False,
     )
     fig = go.Figure(bars)

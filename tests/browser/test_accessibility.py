@@ -231,6 +231,8 @@ CHART_TEXTS = """() => [...document.querySelectorAll('.js-plotly-plot svg text')
 CHART_VIEWS = [
     ("attention", {}),
     ("attention", {"tab": "Head statistics"}),
+    ("attention", {"tab": "Head view"}),
+    ("anatomy", {}),
     ("anatomy", {"anatomy_tab": "Parameters"}),
     ("tokenizer", {"tokenizer_tab": "Padding lab"}),
     ("next_sentence", {"nsp_tab": "Evaluation"}),
@@ -250,7 +252,7 @@ def test_titles_chart_text_and_focus_meet_wcag(axe_page, server_url):
         expect(page.locator(".js-plotly-plot svg text").first).to_be_attached()
         titles.add(page.title())
         fills = set(page.evaluate(CHART_TEXTS))
-        assert fills <= {"rgb(49, 51, 63)", "rgb(0, 0, 0)"}, (path, params, fills)
+        assert fills <= {"rgb(49, 51, 63)", "rgb(0, 0, 0)", "rgb(26, 26, 26)"}, (path, params, fills)
     assert titles == {"Attention · BERT Lens", "Model anatomy · BERT Lens", "Tokenizer · BERT Lens",
                       "Next sentence · BERT Lens", "Word senses · BERT Lens"}  # fmt: skip
     switch = page.get_by_role("switch", name="Presentation mode")

@@ -335,4 +335,6 @@ def test_back_to_a_bare_lesson_link_opens_the_steps_view_again(open_page, tiny_p
     at.query_params.clear()
     at.query_params.update(lesson="discover", step="4", bertlens_history="1")  # Back, to the bare entry
     at.run()
-    assert not at.exception and at.query_params["attn_tab"] == "Token focus" and "bertlens_history" not in at.query_params
+    assert (
+        not at.exception and at.query_params["attn_tab"] == "Token focus" and "bertlens_history" not in at.query_params
+    )
