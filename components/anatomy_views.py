@@ -309,14 +309,22 @@ def position_chain_figure(view: PositionEmbeddings) -> go.Figure:
 # --- Sections --------------------------------------------------------------------------------
 
 
+@st.cache_resource(max_entries=8, show_spinner=False)
+def architecture_chart(q: cache.Query) -> go.Figure:
+    """The diagram, built once per model: its ~70 plotly calls took 70 ms on every visit of the page's first tab
+    (a cached visit's budget is 60 ms). Shared by every session and never changed: st.plotly_chart only reads it."""
+    return architecture_figure(cache.architecture_blocks(q))
+
+
 def diagram_section(model_name: str) -> None:
-    arch = cache.architecture_blocks(cache.query(model_name))
+    query = cache.query(model_name)
+    arch = cache.architecture_blocks(query)
     st.markdown(
         f"Token ids become vectors (three embeddings, summed), {plural(arch.layers, 'encoder layer')} of one shape refine "
         "them, and the heads read the last hidden state. Layers are numbered as on every page: encoder layer L "
         "reads hidden state L and writes hidden state L + 1, so hidden state 0 is the embeddings' output."
     )
-    exports.chart(architecture_figure(arch), "architecture", key="architecture", words=arch.in_words())
+    exports.chart(architecture_chart(query), "architecture", key="architecture", words=arch.in_words())
     if not all(block.present for block in arch.blocks()):
         st.caption(
             "Dashed boxes are parts this checkpoint does not ship: the pages that need them say so instead of "
