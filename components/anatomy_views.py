@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -157,7 +159,7 @@ def parameter_sunburst(counts: pd.DataFrame) -> go.Figure:
     """The pieces that add up to the total, grouped by part."""
     leaves = counts[counts["adds up to total"]]
     parts = leaves.groupby("part", sort=False)["parameters"].sum()
-    colors = [SLICE_COLOURS[i % len(SLICE_COLOURS)] for i in range(len(parts))]
+    colour = dict(zip(parts.index, itertools.cycle(SLICE_COLOURS)))  # a part's pieces in its colour
     fig = go.Figure(
         go.Sunburst(
             ids=[*parts.index, *(leaves["part"] + "/" + leaves["component"])],
@@ -166,9 +168,8 @@ def parameter_sunburst(counts: pd.DataFrame) -> go.Figure:
             values=[*parts.astype(int), *leaves["parameters"].astype(int)],
             branchvalues="total",
             hovertemplate="%{label}: %{value:,} parameters (%{percentRoot:.2%})<extra></extra>",
-            # Light slices under black text (the default colours gave white on mid blue: 3.2:1), a part's
-            # pieces in its colour.
-            marker=dict(colors=[*colors, *(colors[list(parts.index).index(p)] for p in leaves["part"])]),
+            # Light slices under black text (the default colours gave white on mid blue: 3.2:1).
+            marker=dict(colors=[*colour.values(), *leaves["part"].map(colour)]),
             insidetextfont=CELL_TEXT,
         )
     )

@@ -14,6 +14,7 @@ from bertlens.analysis import Encoding, input_problem
 from bertlens.models import ModelBundle
 from components.lessons import forget_opened_step, lesson_panel
 from components.model import active_bundle, fallback_banner, settings
+from components.palette import INK
 from components.params import bound, read_link, restore_page_state
 from components.state import follow_history
 from components.text import code_span
@@ -58,8 +59,8 @@ ACCESSIBLE_CSS = """
   white-space: normal !important; text-overflow: clip !important; overflow: visible !important; }
 [data-testid="stButtonGroup"] button { height: auto !important; min-height: 2.5rem; }
 .js-plotly-plot svg :is(.xtick, .ytick, .cbaxis, .cbtitle) text,
-.js-plotly-plot svg :is(.xtitle, .ytitle, .gtitle, .legendtext, .legendtitletext) { fill: #31333F !important; }
-"""
+.js-plotly-plot svg :is(.xtitle, .ytitle, .gtitle, .legendtext, .legendtitletext) { fill: INK !important; }
+""".replace("INK", INK)
 # 2.4.7 focus visible: Streamlit's ring is a 50 % tint of the primary colour (2.6:1 on white), a toggle's or radio's
 # only a grey tint (1.2:1). 1.4.11: a switched-off toggle's track is #cfcfcf on white (1.6:1), so it gets an edge.
 # 1.4.3: chart axis, legend, colour-bar and title text in the page's text colour (Streamlit's chart theme greys it
