@@ -85,6 +85,12 @@ def _shares(trace: Any) -> str | None:
     return "; ".join(f"{_label(trace.labels, i)} {values[i]:,.0f} ({values[i] / total:.0%})" for i in ranked)
 
 
+def name(fig: go.Figure, fallback: str) -> str:
+    """A short accessible name for ``fig`` (its title in plain text, else ``fallback``): a screen reader says it
+    when it reaches the chart, then reads the line in words under it."""
+    return _plain(fig.layout.title.text or "") or fallback
+
+
 def describe(fig: go.Figure) -> str | None:
     """One line saying what ``fig`` shows (plain text, not Markdown), or None if it has no data to tell."""
     kinds = {"heatmap": _heatmap, "bar": _bars, "sunburst": _shares, "pie": _shares}

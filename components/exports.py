@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from components import html_table
-from components.chart_words import describe
+from components.chart_words import describe, name
 from components.text import literal
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
@@ -66,11 +66,13 @@ def chart(
     data: Table | None = None,
     **kwargs,
 ):
-    """A plotly chart with a 'Download plot as PNG' button named ``filename``.png, and the chart in
-    words under it (its text equivalent): ``words``, or one line read from its data. ``data``: the chart's
+    """A plotly chart named for screen readers by its title, with a 'Download plot as PNG' button named
+    ``filename``.png, and the chart in words under it (its text equivalent): ``words``, or one line read from its
+    data. ``data``: the chart's
     numbers as a table, offered as ``filename``.csv."""
     key = key or f"chart-{_slug(filename)}"
-    drawn = st.plotly_chart(fig, config=png_config(filename), key=key, **kwargs)
+    alt = name(fig, filename.replace("-", " "))  # its accessible name (role "figure")
+    drawn = st.plotly_chart(fig, config=png_config(filename), key=key, alt=alt, **kwargs)
     if words := words or describe(fig):
         st.caption(f"In words — {literal(words)}")
     if data is not None:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import html
+import json
+import re
+
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from components.chart_words import describe
+from components.chart_words import describe, name
 from components.text import chart_text
 
 
@@ -59,12 +63,20 @@ def test_a_chart_without_data_has_no_words():
         ("pages/tokenizer.py", {"tokenizer_tab": "Padding lab"}),
     ],
 )
-def test_every_chart_on_a_page_has_its_words(page, params, open_page, tiny_pretraining_dir):
+def test_every_chart_on_a_page_has_its_words_and_a_name(page, params, open_page, tiny_pretraining_dir):
+    """The line in words under each chart, and its accessible name: its title as plain text (a screen reader
+    says "figure" and the name), else its file name; Streamlit gives no name without ``alt``."""
     at = open_page(page, tiny_pretraining_dir, **params)
     assert not at.exception
     charts = at.get("plotly_chart")
     words = [c.value for c in at.caption if c.value.startswith("In words — ")]
     assert charts and len(words) == len(charts)
+    for chart in charts:
+        title = json.loads(chart.proto.spec)["layout"].get("title", {}).get("text")
+        assert chart.proto.alt.strip()
+        assert "<" not in chart.proto.alt and "&lt;" not in chart.proto.alt
+        if title:
+            assert chart.proto.alt == " ".join(html.unescape(re.sub("<[^>]+>", " ", title)).split())
 
 
 def test_the_attention_heatmaps_words_name_the_reference_maximum(open_page, tiny_pretraining_dir):
@@ -83,6 +95,12 @@ def test_the_attention_heatmaps_words_name_the_reference_maximum(open_page, tiny
     [words] = [c.value for c in at.caption if c.value.startswith("In words — ")]
     expected = f"largest at row {row} {tokens[row]}, column {column} {tokens[column]} \\({matrix.max():.3g}\\)"
     assert expected.replace("[", "\\[").replace("]", "\\]").replace(".", "\\.") in words
+
+
+def test_a_charts_name_is_its_title_as_plain_text_else_the_fallback():
+    titled = go.Figure(layout={"title": {"text": f"<b>Senses of {chart_text('<i>&')}</b><br>PCA 2D"}})
+    assert name(titled, "senses map") == "Senses of <i>& PCA 2D"
+    assert name(go.Figure(), "senses map") == "senses map"
 
 
 def test_chart_text_escapes_tags_and_keeps_quotes():

@@ -243,7 +243,8 @@ CHART_VIEWS = [
 def test_titles_chart_text_and_focus_meet_wcag(axe_page, server_url):
     """WCAG 2.2 AA checks axe cannot make (a helper's audit found each): a page title per page (2.4.2: every tab
     was "BERT Lens"), chart text in the page's colour or black on light cells (1.4.3: Streamlit's grey axis text
-    was 3.7:1, white or #444 on mid-blue cells 3.1-3.3:1), and a focus ring on a switch (2.4.7: a 1.2:1 tint)."""
+    was 3.7:1, white or #444 on mid-blue cells 3.1-3.3:1), a focus ring on a switch (2.4.7: a 1.2:1 tint), and every
+    chart a figure with a name (1.1.1, 4.1.2: a chart was an unnamed group of SVG text)."""
     page = axe_page
     titles = set()
     for path, params in CHART_VIEWS:
@@ -251,6 +252,10 @@ def test_titles_chart_text_and_focus_meet_wcag(axe_page, server_url):
         wait_for_run(page)
         expect(page.locator(".js-plotly-plot svg text").first).to_be_attached()
         titles.add(page.title())
+        charts = page.locator('[data-testid="stPlotlyChart"]')
+        names = [charts.nth(i).get_attribute("aria-label") for i in range(charts.count())]
+        assert names and all(names), (path, params, names)
+        expect(page.get_by_role("figure", name=names[0])).to_be_visible()
         fills = set(page.evaluate(CHART_TEXTS))
         assert fills <= {"rgb(49, 51, 63)", "rgb(0, 0, 0)", "rgb(26, 26, 26)"}, (path, params, fills)
     assert titles == {"Attention · BERT Lens", "Model anatomy · BERT Lens", "Tokenizer · BERT Lens",
