@@ -7,7 +7,8 @@ pairs each colour with a shape (markers) or a dash (lines), so no group is told 
 from __future__ import annotations
 
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000")
-SYMBOLS = ("circle", "square", "diamond", "cross", "x", "circle-open", "square-open", "diamond-open")
+# "x" last: in a 3D map plotly draws it as the glyph ❌ (U+274C), which many systems' fonts lack (an empty box)
+SYMBOLS = ("circle", "square", "diamond", "cross", "circle-open", "square-open", "diamond-open", "x")
 DASHES = ("solid", "dash", "dot", "dashdot")  # plotly line dashes; 4 and 5 colours share no factor
 
 

@@ -129,6 +129,7 @@ SCHEMA: tuple[Param, ...] = (
         legacy="layer",
     ),
     Param("projection", "senses", str, "PCA 2D, PCA 3D or MDS 2D", "MDS 2D"),
+    Param("senses_axes", "senses", str, "PCA 3D: all three axes, or a pair drawn flat", "PC1 × PC3"),
 )
 
 PARAMS: dict[str, Param] = {p.name: p for p in SCHEMA}

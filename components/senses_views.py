@@ -44,7 +44,7 @@ from bertlens.wording import MAX_LISTED, agree, listed, plural
 from components import cache, exports
 from components.cache import Query
 from components.model import cached_bundle
-from components.palette import PALETTE, SYMBOLS  # each sense: a colour and a marker shape (2D and 3D)
+from components.palette import INK, PALETTE, SYMBOLS  # each sense: a colour and a marker shape (2D and 3D)
 from components.params import bound
 from components.state import linked_text, warn_bad_param
 from components.text import chart_text, literal
@@ -58,6 +58,8 @@ MAX_SENSE_CHARS = 60
 MAX_REFERENCES = 10
 CONTEXT = 120  # characters each side of the word in tables and hovers
 LABEL_CHARS = 40  # a sense label's characters in legends and axis labels (tables keep it whole)
+# The 3D map's axes drawn: all three (turned by dragging), or a pair of them flat, which a keyboard can choose.
+AXES_SHOWN = {"All three": (0, 1, 2), "PC1 × PC2": (0, 1), "PC1 × PC3": (0, 2), "PC2 × PC3": (1, 2)}
 
 
 @dataclass(frozen=True)
@@ -214,8 +216,8 @@ def view_controls(num_layers: int) -> tuple[str, str]:
         bind="query-params",
         horizontal=True,
         help="PCA keeps the directions of largest variance; MDS approximates the cosine distances "
-        "(its stress, shown under the map, says how well). PCA 3D turns by dragging; PCA 2D shows its first "
-        "two axes, the same points, with no dragging.",
+        "(its stress, shown under the map, says how well). PCA 3D turns by dragging; its 'Axes shown' draws any "
+        "two of its three axes flat (PC1 × PC2 is PCA 2D's map).",
     )
     left.caption(f"Showing {layer_label(layer, num_layers)}.")
     return layer, projection
@@ -348,6 +350,10 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
     axes = ["MDS 1", "MDS 2"]
     if proj.explained:
         axes = [f"PC{i + 1} ({ratio:.1%} of variance)" for i, ratio in enumerate(proj.explained)]
+    shown = _axes_shown() if len(axes) == 3 else (0, 1)
+    in_3d = len(shown) == 3
+    if len(axes) == 3 and not in_3d:
+        title += f" seen flat: {' × '.join(f'PC{i + 1}' for i in shown)}"
     fig = go.Figure()
     for n, sense in enumerate(dict.fromkeys(sorted(labels, key=lambda s: s == YOUR_SENSE))):
         rows = [i for i, label in enumerate(labels) if label == sense]
@@ -356,8 +362,7 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
             for o in (words.occurrences[i] for i in rows)
         ]
         style = dict(name=chart_text(_short(sense)), text=hover, hovertemplate="%{text}<extra></extra>", mode="markers")
-        coords = proj.coords[rows]
-        in_3d = coords.shape[1] == 3
+        coords = proj.coords[np.ix_(rows, shown)]
         marker = (
             dict(size=18, symbol="diamond" if in_3d else "star", color="gold", line=dict(width=1, color="black"))
             if sense == YOUR_SENSE  # a 3D chart has no star
@@ -368,17 +373,12 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
             fig.add_trace(go.Scatter3d(x=x, y=y, z=z, marker={**marker, "size": 6}, **style))
         else:
             fig.add_trace(go.Scatter(x=coords[:, 0], y=coords[:, 1], marker=marker, **style))
-    if proj.coords.shape[1] == 3:
-        fig.update_layout(
-            scene=dict(xaxis_title=axes[0], yaxis_title=axes[1], zaxis_title=axes[2]),
-            margin=dict(l=0, r=0, b=0),
-            height=640,
-        )
+    if in_3d:  # WebGL draws a 3D chart's axis text, out of the page CSS's reach: the page's colour is set here
+        scene = {name: dict(title=axes[i], color=INK) for i, name in enumerate(("xaxis", "yaxis", "zaxis"))}
+        fig.update_layout(scene=scene, margin=dict(l=0, r=0, b=0), height=640)
     else:
-        fig.update_layout(xaxis_title=axes[0], yaxis_title=axes[1])
+        fig.update_layout(xaxis_title=axes[shown[0]], yaxis_title=axes[shown[1]], height=560)
     fig.update_layout(title=chart_text(title), legend_title_text="sense")
-    if proj.coords.shape[1] == 2:
-        fig.update_layout(height=560)
     exports.chart(fig, f"senses-{words.word}-map", key="senses-map")
     if proj.stress is not None:
         st.caption(
@@ -390,6 +390,19 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
     for i, name in enumerate("xyz"[: proj.coords.shape[1]]):
         points[name] = proj.coords[:, i]
     exports.table(points, f"senses-{words.word}-coordinates", key="senses-coordinates")
+
+
+def _axes_shown() -> tuple[int, ...]:
+    """The PCA 3D map's axes to draw, picked above it: dragging is the only way to turn a 3D chart."""
+    warn_bad_param("senses_axes", lambda raw: raw in AXES_SHOWN, f"one of {', '.join(AXES_SHOWN)}")
+    shown = st.radio(
+        "Axes shown",
+        tuple(AXES_SHOWN),
+        horizontal=True,
+        **bound("senses_axes"),
+        help="All three turn by dragging. A pair is the same map seen flat along the third axis, as a 2D chart.",
+    )
+    return AXES_SHOWN[shown]
 
 
 def separation_chart(words: WordVectors, sense_labels: list[str], layer: str) -> None:

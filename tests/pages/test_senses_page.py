@@ -65,6 +65,39 @@ def test_your_sentence_is_marked_in_3d_too(open_page):
     assert '"symbol":"diamond"' in chart.proto.spec.replace(" ", "")
 
 
+def test_any_two_axes_of_the_3d_map_are_drawn_flat_by_keyboard_and_link(open_page):
+    """Dragging was the only way to turn the 3D map (WCAG 2.1.1): a radio draws any pair of its axes flat, from
+    the link too, with the same coordinates as the 3D map and its table."""
+    import json
+
+    from components.palette import INK
+
+    at = open_page(PAGE, BUNDLED_MODEL, preset="field", projection="PCA 3D")
+    [chart] = at.get("plotly_chart")
+    fig = json.loads(chart.proto.spec)
+    assert {fig["layout"]["scene"][axis]["color"] for axis in ("xaxis", "yaxis", "zaxis")} == {INK}  # WebGL text
+    three_d = {trace["name"]: trace for trace in fig["data"]}
+
+    at = open_page(PAGE, BUNDLED_MODEL, preset="field", projection="PCA 3D", senses_axes="PC1 × PC3")
+    assert not at.exception, at.exception
+    assert at.radio(key="senses_axes").value == "PC1 × PC3"
+    [chart] = at.get("plotly_chart")
+    flat = json.loads(chart.proto.spec)
+    assert {trace["type"] for trace in flat["data"]} == {"scatter"} and len(flat["data"]) == len(three_d)
+    for trace in flat["data"]:
+        np.testing.assert_allclose(typed(trace["x"]), typed(three_d[trace["name"]]["x"]))  # PC1
+        np.testing.assert_allclose(typed(trace["y"]), typed(three_d[trace["name"]]["z"]))  # PC3
+    layout = flat["layout"]
+    assert layout["xaxis"]["title"]["text"].startswith("PC1 (") and layout["yaxis"]["title"]["text"].startswith("PC3 (")
+    assert layout["title"]["text"].endswith("PCA 3D seen flat: PC1 × PC3")
+    assert {"x", "y", "z"} <= set(coordinates(at).columns)  # the table keeps all three
+
+    bad = open_page(PAGE, BUNDLED_MODEL, preset="field", projection="PCA 3D", senses_axes="from below")
+    assert any("`senses_axes` parameter" in w.value for w in bad.warning)
+    two_d = open_page(PAGE, BUNDLED_MODEL, preset="field")
+    assert "senses_axes" not in [radio.key for radio in two_d.radio]  # PCA 2D: no axes to pick
+
+
 def test_line_breaks_in_a_linked_word_become_spaces(open_page):
     """The word and the reference words are one-line inputs in columns: a link's line break is a space there."""
     at = open_page(PAGE, BUNDLED_MODEL, preset="bank", refs="money,\rriver")
