@@ -194,6 +194,13 @@ def remembered_shared_text(key: str = "text", default: str = DEFAULT_TEXT) -> st
     return st.session_state.get(f"_shared_{key}") or one_line(st.query_params.get(key, "")) or default
 
 
+def note_b_not_read(reads: str) -> None:
+    """On a page that reads no sentence B, say so when the student has one from another page (it stays in the
+    link, and comes back on the pages that read it)."""
+    if remembered_shared_text("b", ""):
+        st.caption(f"Sentence B, from another page, is not read here: {reads}.")
+
+
 def shared_text(label: str = "Sentence", key: str = "text", default: str = DEFAULT_TEXT, **kwargs) -> str:
     """Text that follows the user from page to page and lives in the URL as ``key``: a one-line input,
     so Enter applies it (a text area needs Ctrl+Enter, which students do not guess).

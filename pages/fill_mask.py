@@ -14,7 +14,7 @@ from components.state import (
     keep_in_range,
     lazy_tabs,
     linked_text,
-    remembered_shared_text,
+    note_b_not_read,
     shared_text,
     warn_bad_param,
 )
@@ -25,8 +25,7 @@ bundle = page_header(
     page="fill_mask",
 )
 text = shared_text(help="Put [MASK] (in capitals) where BERT should guess a word; several masks are allowed.")
-if remembered_shared_text("b", ""):
-    st.caption("Sentence B, from another page, is not read here: fill-mask reads this one sentence.")
+note_b_not_read("fill-mask reads this one sentence")
 if not views.has_head(bundle, "fill-mask"):
     views.no_head_explanation(bundle, "fill-mask")
     stop_page()

@@ -6,7 +6,7 @@ from components import cache
 from components import senses_views as views
 from components.layout import page_header
 from components.model import settings
-from components.state import lazy_tabs, shared_text
+from components.state import lazy_tabs, note_b_not_read, shared_text
 
 bundle = page_header(
     "Word senses",
@@ -22,6 +22,7 @@ request, text = views.sentence_input(
         "and counts like every sentence: the projection is fitted with it, so the other points move a little too.",
     ),
 )
+note_b_not_read("word senses reads your own sentence and the sentences listed")
 if request:
     query = cache.query(bundle.name)  # the model loaded and the token cap key every cached result
     layer, method = views.view_controls(bundle.capabilities.num_layers)

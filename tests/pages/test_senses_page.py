@@ -242,3 +242,11 @@ def test_the_link_holds_the_presets_word_only_when_changed(open_page):
     assert at.text_input(key="senses_word").value == "bank" and "senses_word" not in at.query_params
     at.text_input(key="senses_word").set_value("river").run()
     assert at.query_params["senses_word"] == "river"
+
+
+def test_a_shared_sentence_b_is_said_to_be_unread(open_page):
+    """A B from another page stays in the link; Word senses, which reads no B, now says so (as Fill-mask does)."""
+    note = "Sentence B, from another page, is not read here"
+    at = open_page(PAGE, BUNDLED_MODEL, preset="bank", b="It was muddy.")
+    assert not at.exception and any(note in c.value for c in at.caption)
+    assert not any(note in c.value for c in open_page(PAGE, BUNDLED_MODEL, preset="bank").caption)
