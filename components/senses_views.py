@@ -21,6 +21,7 @@ from bertlens.sense_presets import PRESETS, SensePreset
 from bertlens.senses import (
     MAX_WORD_CHARS,
     PROJECTIONS,
+    STRESS_VERDICTS,
     LabelledSentence,
     Projection,
     SenseInputError,
@@ -384,8 +385,9 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
         st.caption(
             f"MDS approximates the cosine distances in 2D; it cannot keep them all. Stress-1 (Kruskal): "
             f"**{proj.stress:.3f}** ({stress_verdict(proj.stress)}) — the map's distances differ from the cosine "
-            "distances by about this fraction overall: 0 = every distance kept; by Kruskal's rule of thumb ≤ 0.05 "
-            "good, ≤ 0.1 fair, above 0.2 poor (read the neighbours table, not the map, then)."
+            f"distances by about this fraction overall: 0 = every distance kept; by Kruskal's rule of thumb "
+            f"{', '.join(f'≤ {bound} {verdict}' for bound, verdict in STRESS_VERDICTS)}, above that bad (if poor or "
+            "bad, read the neighbours table, not the map)."
         )
     for i, name in enumerate("xyz"[: proj.coords.shape[1]]):
         points[name] = proj.coords[:, i]

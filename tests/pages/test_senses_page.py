@@ -8,7 +8,7 @@ from sklearn.decomposition import PCA
 
 from bertlens.models import BUNDLED_MODEL
 from bertlens.sense_presets import PRESETS
-from bertlens.senses import project
+from bertlens.senses import project, stress_verdict
 from components import cache
 from components.text import literal
 from tests.conftest import tables
@@ -115,7 +115,10 @@ def test_preset_link_alone_uses_the_presets_word(open_page):
     assert "keeps cosine distances" not in at.radio(key="projection").help
     sentences = tuple(s.sentence for s in PRESETS["bank"].sentences)
     vectors = cache.word_vectors(cache.Query(BUNDLED_MODEL), "bank", sentences, ()).contextual[:, 0]
-    assert f"Stress-1 (Kruskal): **{project(vectors, 'MDS 2D').stress:.3f}**" in messages(at, "caption")
+    stress = project(vectors, "MDS 2D").stress
+    assert f"Stress-1 (Kruskal): **{stress:.3f}** ({stress_verdict(stress)})" in messages(at, "caption")
+    # the verdict and the scale beside it agree (0.111 was "poor" beside "≤ 0.1 fair, above 0.2 poor")
+    assert "≤ 0.025 excellent, ≤ 0.05 good, ≤ 0.1 fair, ≤ 0.2 poor, above that bad" in messages(at, "caption")
 
 
 def test_missing_word_warning_lists_the_sentences(open_page):
