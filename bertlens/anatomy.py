@@ -56,8 +56,9 @@ def parameter_counts(
 
     Parts the checkpoint lacks (``has_*`` False, or no such module) have no count and say so.
     The MLM decoder weight is the word-embedding matrix itself (tied): counted once, under embeddings.
-    Rows: part, component, parameters (None when absent), note, and whether the row is one of the
-    pieces that add up to the checkpoint total (the others are subtotals); the last row is that total.
+    Rows: part, component, parameters (None when absent), note, whether the row is one of the
+    pieces that add up to the checkpoint total (the others are subtotals), its share of that total and of the base
+    encoder (blank for the heads); the last row is the checkpoint's total.
     """
     # transformers is imported for types only: its lazy top-level names can fail to import from concurrent threads.
     bert = cast("BertModel", getattr(model, "bert", model))
@@ -113,6 +114,9 @@ def parameter_counts(
     table["adds up to total"] = ~subtotal & table["parameters"].notna()
     table["parameters"] = table["parameters"].astype("Int64")
     table["% of total"] = (100 * table["parameters"].astype("Float64") / total).round(2)
+    # Seed 003 counts shares of the base encoder ("encoder layers contain 77.7 %"): the heads are not part of it
+    in_base = ~table["part"].isin(["MLM head", "NSP head", "Checkpoint"])
+    table["% of base encoder"] = (100 * table["parameters"].astype("Float64") / base).round(2).where(in_base)
     return table
 
 

@@ -358,16 +358,18 @@ def architecture_section(model_name: str) -> None:
         )
     if (counts["component"] == "decoder weight").any():
         st.caption("The MLM decoder reuses the word-embedding matrix (weight tying): it is counted once.")
-    left, right = st.columns([3, 2])
-    with left:
-        exports.table(
-            counts,
-            "parameter-counts",
-            key="parameter_counts",
-            column_config={"parameters": COUNT_COLUMN, "% of total": exports.PERCENT_COLUMN},
-        )
-    with right:
-        exports.chart(parameter_sunburst(counts), "parameters", key="parameter_sunburst")
+    # One above the other, each full width: beside the chart the table was 480 px wide, its words broken
+    exports.chart(parameter_sunburst(counts), "parameters", key="parameter_sunburst")
+    exports.table(
+        counts,
+        "parameter-counts",
+        key="parameter_counts",
+        column_config={
+            "parameters": COUNT_COLUMN,
+            "% of total": exports.PERCENT_COLUMN,
+            "% of base encoder": exports.PERCENT_COLUMN,
+        },
+    )
     with st.expander("Configuration"):
         exports.table(config, "config", key="config")
     with st.expander("The module tree, as print(model) shows it"):

@@ -29,9 +29,9 @@ STYLE = """<style>
 .bl-table table{border-collapse:collapse;font-size:.875rem;font-variant-numeric:tabular-nums}
 .bl-table th,.bl-table td{padding:.25rem .6rem;border-bottom:1px solid rgba(128,128,128,.3);text-align:left;
 white-space:pre-wrap}
-.bl-table td{max-width:40rem;overflow-wrap:anywhere}
+.bl-table td{max-width:40rem;overflow-wrap:break-word}
 .bl-table th{font-weight:600}
-.bl-table td.n{text-align:right}
+.bl-table td.n{text-align:right;white-space:nowrap}
 </style>"""
 
 

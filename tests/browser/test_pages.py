@@ -329,6 +329,28 @@ def test_a_very_long_cell_wraps_and_the_numbers_stay_in_view(open_url):
     assert box is not None and box["x"] + box["width"] <= page.viewport_size["width"]
 
 
+CELL_LINES = """() => [...document.querySelectorAll('[data-testid="stMain"] .bl-table td')].map(td => {
+    const range = document.createRange(); range.selectNodeContents(td);
+    return [td.textContent, new Set([...range.getClientRects()].map(r => Math.round(r.top))).size];
+})"""
+
+
+@pytest.mark.parametrize(
+    "path, params",
+    [
+        ("tokenizer", {"text": "Sinan is our instructor for this awesomesauce class"}),
+        ("anatomy", {"anatomy_tab": "Parameters"}),
+    ],
+)
+def test_table_cells_keep_numbers_and_words_whole(open_url, path, params):
+    """A seed audit read id 8254 as "82/54" and "instructor" as "instruc/tor" (on the page that teaches WordPiece
+    splits), "Embeddings" as "Embe/dding/s": cells could break anywhere, so the table squeezed its columns."""
+    page = open_url(path, **params)
+    expect(main(page).locator(".bl-table td").first).to_be_visible()
+    broken = [text for text, lines in page.evaluate(CELL_LINES) if lines > 1 and " " not in text.strip()]
+    assert broken == []
+
+
 def test_a_page_that_ends_early_keeps_its_view_in_the_link(open_url):
     """Fill-mask without a [MASK] ends before its tabs: the open tab stays in the link. (A run that Streamlit sees
     end normally drops the link value of every bound widget it did not draw; AppTest does not show it.)"""

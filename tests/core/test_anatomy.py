@@ -82,6 +82,10 @@ def test_heads_count_the_tied_decoder_once(bert_base):
     assert counts[("NSP head", "is-next classifier")] == 1_538
     assert table.loc[table["adds up to total"], "parameters"].sum() == unique_total
     assert table["% of total"].iloc[-1] == 100
+    # seed 003: "encoder layers contain 77.7 %" (of the base encoder, 109,482,240); of the checkpoint it is 77.25 %
+    shares = table.set_index(["part", "component"])["% of base encoder"]
+    assert shares[("Encoder", "all 12 layers")] == round(100 * 85_054_464 / 109_482_240, 2) == 77.69
+    assert shares[("Base encoder", "total")] == 100 and shares[["MLM head", "NSP head", "Checkpoint"]].isna().all()
 
 
 def test_missing_pooler_and_heads_are_not_counted(bert_base):
