@@ -58,10 +58,14 @@ class MaskGuesses:
                 "rank": range(1, len(self.tokens) + 1),
                 "token": self.tokens,
                 "probability": self.probabilities,
+                LOSS_IF_RIGHT: -np.log(self.probabilities),  # seed 003's "loss if correct" column
                 "token_id": self.token_ids,
                 "decoded": self.strings,
             }
         )
+
+
+LOSS_IF_RIGHT = "loss if right (−log p)"  # the pre-training loss at this mask, were this guess the true word
 
 
 def top_k_guesses(analysis: Analysis, tokenizer: PreTrainedTokenizerBase, k: int) -> list[MaskGuesses]:

@@ -29,6 +29,7 @@ FILL_MASK_TABS = ("Guesses", "Layer by layer", "Compare two sentences")
 NSP_TABS = ("Verdict", "Ranking", "Evaluation")
 BAR = "#4c78a8"
 PROBABILITY = st.column_config.NumberColumn(format="%.4g")
+LOSS = st.column_config.NumberColumn(format="%.4f")
 PROBABILITY_COLUMNS = ("P(top guess)", "P(true word)")
 
 
@@ -181,7 +182,12 @@ def mask_columns(guesses: list[mlm.MaskGuesses]) -> None:
                 chart(
                     bar_figure(list(g.tokens), list(g.probabilities), title, "probability"), name, key=f"chart-{name}"
                 )
-                table(g.table(), name, key=f"table-{name}", column_config={"probability": PROBABILITY})
+                table(
+                    g.table(),
+                    name,
+                    key=f"table-{name}",
+                    column_config={"probability": PROBABILITY, mlm.LOSS_IF_RIGHT: LOSS},
+                )
 
 
 def _mask_words(masked: str, hidden: str) -> None:
@@ -270,7 +276,7 @@ def pretraining_section(query: cache.Query) -> None:
         step.table,
         f"pretraining-draw-{draw}",
         key="pretraining_table",
-        column_config={"P(original)": PROBABILITY, "loss −log p": st.column_config.NumberColumn(format="%.4f")},
+        column_config={"P(original)": PROBABILITY, "loss −log p": LOSS},
     )
 
 

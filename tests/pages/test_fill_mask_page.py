@@ -7,6 +7,7 @@ import pytest
 import torch
 from transformers import AutoTokenizer
 
+from bertlens.mlm import LOSS_IF_RIGHT
 from bertlens.models import BUNDLED_MODEL
 from tests.conftest import tables
 from tests.core.test_mlm import mlm_loss, reference_fill_mask
@@ -31,6 +32,8 @@ def assert_tables_equal_pipeline(at, reference):
         assert table["token_id"].tolist() == [e["token"] for e in expected]
         assert table["decoded"].tolist() == [e["token_str"] for e in expected]
         np.testing.assert_allclose(table["probability"], [e["score"] for e in expected], rtol=1e-5, atol=1e-9)
+        # seed 003's "loss if correct": the cross-entropy were this guess the true word
+        np.testing.assert_allclose(table[LOSS_IF_RIGHT], [-np.log(e["score"]) for e in expected], rtol=1e-4)
 
 
 @pytest.mark.parametrize("k", [3, 17])
