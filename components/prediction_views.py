@@ -50,7 +50,15 @@ def labelled_pairs() -> pd.DataFrame:
         "Edit, add or delete rows (is_next ticked = B really follows A). "
         "Default: the ten pairs of the notebook's exercise."
     )
-    pairs = st.data_editor(nsp.DEFAULT_PAIRS, num_rows="dynamic", hide_index=True, key="pairs", width="stretch")
+    pairs = st.data_editor(
+        nsp.DEFAULT_PAIRS,
+        num_rows="dynamic",
+        hide_index=True,
+        key="pairs",
+        width="stretch",
+        column_order=("is_next", "sentence_a", "sentence_b"),  # the label first: after the sentences it was cut off
+        column_config={"is_next": st.column_config.CheckboxColumn(width="small", help="Ticked: B really follows A")},
+    )
     if not pairs.equals(nsp.DEFAULT_PAIRS):
         st.caption(
             "Your edited pairs stay in this tab, not in the link: a reload or the class link opens the ten "

@@ -102,6 +102,13 @@ def test_evaluation_of_the_seed_pairs(open_page, tiny_pretraining_dir, tiny_bund
     assert len(at.get("plotly_chart")) == 1  # the confusion matrix (the ranking's tab is closed)
 
 
+def test_the_pairs_label_comes_first(open_page, tiny_pretraining_dir):
+    """After two long sentences the is_next checkboxes were cut off the table's right edge at 1280 px."""
+    at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Evaluation")
+    [editor] = at.get("dataframe")
+    assert list(editor.proto.column_order) == ["is_next", "sentence_a", "sentence_b"]
+
+
 def test_edited_pairs_say_that_the_link_leaves_them_out(open_page, tiny_pretraining_dir):
     """The table's edits are not in the URL: a reload or the class link opened the default pairs without a word."""
     at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Evaluation")
