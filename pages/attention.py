@@ -31,19 +31,17 @@ if require_text(text):
 
     choice = views.controls(bundle)
     heatmap, head_view, overview, statistics, focus, step, comparison, mask_and_see = views.open_tabs()
-    if heatmap.open:
-        views.heatmap_section(page, choice, heads)
-    if head_view.open:
-        views.head_view_section(page, choice, heads)
-    if overview.open:
-        views.overview_section(page, choice, bundle)
-    if statistics.open:
-        views.statistics_section(page, choice)
-    if focus.open:
-        views.token_focus_section(page, choice, heads)
-    if step.open:
-        steps.head_steps_section(page, choice)
-    if comparison.open:
-        compare.attention_compare_section(page, choice, heads)
-    if mask_and_see.open:
-        steps.mask_and_see_section(page, choice, heads)
+    sections = [  # each drawn inside its tab's panel, and only while that tab is open
+        (heatmap, lambda: views.heatmap_section(page, choice, heads)),
+        (head_view, lambda: views.head_view_section(page, choice, heads)),
+        (overview, lambda: views.overview_section(page, choice, bundle)),
+        (statistics, lambda: views.statistics_section(page, choice)),
+        (focus, lambda: views.token_focus_section(page, choice, heads)),
+        (step, lambda: steps.head_steps_section(page, choice)),
+        (comparison, lambda: compare.attention_compare_section(page, choice, heads)),
+        (mask_and_see, lambda: steps.mask_and_see_section(page, choice, heads)),
+    ]
+    for tab, draw in sections:
+        if tab.open:
+            with tab:
+                draw()

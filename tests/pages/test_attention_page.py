@@ -275,3 +275,15 @@ def test_head_view_bad_link_values_get_a_message(open_page, params, message):
     at = open_page(PAGE, attn_tab="Head view", **params)
     assert not at.exception and message in warnings(at)
     assert len(specs(at)) == 1
+
+
+@pytest.mark.parametrize("tab", ["Heatmap", "Head statistics", "Token focus"])
+def test_each_tabs_content_is_inside_its_panel(open_page, tiny_pretraining_dir, tab):
+    """Screen readers reach a tab's content through its panel; the Attention page drew it after the tab strip,
+    outside every panel (a keyboard audit found eight empty panels)."""
+    from components.attention_views import TABS
+
+    at = open_page(PAGE, tiny_pretraining_dir, text="The cat sat.", attn_tab=tab)
+    panel = at.tabs[TABS.index(tab)]
+    assert panel.get("plotly_chart") or panel.get("html")
+    assert not [chart for chart in at.get("plotly_chart") if chart not in panel.get("plotly_chart")]
