@@ -268,6 +268,22 @@ def test_titles_chart_text_and_focus_meet_wcag(axe_page, server_url):
         "e => [getComputedStyle(e).outlineStyle, getComputedStyle(e).outlineWidth, getComputedStyle(e).outlineColor]"
     )
     assert ring == ["solid", "2px", "rgb(26, 26, 26)"]
+    # a tab's ring inside it (the tab strip clipped it to a 2 px bar), and a slider's on its thumb (the focused
+    # input is hidden: only Streamlit's 2.5:1 halo showed)
+    page.goto(f"{server_url}/attention")
+    wait_for_run(page)
+    outline = (
+        "e => [getComputedStyle(e).outlineStyle, getComputedStyle(e).outlineWidth, getComputedStyle(e).outlineOffset]"
+    )
+    for control, offset in (
+        (page.get_by_role("slider", name="Encoder layer"), "2px"),
+        (page.get_by_role("tab", name="Heatmap"), "-2px"),
+    ):
+        control.focus()
+        page.keyboard.press("Shift+Tab")
+        page.keyboard.press("Tab")  # by keyboard: :focus-visible
+        ringed = control.locator("xpath=../..") if offset == "2px" else control  # the slider's thumb
+        assert ringed.evaluate(outline) == ["solid", "2px", offset]
 
 
 @pytest.mark.parametrize(
