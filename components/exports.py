@@ -48,6 +48,11 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-").lower() or "bertlens"
 
 
+def _readable(filename: str) -> str:
+    """A file name as words, naming its table or chart to a screen reader ("special-tokens" → "special tokens")."""
+    return filename.replace("-", " ")
+
+
 def png_config(filename: str, scale: int = 2) -> dict:
     return {
         "displaylogo": False,
@@ -71,12 +76,14 @@ def chart(
     data. ``data``: the chart's
     numbers as a table, offered as ``filename``.csv."""
     key = key or f"chart-{_slug(filename)}"
-    alt = name(fig, filename.replace("-", " "))  # its accessible name (role "figure")
+    alt = name(fig, _readable(filename))  # its accessible name (role "figure")
     drawn = st.plotly_chart(fig, config=png_config(filename), key=key, alt=alt, **kwargs)
     if words := words or describe(fig):
         st.caption(f"In words — {literal(words)}")
     if data is not None:
-        csv_download(data, filename, label="Download the chart's numbers (CSV)", key=f"csv-{key}")
+        csv_download(
+            data, filename, label=f"Download the chart's numbers (CSV): {_readable(filename)}", key=f"csv-{key}"
+        )
     return drawn
 
 
@@ -134,5 +141,10 @@ def table(
 ) -> None:
     """A table with its CSV download button underneath, its columns as shown (the CSV is built on click, not on
     every run)."""
-    show_table(df, filename.replace("-", " "), key=key, column_order=column_order, **kwargs)
-    csv_download(lambda: ordered(df, column_order), filename, key=f"csv-{key}" if key else None)
+    show_table(df, _readable(filename), key=key, column_order=column_order, **kwargs)
+    csv_download(
+        lambda: ordered(df, column_order),
+        filename,
+        label=f"Download CSV: {_readable(filename)}",  # one page can have several: each button says which table
+        key=f"csv-{key}" if key else None,
+    )

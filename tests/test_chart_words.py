@@ -108,3 +108,18 @@ def test_chart_text_escapes_tags_and_keeps_quotes():
     ``=HYPERLINK(&quot;x&quot;)`` in the ranking chart."""
     assert chart_text('=HYPERLINK("x") it\'s <b>') == '=HYPERLINK("x") it\'s &lt;b&gt;'
     assert chart_text("&lt;") == "&amp;lt;"
+
+
+@pytest.mark.parametrize(
+    ("page", "params"),
+    [
+        ("pages/tokenizer.py", {"tokenizer_tab": "Vocabulary"}),
+        ("pages/fill_mask.py", {"text": "The capital of France is [MASK] and [MASK] is nice."}),
+        ("pages/attention.py", {"attn_tab": "Token focus"}),
+    ],
+)
+def test_each_download_button_names_what_it_downloads(page, params, open_page, tiny_pretraining_dir):
+    """A keyboard audit heard three "Download CSV" buttons on one tab (2.4.6): each now names its table or chart."""
+    at = open_page(page, tiny_pretraining_dir, **params)
+    labels = [button.proto.label for button in at.get("download_button")]
+    assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
