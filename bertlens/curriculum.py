@@ -151,7 +151,8 @@ DISCOVER = Lesson(
             "Several heads at once",
             "bertviz draws several heads of one layer together, each in its own colour. Here four heads of the same "
             "layer: do they look at the same tokens? Click **it** on the left to keep only its lines, or on the "
-            "right to see who attends to it; the *All … heads* button draws every head of the layer.",
+            "right to see who attends to it (by keyboard: pick it in *Focus on a token*); the *All … heads* button "
+            "draws every head of the layer.",
             "attention",
             {
                 **RAW,
@@ -210,7 +211,8 @@ SENSES = Lesson(
         ),
         Step(
             "The map at the top",
-            "The same map at the last hidden state. Hover the points: which sentences sit on the wrong side?",
+            "The same map at the last hidden state. Hover the points (or read the table of coordinates under the "
+            "map): which sentences sit on the wrong side?",
             "senses",
             {"source": "Preset", "preset": "apple", "senses_tab": "Map", "senses_layer": LAST_HIDDEN_STATE},
             control="senses_layer",

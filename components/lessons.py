@@ -184,10 +184,15 @@ def lesson_panel(bundle: ModelBundle, page: str) -> bool:
                     )
         if not waits and step.control and step.page == page and not missing:
             st.html(outline(step.control))
-            st.caption("The control this step talks about is outlined below.")
+            st.caption(f"The control this step talks about is outlined below: {control_name(step.control)}.")
         if last:
             st.success("Last step of this lesson. The pages stay open for you to explore.")
     return waits
+
+
+def control_name(control: str) -> str:
+    """The outlined control in words, so the step does not rely on seeing the outline (WCAG 1.3.3)."""
+    return "the tabs" if control.endswith("_tab") else PARAMS[control].meaning.split(" (")[0]
 
 
 def outline(control: str) -> str:

@@ -88,6 +88,8 @@ def test_the_page_waits_for_an_answer_or_a_skip(open_page, tiny_pretraining_dir)
     assert "outlined below" not in shown(at)  # the control is not drawn yet
     at.button(key="_lesson_discover_3_skip").click().run()
     assert not at.exception and not page_waits(at) and "outlined below" in shown(at)
+    step = DISCOVER.steps[3]
+    assert f"outlined below: {PARAMS[step.control].meaning.split(' (')[0]}." in shown(at)  # named, not only seen
     assert at.slider(key="attn_layer").value == 1 and at.text_input(key="text").value == curriculum.ANIMAL_TIRED
     assert not [*at.success, *at.warning]  # skipped: no answer revealed, and the question stays
     assert at.button(key="_lesson_discover_3_check")
