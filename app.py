@@ -9,6 +9,7 @@ import_package(Path(__file__).parent / "components", "components")  # one thread
 
 import streamlit as st
 
+from components.focus import keep_focus
 from components.history import one_history_entry_per_action
 from components.layout import APP_TITLE, PageStopped, presentation_switch
 from components.lessons import class_link
@@ -37,6 +38,7 @@ with st.sidebar:
     presentation_switch()
     reload_on_reconnect()  # a replica that dies or restarts costs no student their view
     one_history_entry_per_action()  # Back undoes the student's last action, not one of its address changes
+    keep_focus()  # a key press that reruns the page does not leave focus on <body>
     link_slot = st.empty()
 link_notice = st.empty()  # above the page: what its link leaves out
 crashed = stopped = False

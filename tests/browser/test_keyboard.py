@@ -118,3 +118,20 @@ def test_the_main_tasks_with_the_keyboard_only(browser, server_url):
         assert download.value.suggested_filename.startswith("attention-layer1")
     finally:
         context.close()
+
+
+def test_focus_survives_a_rerun_started_from_the_keyboard(open_url):
+    """A keyboard audit found focus on <body> after a CSV download (the button is disabled while it fetches) and
+    after a button that closes its own expander (Fill-mask's Mask this word): a screen reader starts again from
+    the top. Focus now goes back to the same control, or to the page's title when the control is gone."""
+    page = open_url("fill_mask", text="The cat sat down.")
+    page.get_by_role("button", name="Mask this word").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", level=1, name="Fill-mask")).to_be_focused()
+    expect(page.locator(".st-key-text input")).to_have_value("[MASK] cat sat down.")
+
+    download = page.locator('[class*="st-key-csv-table-fill-mask-1"] button')
+    download.focus()
+    with page.expect_download():
+        page.keyboard.press("Enter")
+    expect(download).to_be_focused()
