@@ -25,6 +25,12 @@ SEED_FIRST = "The animal didn't cross the street because it was too tired."
 SEED_SECOND = "The animal didn't cross the street because it was too wide."
 
 
+def default_second(first: str) -> str:
+    """Compare's second sentence until the student types one: the first with seed 000's one change (tired → wide),
+    so a lesson's "couldn't … tired" is compared with "couldn't … wide"; the seed's pair when it has no "tired"."""
+    return first.replace("tired", "wide") if "tired" in first else SEED_SECOND
+
+
 @dataclass(frozen=True)
 class Aligned:
     first: int | None  # token position in the first sentence

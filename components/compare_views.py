@@ -13,10 +13,10 @@ from bertlens import mlm
 from bertlens.analysis import Analysis
 from bertlens.attention import matching_preset
 from bertlens.compare import (
-    SEED_SECOND,
     align_tokens,
     alignment_table,
     attention_difference,
+    default_second,
     guess_difference,
     pair_label,
     paired,
@@ -140,7 +140,7 @@ def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> No
         st.text_input,
         "Second sentence (try changing one word)",
         "compare",
-        SEED_SECOND,
+        default_second(page.query.text),
         help="Compared with the sentence above at the same layer and head. A sentence B, if set, pairs with both.",
     )
     if not second_text.strip():

@@ -98,6 +98,17 @@ def test_step_by_step_needs_one_head(open_page):
 # --- compare two sentences -----------------------------------------------------------------------
 
 
+def test_compare_changes_one_word_of_the_lessons_sentence_too(open_page):
+    """The lessons' sentence is seed 000's "couldn't … tired": Compare's default second sentence was "didn't …
+    wide", two changes under a label saying "try changing one word"."""
+    from bertlens.curriculum import ANIMAL_TIRED, ANIMAL_WIDE
+
+    at = open_page(ATTENTION, text=ANIMAL_TIRED, attn_tab="Compare")
+    assert not at.exception and at.text_input(key="compare").value == ANIMAL_WIDE
+    [changed] = [c.value for c in at.caption if c.value.startswith("Changed tokens")]
+    assert "wide" in changed and "couldn" not in changed and "didn" not in changed  # one word changed
+
+
 def test_compare_draws_both_sentences_and_their_difference(open_page, bundled):
     at = open_page(ATTENTION, tab="Compare", layer="3", head="1")
     assert not at.exception, at.exception
