@@ -174,8 +174,12 @@ def shared_texts_in_link() -> Iterator[None]:
     """Run a page; then put in its URL every shared text the student has that it does not show.
 
     The texts follow the student from page to page, and so does the link: on Next sentence (which reads A and B,
-    not ``text``) a reload or the class link once lost the sentence every other page showed."""
+    not ``text``) a reload or the class link once lost the sentence every other page showed. A link's texts are
+    taken in before the page runs: a link to Next sentence with ``text`` lost it at the first page switch."""
     st.session_state[DRAWN_TEXTS] = set()
+    for key in SHARED_TEXTS:  # a link's texts are the student's from the first page on, drawn there or not
+        if f"_shared_{key}" not in st.session_state and (linked := st.query_params.get(key)):
+            st.session_state[f"_shared_{key}"] = one_line(linked)
     replaced = False
     try:
         yield

@@ -217,3 +217,22 @@ def test_the_link_of_a_page_without_the_sentence_keeps_it(monkeypatch, tiny_pret
     at.query_params.clear()
     visit(at, "attention")  # and it is still the shared sentence there
     assert at.text_input(key="text").value == "Teacher sentence about rivers."
+
+
+@pytest.mark.parametrize(("start", "params", "then", "key"), [
+    ("next_sentence", {"text": "A linked sentence about rivers."}, "attention", "text"),
+    ("home", {"text": "A linked sentence about rivers."}, "tokenizer", "text"),
+    ("attention", {"a": "A linked sentence A."}, "next_sentence", "a"),
+    ("fill_mask", {"text": "A [MASK] link.", "b": "A linked sentence B."}, "tokenizer", "b"),
+])  # fmt: skip
+def test_a_links_shared_texts_follow_the_student_from_a_page_that_does_not_show_them(
+    monkeypatch, tiny_pretraining_dir, start, params, then, key
+):
+    """A class link made on Next sentence carries ``text``; students who opened it lost the teacher's sentence
+    at their first page switch, because only a page that drew the sentence took it from the link."""
+    at = app(monkeypatch, tiny_pretraining_dir, **params)
+    if start != "home":
+        visit(at, start)
+    at.query_params.clear()  # a browser drops the page's link on a switch (AppTest keeps it)
+    visit(at, then)
+    assert at.text_input(key=key).value == params[key]
