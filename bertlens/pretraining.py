@@ -37,13 +37,15 @@ class Corruption:
     candidates: int  # how many tokens could have been chosen (the text's own tokens)
 
 
-def corrupt(encoding: Encoding, mask_id: int, vocab_size: int, draw: int) -> Corruption:
+def corrupt(
+    encoding: Encoding, mask_id: int, vocab_size: int, draw: int, special_ids: frozenset[int] = frozenset()
+) -> Corruption:
     """Draw number ``draw`` (a seed: the same draw always gives the same corruption) of ``encoding``; random
     tokens are ids below ``vocab_size`` (the tokenizer's own vocabulary)."""
     rng = np.random.default_rng(draw)
-    candidates = [  # the text's own tokens: not [CLS] or [SEP], nor a [MASK] the student typed
+    candidates = [  # the text's own tokens: not [CLS] or [SEP], nor a [MASK] (or [SEP], [PAD]…) the student typed
         i for i, (sentence, token) in enumerate(zip(encoding.sequence_ids, encoding.input_ids))
-        if sentence is not None and token != mask_id
+        if sentence is not None and token != mask_id and token not in special_ids
     ]  # fmt: skip
     if not candidates:
         return Corruption((), (), encoding.input_ids, 0)
@@ -89,10 +91,11 @@ def pretraining_step(bundle: ModelBundle, encoding: Encoding, draw: int) -> Pret
         raise ValueError("the pre-training view needs the MLM head")
     tokenizer = bundle.tokenizer
     # random tokens come from the tokenizer's vocabulary, as the original draws them from its vocab file
-    corruption = corrupt(encoding, int(tokenizer.mask_token_id), len(tokenizer), draw)
+    special = frozenset(tokenizer.all_special_ids)
+    corruption = corrupt(encoding, int(tokenizer.mask_token_id), len(tokenizer), draw, special)
     chosen = list(corruption.positions)
     seen = tuple(tokens_of(tokenizer, list(corruption.input_ids)))
-    if not chosen:  # nothing of the text to choose (e.g. only typed masks)
+    if not chosen:  # nothing of the text to choose (e.g. only typed masks or special tokens)
         return PretrainingStep(encoding, corruption, seen, pd.DataFrame())
 
     def guesses() -> np.ndarray:

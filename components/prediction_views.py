@@ -277,6 +277,12 @@ def pretraining_section(query: cache.Query) -> None:
     truncation_notice(step.encoding)
     st.caption("What BERT is given:")
     st.text(" ".join(step.seen))  # literal, never Markdown
+    if not step.corruption.positions:
+        st.info(
+            "Pre-training has nothing to choose here: it picks among the sentence's own words, never [CLS], [SEP], "
+            "[PAD] or a [MASK] you typed, and this sentence has no other token. Type a sentence with words."
+        )
+        return
     chosen, loss = st.columns(2)
     chosen.metric("Tokens chosen", f"{len(step.corruption.positions)} of {step.corruption.candidates}")
     loss.metric("Loss of this draw (mean −log p)", f"{step.loss:.4f}")
