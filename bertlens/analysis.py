@@ -35,6 +35,7 @@ class Encoding:
     sequence_ids: tuple[int | None, ...]  # 0 = sentence A, 1 = sentence B, None = special token
     offsets: tuple[tuple[int, int], ...]  # character span in its own sentence
     full_length: int  # token count before truncation
+    full_length_b: int = 0  # sentence B's tokens before truncation (0: no B)
 
     @property
     def truncated(self) -> bool:
@@ -90,7 +91,8 @@ def text_of(tokenizer: PreTrainedTokenizerBase, ids: Sequence[int], skip_special
 def encode(tokenizer: PreTrainedTokenizerBase, text: str, text_b: str | None = None, max_length: int = 512) -> Encoding:
     """Tokenize ``text`` (and ``text_b`` as sentence B), truncating to ``max_length`` tokens."""
     text, text_b = text[:MAX_TEXT_CHARS], (text_b[:MAX_TEXT_CHARS] if text_b else None)
-    full_length = len(tokenizer(text, text_b, truncation=False)["input_ids"])
+    full = tokenizer(text, text_b, truncation=False)
+    full_length = len(full["input_ids"])
     enc = tokenizer(
         text,
         text_b,
@@ -108,6 +110,7 @@ def encode(tokenizer: PreTrainedTokenizerBase, text: str, text_b: str | None = N
         sequence_ids=tuple(enc.sequence_ids()),
         offsets=tuple(tuple(span) for span in enc["offset_mapping"]),
         full_length=full_length,
+        full_length_b=full.sequence_ids().count(1) if text_b else 0,
     )
 
 

@@ -151,8 +151,8 @@ def cut_message(labels: Sequence[str], noun: str, token_limit: int) -> str | Non
     count = len(labels)
     return (
         f"{plural(count, noun)} ({listed(labels)}) {agree(count, 'is', 'are')} longer than {token_limit} tokens "
-        f"together with A: cut to fit, so only {agree(count, 'its', 'their')} beginning was scored "
-        f"(the “{CUT}” column)."
+        "together with A: cut to fit, the longer sentence losing its end first (A or the candidate; the "
+        f"“{CUT}” column)."
     )
 
 

@@ -354,7 +354,7 @@ def truncation_problem(run: Run, ref: Reference, out: dict) -> list[str]:
     """An input over the cap must be cut to it and say so."""
     if out["full_length"] <= ref.cap:
         return []
-    notices = [a.body for a in run.drawn("alert") if f"Only the first {ref.cap} tokens are analysed" in a.body]
+    notices = [a.body for a in run.drawn("alert") if f"{ref.cap} tokens are analysed" in a.body]
     return [] if notices else [f"no truncation notice for {out['full_length']} tokens over the cap {ref.cap}"]
 
 

@@ -124,12 +124,26 @@ def test_edited_pairs_say_that_the_link_leaves_them_out(open_page, tiny_pretrain
     [
         ("", B, "Type both sentences"),
         (A, "   ", "Type both sentences"),
-        ("word " * 600, B, "Only the first 512 tokens"),
+        ("word " * 600, B, "512 tokens are analysed: the longer sentence lost its end first"),
     ],
 )
 def test_bad_input_gets_a_clear_message(open_page, tiny_pretraining_dir, a, b, message):
     at = open_page(PAGE, tiny_pretraining_dir, a=a, b=b)
     assert not at.exception and message in shown(at)
+
+
+def test_a_cut_pair_says_which_sentence_lost_tokens(open_page, tiny_pretraining_dir):
+    """transformers cuts a pair longest-first: a long A loses its end and B is kept whole. The notice said "only
+    the first 512 tokens are analysed" (B's tokens were all there) — a hosted-mode audit."""
+    from transformers import AutoTokenizer
+
+    a = "word " * 600
+    tokenizer = AutoTokenizer.from_pretrained(tiny_pretraining_dir)
+    kept = tokenizer(a, B, truncation=True, max_length=512).sequence_ids()
+    full_a, full_b = len(tokenizer.tokenize(a)), len(tokenizer.tokenize(B))
+    at = open_page(PAGE, tiny_pretraining_dir, a=a, b=B)
+    expected = f"(A keeps {kept.count(0)} of its {full_a} tokens, B {kept.count(1)} of {full_b})"
+    assert kept.count(1) == full_b and expected in shown(at)
 
 
 def test_odd_text_is_shown_literally(open_page, tiny_pretraining_dir):
