@@ -188,6 +188,7 @@ def page_params(page: str) -> list[Param]:
 KEPT = "_kept_"  # + a page parameter's name: the session's copy of its value
 SCOPE = "_bertlens_page_scope"  # the page whose settings this run restored, and app.py copies after it
 BROKEN = "_bertlens_broken_page"  # the page whose last run raised (app.py): its settings are not brought back
+LINKED = "_bertlens_linked_"  # + a page: its link's values not yet held by a widget (``_keep_the_link``)
 
 
 def restore_page_state(page: str) -> None:
@@ -199,6 +200,7 @@ def restore_page_state(page: str) -> None:
     """
     broke = st.session_state.get(BROKEN) == page and st.session_state.get(SCOPE) != page  # back to a page that raised
     st.session_state[SCOPE] = page
+    _keep_the_link(page)
     for param in page_params(page):
         name, kept = param.name, KEPT + param.name
         if name in st.query_params:
@@ -212,13 +214,36 @@ def restore_page_state(page: str) -> None:
             st.session_state[name] = st.session_state[kept]
 
 
+def _keep_the_link(page: str) -> None:
+    """Keep the link's values of ``page`` until its widgets hold them; a return to the page before then gets
+    them back in its URL, read (and checked) as the link was.
+
+    A student who left a page while its first run still waited for the model (a busy class server) came back
+    to its defaults: the run that would have drawn the link's layer, head and tab never finished."""
+    linked = {p.name: st.query_params.get_all(p.name) for p in page_params(page) if p.name in st.query_params}
+    if linked:
+        st.session_state[LINKED + page] = linked
+        return
+    back = {
+        name: values
+        for name, values in st.session_state.get(LINKED + page, {}).items()
+        if name not in st.session_state and KEPT + name not in st.session_state
+    }
+    if back:  # read as a link is: from the address a run starts with (bound widgets read it only then)
+        st.query_params.update(back)
+        st.rerun()
+
+
 def copy_page_state() -> None:
     """Copy the settings of the page that just ran (including those a link set on its first run)."""
-    if st.session_state.get(BROKEN) == st.session_state.get(SCOPE):
+    page = st.session_state.get(SCOPE, "")
+    if st.session_state.get(BROKEN) == page:
         del st.session_state[BROKEN]  # it runs again
-    for param in page_params(st.session_state.get(SCOPE, "")):
+    linked = st.session_state.get(LINKED + page, {})
+    for param in page_params(page):
         if param.name in st.session_state:
             st.session_state[KEPT + param.name] = st.session_state[param.name]
+            linked.pop(param.name, None)  # its widget holds it now
 
 
 def forget_page_state(page: str, keep: set[str]) -> None:
@@ -230,6 +255,7 @@ def forget_page_state(page: str, keep: set[str]) -> None:
     forgotten = [param.name for param in page_params(page) if param.name not in keep]
     defaults = bound_widget_defaults(forgotten)
     for name in forgotten:
+        st.session_state.get(LINKED + page, {}).pop(name, None)
         st.session_state.pop(KEPT + name, None)
         if name in defaults:
             st.session_state[name] = defaults[name]

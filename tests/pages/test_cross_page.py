@@ -236,3 +236,24 @@ def test_a_links_shared_texts_follow_the_student_from_a_page_that_does_not_show_
     at.query_params.clear()  # a browser drops the page's link on a switch (AppTest keeps it)
     visit(at, then)
     assert at.text_input(key=key).value == params[key]
+
+
+def test_a_links_view_survives_leaving_before_the_first_run_ends(monkeypatch, tiny_pretraining_dir):
+    """On a busy server a student left a shared Attention link while its first run still waited for the model,
+    and came back to layer 0, head 0 and the Heatmap: the run that would have drawn the link's settings never
+    finished (a hosted-mode audit, in Chromium). Here the first run stops before it draws them."""
+    from components import attention_views, layout
+
+    link = {"text": "The cat sat on the mat.", "attn_layer": "1", "head": "2", "attn_tab": "Head view"}
+    real_controls = attention_views.controls
+    monkeypatch.setattr(attention_views, "controls", lambda bundle: layout.stop_page())
+    at = app(monkeypatch, tiny_pretraining_dir, **link)
+    visit(at, "attention")
+    assert not at.slider  # stopped before its controls
+    at.query_params.clear()  # a browser drops the page's link on a switch (AppTest keeps it)
+    visit(at, "tokenizer")
+    monkeypatch.setattr(attention_views, "controls", real_controls)
+    at.query_params.clear()
+    visit(at, "attention")
+    assert at.slider(key="attn_layer").value == 1 and at.slider(key="head").value == 2
+    assert at.tabs[attention_views.TABS.index("Head view")].get("plotly_chart")  # the link's tab is the open one
