@@ -29,7 +29,7 @@ from components.attention_figures import Choice, default_focus, matrix_figure
 from components.attention_views import PageInput, _token_picker, matrices
 from components.exports import chart, csv_download, table
 from components.model import cached_bundle
-from components.state import linked_text
+from components.state import linked_text, within_chars_budget
 from components.text import chart_text, literal
 
 FIRST, SECOND = "#1f77b4", "#ff7f0e"
@@ -143,6 +143,7 @@ def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> No
         default_second(page.query.text),
         help="Compared with the sentence above at the same layer and head. A sentence B, if set, pairs with both.",
     )
+    second_text = within_chars_budget(second_text, "The second sentence")
     if not second_text.strip():
         st.info("Type a second sentence to compare with the first.")
         return
@@ -230,6 +231,7 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
         "fill_compare",
         placeholder="e.g. the same sentence with one word changed",
     )
+    second_text = within_chars_budget(second_text, "The second sentence")
     if not second_text.strip():
         st.info("Type a second sentence with a [MASK] — e.g. the first with one word changed — to compare the guesses.")
         return

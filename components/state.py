@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 import streamlit as st
 from streamlit.runtime.scriptrunner import RerunException
 
+from bertlens.wording import agree, listed, plural
 from components.params import KEPT, declared, drop_foreign, page_params, warn_bad_param
 from components.text import literal
 
@@ -236,6 +237,20 @@ def within_chars_budget(text: str, label: str) -> str:
         f"{budgets.limit('chars')}."
     )
     return text[: budgets.chars]
+
+
+def lines_within_chars_budget(lines: list[str], label: str) -> list[str]:
+    """Each line of a text as pages read it: at most the characters budget, with one warning naming the lines cut."""
+    from components.model import settings  # here, not at the top: components.model imports this module
+
+    budgets = settings().budgets
+    if cut := [n for n, line in enumerate(lines, start=1) if len(line) > budgets.chars]:
+        st.warning(
+            f"{literal(label)}: {plural(len(cut), 'line')} {listed(map(str, cut))} "
+            f"{agree(len(cut), 'is', 'are')} longer than {budgets.chars:,} characters; pages read only the first "
+            f"{budgets.chars:,} of each: {budgets.limit('chars')}."
+        )
+    return [line[: budgets.chars] for line in lines]
 
 
 def sentence_pair(b_label: str = "Sentence B (optional)", **kwargs) -> tuple[str, str]:

@@ -22,7 +22,7 @@ from components.layout import truncation_notice
 from components.model import cached_bundle, settings
 from components.palette import CELL_TEXT, INK, LIGHT_BLUES
 from components.params import bound
-from components.state import bound_int_slider, linked_text, warn_bad_param
+from components.state import bound_int_slider, lines_within_chars_budget, linked_text, warn_bad_param
 from components.text import chart_text, literal
 
 TABS = ("Tokens", "Vocabulary", "Padding lab")
@@ -190,8 +190,10 @@ def lookup_message(found: WordLookup) -> str:
 
 
 def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], PaddingStrategy, int, bool]:
-    raw = linked_text(st.text_area, "Sentences, one per line", "lines", "\n".join(SEED_BATCH), height=130)
-    lines = batch_lines(raw)
+    label = "Sentences, one per line"
+    lines = lines_within_chars_budget(
+        batch_lines(linked_text(st.text_area, label, "lines", "\n".join(SEED_BATCH), height=130)), label
+    )
     if over := budgets.first_only("lab_lines", len(lines), "lines", "used"):
         st.warning(over)
         lines = lines[: budgets.lab_lines]

@@ -12,7 +12,15 @@ from bertlens.nsp import (
 from components import prediction_views as views
 from components.cache import cached_analysis
 from components.layout import page_header, stop_page, truncation_notice
-from components.state import lazy_tabs, linked_text, remembered_shared_text, sentence_b, set_shared_text, shared_text
+from components.state import (
+    lazy_tabs,
+    lines_within_chars_budget,
+    linked_text,
+    remembered_shared_text,
+    sentence_b,
+    set_shared_text,
+    shared_text,
+)
 
 
 def swap() -> None:
@@ -53,8 +61,9 @@ if verdict_tab.open:
 if ranking_tab.open:
     with ranking_tab:
         st.caption("Which B follows A best? Each candidate is scored with A by the NSP head.")
-        candidates = candidate_lines(
-            linked_text(st.text_area, "Candidate Bs, one per line", "candidates", DEFAULT_CANDIDATES)
+        label = "Candidate Bs, one per line"
+        candidates = lines_within_chars_budget(
+            candidate_lines(linked_text(st.text_area, label, "candidates", DEFAULT_CANDIDATES)), label
         )
         if candidates:
             with st.spinner("Scoring the candidates…"):

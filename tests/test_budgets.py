@@ -247,6 +247,27 @@ def test_candidates_and_evaluation_rows_have_budgets(open_page, tiny_pretraining
     assert len(evaluated) == 4
 
 
+@pytest.mark.parametrize(
+    ("page", "params", "label"),
+    [
+        (NEXT_SENTENCE, {"nsp_tab": "Ranking", "candidates": "It rained.\n" + "rain " * 1_200}, "Candidate Bs"),
+        (TOKENIZER, {**LAB, "lines": "It rained.\n" + "rain " * 1_200}, "Sentences, one per line"),
+        ("pages/attention.py", {"attn_tab": "Compare", "compare": "rain " * 1_200}, "The second sentence"),
+    ],
+)
+def test_every_text_a_page_reads_has_the_characters_budget(
+    open_page, tiny_pretraining_dir, monkeypatch, page, params, label
+):
+    """Candidate Bs had none (ten 600 K-character candidates sent 6 MB of table), and the Padding lab's lines and
+    Compare's sentence were read up to 20,000 characters where the budget says 5,000 (hosted-mode audit)."""
+    monkeypatch.setenv("BERTLENS_MAX_CHARS", "1000")
+    at = open_page(page, tiny_pretraining_dir, **params)
+    assert not at.exception
+    warning = shown(at, "warning")
+    assert literal(label) in warning and "1,000" in warning and "`BERTLENS_MAX_CHARS`" in warning
+    assert all(len(str(cell)) <= 1_000 for table in tables(at) for column in table for cell in table[column])
+
+
 def test_masks_drawn_one_by_one_have_a_budget(open_page, tiny_pretraining_dir, monkeypatch):
     """300 masks once drew 254 tables and charts (48 s on a bert-base-sized model); every mask at a glance, one
     row per mask, still lists them all."""
