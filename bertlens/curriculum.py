@@ -184,9 +184,11 @@ SENSES = Lesson(
         Step(
             "Before context",
             "Twelve sentences use **apple**: six about the fruit, six about the company. Each point on the map "
-            "is one occurrence at **hidden state 0**, the embeddings output, before any encoder layer. (On a "
-            "cased model such as bert-base-cased the company's *Apple* is another token than the fruit's "
-            "*apple*, so there the senses start apart.)",
+            "is one occurrence at **hidden state 0**, the embeddings output, before any encoder layer: the word's "
+            "embedding plus its position's, the same for both senses, so the points spread by position, not by "
+            "sense (each sense has three sentences that open with the word). (On a cased model such as "
+            "bert-base-cased, *Apple* with a capital is another token than *apple*: there capitals, not senses, "
+            "start apart.)",
             "senses",
             {"source": "Preset", "preset": "apple", "senses_tab": "Map", "senses_layer": "0"},
             callouts=(STATIC_EMBEDDING,),

@@ -106,10 +106,10 @@ APPLE = SensePreset(
             (
                 "She ate a crisp apple for lunch.",
                 "The apple fell from the tree.",
-                "Grandma baked an apple pie.",
-                "He sliced an apple into the salad.",
-                "This apple tastes sweet and juicy.",
-                "Pick a ripe apple from the basket.",
+                "Apple pie is Grandma's favourite dessert.",  # three per sense open with the word: at hidden
+                "He sliced an apple into the salad.",  # state 0 a point is the word plus its position, and
+                "Apple slices make a healthy snack.",  # positions alone once set the senses apart there
+                "Apple trees blossom in the spring.",
             ),
         ),
         (
