@@ -174,12 +174,20 @@ class Evaluation:
 
 
 def usable_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Rows with two non-empty sentences and a True/False label (as edited in a table)."""
+    """Rows with two non-empty sentences and a True/False label (as edited in a table), each with its ``row``
+    number in that table (from 1), which the messages use: the scored rows alone would be numbered otherwise."""
     a = pairs["sentence_a"].fillna("").astype(str).str.strip()
     b = pairs["sentence_b"].fillna("").astype(str).str.strip()
     labelled = pairs["is_next"].map(lambda v: isinstance(v, (bool, np.bool_)))
-    keep = (a != "") & (b != "") & labelled
-    return pd.DataFrame({"sentence_a": a[keep], "sentence_b": b[keep], "is_next": pairs["is_next"][keep].astype(bool)})
+    keep = ((a != "") & (b != "") & labelled).to_numpy()
+    return pd.DataFrame(
+        {
+            "row": np.flatnonzero(keep) + 1,
+            "sentence_a": a[keep].to_numpy(),
+            "sentence_b": b[keep].to_numpy(),
+            "is_next": pairs["is_next"][keep].astype(bool).to_numpy(),
+        }
+    )
 
 
 def scores_to_evaluation(pairs: pd.DataFrame, p_is_next: np.ndarray, skipped: int = 0) -> Evaluation:

@@ -462,12 +462,12 @@ def evaluation_view(result: nsp.Evaluation, model_name: str) -> None:
     with right:
         best = result.table.iloc[result.most_confident]
         st.success(
-            f"**Most confident pair** (row {result.most_confident + 1}, {best['confidence']:.2%} sure, "
+            f"**Most confident pair** (row {best['row']}, {best['confidence']:.2%} sure, "
             f"{'correct' if best['correct'] else 'wrong'}):\n\n"
             f"A: {literal(best['sentence_a'])}\n\nB: {literal(best['sentence_b'])}"
         )
         st.caption("Confidence = the larger of P(IsNext) and P(NotNext). Sure is not the same as right.")
-    rows = [f"row {i}" for i in range(1, len(result.table) + 1)]
+    rows = [f"row {i}" for i in result.table["row"]]  # as numbered in the student's table, blank rows included
     cut_notice(result.table, rows, "pair", cache.query(model_name).max_length)
     shown = result.table.assign(most_confident=lambda t: t.index == result.most_confident)
     narrow = st.column_config.TextColumn(width="medium")

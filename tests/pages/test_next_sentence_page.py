@@ -102,6 +102,18 @@ def test_evaluation_of_the_seed_pairs(open_page, tiny_pretraining_dir, tiny_bund
     assert len(at.get("plotly_chart")) == 1  # the confusion matrix (the ranking's tab is closed)
 
 
+def test_messages_number_the_rows_as_the_students_table_does(open_page, tiny_pretraining_dir):
+    """After two rows were blanked, the pair in row 6 was called "row 4": rows were counted among those scored."""
+    at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Evaluation")
+    blank = {"sentence_a": "", "sentence_b": ""}
+    at.session_state["pairs"] = {"edited_rows": {0: blank, 1: blank}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    scored = tables(at)[-1]
+    assert not at.exception and scored["row"].tolist() == list(range(3, 11))
+    best = scored.loc[scored["most_confident"], "row"].item()
+    assert f"Most confident pair** (row {best}," in shown(at)
+
+
 def test_the_pairs_label_comes_first(open_page, tiny_pretraining_dir):
     """After two long sentences the is_next checkboxes were cut off the table's right edge at 1280 px."""
     at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Evaluation")
