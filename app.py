@@ -8,13 +8,24 @@ prepare_threads()  # before anything loads torch: OpenMP reads its settings once
 import_package(Path(__file__).parent / "components", "components")  # one thread imports the app, the others wait
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import RerunException
 
 from components.focus import keep_focus
 from components.history import one_history_entry_per_action
 from components.layout import APP_TITLE, PageStopped, presentation_switch
 from components.lessons import class_link
 from components.model import active_bundle, model_picker, model_status, settings
-from components.params import BROKEN, PAGE_TITLES, SCOPE, copy_page_state, fit_link, too_long_for_the_link
+from components.params import (
+    BROKEN,
+    PAGE_TITLES,
+    SCOPE,
+    carry_warnings,
+    copy_page_state,
+    fit_link,
+    show_carried_warnings,
+    take_carried_warnings,
+    too_long_for_the_link,
+)
 from components.reconnect import reload_on_reconnect, reopened_view_first
 from components.state import shared_texts_in_link
 
@@ -32,6 +43,7 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
+carried = take_carried_warnings()  # a replaced run's warnings about the link (its value may be gone by now)
 with st.sidebar:
     model_picker()
     model_status(active_bundle())
@@ -41,10 +53,14 @@ with st.sidebar:
     keep_focus()  # a key press that reruns the page does not leave focus on <body>
     link_slot = st.empty()
 link_notice = st.empty()  # above the page: what its link leaves out
+show_carried_warnings(carried)
 crashed = stopped = False
 try:
     with reopened_view_first(), shared_texts_in_link():  # a lost view goes first; the link keeps every text
         page.run()
+except RerunException:  # another run replaces this one: it shows this run's warnings about the link
+    carry_warnings()
+    raise
 except PageStopped:
     stopped = True  # the page ended early, having said why: what follows every page still runs
 except Exception:

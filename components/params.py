@@ -321,7 +321,33 @@ def _from_the_link(param: str) -> bool:
 
 def _warn_bad_link_value(param: str, raw: str, expected: str, outcome: str) -> None:
     shown, note = link_name(param)
-    st.warning(f"The link's `{shown}` parameter ({literal(raw[:80])}) is not {expected}; {outcome}.{note}")
+    message = f"The link's `{shown}` parameter ({literal(raw[:80])}) is not {expected}; {outcome}.{note}"
+    warned = st.session_state.setdefault(LINK_WARNINGS, [])
+    if message not in warned:  # once per run (a replaced run's are shown by app.py: show_carried_warnings)
+        warned.append(message)
+        st.warning(message)
+
+
+LINK_WARNINGS = "_bertlens_link_warnings"  # this run's warnings about the link
+CARRIED = "_bertlens_carried_warnings"  # those of a run that another run replaced (shown by the next run)
+
+
+def take_carried_warnings() -> list[str]:
+    """Start a run: the link warnings a replaced run gave (a lesson's bare link reopening its step, a page
+    switch), which the new run shows once (``show_carried_warnings``) even where the link's value is gone."""
+    carried = st.session_state.pop(CARRIED, [])
+    st.session_state[LINK_WARNINGS] = list(carried)
+    return carried
+
+
+def carry_warnings() -> None:
+    """The run is being replaced: its link warnings go to the next run."""
+    st.session_state[CARRIED] = list(st.session_state.get(LINK_WARNINGS, []))
+
+
+def show_carried_warnings(carried: list[str]) -> None:
+    for message in carried:
+        st.warning(message)
 
 
 def release_bound(names: Iterable[str]) -> None:

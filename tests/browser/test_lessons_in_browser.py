@@ -301,3 +301,12 @@ def test_answering_or_skipping_a_question_adds_no_history_entry(page, server_url
     page.go_back()
     wait_for_run(page)
     expect(main(page).get_by_text("step 2 of")).to_be_visible()
+
+
+def test_a_bare_lesson_links_bad_class_setting_is_still_reported(open_url):
+    """A bare lesson link opened on its step's page reruns into the step's view; the run that warned about the
+    link's bad value was replaced, so the class silently got the default (a hosted-mode audit)."""
+    page = open_url("attention", lesson="discover", step="4", present="yes")
+    expect(page).to_have_url(re.compile(r"attn_tab=Token"))  # the step's view opened
+    alert = page.locator('[data-testid="stAlert"]', has_text="The link's present parameter (yes)")
+    expect(alert).to_have_count(1)
