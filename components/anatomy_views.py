@@ -456,7 +456,7 @@ def positions_section(model_name: str, max_positions: int) -> None:
     )
     with st.expander("The 2D coordinates and norms"):
         exports.table(coordinates, f"position-pca-{count}", key="position_coordinates")
-    st.header("Token-type (segment) embeddings")  # h2 under the page title: no skipped heading level
+    st.header("Token-type (segment) embeddings", anchor=False)  # h2 under the page title: no skipped heading level
     meaning = {0: "sentence A (and [CLS], the first [SEP])", 1: "sentence B (and its [SEP])"}
     types = pd.DataFrame(
         {

@@ -119,7 +119,7 @@ def page_header(title: str, intro: str, page: str) -> ModelBundle:
     restore_page_state(page)  # before any widget of the page is drawn
     st.set_page_config(page_title=title if title == APP_TITLE else f"{title} · {APP_TITLE}")  # 2.4.2: unique
     st.html(PRESENTATION_CSS if presenting() else COMPACT_CSS)
-    st.title(title)
+    st.title(title, anchor=False)
     header = st.empty()
     header.caption(intro)  # shown while the model loads
     bundle = active_bundle()

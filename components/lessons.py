@@ -150,7 +150,7 @@ def lesson_panel(bundle: ModelBundle, page: str) -> bool:
                 st.query_params.pop(name, None)
             st.rerun()
         st.progress((index + 1) / len(lesson.steps))
-        st.header(step.title)  # h2 under the page title (axe: heading order)
+        st.header(step.title, anchor=False)  # h2 under the page title (axe: heading order)
         head = PAGE_HEADS.get(step.page)
         missing = needs_head(bundle, head) if head else None
         question = None if missing else step.question  # no "predict first" without a reveal

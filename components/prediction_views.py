@@ -170,7 +170,7 @@ def guesses_section(query: cache.Query, guesses: list[mlm.MaskGuesses], words: d
 
 
 def true_word_section(query: cache.Query, word: str, mask_number: int, vocab_size: int) -> None:
-    st.header("True-word check")  # h2 under the page title: no skipped heading level
+    st.header("True-word check", anchor=False)  # h2 under the page title: no skipped heading level
     st.caption(
         f"The word mask {mask_number} hides (typed above): how probable did BERT find it, at which rank, "
         "and what loss does that give?"
@@ -229,7 +229,7 @@ def mask_word_helper(text: str) -> None:
 
 def mask_overview_section(query: cache.Query, guesses: list[mlm.MaskGuesses], words: dict[int, str]) -> None:
     """Every mask at a glance: the top guesses, their average confidence, and the true words' checks."""
-    st.header("Every mask at a glance")  # h2 under the page title
+    st.header("Every mask at a glance", anchor=False)  # h2 under the page title
     checks = {number: cache.true_word(query, word, number) for number, word in words.items()}
     average = mlm.average_top_confidence(guesses)
     st.metric("Average confidence of the top guesses", f"{average:.2%}")

@@ -251,7 +251,7 @@ def padding_section(model_name: str) -> None:
 
 def mask_section(model_name: str, batch: PaddedBatch, max_length: int, truncation: bool, longest: int) -> None:
     """The lab's own batch (same padding, N and truncation) with and without the mask; ``longest``: tokens a row may have."""
-    st.header("Why the attention mask matters")  # h2 under the page title: no skipped heading level
+    st.header("Why the attention mask matters", anchor=False)  # h2 under the page title: no skipped heading level
     st.markdown(
         "Each sentence's final `[CLS]` vector computed **with** the attention mask and **without** it "
         "(every `[PAD]` treated as a real token). A sentence with no padding is unchanged (distance 0); "

@@ -19,10 +19,10 @@ copied URL shows the same view.
 """
 )
 
-st.header("Lessons")
+st.header("Lessons", anchor=False)
 st.caption("Guided steps over the live pages, following the course notebooks. Some steps ask you to predict first.")
 lesson_list(bundle)
 
-st.header("Pages")
+st.header("Pages", anchor=False)
 page_cards()
 preload_charts()  # in the background: the student's first chart page draws at once
