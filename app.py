@@ -17,6 +17,7 @@ from components.lessons import class_link
 from components.model import active_bundle, model_picker, model_status, settings
 from components.params import (
     BROKEN,
+    LINKED,
     PAGE_TITLES,
     SCOPE,
     carry_warnings,
@@ -66,6 +67,7 @@ except PageStopped:
 except Exception:
     crashed = True  # a setting that broke the page is not brought back by a return to it
     st.session_state[BROKEN] = st.session_state.get(SCOPE)
+    st.session_state.pop(LINKED + str(st.session_state.get(SCOPE)), None)  # nor by the link's kept values
     raise
 finally:  # after the page has written its view to the URL (also when it stops early)
     if not crashed:

@@ -35,6 +35,7 @@ class Encoding:
     sequence_ids: tuple[int | None, ...]  # 0 = sentence A, 1 = sentence B, None = special token
     offsets: tuple[tuple[int, int], ...]  # character span in its own sentence
     full_length: int  # token count before truncation
+    full_length_a: int = 0  # sentence A's tokens before truncation
     full_length_b: int = 0  # sentence B's tokens before truncation (0: no B)
 
     @property
@@ -110,6 +111,7 @@ def encode(tokenizer: PreTrainedTokenizerBase, text: str, text_b: str | None = N
         sequence_ids=tuple(enc.sequence_ids()),
         offsets=tuple(tuple(span) for span in enc["offset_mapping"]),
         full_length=full_length,
+        full_length_a=full.sequence_ids().count(0),
         full_length_b=full.sequence_ids().count(1) if text_b else 0,
     )
 

@@ -6,6 +6,7 @@ Each sentence is its own cached forward pass; nothing here runs the model.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -28,7 +29,8 @@ SEED_SECOND = "The animal didn't cross the street because it was too wide."
 def default_second(first: str) -> str:
     """Compare's second sentence until the student types one: the first with seed 000's one change (tired → wide),
     so a lesson's "couldn't … tired" is compared with "couldn't … wide"; the seed's pair when it has no "tired"."""
-    return first.replace("tired", "wide") if "tired" in first else SEED_SECOND
+    changed = re.sub(r"\btired\b", "wide", first, count=1)
+    return changed if changed != first else SEED_SECOND
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,10 @@ def pretraining_step(bundle: ModelBundle, encoding: Encoding, draw: int) -> Pret
         raise ValueError("the pre-training view needs the MLM head")
     tokenizer = bundle.tokenizer
     # random tokens come from the tokenizer's vocabulary, as the original draws them from its vocab file
-    special = frozenset(tokenizer.all_special_ids)
+    # [CLS], [SEP] and [PAD] typed in the text are never chosen (the original skips [CLS] and [SEP]); [UNK] is
+    special = frozenset(
+        i for i in (tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id) if i is not None
+    )
     corruption = corrupt(encoding, int(tokenizer.mask_token_id), len(tokenizer), draw, special)
     chosen = list(corruption.positions)
     seen = tuple(tokens_of(tokenizer, list(corruption.input_ids)))

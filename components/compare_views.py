@@ -136,14 +136,15 @@ def biggest_moves(diff: np.ndarray, labels: list[str], first: np.ndarray, second
 
 
 def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> None:
+    label = "Second sentence (try changing one word)"
     second_text = linked_text(
         st.text_input,
-        "Second sentence (try changing one word)",
+        label,
         "compare",
         default_second(page.query.text),
         help="Compared with the sentence above at the same layer and head. A sentence B, if set, pairs with both.",
     )
-    second_text = within_chars_budget(second_text, "The second sentence")
+    second_text = within_chars_budget(second_text, label)
     if not second_text.strip():
         st.info("Type a second sentence to compare with the first.")
         return
@@ -225,13 +226,14 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
         key="fill_compare_copy",
         help="Copy the sentence into the box below, then change one word.",
     )
+    label = "Second sentence, with [MASK] (try changing one word)"
     second_text = linked_text(
         st.text_input,
-        "Second sentence, with [MASK] (try changing one word)",
+        label,
         "fill_compare",
         placeholder="e.g. the same sentence with one word changed",
     )
-    second_text = within_chars_budget(second_text, "The second sentence")
+    second_text = within_chars_budget(second_text, label)
     if not second_text.strip():
         st.info("Type a second sentence with a [MASK] — e.g. the first with one word changed — to compare the guesses.")
         return

@@ -82,7 +82,10 @@ def chart(
         st.caption(f"In words — {literal(words)}")
     if data is not None:
         csv_download(
-            data, filename, label=f"Download the chart's numbers (CSV): {_readable(filename)}", key=f"csv-{key}"
+            data,
+            filename,
+            label=f"Download the chart's numbers (CSV): {literal(_readable(filename))}",
+            key=f"csv-{key}",
         )
     return drawn
 
@@ -145,6 +148,6 @@ def table(
     csv_download(
         lambda: ordered(df, column_order),
         filename,
-        label=f"Download CSV: {_readable(filename)}",  # one page can have several: each button says which table
+        label=f"Download CSV: {literal(_readable(filename))}",  # several on a page: each says which (user text: literal)
         key=f"csv-{key}" if key else None,
     )

@@ -1,9 +1,9 @@
 """Keyboard focus that survives a rerun.
 
 In Streamlit 1.67 a key press that reruns the script can leave focus on the page's ``<body>``: the control is
-drawn again (a tab strip is briefly disabled, a download button while it fetches), or it is gone (a lesson's
+drawn again (a tab strip, a download button), or it is gone (a lesson's
 Next to another page, an expander's button that closes it). A screen reader then starts again from the top.
-After a key press, this script watches focus for a few seconds; if it falls to ``<body>`` with no click since,
+After a key press, this script watches focus until a few seconds after the run it started; if it falls to ``<body>`` with no click since,
 it goes back to the same control once it is there again (same widget key, role and name), else (the run over,
 and the control not drawn again) to the page's title. A click never moves focus. Our own constant script, installed once per page load.
 """
@@ -31,11 +31,14 @@ KEEP_FOCUS = """<script data-bertlens="keep-focus">
   }, true);
   const idle = () => document.querySelector('[data-testid="stApp"]')?.getAttribute("data-test-script-state") === "notRunning";
   setInterval(() => {
-    if (!watch || document.activeElement !== document.body || !document.hasFocus()) return;
+    if (!watch) return;
+    if (!idle()) watch.until = Date.now() + WATCH_MS;  // a slow run: the watch lasts until a while after it
+    if (Date.now() > watch.until) { watch = null; return; }  // a few seconds after the key press, no longer
+    if (document.activeElement !== document.body || !document.hasFocus()) return;
     const again = same(watch);
-    if (again) { again.focus(); watch.until = Date.now() + WATCH_MS; watch.idle = 0; return; }
+    if (again) { again.focus({preventScroll: true}); watch.idle = 0; return; }  // where the student was
     watch.idle = idle() ? (watch.idle || 0) + 1 : 0;
-    if (watch.idle < 3 && Date.now() < watch.until) return;  // the run may still draw it again
+    if (watch.idle < 3) return;  // the run may still draw it again
     watch = null;
     const title = document.querySelector('[data-testid="stMain"] h1');
     if (title) { title.setAttribute("tabindex", "-1"); title.focus(); }

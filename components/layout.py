@@ -150,10 +150,9 @@ def truncation_notice(encoding: Encoding) -> None:
             )
             return
         kept_a, kept_b = encoding.sequence_ids.count(0), encoding.sequence_ids.count(1)
-        full_a = encoding.full_length - encoding.full_length_b - 3  # [CLS] A [SEP] B [SEP]
         st.warning(  # transformers cuts a pair longest-first: the longer sentence loses its end, token by token
             f"The pair is {encoding.full_length} tokens long; {reads}. {len(encoding)} tokens are analysed: the "
-            f"longer sentence lost its end first (A keeps {kept_a} of its {full_a} tokens, B {kept_b} of "
+            f"longer sentence lost its end first (A keeps {kept_a} of its {encoding.full_length_a} tokens, B {kept_b} of "
             f"{encoding.full_length_b})."
         )
 

@@ -17,7 +17,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import RerunException
 
 from bertlens.wording import agree, listed, plural
-from components.params import KEPT, declared, drop_foreign, page_params, warn_bad_param
+from components.params import KEPT, LINKED, declared, drop_foreign, page_params, warn_bad_param
 from components.text import literal
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
@@ -167,6 +167,7 @@ def follow_history(page: str) -> bool:
     for name in [*(param.name for param in page_params(page)), *SHARED_TEXTS]:
         for key in (name, KEPT + name, f"_shared_{name}"):
             st.session_state.pop(key, None)
+    st.session_state.pop(LINKED + page, None)  # an older link's settings are not this entry's
     return True
 
 

@@ -252,7 +252,7 @@ def test_candidates_and_evaluation_rows_have_budgets(open_page, tiny_pretraining
     [
         (NEXT_SENTENCE, {"nsp_tab": "Ranking", "candidates": "It rained.\n" + "rain " * 1_200}, "Candidate Bs"),
         (TOKENIZER, {**LAB, "lines": "It rained.\n" + "rain " * 1_200}, "Sentences, one per line"),
-        ("pages/attention.py", {"attn_tab": "Compare", "compare": "rain " * 1_200}, "The second sentence"),
+        ("pages/attention.py", {"attn_tab": "Compare", "compare": "rain " * 1_200}, "Second sentence (try"),
     ],
 )
 def test_every_text_a_page_reads_has_the_characters_budget(

@@ -123,3 +123,18 @@ def test_each_download_button_names_what_it_downloads(page, params, open_page, t
     at = open_page(page, tiny_pretraining_dir, **params)
     labels = [button.proto.label for button in at.get("download_button")]
     assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
+
+
+def test_a_download_label_shows_user_text_literally(monkeypatch):
+    """Word senses names its files after the student's word: Streamlit renders a button's label as Markdown, so a
+    linked word ``![x](https://e.com/p.png)`` loaded a remote image in every student's browser (review)."""
+    import pandas as pd
+    import streamlit as st
+
+    from components import exports
+
+    labels = []
+    monkeypatch.setattr(st, "download_button", lambda label, *args, **kwargs: labels.append(label))
+    monkeypatch.setattr(exports, "show_table", lambda *args, **kwargs: None)
+    exports.table(pd.DataFrame({"a": [1]}), "senses-![x](https://e.com/p.png)-coordinates")
+    assert labels == ["Download CSV: senses \\!\\[x\\]\\(https\\://e\\.com/p\\.png\\) coordinates"]

@@ -257,3 +257,41 @@ def test_a_links_view_survives_leaving_before_the_first_run_ends(monkeypatch, ti
     visit(at, "attention")
     assert at.slider(key="attn_layer").value == 1 and at.slider(key="head").value == 2
     assert at.tabs[attention_views.TABS.index("Head view")].get("plotly_chart")  # the link's tab is the open one
+
+
+def test_a_link_setting_that_broke_the_page_is_not_brought_back_by_the_kept_link(monkeypatch, tiny_pretraining_dir):
+    """The link's settings are kept until widgets hold them; a setting whose first run raised must not come back
+    with them (the page would raise on every return: a review of the change that keeps them)."""
+    from components import attention_views
+
+    real = attention_views.heatmap_section
+
+    def breaks_at_layer_1(page, choice, heads):
+        if choice.layer == 1:
+            raise RuntimeError("broken view")
+        real(page, choice, heads)
+
+    monkeypatch.setattr(attention_views, "heatmap_section", breaks_at_layer_1)
+    at = app(monkeypatch, tiny_pretraining_dir, text="The cat sat.", attn_layer="1")
+    at.switch_page("pages/attention.py").run()
+    assert at.exception  # the link's view raised
+    at.query_params.clear()
+    visit(at, "tokenizer")
+    at.query_params.clear()
+    visit(at, "attention")  # asserts no exception
+    assert at.slider(key="attn_layer").value == 0
+
+
+def test_back_to_an_entry_shows_that_entry_not_an_older_links_kept_settings(monkeypatch, tiny_pretraining_dir):
+    from components import attention_views, layout
+    from components.state import FROM_HISTORY
+
+    real_controls = attention_views.controls
+    monkeypatch.setattr(attention_views, "controls", lambda bundle: layout.stop_page())
+    at = app(monkeypatch, tiny_pretraining_dir, text="The cat sat.", attn_layer="1", head="2")
+    visit(at, "attention")  # stopped before its controls: the link's settings are kept
+    monkeypatch.setattr(attention_views, "controls", real_controls)
+    at.query_params.clear()
+    at.query_params.update({"text": "The cat sat.", FROM_HISTORY: "1"})  # Back to an entry with the default view
+    visit(at, "attention")
+    assert at.slider(key="attn_layer").value == 0 and at.slider(key="head").value == 0

@@ -201,3 +201,10 @@ def test_pre_training_with_nothing_to_choose_says_so_instead_of_a_nan_loss(open_
     assert not at.exception
     assert any("Pre-training has nothing to choose here" in i.value for i in at.info)
     assert not [m for m in at.metric if m.label.startswith("Loss of this draw")]
+
+
+def test_pre_training_may_choose_an_unknown_token(open_page, tiny_pretraining_dir):
+    """[UNK] is a token of the text (the original skips only [CLS] and [SEP]): "😀" alone has one to choose."""
+    at = open_page(PAGE, tiny_pretraining_dir, text="😀", pretrain="true")
+    assert not at.exception and not any("nothing to choose" in i.value for i in at.info)
+    assert [m.value for m in at.metric if m.label == "Tokens chosen"] == ["1 of 1"]
