@@ -73,8 +73,7 @@ def chart(
 ):
     """A plotly chart named for screen readers by its title, with a 'Download plot as PNG' button named
     ``filename``.png, and the chart in words under it (its text equivalent): ``words``, or one line read from its
-    data. ``data``: the chart's
-    numbers as a table, offered as ``filename``.csv."""
+    data. ``data``: the chart's numbers as a table, offered as ``filename``.csv."""
     key = key or f"chart-{_slug(filename)}"
     alt = name(fig, _readable(filename))  # its accessible name (role "figure")
     drawn = st.plotly_chart(fig, config=png_config(filename), key=key, alt=alt, **kwargs)

@@ -66,7 +66,8 @@ ACCESSIBLE_CSS = """
 """.replace("INK", INK)
 # 2.4.7 focus visible: Streamlit's ring is a 50 % tint of the primary colour (2.6:1 on white), a toggle's or radio's
 # only a grey tint (1.2:1). A tab's ring is drawn inside it (the tab strip clips what is outside); a slider's focus
-# is on a hidden input, so its thumb (the input's grandparent) gets the ring. 1.4.11: a switched-off toggle's track is #cfcfcf on white (1.6:1), so it gets an edge.
+# is on a hidden input, so its thumb (the input's grandparent) gets the ring. 1.4.11: a switched-off toggle's track
+# is #cfcfcf on white (1.6:1), so it gets an edge.
 # 1.4.3: chart axis, legend, colour-bar and title text in the page's text colour (Streamlit's chart theme greys it
 # to 3.7:1; CSS costs the server nothing, where setting it on each figure cost 7-35 ms per chart). 1.4.10 reflow: a
 # metric's label ends in "…" at 320 px instead of wrapping. 1.4.12 text spacing: a segmented control's labels were
