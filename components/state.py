@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 import streamlit as st
 from streamlit.runtime.scriptrunner import RerunException
 
-from bertlens.wording import agree, listed, plural
+from bertlens.wording import agree, listed
 from components.params import KEPT, LINKED, declared, drop_foreign, page_params, warn_bad_param
 from components.text import literal
 
@@ -240,14 +240,15 @@ def within_chars_budget(text: str, label: str) -> str:
     return text[: budgets.chars]
 
 
-def lines_within_chars_budget(lines: list[str], label: str) -> list[str]:
-    """Each line of a text as pages read it: at most the characters budget, with one warning naming the lines cut."""
+def lines_within_chars_budget(lines: list[str], label: str, noun: str) -> list[str]:
+    """Each of ``lines`` (the sentences or candidates a page reads from a text) at most the characters budget, with
+    one warning naming those cut by their place among ``lines`` ("sentences 2, 5")."""
     from components.model import settings  # here, not at the top: components.model imports this module
 
     budgets = settings().budgets
     if cut := [n for n, line in enumerate(lines, start=1) if len(line) > budgets.chars]:
         st.warning(
-            f"{literal(label)}: {plural(len(cut), 'line')} {listed(map(str, cut))} "
+            f"{literal(label)}: {noun if len(cut) == 1 else noun + 's'} {listed(map(str, cut))} "
             f"{agree(len(cut), 'is', 'are')} longer than {budgets.chars:,} characters; pages read only the first "
             f"{budgets.chars:,} of each: {budgets.limit('chars')}."
         )

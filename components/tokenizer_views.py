@@ -191,12 +191,11 @@ def lookup_message(found: WordLookup) -> str:
 
 def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], PaddingStrategy, int, bool]:
     label = "Sentences, one per line"
-    lines = lines_within_chars_budget(
-        batch_lines(linked_text(st.text_area, label, "lines", "\n".join(SEED_BATCH), height=130)), label
-    )
+    lines = batch_lines(linked_text(st.text_area, label, "lines", "\n".join(SEED_BATCH), height=130))
     if over := budgets.first_only("lab_lines", len(lines), "lines", "used"):
         st.warning(over)
         lines = lines[: budgets.lab_lines]
+    lines = lines_within_chars_budget(lines, label, "sentence")  # of those used
     warn_bad_param("pad", lambda v: v in STRATEGIES, f"one of {', '.join(STRATEGIES)}")
     left, mid, right = st.columns([2, 3, 2])
     strategy = left.radio("Padding", STRATEGIES, key="pad", bind="query-params", horizontal=True) or "longest"

@@ -63,7 +63,7 @@ if ranking_tab.open:
         st.caption("Which B follows A best? Each candidate is scored with A by the NSP head.")
         label = "Candidate Bs, one per line"
         candidates = lines_within_chars_budget(
-            candidate_lines(linked_text(st.text_area, label, "candidates", DEFAULT_CANDIDATES)), label
+            candidate_lines(linked_text(st.text_area, label, "candidates", DEFAULT_CANDIDATES)), label, "candidate"
         )
         if candidates:
             with st.spinner("Scoring the candidates…"):

@@ -250,8 +250,8 @@ def test_candidates_and_evaluation_rows_have_budgets(open_page, tiny_pretraining
 @pytest.mark.parametrize(
     ("page", "params", "label"),
     [
-        (NEXT_SENTENCE, {"nsp_tab": "Ranking", "candidates": "It rained.\n" + "rain " * 1_200}, "Candidate Bs"),
-        (TOKENIZER, {**LAB, "lines": "It rained.\n" + "rain " * 1_200}, "Sentences, one per line"),
+        (NEXT_SENTENCE, {"nsp_tab": "Ranking", "candidates": "It rained.\n\n" + "rain " * 1_200}, "candidate 2 is"),
+        (TOKENIZER, {**LAB, "lines": "It rained.\n\n" + "rain " * 1_200}, "sentence 2 is"),
         ("pages/attention.py", {"attn_tab": "Compare", "compare": "rain " * 1_200}, "Second sentence (try"),
     ],
 )
