@@ -5,7 +5,7 @@ drawn again (a tab strip, a download button), or it is gone (a lesson's
 Next to another page, an expander's button that closes it). A screen reader then starts again from the top.
 After a key press, this script watches focus until a few seconds after the run it started; if it falls to ``<body>`` with no click since,
 it goes back to the same control once it is there again (same widget key, role and name), else (the run over,
-and the control not drawn again) to the page's title. A click never moves focus. Our own constant script, installed once per page load.
+and the control not drawn again) to the page's title, without scrolling either way. A click never moves focus. Our own constant script, installed once per page load.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ KEEP_FOCUS = """<script data-bertlens="keep-focus">
     if (watch.idle < 3) return;  // the run may still draw it again
     watch = null;
     const title = document.querySelector('[data-testid="stMain"] h1');
-    if (title) { title.setAttribute("tabindex", "-1"); title.focus(); }
+    if (title) { title.setAttribute("tabindex", "-1"); title.focus({preventScroll: true}); }
   }, EVERY_MS);
 })();
 </script>"""

@@ -168,6 +168,9 @@ def follow_history(page: str) -> bool:
         for key in (name, KEPT + name, f"_shared_{name}"):
             st.session_state.pop(key, None)
     st.session_state.pop(LINKED + page, None)  # an older link's settings are not this entry's
+    for key in SHARED_TEXTS:  # the entry's texts are the student's again (a page that does not show one kept it
+        if linked := st.query_params.get(key):  # only in its address, and the next page switch lost it)
+            st.session_state[f"_shared_{key}"] = one_line(linked)
     return True
 
 

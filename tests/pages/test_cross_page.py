@@ -295,3 +295,22 @@ def test_back_to_an_entry_shows_that_entry_not_an_older_links_kept_settings(monk
     at.query_params.update({"text": "The cat sat.", FROM_HISTORY: "1"})  # Back to an entry with the default view
     visit(at, "attention")
     assert at.slider(key="attn_layer").value == 0 and at.slider(key="head").value == 0
+
+
+def test_back_keeps_the_entrys_shared_texts_for_the_next_page(monkeypatch, tiny_pretraining_dir):
+    """Back dropped the session's shared texts so that the entry's address is the view; but a text the page does
+    not show (A, on Tokenizer) then lived only in the address, and the next page switch lost it."""
+    from components.state import FROM_HISTORY
+
+    at = app(monkeypatch, tiny_pretraining_dir, a="LinkA")
+    visit(at, "next_sentence")
+    at.query_params.clear()
+    at.query_params["a"] = "LinkA"
+    visit(at, "tokenizer")
+    at.text_input(key="text").set_value("Mine").run()
+    at.query_params.clear()
+    at.query_params.update({"a": "LinkA", FROM_HISTORY: "1"})  # Back to the entry before "Mine"
+    visit(at, "tokenizer")
+    at.query_params.clear()
+    visit(at, "next_sentence")
+    assert at.text_input(key="a").value == "LinkA"
