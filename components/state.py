@@ -168,10 +168,18 @@ def follow_history(page: str) -> bool:
         for key in (name, KEPT + name, f"_shared_{name}"):
             st.session_state.pop(key, None)
     st.session_state.pop(LINKED + page, None)  # an older link's settings are not this entry's
-    for key in SHARED_TEXTS:  # the entry's texts are the student's again (a page that does not show one kept it
-        if linked := st.query_params.get(key):  # only in its address, and the next page switch lost it)
-            st.session_state[f"_shared_{key}"] = one_line(linked)
+    # The entry's texts are the student's again: a page that does not show one kept it only in its address, and
+    # the next page switch lost it.
+    _take_linked_texts(only_missing=False)
     return True
+
+
+def _take_linked_texts(only_missing: bool) -> None:
+    """The address's shared texts as the student's (one line each, as their inputs hold them); ``only_missing``:
+    those the session has already stay."""
+    for key in SHARED_TEXTS:
+        if (linked := st.query_params.get(key)) and not (only_missing and f"_shared_{key}" in st.session_state):
+            set_shared_text(one_line(linked), key)
 
 
 @contextlib.contextmanager
@@ -182,9 +190,7 @@ def shared_texts_in_link() -> Iterator[None]:
     not ``text``) a reload or the class link once lost the sentence every other page showed. A link's texts are
     taken in before the page runs: a link to Next sentence with ``text`` lost it at the first page switch."""
     st.session_state[DRAWN_TEXTS] = set()
-    for key in SHARED_TEXTS:  # a link's texts are the student's from the first page on, drawn there or not
-        if f"_shared_{key}" not in st.session_state and (linked := st.query_params.get(key)):
-            st.session_state[f"_shared_{key}"] = one_line(linked)
+    _take_linked_texts(only_missing=True)  # a link's texts are the student's from the first page on, drawn or not
     replaced = False
     try:
         yield
