@@ -47,7 +47,7 @@ from components.cache import Query
 from components.model import cached_bundle
 from components.palette import INK, PALETTE, SYMBOLS  # each sense: a colour and a marker shape (2D and 3D)
 from components.params import bound
-from components.state import linked_text, warn_bad_param
+from components.state import lines_within_chars_budget, linked_text, warn_bad_param
 from components.text import chart_text, literal
 
 TABS = ("Map", "Separation by layer", "Similarity", "Static vs contextual", "Reference words")
@@ -163,12 +163,8 @@ def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[S
     if over := budgets.first_only("sentences", len(items), "sentences"):
         st.warning(over)
         items = items[: budgets.sentences]
-    if long := [i for i, item in enumerate(items, start=1) if len(item.sentence) > budgets.chars]:
-        st.warning(
-            f"{plural(len(long), 'sentence')} ({_numbers(long)}) {agree(len(long), 'is', 'are')} longer than "
-            f"{budgets.chars:,} characters; only the first {budgets.chars:,} are read: {budgets.limit('chars')}."
-        )
-        items = tuple(LabelledSentence(item.sentence[: budgets.chars], item.sense) for item in items)
+    sentences = lines_within_chars_budget([item.sentence for item in items], "Sentences", "sentence")
+    items = tuple(LabelledSentence(sentence, item.sense) for sentence, item in zip(sentences, items, strict=True))
     if long := [i for i, item in enumerate(items, start=1) if len(item.sense) > MAX_SENSE_CHARS]:
         st.warning(
             f"{plural(len(long), 'sense label')} (of sentence {_numbers(long)}) {agree(len(long), 'is', 'are')} "

@@ -253,6 +253,11 @@ def test_candidates_and_evaluation_rows_have_budgets(open_page, tiny_pretraining
         (NEXT_SENTENCE, {"nsp_tab": "Ranking", "candidates": "It rained.\n\n" + "rain " * 1_200}, "candidate 2 is"),
         (TOKENIZER, {**LAB, "lines": "It rained.\n\n" + "rain " * 1_200}, "sentence 2 is"),
         ("pages/attention.py", {"attn_tab": "Compare", "compare": "rain " * 1_200}, "Second sentence (try"),
+        (
+            SENSES,
+            {"source": "Paste lines", "word": "rain", "lines": "It rained. | a\n" + "rain " * 1_200},
+            "sentence 2 is",
+        ),
     ],
 )
 def test_every_text_a_page_reads_has_the_characters_budget(
