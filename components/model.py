@@ -194,7 +194,7 @@ def active_bundle() -> ModelBundle:
             status.update(label=f"Loaded {literal(bundle.name)} in {bundle.load_seconds:.1f} s", state="complete")
     else:
         bundle = cached_bundle(name)
-    warm_up(name)
+    warm_up(bundle.name)  # what pages key their results by: after a fallback, not the model asked for
     return bundle
 
 

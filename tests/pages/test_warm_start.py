@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from bertlens.analysis import analysis_cache, model_engine
+from bertlens.models import BUNDLED_MODEL
 from bertlens.senses import sentence_vector_cache
 from components import warm_start
 from components.lessons import CachedLive
@@ -59,3 +60,13 @@ def test_every_lesson_question_is_answered_from_warm_caches(tiny_pretraining_dir
         if "text" in step.params:
             live.analysis(str(step.params["text"]), str(step.params.get("b", "")))
     assert engine.executions == before, "a lesson ran the model although the warm start had run"
+
+
+def test_a_fallback_warms_the_model_actually_loaded(open_page, monkeypatch, tmp_path):
+    """Pages key every result by the model loaded (``bundle.name``); offline, the warm start keyed its presets
+    by the model asked for, so not one of them was ever a cache hit (README review)."""
+    warmed = []
+    monkeypatch.setattr(warm_start, "warm_up", warmed.append)
+    at = open_page("pages/tokenizer.py", tmp_path / "no-such-model")
+    assert not at.exception
+    assert warmed == [BUNDLED_MODEL]
