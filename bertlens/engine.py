@@ -28,6 +28,7 @@ import atexit
 import contextlib
 import contextvars
 import itertools
+import math
 import os
 import threading
 import time
@@ -92,19 +93,28 @@ def default_max_passes() -> int:
 
 
 def engine_settings(env: Mapping[str, str] | None = None) -> EngineSettings:
-    """From ``BERTLENS_MAX_CONCURRENT_PASSES`` and ``BERTLENS_REQUEST_SECONDS``; bad values fall back to the defaults."""
+    """From ``BERTLENS_MAX_CONCURRENT_PASSES`` and ``BERTLENS_REQUEST_SECONDS`` (unset or blank: the defaults).
+
+    A malformed value raises ``ValueError`` naming it and what is accepted: ``bertlens.settings.load_settings``
+    checks them on every run, so the app says so and serves no page (fail closed, like the budgets).
+    """
     env = os.environ if env is None else env
 
-    def number(name: str, convert: Callable[[str], float], default: float, minimum: float) -> Any:
-        try:
-            value = convert(env.get(name, "").strip())
-        except ValueError:
+    def number(name: str, convert: Callable[[str], float], default: float, smallest: float, accepted: str) -> Any:
+        raw = (env.get(name) or "").strip()
+        if not raw:
             return default
-        return value if value >= minimum else default
+        try:
+            value = convert(raw)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and value >= smallest):
+            raise ValueError(f"{name} is {raw[:40]!r}. Accepted: {accepted}.")
+        return value
 
     return EngineSettings(
-        max_passes=number(MAX_PASSES_ENV, int, default_max_passes(), 1),
-        request_seconds=number(REQUEST_SECONDS_ENV, float, DEFAULT_REQUEST_SECONDS, 0.001),
+        max_passes=number(MAX_PASSES_ENV, int, default_max_passes(), 1, "a whole number ≥ 1 (forward passes at once)"),
+        request_seconds=number(REQUEST_SECONDS_ENV, float, DEFAULT_REQUEST_SECONDS, 0.001, "seconds, at least 0.001"),
     )
 
 

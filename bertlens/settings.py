@@ -26,13 +26,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from bertlens.budgets import BUDGETS, ENV_PREFIX, Budgets, budgets_from
+from bertlens.engine import MAX_PASSES_ENV, REQUEST_SECONDS_ENV, engine_settings
 from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, MODEL_CHOICES, MODEL_ENV_VAR, TRUE_WORDS, initial_model_choice
+from bertlens.serving import GC_FREEZE_ENV
 
 HOSTED_ENV_VAR = "BERTLENS_HOSTED"
 ALLOWED_ENV_VAR = "BERTLENS_ALLOWED_MODELS"
 ON_WORDS = tuple(sorted(TRUE_WORDS))  # ("1", "on", "true", "yes")
 OFF_WORDS = ("0", "false", "no", "off")
 KNOWN_VARIABLES = (HOSTED_ENV_VAR, MODEL_ENV_VAR, ALLOWED_ENV_VAR, *(spec.env_var for spec in BUDGETS.values()))
+# The server's own settings: read from the environment only (the engine and the collector start before any
+# session, without secrets), and checked as strictly as the rest.
+SERVER_VARIABLES = (MAX_PASSES_ENV, REQUEST_SECONDS_ENV, GC_FREEZE_ENV)
 WHOLE_NUMBER = re.compile(r"\d+")
 
 
@@ -97,6 +102,7 @@ def unit_name(name: str) -> str:
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Settings from one mapping of ``BERTLENS_…`` variables (see ``merged_environment``); ``SettingsError`` when malformed."""
     env = os.environ if env is None else env
+    _check_server_variables(env)
     hosted = _hosted(env)
     default_model = initial_model_choice(env)
     if hosted:
@@ -113,6 +119,17 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     )
 
 
+def _check_server_variables(env: Mapping[str, str]) -> None:
+    try:
+        engine_settings(env)
+    except ValueError as error:
+        raise SettingsError(str(error)) from None
+    if (freeze := _set(env, GC_FREEZE_ENV)) not in (None, "0", "1"):
+        raise SettingsError(
+            f"{GC_FREEZE_ENV} is {freeze[:40]!r}. Accepted: 0 (off, to measure what it saves) or 1 (on)."
+        )
+
+
 def env_from_secrets(table: Mapping[str, Any]) -> dict[str, str]:
     """A ``[bertlens]`` Streamlit secrets table as the environment variables it stands for.
 
@@ -123,6 +140,8 @@ def env_from_secrets(table: Mapping[str, Any]) -> dict[str, str]:
     env = {}
     for key, value in table.items():
         name = key.upper() if key.upper().startswith(ENV_PREFIX) else ENV_PREFIX + key.upper()
+        if name in SERVER_VARIABLES:
+            raise SettingsError(f"{name} is read from the environment only, not from the [bertlens] secrets table.")
         if name not in KNOWN_VARIABLES:
             known = ", ".join(v.removeprefix(ENV_PREFIX).lower() for v in KNOWN_VARIABLES)
             raise SettingsError(f"Unknown key {key[:40]!r} in the [bertlens] secrets table. Known keys: {known}.")

@@ -127,8 +127,8 @@ class QueueNotice:
 
 @contextlib.contextmanager
 def model_wait() -> Iterator[None]:
-    """Around anything that runs the model: show the queue position while waiting (updated ~2×/s),
-    and turn an exceeded time budget into an error message that ends the run."""
+    """Around anything that runs the model: show the queue position while waiting (redrawn when the place
+    changes, else every 2 s), and turn an exceeded time budget into an error message that ends the run."""
     if get_script_run_ctx(suppress_warning=True) is None:  # not a session (the warm-up thread)
         yield
         return

@@ -62,6 +62,33 @@ def test_unknown_secrets_key_fails_closed():
         env_from_secrets({"hostd": True})
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("BERTLENS_MAX_CONCURRENT_PASSES", "0"),
+        ("BERTLENS_MAX_CONCURRENT_PASSES", "two"),
+        ("BERTLENS_MAX_CONCURRENT_PASSES", "1.5"),
+        ("BERTLENS_REQUEST_SECONDS", "ninety"),
+        ("BERTLENS_REQUEST_SECONDS", "-5"),
+        ("BERTLENS_REQUEST_SECONDS", "inf"),
+        ("BERTLENS_GC_FREEZE", "off"),
+    ],
+)
+def test_server_variables_fail_closed(name, value):
+    """They fell back to their defaults in silence: a typo in the time budget meant 90 s (README review)."""
+    with pytest.raises(SettingsError, match=f"{name} is '{value}'. Accepted: "):
+        load_settings({name: value})
+
+
+def test_server_variables_are_read_from_the_environment_only():
+    config = load_settings(
+        {"BERTLENS_MAX_CONCURRENT_PASSES": "2", "BERTLENS_REQUEST_SECONDS": "30", "BERTLENS_GC_FREEZE": "0"}
+    )
+    assert config.token_cap is None  # read, and nothing else changed
+    with pytest.raises(SettingsError, match="BERTLENS_REQUEST_SECONDS is read from the environment only"):
+        env_from_secrets({"request_seconds": 30})
+
+
 def test_hosted_defaults_offer_default_and_bundled_only_with_caps():
     config = load_settings({"BERTLENS_HOSTED": "1"})
     assert config.model_options == (DEFAULT_MODEL, BUNDLED_MODEL)

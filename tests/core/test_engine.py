@@ -363,8 +363,11 @@ def test_identical_concurrent_requests_run_once(admission):
 
 def test_settings_from_the_environment():
     assert engine_settings({MAX_PASSES_ENV: "3", REQUEST_SECONDS_ENV: "12.5"}) == engine_settings({}).__class__(3, 12.5)
-    fallback = engine_settings({MAX_PASSES_ENV: "0", REQUEST_SECONDS_ENV: "soon"})
-    assert fallback.max_passes >= 1 and fallback.request_seconds == 90.0
+    defaults = engine_settings({MAX_PASSES_ENV: " ", REQUEST_SECONDS_ENV: ""})  # blank counts as unset
+    assert defaults.max_passes >= 1 and defaults.request_seconds == 90.0
+    for env in ({MAX_PASSES_ENV: "0"}, {REQUEST_SECONDS_ENV: "soon"}):
+        with pytest.raises(ValueError, match="Accepted: "):
+            engine_settings(env)
 
 
 # --------------------------------------------------------------------------- every pass goes through the engine
