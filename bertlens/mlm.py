@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 MANY_MASKS = 5  # above this, most of the context is hidden: say so (all masks are still predicted)
 MAX_K = 50
+DEFAULT_K = 10  # the fill-mask page's top-k
 
 # A word: letters/digits, with inner apostrophes or hyphens ("didn't", "well-known").
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")

@@ -128,3 +128,4 @@ APPLE = SensePreset(
 )
 
 PRESETS: dict[str, SensePreset] = {"field": FIELD, "python": PYTHON, "bank": BANK, "apple": APPLE}
+DEFAULT_PRESET = next(iter(PRESETS))  # the picker's first choice: what the page opens with

@@ -140,7 +140,7 @@ def _apply_preset(preset: Preset) -> None:
 def _bound_choice(widget, label: str, options: list[str], key: str, **kwargs) -> str:
     """A URL-bound choice among strings, warning about a link value that is not one of them."""
     warn_bad_param(key, lambda raw: raw in options, "one of: " + ", ".join(options))
-    return widget(label, options, key=key, bind="query-params", **kwargs)
+    return widget(label, options, **bound(key), **kwargs)
 
 
 def _token_picker(
@@ -175,7 +175,7 @@ def _token_picker(
         kwargs["default"] = [d for d in default if d in names]
     else:
         kwargs["index"] = options.index(default) if default in names else 0
-    chosen = widget(label, options, format_func=names.__getitem__, key=key, bind="query-params", **kwargs)
+    chosen = widget(label, options, format_func=names.__getitem__, **bound(key), **kwargs)
     return None if chosen == EVERY_TOKEN else chosen
 
 

@@ -21,6 +21,7 @@ from bertlens.engine import RequestTimeout, reporting_waits
 from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, ModelBundle, load_with_fallback, needs_download
 from bertlens.serving import freeze_long_lived_objects
 from bertlens.settings import Settings, SettingsError, load_settings, merged_environment
+from components.params import bound
 from components.state import warn_bad_param
 from components.text import code_span, literal
 
@@ -214,8 +215,7 @@ def model_picker() -> None:
     st.selectbox(
         "Model",
         picker_options(),
-        key=MODEL_KEY,
-        bind="query-params",
+        **bound(MODEL_KEY),
         help="Any BERT checkpoint: a Hugging Face Hub id or a local folder. "
         f"{BUNDLED_MODEL} is bundled and works offline.",
     )

@@ -21,7 +21,7 @@ from components.layout import truncation_notice
 from components.model import settings
 from components.palette import CELL_TEXT, INK, LIGHT_BLUES
 from components.params import bound
-from components.state import bound_int_input, set_shared_text
+from components.state import bound_int_input, int_in_range, keep_in_range, linked_text, set_shared_text, warn_bad_param
 from components.text import chart_text, code_span, literal
 
 MASKS_PER_ROW = 3
@@ -167,6 +167,29 @@ def guesses_section(query: cache.Query, guesses: list[mlm.MaskGuesses], words: d
     mask_columns(guesses[: budgets.masks])
     if len(guesses) > 1:
         mask_overview_section(query, guesses, words)
+
+
+def true_word_choice(masks: int) -> tuple[dict[int, str], int]:
+    """The original word(s) the student types (one per mask, for the true-word checks) and, with several masks,
+    which mask the per-mask views show (from 1)."""
+    word_column, mask_column = st.columns([3, 1])
+    with word_column:
+        typed = linked_text(
+            st.text_input,
+            "Original word — or one per mask, separated by commas (for the true-word checks)",
+            "true_word",
+            placeholder="e.g. paris",
+        )
+    mask_number = 1
+    if masks > 1:
+        warn_bad_param("at_mask", int_in_range(1, masks), f"a mask number from 1 to {masks}")
+        keep_in_range("at_mask", 1, masks)
+        with mask_column:
+            mask_number = st.selectbox("At mask", range(1, masks + 1), **bound("at_mask"))
+    words, problem = mlm.true_words(typed, masks, mask_number)
+    if problem:
+        st.warning(problem)
+    return words, mask_number
 
 
 def true_word_section(query: cache.Query, word: str, mask_number: int, vocab_size: int) -> None:

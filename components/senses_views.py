@@ -17,7 +17,7 @@ import streamlit as st
 from sklearn.metrics.pairwise import cosine_similarity
 
 from bertlens.budgets import Budgets, select_occurrences
-from bertlens.sense_presets import PRESETS, SensePreset
+from bertlens.sense_presets import DEFAULT_PRESET, PRESETS, SensePreset
 from bertlens.senses import (
     MAX_WORD_CHARS,
     PROJECTIONS,
@@ -82,7 +82,7 @@ def _seed_from_preset(name: str, only_unset: bool = False) -> None:
 
 
 def _preset(name: str) -> SensePreset:
-    return PRESETS.get(name, PRESETS["field"])
+    return PRESETS.get(name, PRESETS[DEFAULT_PRESET])
 
 
 def _preset_items() -> tuple[LabelledSentence, ...]:
@@ -90,8 +90,7 @@ def _preset_items() -> tuple[LabelledSentence, ...]:
     name = st.selectbox(
         "Preset",
         list(PRESETS),
-        key="preset",
-        bind="query-params",
+        **bound("preset"),
         on_change=lambda: _seed_from_preset(st.session_state["preset"]),
     )
     st.caption(PRESETS[name].description)
@@ -99,7 +98,7 @@ def _preset_items() -> tuple[LabelledSentence, ...]:
 
 
 def _pasted_items() -> tuple[LabelledSentence, ...] | None:
-    default = "\n".join(f"{s.sentence} | {s.sense}" for s in PRESETS["field"].sentences)
+    default = "\n".join(f"{s.sentence} | {s.sense}" for s in PRESETS[DEFAULT_PRESET].sentences)
     text = linked_text(
         st.text_area,
         "One sentence per line: `sentence | sense` (the sense is optional)",
@@ -134,9 +133,7 @@ def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[S
     student's own sentence; the request is None (with a message) when unusable."""
     warn_bad_param("source", lambda raw: raw in SOURCES, f"one of {', '.join(SOURCES)}")
     choose, give = st.columns([1, 2])  # side by side: the views start higher on the screen
-    source = choose.radio(
-        "Sentences", SOURCES, key="source", bind="query-params", horizontal=True
-    )  # 2.5.8: 24 px apart
+    source = choose.radio("Sentences", SOURCES, **bound("source"), horizontal=True)  # 2.5.8: 24 px apart
     with give:
         items = {"Preset": _preset_items, "Paste lines": _pasted_items, "Upload CSV": _uploaded_items}[source]()
     preset_name = st.session_state.get("preset") or st.query_params.get("preset", "")
@@ -209,8 +206,7 @@ def view_controls(num_layers: int) -> tuple[str, str]:
     projection = right.radio(
         "Projection",
         PROJECTIONS,
-        key="projection",
-        bind="query-params",
+        **bound("projection"),
         horizontal=True,
         help="PCA keeps the directions of largest variance; MDS approximates the cosine distances "
         "(its stress, shown under the map, says how well). PCA 3D turns by dragging; its 'Axes shown' draws any "

@@ -189,7 +189,10 @@ def lookup_message(found: WordLookup) -> str:
     return message + "."
 
 
-def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], PaddingStrategy, int, bool]:
+def padding_controls(
+    budgets: Budgets, longest_n: int, max_positions: int
+) -> tuple[list[str], PaddingStrategy, int, bool]:
+    """The lab's lines and settings; N goes up to ``longest_n`` (the model's positions, under the token cap)."""
     label = "Sentences, one per line"
     lines = batch_lines(linked_text(st.text_area, label, "lines", "\n".join(SEED_BATCH), height=130))
     if over := budgets.first_only("lab_lines", len(lines), "lines", "used"):
@@ -198,8 +201,7 @@ def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], P
     lines = lines_within_chars_budget(lines, label, "sentence")  # of those used
     warn_bad_param("pad", lambda v: v in STRATEGIES, f"one of {', '.join(STRATEGIES)}")
     left, mid, right = st.columns([2, 3, 2])
-    strategy = left.radio("Padding", STRATEGIES, key="pad", bind="query-params", horizontal=True) or "longest"
-    longest_n = min(max_positions, budgets.tokens or max_positions)
+    strategy = left.radio("Padding", STRATEGIES, **bound("pad"), horizontal=True) or "longest"
     with mid:
         max_length = bound_int_slider("max_length N", "pad_len", 2, longest_n, 64)
         if longest_n < max_positions:
@@ -212,12 +214,12 @@ def padding_controls(budgets: Budgets, max_positions: int) -> tuple[list[str], P
 
 def padding_section(model_name: str) -> None:
     bundle, budgets = cached_bundle(model_name), settings().budgets
-    max_positions = bundle.capabilities.max_positions
-    lines, strategy, max_length, truncation = padding_controls(budgets, max_positions)
+    query, max_positions = cache.query(model_name), bundle.capabilities.max_positions
+    lines, strategy, max_length, truncation = padding_controls(budgets, query.max_length, max_positions)
     if not lines:
         st.info("Type at least one sentence (one per line) to build a batch.")
         return
-    batches, comparison = cache.padding_lab(cache.query(model_name), tuple(lines), max_length, truncation)
+    batches, comparison = cache.padding_lab(query, tuple(lines), max_length, truncation)
     batch = batches[strategy]
     too_long = [i for i, row in enumerate(batch.input_ids) if len(row) > max_positions]
     if too_long:
@@ -245,7 +247,7 @@ def padding_section(model_name: str) -> None:
     exports.chart(batch_heatmap(batch, "input_ids", ids_title), "padded-ids", key="ids_heatmap")
     exports.chart(batch_heatmap(batch, "attention_mask", mask_title), "attention-mask", key="mask_heatmap")
     exports.csv_download(batch.table, f"padded-batch-{strategy}", label="Download the padded batch (CSV)")
-    mask_section(model_name, batch, max_length, truncation, min(max_positions, budgets.tokens or max_positions))
+    mask_section(model_name, batch, max_length, truncation, query.max_length)
 
 
 def mask_section(model_name: str, batch: PaddedBatch, max_length: int, truncation: bool, longest: int) -> None:

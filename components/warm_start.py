@@ -22,18 +22,17 @@ from bertlens.attention import PRESETS as ATTENTION_PRESETS
 from bertlens.curriculum import LESSONS
 from bertlens.engine import background_priority
 from bertlens.lessons import Step
-from bertlens.mlm import mask_span, word_spans
+from bertlens.mlm import DEFAULT_K, mask_span, word_spans
 from bertlens.nsp import DEFAULT_A, DEFAULT_B, DEFAULT_CANDIDATES, DEFAULT_PAIRS, candidate_lines
+from bertlens.sense_presets import DEFAULT_PRESET
 from bertlens.sense_presets import PRESETS as SENSE_PRESETS
 from bertlens.serving import freeze_long_lived_objects
 from components import cache, prediction_views
 from components.cache import query
 from components.lessons import CachedLive
 from components.model import cached_bundle, settings
+from components.senses_views import MAX_REFERENCES
 from components.state import DEFAULT_TEXT
-
-DEFAULT_K = 10  # the fill-mask page's top-k
-DEFAULT_SENSE_PRESET = "field"
 
 THREAD_NAME = "bertlens-warm-start"
 _started: set[str] = set()
@@ -73,9 +72,11 @@ def preset_requests(model_name: str) -> list[Callable[[], object]]:
             lambda: prediction_views.ranking(model_name, DEFAULT_A, candidate_lines(DEFAULT_CANDIDATES)),
             lambda: prediction_views.evaluation(model_name, pairs),
         ]
-    preset = SENSE_PRESETS[DEFAULT_SENSE_PRESET]
+    preset = SENSE_PRESETS[DEFAULT_PRESET]
     sentences = tuple(item.sentence for item in preset.sentences)[: settings().sentence_cap]
-    requests.append(lambda: cache.word_vectors(query(model_name), preset.word, sentences, preset.references[:10]))
+    requests.append(
+        lambda: cache.word_vectors(query(model_name), preset.word, sentences, preset.references[:MAX_REFERENCES])
+    )
     return requests + lesson_requests(model_name)
 
 
