@@ -32,7 +32,7 @@ from bertlens.anatomy import bundle_parameter_counts
 from bertlens.attention import STATISTIC_BY_KEY, find_head, find_token, head_statistics
 from bertlens.layers import encoder_layer_label, hidden_state_label
 from bertlens.mlm import top_k_guesses
-from bertlens.models import ModelBundle
+from bertlens.models import ModelBundle, PretrainingHead
 from bertlens.nsp import next_sentence
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import WordVectors, embed_word, separation_by_layer
@@ -44,7 +44,10 @@ Given = tuple[tuple[str, str], ...]  # what a question is about, as (label, text
 LAST_ENCODER_LAYER = "{last encoder layer}"
 LAST_HIDDEN_STATE = "{last hidden state}"
 MIDDLE_ENCODER_LAYER = "{middle encoder layer}"
-PAGE_HEADS = {"fill_mask": "MLM", "next_sentence": "NSP"}  # pages that need a pre-training head
+PAGE_HEADS: dict[str, PretrainingHead] = {
+    "fill_mask": "MLM",
+    "next_sentence": "NSP",
+}  # pages that need a pre-training head
 
 
 class Live(Protocol):
@@ -105,10 +108,9 @@ class Reveal:
         return guess.strip().lower() == self.answer.strip().lower()
 
 
-def needs_head(bundle: ModelBundle, head: str) -> str | None:
-    """Why this model cannot answer a question that needs ``head`` ("MLM" or "NSP"); None when it can."""
-    caps = bundle.capabilities
-    if caps.has_mlm_head if head == "MLM" else caps.predicts_next_sentence:
+def needs_head(bundle: ModelBundle, head: PretrainingHead) -> str | None:
+    """Why this model cannot answer a question that needs ``head``; None when it can."""
+    if bundle.capabilities.predicts(head):
         return None
     return (
         f"This needs a model with the {head} head; the active model `{bundle.name}` has none (it is an encoder only)."
@@ -442,5 +444,5 @@ def resolve(params: dict[str, str | tuple[str, ...]], num_layers: int) -> dict[s
     return {k: list(v) if isinstance(v, tuple) else names.get(v, v) for k, v in params.items()}
 
 
-def heads_needed(steps: Sequence[Step]) -> set[str]:
+def heads_needed(steps: Sequence[Step]) -> set[PretrainingHead]:
     return {PAGE_HEADS[s.page] for s in steps if s.page in PAGE_HEADS}

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx2
 import torch
@@ -74,6 +74,9 @@ class NotBertError(Exception):
     offline = False
 
 
+PretrainingHead = Literal["MLM", "NSP"]
+
+
 @dataclass(frozen=True)
 class Capabilities:
     has_mlm_head: bool
@@ -92,12 +95,16 @@ class Capabilities:
         """NSP reads the pooled [CLS]: it needs the pooler as well as the head."""
         return self.has_nsp_head and self.has_pooler
 
+    def predicts(self, head: PretrainingHead) -> bool:
+        """Whether the checkpoint itself has what ``head``'s predictions need (never random weights)."""
+        return self.has_mlm_head if head == "MLM" else self.predicts_next_sentence
+
     def summary(self) -> str:
         heads = [name for name, present in (("MLM", self.has_mlm_head), ("NSP", self.has_nsp_head)) if present]
         return (
-            f"{plural(self.num_layers, 'layer')} · {plural(self.num_heads, 'head')} · hidden {self.hidden_size} · "
-            f"{self.max_positions} positions · {'cased' if self.cased else 'uncased'} · "
-            f"heads: {', '.join(heads) if heads else 'none (encoder only)'}"
+            f"{plural(self.num_layers, 'encoder layer')} × {plural(self.num_heads, 'attention head')} · "
+            f"hidden {self.hidden_size} · {self.max_positions} positions · {'cased' if self.cased else 'uncased'} · "
+            f"pre-training heads: {', '.join(heads) if heads else 'none (encoder only)'}"
         )
 
 

@@ -12,7 +12,7 @@ import streamlit as st
 
 from bertlens import mlm, nsp
 from bertlens.analysis import Analysis
-from bertlens.models import ModelBundle
+from bertlens.models import ModelBundle, PretrainingHead
 from bertlens.steps import LayerGuesses
 from bertlens.wording import agree, plural
 from components import cache
@@ -21,7 +21,18 @@ from components.layout import truncation_notice
 from components.model import settings
 from components.palette import CELL_TEXT, INK, LIGHT_BLUES
 from components.params import bound
-from components.state import bound_int_input, int_in_range, keep_in_range, linked_text, set_shared_text, warn_bad_param
+from components.state import (
+    bound_int_input,
+    int_in_range,
+    keep_in_range,
+    lines_within_chars_budget,
+    linked_text,
+    remembered_shared_text,
+    sentence_b,
+    set_shared_text,
+    shared_text,
+    warn_bad_param,
+)
 from components.text import chart_text, code_span, literal
 
 MASKS_PER_ROW = 3
@@ -34,6 +45,31 @@ PROBABILITY_COLUMNS = ("P(top guess)", "P(true word)")
 
 
 # ---- cached derived results (keyed by primitives) ----
+
+
+def _swap() -> None:
+    set_shared_text(st.session_state["b"], "a")
+    set_shared_text(st.session_state["a"], "b")
+
+
+def sentence_pair_inputs() -> tuple[str, str]:
+    """Sentences A and B (shared with the other pages), a swap button, and a button that takes the shared sentence
+    as A when A is another one."""
+    a = shared_text("Sentence A", key="a", default=nsp.DEFAULT_A)
+    b = sentence_b("Sentence B", default=nsp.DEFAULT_B)
+    left, right = st.columns(2)
+    left.button("Swap: B before A", on_click=_swap, icon=":material/swap_vert:", key="swap")
+    shared = remembered_shared_text()
+    if shared and shared.strip() and shared != a:
+        right.button("Use the shared sentence as A", on_click=set_shared_text, args=(shared, "a"), key="use_shared")
+    return a, b
+
+
+def candidate_inputs() -> list[str]:
+    """The candidate Bs the ranking scores, one per line, each within the characters budget."""
+    label = "Candidate Bs, one per line"
+    lines = nsp.candidate_lines(linked_text(st.text_area, label, "candidates", nsp.DEFAULT_CANDIDATES))
+    return lines_within_chars_budget(lines, label, "candidate")
 
 
 def ranking(model_name: str, sentence_a: str, candidates: list[str]) -> pd.DataFrame:
@@ -77,22 +113,17 @@ def evaluation(model_name: str, rows: list[tuple]) -> nsp.Evaluation | None:
 
 # ---- the missing-head explanation ----
 
-HEADS = {
-    "fill-mask": ("masked-language-model (MLM) head", "guess the hidden word at a [MASK]"),
-    "next-sentence": ("next-sentence-prediction (NSP) head", "tell whether sentence B follows sentence A"),
+HEADS: dict[PretrainingHead, tuple[str, str]] = {
+    "MLM": ("masked-language-model (MLM) head", "guess the hidden word at a [MASK]"),
+    "NSP": ("next-sentence-prediction (NSP) head", "tell whether sentence B follows sentence A"),
 }
 
 
-def has_head(bundle: ModelBundle, task: str) -> bool:
-    caps = bundle.capabilities
-    return caps.has_mlm_head if task == "fill-mask" else caps.predicts_next_sentence
-
-
-def no_head_explanation(bundle: ModelBundle, task: str) -> None:
+def no_head_explanation(bundle: ModelBundle, head: PretrainingHead) -> None:
     """Why there are no predictions here, and how to get a model that has the head."""
-    head, job = HEADS[task]
+    name, job = HEADS[head]
     st.info(
-        f"**No predictions with {code_span(bundle.name)}: its checkpoint has no {head}.**\n\n"
+        f"**No predictions with {code_span(bundle.name)}: its checkpoint has no {name}.**\n\n"
         f"It is an encoder only: it turns text into vectors, but the layer that would {job} was "
         "never saved with it. Loading it anyway would fill the head with random numbers, and their "
         "'predictions' would mean nothing — so BERT Lens shows none.\n\n"

@@ -16,8 +16,8 @@ bundle = page_header(
 )
 text = shared_text(help="Put [MASK] (in capitals) where BERT should guess a word; several masks are allowed.")
 note_b_not_read("fill-mask reads this one sentence")
-if not views.has_head(bundle, "fill-mask"):
-    views.no_head_explanation(bundle, "fill-mask")
+if not bundle.capabilities.predicts("MLM"):
+    views.no_head_explanation(bundle, "MLM")
     stop_page()
 if not require_text(text):
     stop_page()

@@ -2,47 +2,21 @@
 
 import streamlit as st
 
-from bertlens.nsp import (
-    DEFAULT_A,
-    DEFAULT_B,
-    DEFAULT_CANDIDATES,
-    candidate_lines,
-    next_sentence,
-)
+from bertlens.nsp import next_sentence
 from components import prediction_views as views
 from components.cache import cached_analysis
 from components.layout import page_header, stop_page, truncation_notice
-from components.state import (
-    lazy_tabs,
-    lines_within_chars_budget,
-    linked_text,
-    remembered_shared_text,
-    sentence_b,
-    set_shared_text,
-    shared_text,
-)
-
-
-def swap() -> None:
-    set_shared_text(st.session_state["b"], "a")
-    set_shared_text(st.session_state["a"], "b")
-
+from components.state import lazy_tabs
 
 bundle = page_header(
     "Next sentence",
     "Next sentence prediction, BERT's second pre-training task: does sentence B follow sentence A?",
     page="next_sentence",
 )
-a = shared_text("Sentence A", key="a", default=DEFAULT_A)
-b = sentence_b("Sentence B", default=DEFAULT_B)
-left, right = st.columns(2)
-left.button("Swap: B before A", on_click=swap, icon=":material/swap_vert:", key="swap")
-shared = remembered_shared_text()
-if shared and shared.strip() and shared != a:
-    right.button("Use the shared sentence as A", on_click=set_shared_text, args=(shared, "a"), key="use_shared")
+a, b = views.sentence_pair_inputs()
 
-if not views.has_head(bundle, "next-sentence"):
-    views.no_head_explanation(bundle, "next-sentence")
+if not bundle.capabilities.predicts("NSP"):
+    views.no_head_explanation(bundle, "NSP")
     stop_page()
 if not a.strip() or not b.strip():
     st.info("Type both sentences: A, and the B that may or may not follow it.")
@@ -61,10 +35,7 @@ if verdict_tab.open:
 if ranking_tab.open:
     with ranking_tab:
         st.caption("Which B follows A best? Each candidate is scored with A by the NSP head.")
-        label = "Candidate Bs, one per line"
-        candidates = lines_within_chars_budget(
-            candidate_lines(linked_text(st.text_area, label, "candidates", DEFAULT_CANDIDATES)), label, "candidate"
-        )
+        candidates = views.candidate_inputs()
         if candidates:
             with st.spinner("Scoring the candidates…"):
                 views.ranking_view(views.ranking(model_name, a.strip(), candidates), model_name)

@@ -212,7 +212,7 @@ def test_a_one_layer_one_head_model_is_counted_in_the_singular():
         has_mlm_head=True, has_nsp_head=True, has_pooler=True, num_layers=1, num_heads=1, hidden_size=32,
         intermediate_size=64, max_positions=512, vocab_size=30522, cased=False,
     )  # fmt: skip
-    assert caps.summary().startswith("1 layer · 1 head · hidden 32")
+    assert caps.summary().startswith("1 encoder layer × 1 attention head · hidden 32")
 
 
 def test_the_module_tree_is_print_model_with_only_the_heads_the_checkpoint_has(tiny_bundle, bundled):

@@ -38,7 +38,7 @@ def test_page_opens_on_bundled_encoder(open_page, path):
 def test_page_opens_on_tiny_pretraining_model(open_page, tiny_pretraining_dir, path):
     at = open_page(path, tiny_pretraining_dir, text=SENTENCE)
     assert not at.exception, at.exception
-    assert "heads: MLM, NSP" in shown(at)
+    assert "pre-training heads: MLM, NSP" in shown(at)
 
 
 # Next sentence reads its own pair (URL ``a``/``b``); every other analysis page shows the shared sentence.
