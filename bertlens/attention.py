@@ -160,7 +160,7 @@ class Pattern:
 
 
 PATTERNS: tuple[Pattern, ...] = (
-    Pattern("Next word", "next", "seed 002: layer 2, head 0 in bert-base-uncased"),
+    Pattern("Next word", "next", "seed 002: encoder layer 2, head 0 in bert-base-uncased"),
     Pattern("Previous word", "previous", "seed 002: layer 6, head 11 in bert-base-uncased"),
     Pattern("[SEP] sink", "sep", "many heads in the later layers (seed 000)"),
     Pattern("Same word", "same_token", "seed 002: layer 2, head 6 in bert-base-uncased"),

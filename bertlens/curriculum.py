@@ -220,7 +220,7 @@ SENSES = Lesson(
             control="senses_layer",
         ),
         Step(
-            "The notebook's exercise: the last k layers",
+            "The notebook's exercise: the last k hidden states",
             "The notebook averages the **last four** hidden states and asks you to try the last k = 1, 2, 3. The "
             "*Hidden state* control offers these means as `last2`, `last3`, `last4` (k = 1 is the last hidden "
             "state itself); compare their maps.",

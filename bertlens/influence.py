@@ -10,7 +10,7 @@ checkpoint has:
   effect = total variation distance ½ Σ |p − p′| (0 = unchanged, 1 = completely different).
 * ``verdict`` (an NSP head and a sentence pair): effect = |ΔP(IsNext)|.
 * ``vectors`` (otherwise, e.g. an encoder without heads): effect = the mean cosine distance
-  1 − cos(h, h′) of every other token's last-layer vector.
+  1 − cos(h, h′) of every other token's last hidden state.
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _vector_moves(
     analysis: Analysis, states: np.ndarray, tested: list[int], mode: Mode
 ) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Mean 1 − cos of every other token's last-layer vector, and the token that moved most."""
+    """Mean 1 − cos of every other token's last hidden state, and the token that moved most."""
     before = np.asarray(analysis.hidden_states[-1])
     tokens = analysis.encoding.tokens
     effects, labels = [], []

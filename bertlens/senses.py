@@ -32,7 +32,7 @@ from bertlens.models import ModelBundle
 
 SEPARATOR = "|"
 MAX_WORD_CHARS = 50
-LAST_K_CHOICES = (2, 3, 4)  # "mean of the last k layers" options (seed 001 uses the last four)
+LAST_K_CHOICES = (2, 3, 4)  # "mean of the last k hidden states" options (seed 001 uses the last four)
 PROJECTIONS = ("PCA 2D", "PCA 3D", "MDS 2D")  # MDS runs on cosine distances
 
 Progress = Callable[[int, int], None]  # (sentences done, sentences in all)

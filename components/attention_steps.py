@@ -203,7 +203,7 @@ def _watched_words(seen: Watch, labels: list[str]) -> tuple[str, str]:
     if seen.measure == "verdict":
         return "the next-sentence verdict P(IsNext), read from [CLS]", f"attention from {labels[0]}"
     return (
-        "every other token's last-layer vector (this model has no head to watch, or nothing for it to do)",
+        "every other token's last hidden state (this model has no head to watch, or nothing for it to do)",
         "mean attention from the other tokens",
     )
 

@@ -183,12 +183,12 @@ def _numbers(names: list) -> str:
 
 
 def view_controls(num_layers: int) -> tuple[str, str]:
-    """The layer option (URL ``layer``: 0 … last, or ``lastK``) and the projection (URL ``projection``)."""
+    """The hidden state (URL ``senses_layer``: 0 … last, or ``lastK``) and the projection (URL ``projection``)."""
     options = layer_options(num_layers)
     warn_bad_param(
         "senses_layer",
         lambda raw: raw in options,
-        f"a layer from 0 to {num_layers} or one of {', '.join(o for o in options if o.startswith('last'))}",
+        f"a hidden state from 0 to {num_layers} or one of {', '.join(o for o in options if o.startswith('last'))}",
     )
     warn_bad_param("projection", lambda raw: raw in PROJECTIONS, f"one of {', '.join(PROJECTIONS)}")
     if st.session_state.get("senses_layer", options[0]) not in options:  # e.g. after switching to a smaller model
@@ -424,7 +424,8 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str) ->
     note = f" Senses with one point count 0 (scikit-learn's rule): {literal(', '.join(single))}." if single else ""
     st.caption(
         f"Silhouette at {layer_label(layer, words.num_layers)}: {score:.3f}. It runs from −1 to 1: near 1, points of "
-        "the same sense are close and other senses far; near 0, the senses overlap. Shaded: the chosen layer(s)." + note
+        "the same sense are close and other senses far; near 0, the senses overlap. Shaded: the chosen hidden state(s)."
+        + note
     )
 
 
@@ -500,7 +501,7 @@ def static_section(words: WordVectors, sense_labels: list[str], layer: str) -> N
         yaxis_title="mean cosine",
         xaxis=dict(
             type="category",
-            title="static = input word-piece embedding (word2vec-like); 0 = embeddings output; 1… = layers",
+            title="static = input word-piece embedding (word2vec-like); 0 = embeddings output; h = after encoder layer h − 1",
         ),
         height=400,
     )
@@ -530,7 +531,7 @@ def reference_section(
     table.insert(0, "sense", labels)
     st.markdown(
         "Each reference word is read **on its own** (as seed notebook 004 reads “snake”), at the same "
-        "layer choice. Mean cosine per sense:"
+        "hidden state. Mean cosine per sense:"
     )
     per_sense = table.groupby("sense", sort=False).mean().reset_index()
     exports.table(per_sense, f"senses-{words.word}-references", key="senses-references")
