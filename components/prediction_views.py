@@ -104,11 +104,17 @@ def labelled_pairs() -> pd.DataFrame:
 
 
 def evaluation(model_name: str, rows: list[tuple]) -> nsp.Evaluation | None:
-    """The labelled pairs scored: at most the evaluation-rows budget (the rest named in a warning)."""
+    """The labelled pairs scored: at most the evaluation-rows budget (the rest named in a warning), each sentence
+    within the characters budget. ``rows``: (sentence A, sentence B, is_next), as the student's table holds them."""
     budgets = settings().budgets
     if over := budgets.first_only("eval_rows", len(rows), "rows", "scored"):
         st.warning(over)
-    return cache.evaluation(cache.query(model_name), tuple(rows[: budgets.eval_rows]))
+    rows = rows[: budgets.eval_rows]
+    a, b = (
+        lines_within_chars_budget([row[side] if isinstance(row[side], str) else "" for row in rows], label, "row")
+        for side, label in enumerate(("Sentences A of the pairs", "Sentences B of the pairs"))
+    )
+    return cache.evaluation(cache.query(model_name), tuple(zip(a, b, (row[2] for row in rows), strict=True)))
 
 
 # ---- the missing-head explanation ----

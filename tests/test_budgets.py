@@ -273,6 +273,21 @@ def test_every_text_a_page_reads_has_the_characters_budget(
     assert all(len(str(cell)) <= 1_000 for table in tables(at) for column in table for cell in table[column])
 
 
+def test_labelled_pairs_have_the_characters_budget(open_page, tiny_pretraining_dir, monkeypatch):
+    """The Evaluation tab's sentences were read up to the hard 20,000-character limit (review)."""
+    monkeypatch.setenv("BERTLENS_MAX_CHARS", "45")
+    at = open_page(NEXT_SENTENCE, tiny_pretraining_dir, nsp_tab="Evaluation", a="Short A.", b="Short B.")
+    assert not at.exception
+    warning = shown(at, "warning")
+    assert (
+        "Sentences A of the pairs: rows 1, 2, 4, 5" in warning
+        and "Sentences B of the pairs: rows 1, 2, 3" in warning
+        and "`BERTLENS_MAX_CHARS`" in warning
+    )
+    scored = next(d for d in tables(at) if "predicted_is_next" in d.columns)
+    assert len(scored) == 10 and scored["sentence_a"].str.len().max() == 45
+
+
 def test_masks_drawn_one_by_one_have_a_budget(open_page, tiny_pretraining_dir, monkeypatch):
     """300 masks once drew 254 tables and charts (48 s on a bert-base-sized model); every mask at a glance, one
     row per mask, still lists them all."""
