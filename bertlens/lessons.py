@@ -72,7 +72,7 @@ class Live(Protocol):
 
 @dataclass(frozen=True)
 class DirectLive:
-    """``Live`` without caches (tests, scripts)."""
+    """``Live`` without caches: the tests' reference for the app's cached one."""
 
     bundle: ModelBundle
 

@@ -37,8 +37,9 @@ def stop_page() -> NoReturn:
 def run_inside_app() -> None:
     """Make a shared link open the page inside ``app.py`` (sidebar, wide layout) on a fresh server.
 
-    The one place that touches Streamlit internals: 1.67 offers no setting to keep ``pages/`` without its
-    old folder mode (see tests/test_pages_mode.py), and this is what ``st.navigation`` itself does.
+    It touches Streamlit internals (as do ``params.bound_widget_defaults`` and ``model._unrecorded``): 1.67 offers
+    no setting to keep ``pages/`` without its old folder mode (see tests/test_pages_mode.py), and this is what
+    ``st.navigation`` itself does.
 
     Until some session has run ``app.py``'s ``st.navigation``, Streamlit treats the ``pages/``
     folder as an old-style multipage app and runs a deep-linked page file directly. Switching

@@ -44,7 +44,7 @@ LOSS = st.column_config.NumberColumn(format="%.4f")
 PROBABILITY_COLUMNS = ("P(top guess)", "P(true word)")
 
 
-# ---- cached derived results (keyed by primitives) ----
+# ---- inputs, and the budgets applied before the cached scoring (cache.ranking, cache.evaluation) ----
 
 
 def _swap() -> None:

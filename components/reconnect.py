@@ -78,6 +78,6 @@ def reopened_view_first() -> Iterator[None]:
     except RerunException:  # the student changed the view before it was drawn: the next run keeps the place
         cut_short = True
         raise
-    finally:  # drawn, stopped by the page (st.stop) or failed: the reopened view has had its turn
+    finally:  # drawn, stopped by the page (PageStopped) or failed: the reopened view has had its turn
         if not cut_short:
             st.session_state[FIRST_RUN_DONE] = True
