@@ -102,16 +102,20 @@ def matrix_figure(matrix: np.ndarray, encoding: Encoding, title: str) -> go.Figu
             hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.6f}<extra></extra>",
         )
     )
-    side = int(np.clip(16 * len(labels) + 180, 420, 900))
-    fig.update_layout(
-        title=title,
-        height=side,
-        margin=dict(l=10, r=10, t=60, b=10),
-        xaxis=dict(title="key (attended to)", tickangle=-60, nticks=60),
-        yaxis=dict(title="query (attending)", autorange="reversed", nticks=60),
-    )
+    token_grid_layout(fig, title, len(labels), "key (attended to)", "query (attending)")
     _mark_segments(fig, encoding)
     return fig
+
+
+def token_grid_layout(fig: go.Figure, title: str, tokens: int, x_title: str, y_title: str) -> None:
+    """A square token × token heatmap's layout: grows with the tokens (within a screen), queries top to bottom."""
+    fig.update_layout(
+        title=title,
+        height=int(np.clip(16 * tokens + 180, 420, 900)),
+        margin=dict(l=10, r=10, t=60, b=10),
+        xaxis=dict(title=x_title, tickangle=-60, nticks=60),
+        yaxis=dict(title=y_title, autorange="reversed", nticks=60),
+    )
 
 
 def lines_per_row(n: int, heads: int = 1) -> int:

@@ -25,7 +25,7 @@ from bertlens.compare import (
 )
 from bertlens.wording import plural
 from components import cache
-from components.attention_figures import Choice, default_focus, matrix_figure
+from components.attention_figures import Choice, default_focus, matrix_figure, token_grid_layout
 from components.attention_views import PageInput, _token_picker, matrices
 from components.exports import chart, csv_download, table
 from components.model import cached_bundle
@@ -53,14 +53,7 @@ def difference_figure(diff: np.ndarray, labels: list[str], title: str) -> go.Fig
             hovertemplate="query %{y}<br>key %{x}<br>change %{z:+.6f}<extra></extra>",
         )
     )
-    side = int(np.clip(16 * len(labels) + 180, 420, 900))
-    fig.update_layout(
-        title=title,
-        height=side,
-        margin=dict(l=10, r=10, t=60, b=10),
-        xaxis=dict(title="key", tickangle=-60, nticks=60),
-        yaxis=dict(title="query", autorange="reversed", nticks=60),
-    )
+    token_grid_layout(fig, title, len(labels), "key", "query")
     return fig
 
 

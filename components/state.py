@@ -23,6 +23,7 @@ from components.text import literal
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 SHARED_TEXTS = ("text", "a", "b")  # the texts that follow the student from page to page
 FROM_HISTORY = "bertlens_history"  # components/history.py marks the address the browser's Back or Forward opens
+REMEMBERED = "_shared_"  # session: + a shared text's key, its last value (kept across page switches)
 DRAWN_TEXTS = "_shared_drawn"  # the shared texts the running page has drawn (each writes its own to the URL)
 
 
@@ -143,17 +144,17 @@ setTimeout(() => document.querySelectorAll('[role="tablist"]').forEach((list) =>
 
 
 def _remember(key: str) -> None:
-    st.session_state[f"_shared_{key}"] = st.session_state[key]
+    st.session_state[REMEMBERED + key] = st.session_state[key]
 
 
 def set_shared_text(value: str, key: str = "text") -> None:
     """Replace a shared text, e.g. from a button's callback (before its input is drawn)."""
-    st.session_state[f"_shared_{key}"] = value
+    st.session_state[REMEMBERED + key] = value
 
 
 def forget_shared_text(key: str = "text") -> None:
     """Drop a shared text: each page shows its own default again (a link's value aside)."""
-    st.session_state.pop(f"_shared_{key}", None)
+    st.session_state.pop(REMEMBERED + key, None)
 
 
 def follow_history(page: str) -> bool:
@@ -165,7 +166,7 @@ def follow_history(page: str) -> bool:
         return False
     del st.query_params[FROM_HISTORY]
     for name in [*(param.name for param in page_params(page)), *SHARED_TEXTS]:
-        for key in (name, KEPT + name, f"_shared_{name}"):
+        for key in (name, KEPT + name, REMEMBERED + name):
             st.session_state.pop(key, None)
     st.session_state.pop(LINKED + page, None)  # an older link's settings are not this entry's
     # The entry's texts are the student's again: a page that does not show one kept it only in its address, and
@@ -178,7 +179,7 @@ def _take_linked_texts(only_missing: bool) -> None:
     """The address's shared texts as the student's (one line each, as their inputs hold them); ``only_missing``:
     those the session has already stay."""
     for key in SHARED_TEXTS:
-        if (linked := st.query_params.get(key)) and not (only_missing and f"_shared_{key}" in st.session_state):
+        if (linked := st.query_params.get(key)) and not (only_missing and REMEMBERED + key in st.session_state):
             set_shared_text(one_line(linked), key)
 
 
@@ -200,13 +201,13 @@ def shared_texts_in_link() -> Iterator[None]:
     finally:
         drawn = st.session_state.get(DRAWN_TEXTS, set())
         for key in SHARED_TEXTS:
-            if not replaced and key not in drawn and (value := st.session_state.get(f"_shared_{key}")):
+            if not replaced and key not in drawn and (value := st.session_state.get(REMEMBERED + key)):
                 st.query_params[key] = value
 
 
 def remembered_shared_text(key: str = "text", default: str = DEFAULT_TEXT) -> str:
     """The shared text on a page that does not show it."""
-    return st.session_state.get(f"_shared_{key}") or one_line(st.query_params.get(key, "")) or default
+    return st.session_state.get(REMEMBERED + key) or one_line(st.query_params.get(key, "")) or default
 
 
 def note_b_not_read(reads: str) -> None:
@@ -225,7 +226,7 @@ def shared_text(label: str = "Sentence", key: str = "text", default: str = DEFAU
     state; until then each page shows its own default. The URL carries every non-default value.
     """
     declared(key)
-    remembered = f"_shared_{key}"
+    remembered = REMEMBERED + key
     if remembered not in st.session_state and key in st.query_params:
         st.session_state[remembered] = one_line(st.query_params[key])
     st.session_state[key] = st.session_state.get(remembered, default)
