@@ -12,7 +12,7 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from bertlens.analysis import Encoding, input_problem
 from bertlens.models import ModelBundle
-from components.lessons import forget_opened_step, lesson_panel
+from components.lessons import forget_opened_step, keep_followed_lesson, lesson_panel
 from components.model import active_bundle, fallback_banner, settings
 from components.palette import INK
 from components.params import bound, read_link, restore_page_state
@@ -118,6 +118,8 @@ def page_header(title: str, intro: str, page: str) -> ModelBundle:
     read_link(page)
     if follow_history(page):  # the browser's Back or Forward: the address, not the session, is the view
         forget_opened_step()  # an entry with a bare lesson link opens the step's view again
+    else:
+        keep_followed_lesson()  # a sidebar page switch dropped it from the address
     restore_page_state(page)  # before any widget of the page is drawn
     st.set_page_config(page_title=title if title == APP_TITLE else f"{title} · {APP_TITLE}")  # 2.4.2: unique
     st.html(PRESENTATION_CSS if presenting() else COMPACT_CSS)

@@ -37,6 +37,7 @@ from components.text import literal
 CLASS_SETTINGS = ("model", "present")  # the class's, not a step's view: every step keeps them in its link
 PENDING = "_lesson_pending"  # (page, {"lesson", "step"}) of the step being opened
 OPENED = "_lesson_opened"  # (lesson, step index) last opened with its view in this session
+FOLLOWED = "_lesson_followed"  # {"lesson", "step"} of the step shown last: shared, so a page switch keeps them
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,18 @@ def forget_opened_step() -> None:
     st.session_state.pop(OPENED, None)
 
 
+def keep_followed_lesson() -> None:
+    """Put the lesson the student follows back in the address after a sidebar page switch, which drops every
+    parameter: like the sentence, the lesson follows the student from page to page (the panel then offers the
+    step's own page). Not after Back or Forward (the entry's address is the view), nor once the lesson is left."""
+    if (followed := st.session_state.get(FOLLOWED)) and "lesson" not in st.query_params:
+        st.query_params.update(followed)
+
+
+def forget_followed_lesson() -> None:
+    st.session_state.pop(FOLLOWED, None)
+
+
 def apply_pending(page: str) -> None:
     """Put the opened step's progress in the URL on its page (``st.switch_page`` carries it too, but a page
     run on its own cannot switch, and a rerun can start from the old query string)."""
@@ -122,8 +135,10 @@ def lesson_panel(bundle: ModelBundle, page: str) -> bool:
     if found is None:
         for name in ("lesson", "step"):  # a link to no lesson: out of the address, like any bad value
             st.query_params.pop(name, None)
+        forget_followed_lesson()
         return False
     lesson, index = found
+    st.session_state[FOLLOWED] = {"lesson": lesson.key, "step": str(index + 1)}
     steps = len(lesson.steps)
     warn_bad_param("step", int_in_range(1, steps), f"a step of this lesson (1 to {steps})", f"opening step {index + 1}")
     if st.query_params.get("step") != str(index + 1):
@@ -148,6 +163,7 @@ def lesson_panel(bundle: ModelBundle, page: str) -> bool:
         if leave.button("Leave", key="_lesson_leave", help="Close the lesson; the page stays as it is"):
             for name in ("lesson", "step"):
                 st.query_params.pop(name, None)
+            forget_followed_lesson()
             st.rerun()
         st.progress((index + 1) / len(lesson.steps))
         st.header(step.title, anchor=False)  # h2 under the page title (axe: heading order)

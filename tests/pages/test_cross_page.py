@@ -314,3 +314,25 @@ def test_back_keeps_the_entrys_shared_texts_for_the_next_page(monkeypatch, tiny_
     at.query_params.clear()
     visit(at, "next_sentence")
     assert at.text_input(key="a").value == "LinkA"
+
+
+def test_a_lesson_follows_the_student_to_another_page_until_left(monkeypatch, tiny_pretraining_dir):
+    """A sidebar click dropped ``lesson`` and ``step`` (shared parameters) with the rest of the address: the
+    lesson panel vanished, and its 'Open the … page for this step' could not be reached (lessons audit)."""
+    from components.state import FROM_HISTORY
+
+    def panel(at: AppTest) -> list[str]:
+        return [c.value for c in at.caption if c.value.startswith("Lesson: ")]
+
+    at = app(monkeypatch, tiny_pretraining_dir, lesson="discover", step="2")
+    visit(at, "tokenizer")
+    at.query_params.clear()  # a sidebar click: the browser drops the address's parameters
+    visit(at, "anatomy")
+    assert at.query_params["lesson"] == "discover" and at.query_params["step"] == "2"
+    assert panel(at) and any(b.label.startswith("Open the ") for b in at.button)
+    at = app(monkeypatch, tiny_pretraining_dir, lesson="discover", step="2")
+    visit(at, "tokenizer")
+    at.query_params.clear()
+    at.query_params[FROM_HISTORY] = "1"  # Back to an entry from before the lesson
+    visit(at, "anatomy")
+    assert "lesson" not in at.query_params and not panel(at)

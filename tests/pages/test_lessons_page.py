@@ -13,7 +13,7 @@ from bertlens.curriculum import LESSONS
 from bertlens.lessons import PAGE_HEADS, resolve
 from bertlens.wording import percent
 from components import layout
-from components.lessons import SHARED_TEXTS
+from components.lessons import FOLLOWED, SHARED_TEXTS
 from components.params import EVERY_TOKEN, PAGE_TITLES, PARAMS, session_value
 from tests.conftest import APPTEST_TIMEOUT, ROOT, tables
 from tests.core.test_mlm import reference_fill_mask
@@ -277,6 +277,7 @@ def test_leave_closes_the_lesson_and_keeps_the_page(open_page, tiny_pretraining_
     assert "lesson" not in at.query_params and "step" not in at.query_params
     assert not [b for b in at.button if b.key == "_lesson_next"]
     assert at.query_params["attn_tab"] == "Token focus" and at.title[0].value == "Attention"
+    assert FOLLOWED not in at.session_state  # the next page switch does not bring the lesson back
 
 
 def test_a_token_pickers_all_tokens_option_is_an_option_not_none(monkeypatch, tiny_pretraining_dir):
