@@ -12,6 +12,7 @@ from bertlens.lessons import (
     LAST_ENCODER_LAYER,
     LAST_HIDDEN_STATE,
     MIDDLE_ENCODER_LAYER,
+    WIDEST_LAST_K,
     AttendsMore,
     BestSeparation,
     CloserReference,
@@ -225,7 +226,7 @@ SENSES = Lesson(
             "*Hidden state* control offers these means as `last2`, `last3`, `last4` (k = 1 is the last hidden "
             "state itself); compare their maps.",
             "senses",
-            {"source": "Preset", "preset": "apple", "senses_tab": "Map", "senses_layer": "last2"},
+            {"source": "Preset", "preset": "apple", "senses_tab": "Map", "senses_layer": WIDEST_LAST_K},
             control="senses_layer",
         ),
         Step(
@@ -308,8 +309,9 @@ PATTERNS = Lesson(
         ),
         Step(
             "Where the rest goes: [CLS] and [SEP]",
-            "Choose **To [SEP]**: in many heads of the middle layers most tokens send most of their attention to "
-            "`[SEP]`. The *Heatmap* of such a head is a bright column.",
+            "Choose **To [SEP]**: in bert-base-uncased, many heads of the middle layers send most of every token's "
+            "attention to `[SEP]`, and the *Heatmap* of such a head is a bright column. Other models differ (the "
+            "bundled encoder sends little to `[SEP]`): the grid shows where this model's heads do.",
             "attention",
             {**STORE, "stat": "To [SEP]"},
             callouts=(SPECIAL_NO_OP, NOT_EXPLANATION),
@@ -348,7 +350,8 @@ OVERVIEW = Lesson(
         Step(
             "Padding, and why the attention mask matters",
             "Sentences of one batch must have the same length, so short ones are filled with `[PAD]`. The *Padding "
-            "lab* pads this batch to 16 tokens; its last section runs the batch with and without the attention mask.",
+            "lab* pads this batch to 16 tokens (and cuts the longest sentence to 16); its last section runs the batch with "
+            "and without the attention mask.",
             "tokenizer",
             {
                 "tokenizer_tab": "Padding lab",
@@ -383,7 +386,8 @@ OVERVIEW = Lesson(
         Step(
             "Task 1: the masked word, and its loss",
             "The loss of the true word is −log of the probability BERT gives it: 0 when it is certain, large when "
-            "it is surprised. The *Guesses* tab shows it for **paris** below the top guesses.",
+            "it is surprised. Once you have answered, the *Guesses* tab shows it below the top guesses for the word "
+            "typed in *Original word*.",
             "fill_mask",
             {"text": FRANCE, "fill_tab": "Guesses", "k": "10", "true_word": "paris"},
             FillMaskTop1(FRANCE),
@@ -446,7 +450,8 @@ INSIDE = Lesson(
         Step(
             "Every named parameter",
             "The *Named parameters* tab lists each weight matrix with its shape, as the notebook prints them: the "
-            "embeddings first, then the same block of matrices for every encoder layer, then the pooler. The "
+            "embeddings first, then the same block of matrices for every encoder layer, then the pooler (and, "
+            "where the model has them, the pre-training heads, which the notebook's `BertModel` leaves out). The "
             "filter shows encoder layer 0's attention: query, key, value and output. Clear it to see them all.",
             "anatomy",
             {"anatomy_tab": "Named parameters", "filter": "layer.0.attention"},
@@ -480,7 +485,8 @@ INSIDE = Lesson(
         ),
         Step(
             "Python the language",
-            "The same comparison for the coding sentence. Open *Every occurrence* to see both rows side by side.",
+            "The same comparison for the coding sentence: its sense, *programming language*, is the table's second row, "
+            "under the pet's *snake*.",
             "senses",
             TWO_PYTHONS,
             CloserReference(CODING, "python", ("snake", "programming")),

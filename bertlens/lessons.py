@@ -35,7 +35,7 @@ from bertlens.mlm import top_k_guesses
 from bertlens.models import ModelBundle, PretrainingHead
 from bertlens.nsp import next_sentence
 from bertlens.sense_presets import PRESETS
-from bertlens.senses import WordVectors, embed_word, separation_by_layer
+from bertlens.senses import WordVectors, embed_word, layer_options, separation_by_layer
 from bertlens.tokenization import mask_effect, pad_batch
 from bertlens.wording import percent
 
@@ -44,6 +44,7 @@ Given = tuple[tuple[str, str], ...]  # what a question is about, as (label, text
 LAST_ENCODER_LAYER = "{last encoder layer}"
 LAST_HIDDEN_STATE = "{last hidden state}"
 MIDDLE_ENCODER_LAYER = "{middle encoder layer}"
+WIDEST_LAST_K = "{mean of the last k hidden states, k as large as offered}"  # last4 on BERT (seed 001's choice)
 PAGE_HEADS: dict[str, PretrainingHead] = {
     "fill_mask": "MLM",
     "next_sentence": "NSP",
@@ -370,7 +371,7 @@ class ParameterCount:
         )
 
 
-PARTS = ("the embeddings", "the encoder layers", "the heads (pooler, MLM, NSP)")
+PARTS = ("the embeddings", "the encoder layers", "the parts on top (pooler, and the MLM and NSP heads if any)")
 
 
 @dataclass(frozen=True)
@@ -440,6 +441,7 @@ def resolve(params: dict[str, str | tuple[str, ...]], num_layers: int) -> dict[s
         LAST_ENCODER_LAYER: str(num_layers - 1),
         LAST_HIDDEN_STATE: str(num_layers),
         MIDDLE_ENCODER_LAYER: str(num_layers // 2),
+        WIDEST_LAST_K: layer_options(num_layers)[-1],  # the last hidden state itself when no mean is offered
     }
     return {k: list(v) if isinstance(v, tuple) else names.get(v, v) for k, v in params.items()}
 

@@ -306,7 +306,7 @@ def embed_word(
 
 
 def layer_options(num_layers: int) -> list[str]:
-    """ "0" (embeddings output) … str(num_layers), then "lastK" = mean of the last K layers."""
+    """ "0" (embeddings output) … str(num_layers), then "lastK" = mean of the last K hidden states."""
     return [str(i) for i in range(num_layers + 1)] + [f"last{k}" for k in LAST_K_CHOICES if k <= num_layers]
 
 

@@ -249,12 +249,15 @@ def question_box(question: Question, live: CachedLive, key: str) -> bool:
     if verdict is None:
         st.info(reveal.detail)
     elif verdict:
-        st.success(f"Right — you said {literal(guess)}, and so does the model. {reveal.detail}", icon="✅")
+        st.success(
+            f"Right — you said “{literal(guess)}”, and so does the model. {reveal.detail}",
+            icon=":material/check_circle:",
+        )
     else:
-        st.warning(
-            f"Not this time — you said {literal(guess)}; the model says **{literal(reveal.answer or '')}**. "
+        st.warning(  # Material icons: an emoji (✅, ↩️) is an empty box where no emoji font is installed
+            f"Not this time — you said “{literal(guess)}”; the model says “**{literal(reveal.answer or '')}**”. "
             f"{reveal.detail}",
-            icon="↩️",
+            icon=":material/undo:",
         )
     return True
 

@@ -116,7 +116,7 @@ class QueueNotice:
         with _unrecorded():
             if self.slot is None:
                 self.slot = st.empty()
-            self.slot.info(queue_message(ahead, seconds), icon="⏳")
+            self.slot.info(queue_message(ahead, seconds), icon=":material/hourglass_top:")
         self.shown, self.drawn_at = ahead, now
 
     def clear(self) -> None:
@@ -140,7 +140,7 @@ def model_wait() -> Iterator[None]:
     except RequestTimeout as error:
         notice.clear()
         with _unrecorded():
-            st.error(str(error), icon="⏱️")
+            st.error(str(error), icon=":material/timer_off:")
         from components.layout import stop_page  # here: components.layout imports this module
 
         stop_page()
@@ -248,7 +248,9 @@ def fallback_banner(bundle: ModelBundle) -> None:
         return
     headline = "**Offline**" if bundle.offline else f"**Could not load {literal(bundle.requested)}**"
     line, details = st.columns([5, 1.4], vertical_alignment="center")  # one row: the page keeps the screen
-    line.warning(f"{headline} — running on the bundled encoder (no fill-mask or next-sentence heads).", icon="⚠️")
+    line.warning(
+        f"{headline} — running on the bundled encoder (no fill-mask or next-sentence heads).", icon=":material/warning:"
+    )
     with details.popover(WHY, width="stretch"):
         st.markdown(
             f"Why: {literal(bundle.fallback_reason or '')}\n\n"

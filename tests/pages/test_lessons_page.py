@@ -69,7 +69,7 @@ def test_a_link_opens_the_step_and_the_reveal_is_the_models_answer(
     assert not page_waits(at) and at.text_input(key="text").value == "The [MASK] chased the mouse."
     top = reference_fill_mask(masked_lm, tiny_bundle.tokenizer, "The [MASK] chased the mouse.", 1)[0][0]
     verdict = " ".join(w.value for w in [*at.warning, *at.success])
-    assert f"the model says **{top['token_str'].strip()}**" in verdict or top["token_str"].strip() == "zebra"
+    assert f"the model says “**{top['token_str'].strip()}**”" in verdict or top["token_str"].strip() == "zebra"
     assert percent(top["score"]) in verdict
 
 
@@ -104,7 +104,7 @@ def test_an_answered_question_stays_answered(monkeypatch, tiny_pretraining_dir):
     assert page_waits(at)  # step 3: a question of its own
     at.button(key="_lesson_back").click().run()
     assert f"step 2 of {len(DISCOVER.steps)}" in shown(at) and not page_waits(at)
-    assert at.text_input(key="_lesson_discover_1_guess").value == "paris" and "you said paris" in shown(at)
+    assert at.text_input(key="_lesson_discover_1_guess").value == "paris" and "you said “paris”" in shown(at)
 
     at = app(monkeypatch, tiny_pretraining_dir, **step_link(DISCOVER, 3, 2))  # the attention step, on home
     answer_and_check(at, "_lesson_discover_3")
