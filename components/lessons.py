@@ -200,7 +200,10 @@ def lesson_panel(bundle: ModelBundle, page: str) -> bool:
                     )
         if not waits and step.control and step.page == page and not missing:
             st.html(outline(step.control))
-            st.caption(f"The control this step talks about is outlined below: {control_name(step.control)}.")
+            said, jump = st.columns([5, 1.3], vertical_alignment="center")
+            said.caption(f"The control this step talks about is outlined below: {control_name(step.control)}.")
+            with jump:
+                st.html(jump_to(step.control), unsafe_allow_javascript=True)
         if last:
             st.success("Last step of this lesson. The pages stay open for you to explore.")
     return waits
@@ -215,6 +218,36 @@ def outline(control: str) -> str:
     """CSS outlining the widget keyed ``control`` (tabs: their tab strip) in the theme's primary colour."""
     target = f".st-key-{control}" + (' [role="tablist"]' if control.endswith("_tab") else "")
     return f"<style>{target} {{ outline: 3px solid #c0142b; outline-offset: 6px; border-radius: 4px; }}</style>"
+
+
+JUMP_SCRIPT = """<script>
+(() => {  // once per page load: a "Go to it" button scrolls its control into view and moves focus into it
+  if (window.bertlensJump) return;
+  window.bertlensJump = true;
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest?.("button[data-bertlens-jump]");
+    const control = button && document.querySelector(button.dataset.bertlensJump);
+    if (!control) return;
+    control.scrollIntoView({block: "center"});
+    const into = control.querySelector('[role="tab"][aria-selected="true"], input:not([type="hidden"]), textarea, '
+      + '[role="slider"], [role="combobox"], button, [tabindex="0"]');
+    (into || control).focus({preventScroll: true});
+  });
+})();
+</script>"""
+
+
+def jump_to(control: str) -> str:
+    """A button that brings the outlined control into view and puts focus on it: the step's text sits above the
+    page, and the control it talks about is often a screen or more below (a projector shows 720 px)."""
+    target = f".st-key-{control}"
+    return (
+        f'<button type="button" class="bertlens-jump" data-bertlens-jump="{target}">Go to it ↓</button>'
+        "<style>.bertlens-jump { font: inherit; font-size: 0.875rem; min-height: 2rem; padding: 0.2rem 0.75rem;"
+        " color: #111; background: #fff; border: 1px solid #767676; border-radius: 0.5rem; cursor: pointer; }"
+        " .bertlens-jump:hover { border-color: #c0142b; color: #c0142b; }"
+        " .bertlens-jump:focus-visible { outline: 2px solid #111; outline-offset: 2px; }</style>" + JUMP_SCRIPT
+    )
 
 
 def question_box(question: Question, live: CachedLive, key: str) -> bool:

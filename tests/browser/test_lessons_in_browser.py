@@ -310,3 +310,31 @@ def test_a_bare_lesson_links_bad_class_setting_is_still_reported(open_url):
     expect(page).to_have_url(re.compile(r"attn_tab=Token"))  # the step's view opened
     alert = page.locator('[data-testid="stAlert"]', has_text="The link's present parameter (yes)")
     expect(alert).to_have_count(1)
+
+
+def test_go_to_it_brings_the_outlined_control_into_view_with_focus(page, server_url):
+    """The control a step talks about was below the first screen in 29 of 34 steps at 1280×720 (the step's
+    text sits above the page; in presentation mode, all 34): its button scrolls it into view and focuses it."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{server_url}/attention?lesson=patterns&step=2")
+    wait_for_run(page)
+    if main(page).get_by_role("button", name=SKIP).count():
+        click(page, SKIP)
+    statistic = page.locator(".st-key-stat")
+    assert statistic.bounding_box()["y"] > 720  # below the first screen: the case the button is for
+    main(page).get_by_role("button", name="Go to it ↓").press("Enter")
+    expect(statistic).to_be_in_viewport()
+    assert page.evaluate("document.querySelector('.st-key-stat').contains(document.activeElement)")
+
+
+def test_a_lesson_follows_a_sidebar_click_to_another_page(page, server_url):
+    """The sidebar's page links dropped ``lesson`` and ``step`` with the rest of the address: the panel vanished."""
+    page.goto(f"{server_url}/tokenizer?lesson=discover&step=1")
+    wait_for_run(page)
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Model anatomy").click()
+    wait_for_run(page)
+    expect(main(page).locator("h1")).to_have_text("Model anatomy")
+    expect(main(page).get_by_text("step 1 of")).to_be_visible()
+    assert "lesson=discover" in page.url and "step=1" in page.url
+    click(page, f"Open the {PAGE_TITLES['tokenizer']} page for this step")
+    expect(main(page).locator("h1")).to_have_text(PAGE_TITLES["tokenizer"])
