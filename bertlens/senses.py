@@ -348,6 +348,18 @@ class Projection:
     stress: float | None = None  # MDS: Kruskal's stress-1 of the map against the cosine distances; None for PCA
 
 
+def coinciding(vectors: np.ndarray) -> list[tuple[int, ...]]:
+    """Groups of rows (numbered from 1) whose vectors are the same, to 6 significant digits of the largest value:
+    drawn on one spot in any map. At hidden state 0 a word's vector is its embedding plus its position's, so the
+    same word at the same position in different sentences is one point."""
+    if len(vectors) < 2:
+        return []
+    scale = float(np.abs(vectors).max()) or 1.0
+    _, group = np.unique(np.round(vectors / scale, 6), axis=0, return_inverse=True)
+    groups = [tuple(int(i) + 1 for i in np.flatnonzero(group.ravel() == g)) for g in np.unique(group)]
+    return sorted(g for g in groups if len(g) > 1)
+
+
 def stress_verdict(stress: float) -> str:
     """Kruskal's rule of thumb for stress-1: excellent ≤ 0.025, good ≤ 0.05, fair ≤ 0.1, poor ≤ 0.2, else bad."""
     return next((verdict for bound, verdict in STRESS_VERDICTS if stress <= bound), "bad")

@@ -27,6 +27,7 @@ from bertlens.senses import (
     SenseInputError,
     WordVectors,
     at_layer,
+    coinciding,
     layer_label,
     layer_options,
     layer_range,
@@ -338,7 +339,8 @@ def sense_marker(n: int) -> dict[str, str]:
     return {"color": PALETTE[n % len(PALETTE)], "symbol": SYMBOLS[n % len(SYMBOLS)]}
 
 
-def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, title: str) -> None:
+def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, title: str, vectors: np.ndarray) -> None:
+    """The occurrences mapped (``proj`` of ``vectors``), one colour and shape per sense, and their coordinates."""
     points = points_table(words, labels)
     axes = ["MDS 1", "MDS 2"]
     if proj.explained:
@@ -380,6 +382,15 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
             f"distances by about this fraction overall: 0 = every distance kept; by Kruskal's rule of thumb "
             f"{', '.join(f'≤ {bound} {verdict}' for bound, verdict in STRESS_VERDICTS)}, above that bad (if poor or "
             "bad, read the neighbours table, not the map)."
+        )
+    if same := coinciding(vectors):
+        marks = len(vectors) - sum(map(len, same)) + len(same)
+        spots = "; ".join(f"points {_numbers(list(group))}" for group in same[:MAX_LISTED])
+        st.caption(
+            f"Some points lie exactly on others: the map shows {marks} marks for {len(vectors)} points. On one spot "
+            f"(the same vector): {spots}{'; …' if len(same) > MAX_LISTED else ''}. At hidden state 0 a point is the "
+            "word's embedding plus its position's, so the same word at the same position in different sentences is "
+            "one point, until attention mixes in each sentence's context."
         )
     for i, name in enumerate("xyz"[: proj.coords.shape[1]]):
         points[name] = proj.coords[:, i]

@@ -337,3 +337,13 @@ def test_presets_are_balanced_and_every_sentence_has_the_word(bundled):
             assert len(senses) >= 8 and len({senses.count(s) for s in senses}) == 1, name
         for s in preset.sentences:
             assert find_word(encode(bundled.tokenizer, s.sentence), s.sentence, preset.word), s
+
+
+def test_coinciding_groups_rows_with_the_same_vector():
+    from bertlens.senses import coinciding
+
+    rng = np.random.default_rng(0)
+    a, b, c = rng.normal(size=(3, 8))
+    vectors = np.stack([a, b, a, c, b + 1e-9, a, c + 1e-3])
+    assert coinciding(vectors) == [(1, 3, 6), (2, 5)]  # 1e-3 apart is another point, 1e-9 is the same
+    assert coinciding(vectors[:1]) == [] and coinciding(np.stack([a, b])) == []

@@ -253,3 +253,19 @@ def test_a_shared_sentence_b_is_said_to_be_unread(open_page):
     at = open_page(PAGE, BUNDLED_MODEL, preset="bank", b="It was muddy.")
     assert not at.exception and any(note in c.value for c in at.caption)
     assert not any(note in c.value for c in open_page(PAGE, BUNDLED_MODEL, preset="bank").caption)
+
+
+def test_points_on_one_spot_are_named_with_the_reason(open_page):
+    """At hidden state 0 the apple preset's 12 points showed as 4 marks and nothing said why (lessons audit): the
+    same word at the same position has the same vector there. The groups named are those the model gives."""
+    at = open_page(PAGE, BUNDLED_MODEL, preset="apple", senses_layer="0")
+    assert not at.exception
+    points = coordinates(at)
+    spots = points.groupby([points.x.round(4), points.y.round(4)])["point"].apply(tuple)
+    groups = [g for g in spots if len(g) > 1]
+    assert groups, "the preset no longer has points on one spot: this test would test nothing"
+    [said] = [c.value for c in at.caption if c.value.startswith("Some points lie exactly on others")]
+    assert f"the map shows {len(spots)} marks for {len(points)} points" in said
+    assert all(f"points {', '.join(map(str, sorted(g)))}" in said for g in groups)
+    at = open_page(PAGE, BUNDLED_MODEL, preset="apple")  # the last hidden state: every point its own
+    assert not any(c.value.startswith("Some points lie") for c in at.caption)
