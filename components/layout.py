@@ -85,6 +85,10 @@ PRESENTATION_CSS = (
 [data-testid="stMain"] [data-testid="stCaptionContainer"] { font-size: 1.3rem !important; }
 [data-testid="stMain"] h1 { font-size: 2.8rem !important; }
 [data-testid="stMain"] [data-testid="stMetricValue"] p { font-size: 2.6rem !important; }
+[data-testid="stMain"] [data-testid="stSliderThumbValue"] [data-testid="stMarkdownContainer"] p {
+  font-size: 1rem !important; }  /* larger, the value sat on the thumb */
+[data-testid="stMain"] [role="tab"] [data-testid="stMarkdownContainer"] p {
+  font-size: 1.1rem !important; }  /* so Attention's eight tabs fit beside the sidebar at 1280 px */
 [data-testid="stMainBlockContainer"] { padding-top: 2rem !important; }
 </style>"""
 )

@@ -287,6 +287,12 @@ def test_presentation_mode_cuts_no_label_and_numbers_stay_larger(page, open_url,
         value = main(page).locator('[data-testid="stMetricValue"] p').first.evaluate(size)
         label = main(page).locator('[data-testid="stMetricLabel"] p').first.evaluate(size)
         assert value > 1.5 * label
+    else:  # the lessons audit: the slider's value was drawn through its thumb, and the last tabs scrolled away
+        value = main(page).locator('[data-testid="stSliderThumbValue"]').first.bounding_box()
+        thumb = main(page).get_by_role("slider").first.bounding_box()
+        assert value and thumb and value["y"] + value["height"] <= thumb["y"] + 1, (value, thumb)
+        tabs = main(page).get_by_role("tablist").first
+        assert tabs.evaluate("list => list.scrollWidth <= list.clientWidth"), "some tabs are out of sight"
 
 
 def test_the_back_button_walks_the_views_and_then_leaves(page, open_url):
