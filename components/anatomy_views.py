@@ -147,7 +147,10 @@ def architecture_figure(arch: Architecture) -> go.Figure:
     fig.update_xaxes(range=[-0.1, 12.1], **hidden)
     fig.update_yaxes(range=[nsp - half - 0.1, tokens + half + 0.1], **hidden)
     fig.update_layout(
-        title="BERT's architecture, with this checkpoint's sizes", height=700, margin=dict(t=40, l=0, r=0, b=0)
+        title="BERT's architecture, with this checkpoint's sizes",
+        height=700,
+        margin=dict(t=40, l=0, r=0, b=0),
+        dragmode=False,  # set here: the figure is shared, and exports.chart sets it only where it is unset
     )
     return fig
 

@@ -75,6 +75,10 @@ def chart(
     ``filename``.png, and the chart in words under it (its text equivalent): ``words``, or one line read from its
     data. ``data``: the chart's numbers as a table, offered as ``filename``.csv."""
     key = key or f"chart-{_slug(filename)}"
+    if fig.layout.dragmode is None:  # (a shared figure is built with it set: never written here)
+        # A swipe that starts on a chart scrolls the page on a phone; dragging zoomed or panned the chart and the
+        # page stuck. Zoom and Pan stay one click away in the chart's toolbar.
+        fig.update_layout(dragmode=False)
     alt = name(fig, _readable(filename))  # its accessible name (role "figure")
     drawn = st.plotly_chart(fig, config=png_config(filename), key=key, alt=alt, **kwargs)
     if words := words or describe(fig):
