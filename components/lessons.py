@@ -130,82 +130,100 @@ def lesson_panel(bundle: ModelBundle, page: str) -> bool:
     True while the page should wait: the step is on this page and its question is neither answered nor
     skipped. The page would show the model's answer below the question ("predict first", then reveal)."""
     apply_pending(page)
+    if (found := _linked_step()) is None:
+        return False
+    lesson, index = found
+    step, layers = lesson.steps[index], bundle.capabilities.num_layers
+    if step.page == page and st.session_state.get(OPENED) != (lesson.key, index):
+        st.session_state[OPENED] = (lesson.key, index)
+        if step.params and set(st.query_params) <= {"lesson", "step", *CLASS_SETTINGS}:  # a bare link
+            go_to_step(lesson, index, layers)  # the step's own view, not whatever the page showed
+            # (A link with any view parameter is the view it shows: the step's values it leaves out are defaults.)
+    with st.container(border=True):
+        _step_navigation(lesson, index, layers)
+        waits = _step_body(bundle, page, lesson, index)
+        if index == len(lesson.steps) - 1:
+            st.success("Last step of this lesson. The pages stay open for you to explore.")
+    return waits
+
+
+def _linked_step() -> tuple[Lesson, int] | None:
+    """The lesson step the address names (a bad step number: the nearest, said), remembered as the one followed;
+    None, and out of the address, when it names none."""
     warn_bad_param("lesson", lambda raw: raw in LESSONS, "one of the lessons: " + ", ".join(LESSONS))
     found = lesson_step(st.query_params.get("lesson"), st.query_params.get("step"))
     if found is None:
         for name in ("lesson", "step"):  # a link to no lesson: out of the address, like any bad value
             st.query_params.pop(name, None)
         forget_followed_lesson()
-        return False
+        return None
     lesson, index = found
     st.session_state[FOLLOWED] = {"lesson": lesson.key, "step": str(index + 1)}
     steps = len(lesson.steps)
     warn_bad_param("step", int_in_range(1, steps), f"a step of this lesson (1 to {steps})", f"opening step {index + 1}")
     if st.query_params.get("step") != str(index + 1):
         st.query_params["step"] = str(index + 1)  # the step opened, as the address says it
-    step = lesson.steps[index]
-    layers = bundle.capabilities.num_layers
-    if step.page == page and st.session_state.get(OPENED) != (lesson.key, index):
-        st.session_state[OPENED] = (lesson.key, index)
-        if step.params and set(st.query_params) <= {"lesson", "step", *CLASS_SETTINGS}:  # a bare link
-            go_to_step(lesson, index, layers)  # the step's own view, not whatever the page showed
-            # (A link with any view parameter is the view it shows: the step's values it leaves out are defaults.)
+    return found
+
+
+def _step_navigation(lesson: Lesson, index: int, layers: int) -> None:
+    """One line: where the student is, Back, Next and Leave; the progress bar under it."""
+    where, back, forward, leave = st.columns([6, 1.3, 1.3, 1.3], vertical_alignment="center")
+    where.caption(f"Lesson: **{lesson.title}** · step {index + 1} of {len(lesson.steps)} · {lesson.notebook}")
+    if back.button("← Back", key="_lesson_back", disabled=index == 0, help="The previous step"):
+        go_to_step(lesson, index - 1, layers)
     last = index == len(lesson.steps) - 1
-    key = f"_lesson_{lesson.key}_{index}"
+    if forward.button("Next →", key="_lesson_next", disabled=last, help="Open the next step", type="primary"):
+        go_to_step(lesson, index + 1, layers)
+    if leave.button("Leave", key="_lesson_leave", help="Close the lesson; the page stays as it is"):
+        for name in ("lesson", "step"):
+            st.query_params.pop(name, None)
+        forget_followed_lesson()
+        st.rerun()
+    st.progress((index + 1) / len(lesson.steps))
+
+
+def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int) -> bool:
+    """The step's title, text and callouts beside its question, and the control it talks about; True while the
+    page waits for the answer."""
+    step, key = lesson.steps[index], f"_lesson_{lesson.key}_{index}"
+    st.header(step.title, anchor=False)  # h2 under the page title (axe: heading order)
+    head = PAGE_HEADS.get(step.page)
+    missing = needs_head(bundle, head) if head else None
+    question = None if missing else step.question  # no "predict first" without a reveal
+    # The question beside the step's text, not under it: on a projector it stays on the first screen.
+    tell, ask = st.columns(2, gap="large") if question else (st.container(), st.container())
+    with tell:
+        st.markdown(step.text)
+        label = f"Open the {PAGE_TITLES[step.page]} page for this step"
+        if step.page != page and st.button(label, key="_lesson_open", type="primary"):
+            go_to_step(lesson, index, bundle.capabilities.num_layers)
+        if missing:  # on the step's own page, the page's explanation below says where to get the head
+            asks = " So this step asks nothing." if step.question else ""
+            st.info(f"{missing}{asks}" + ("" if step.page == page else f" {GET_THE_HEADS}"), icon=":material/info:")
+        for callout in step.callouts:
+            st.info(callout, icon=":material/lightbulb:")
     waits = False
-    with st.container(border=True):
-        where, back, forward, leave = st.columns([6, 1.3, 1.3, 1.3], vertical_alignment="center")
-        where.caption(f"Lesson: **{lesson.title}** · step {index + 1} of {len(lesson.steps)} · {lesson.notebook}")
-        if back.button("← Back", key="_lesson_back", disabled=index == 0, help="The previous step"):
-            go_to_step(lesson, index - 1, layers)
-        if forward.button("Next →", key="_lesson_next", disabled=last, help="Open the next step", type="primary"):
-            go_to_step(lesson, index + 1, layers)
-        if leave.button("Leave", key="_lesson_leave", help="Close the lesson; the page stays as it is"):
-            for name in ("lesson", "step"):
-                st.query_params.pop(name, None)
-            forget_followed_lesson()
-            st.rerun()
-        st.progress((index + 1) / len(lesson.steps))
-        st.header(step.title, anchor=False)  # h2 under the page title (axe: heading order)
-        head = PAGE_HEADS.get(step.page)
-        missing = needs_head(bundle, head) if head else None
-        question = None if missing else step.question  # no "predict first" without a reveal
-        # The question beside the step's text, not under it: on a projector it stays on the first screen.
-        tell, ask = st.columns(2, gap="large") if question else (st.container(), st.container())
-        with tell:
-            st.markdown(step.text)
-            label = f"Open the {PAGE_TITLES[step.page]} page for this step"
-            if step.page != page and st.button(label, key="_lesson_open", type="primary"):
-                go_to_step(lesson, index, layers)
-            if missing:  # on the step's own page, the page's explanation below says where to get the head
-                asks = " So this step asks nothing." if step.question else ""
-                st.info(f"{missing}{asks}" + ("" if step.page == page else f" {GET_THE_HEADS}"), icon=":material/info:")
-            for callout in step.callouts:
-                st.info(callout, icon=":material/lightbulb:")
-        if question is not None:
-            # Keyed: answering or skipping is no step in the browser's history (components/history.py), since
-            # Back could not undo it (the answer is the session's, not the address's).
-            with ask, st.container(key=NO_HISTORY_ENTRY):
-                answered = question_box(question, CachedLive(bundle), key)
-                waits = step.page == page and not answered and not st.session_state.get(f"{key}_skipped")
-                if waits:
-                    st.info(
-                        "**Your answer first.** The page opens below once you check it: it would give the answer away."
-                    )
-                    st.button(
-                        "Show the page without answering",
-                        key=f"{key}_skip",
-                        on_click=st.session_state.__setitem__,
-                        args=(f"{key}_skipped", True),
-                    )
-        if not waits and step.control and step.page == page and not missing:
-            st.html(outline(step.control))
-            said, jump = st.columns([5, 1.3], vertical_alignment="center")
-            said.caption(f"The control this step talks about is outlined below: {control_name(step.control)}.")
-            with jump:
-                st.html(jump_to(step.control), unsafe_allow_javascript=True)
-        if last:
-            st.success("Last step of this lesson. The pages stay open for you to explore.")
+    if question is not None:
+        # Keyed: answering or skipping is no step in the browser's history (components/history.py), since
+        # Back could not undo it (the answer is the session's, not the address's).
+        with ask, st.container(key=NO_HISTORY_ENTRY):
+            answered = question_box(question, CachedLive(bundle), key)
+            waits = step.page == page and not answered and not st.session_state.get(f"{key}_skipped")
+            if waits:
+                st.info("**Your answer first.** The page opens below once you check it: it would give the answer away.")
+                st.button(
+                    "Show the page without answering",
+                    key=f"{key}_skip",
+                    on_click=st.session_state.__setitem__,
+                    args=(f"{key}_skipped", True),
+                )
+    if not waits and step.control and step.page == page and not missing:
+        st.html(outline(step.control))
+        said, jump = st.columns([5, 1.3], vertical_alignment="center")
+        said.caption(f"The control this step talks about is outlined below: {control_name(step.control)}.")
+        with jump:
+            st.html(jump_to(step.control), unsafe_allow_javascript=True)
     return waits
 
 
