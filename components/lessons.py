@@ -335,7 +335,7 @@ def class_link(page_path: str) -> None:
     with link:
         st.caption(
             "Share it: every student opens this page (and lesson step) with the same sentence, view and model, "
-            "so everybody sees the same numbers. Copy it with the button at its right."
+            "so everybody sees the same numbers. Copy it with the button at its top right."
         )
         st.code(class_url(page_path), language=None, wrap_lines=True)
 
