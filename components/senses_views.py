@@ -373,7 +373,8 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
         fig.update_layout(scene=scene, margin=dict(l=0, r=0, b=0), height=640)
     else:
         fig.update_layout(xaxis_title=axes[shown[0]], yaxis_title=axes[shown[1]], height=560)
-    fig.update_layout(title=chart_text(title), legend_title_text="sense")
+    # The senses in rows under the map: beside it they took 40 % of a phone's width, and cropped the 3D scene.
+    fig.update_layout(title=chart_text(title), legend=dict(title_text="sense", orientation="h", yanchor="top"))
     exports.chart(fig, f"senses-{words.word}-map", key="senses-map")
     if proj.stress is not None:
         st.caption(
