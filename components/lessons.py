@@ -7,6 +7,7 @@ narrow and folded away on a phone. Progress lives in the URL (``lesson``, ``step
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -16,7 +17,7 @@ from streamlit.errors import StreamlitAPIException
 
 from bertlens.analysis import Analysis
 from bertlens.curriculum import LESSONS, lesson_step
-from bertlens.lessons import GET_THE_HEADS, PAGE_HEADS, Lesson, Question, heads_needed, needs_head, resolve
+from bertlens.lessons import GET_THE_HEADS, PAGE_HEADS, Lesson, Question, Step, heads_needed, needs_head, resolve
 from bertlens.models import ModelBundle
 from bertlens.senses import WordVectors
 from components import cache
@@ -223,7 +224,7 @@ def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int) -> bo
         said, jump = st.columns([5, 1.3], vertical_alignment="center")
         said.caption(f"The control this step talks about is outlined below: {control_name(step.control)}.")
         with jump:
-            st.html(jump_to(step.control), unsafe_allow_javascript=True)
+            st.html(jump_to(step.control, step_tab(step)), unsafe_allow_javascript=True)
     return waits
 
 
@@ -234,34 +235,78 @@ def control_name(control: str) -> str:
 
 def outline(control: str) -> str:
     """CSS outlining the widget keyed ``control`` (tabs: their tab strip) in the theme's primary colour."""
-    target = f".st-key-{control}" + (' [role="tablist"]' if control.endswith("_tab") else "")
+    target = control_selector(control)
     return f"<style>{target} {{ outline: 3px solid #c0142b; outline-offset: 6px; border-radius: 4px; }}</style>"
 
 
 JUMP_SCRIPT = """<script>
-(() => {  // once per page load: a "Go to it" button scrolls its control into view and moves focus into it
+(() => {  // once per page load: a "Go to it" button brings its control into view and puts focus on it
   if (window.bertlensJump) return;
   window.bertlensJump = true;
+  // Where focus goes inside the control: the part a student operates, never a help icon.
+  const PREFERRED = ['[role="tab"][aria-selected="true"]', "input:checked", "textarea",
+    'input:not([type="hidden"]):not([type="radio"]):not([type="checkbox"])', '[role="slider"]', "input",
+    '[aria-pressed="true"]', '[aria-checked="true"]', "button", '[tabindex="0"]'];
+  const operable = (box) => {
+    for (const selector of PREFERRED) {
+      const found = [...box.querySelectorAll(selector)]
+        .find((el) => !el.closest('[data-testid="stTooltipHoverTarget"]') && el.checkVisibility());
+      if (found) return found;
+    }
+    return null;  // not drawn yet (a placeholder while its code loads) or not on the page
+  };
+  const bring = (control, part) => {
+    control.scrollIntoView({block: "center"});
+    part.focus({preventScroll: true});
+  };
   document.addEventListener("click", (event) => {
     const button = event.target.closest?.("button[data-bertlens-jump]");
-    const control = button && document.querySelector(button.dataset.bertlensJump);
-    if (!control) return;
-    control.scrollIntoView({block: "center"});
-    const into = control.querySelector('[role="tab"][aria-selected="true"], input:not([type="hidden"]), textarea, '
-      + '[role="slider"], [role="combobox"], button, [tabindex="0"]');
-    (into || control).focus({preventScroll: true});
+    if (!button) return;
+    const drawn = () => {
+      const control = document.querySelector(button.dataset.bertlensJump);
+      const part = control && operable(control);
+      return part ? [control, part] : null;
+    };
+    if (!document.querySelector(button.dataset.bertlensJump)) {  // on a tab the student left: open it first
+      [...document.querySelectorAll(`${button.dataset.bertlensStrip} [role="tab"]`)]
+        .find((el) => el.textContent.trim() === button.dataset.bertlensTab)?.click();
+    }
+    const until = Date.now() + 15000;
+    const wait = () => {
+      const found = drawn();
+      if (found) return bring(...found);
+      if (Date.now() < until) setTimeout(wait, 150);
+    };
+    wait();
   });
 })();
 </script>"""
 
 
-def jump_to(control: str) -> str:
+def control_selector(control: str) -> str:
+    """The element a step's control is: its widget, or for tabs their tab strip (not the open tab's content)."""
+    return f".st-key-{control}" + (' [role="tablist"]' if control.endswith("_tab") else "")
+
+
+def step_tab(step: Step) -> tuple[str, str] | None:
+    """The tab strip parameter and the tab the step opens (its control may sit inside that tab)."""
+    return next(((name, str(value)) for name, value in step.params.items() if name.endswith("_tab")), None)
+
+
+def jump_to(control: str, tab: tuple[str, str] | None) -> str:
     """A button that brings the outlined control into view and puts focus on it: the step's text sits above the
-    page, and the control it talks about is often a screen or more below (a projector shows 720 px)."""
-    target = f".st-key-{control}"
+    page, and the control it talks about is often a screen or more below (a projector shows 720 px). When the
+    control is not drawn, as on a tab the student has left (``tab``: the step's tab strip parameter and tab), that
+    tab is opened first."""
+    opens = (
+        f' data-bertlens-strip="{html.escape(control_selector(tab[0]))}" data-bertlens-tab="{html.escape(tab[1])}"'
+        if tab and tab[0] != control
+        else ""
+    )
     return (
-        f'<button type="button" class="bertlens-jump" data-bertlens-jump="{target}">Go to it ↓</button>'
-        "<style>.bertlens-jump { font: inherit; font-size: 0.875rem; min-height: 2rem; padding: 0.2rem 0.75rem;"
+        f'<button type="button" class="bertlens-jump" data-bertlens-jump="{html.escape(control_selector(control))}"'
+        f"{opens}>Go to it ↓</button>"
+        "<style>.bertlens-jump { font: inherit; font-size: 0.875em; min-height: 2rem; padding: 0.2rem 0.75rem;"
         " color: #111; background: #fff; border: 1px solid #767676; border-radius: 0.5rem; cursor: pointer; }"
         " .bertlens-jump:hover { border-color: #c0142b; color: #c0142b; }"
         " .bertlens-jump:focus-visible { outline: 2px solid #111; outline-offset: 2px; }</style>" + JUMP_SCRIPT

@@ -339,8 +339,11 @@ def sense_marker(n: int) -> dict[str, str]:
     return {"color": PALETTE[n % len(PALETTE)], "symbol": SYMBOLS[n % len(SYMBOLS)]}
 
 
-def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, title: str, vectors: np.ndarray) -> None:
-    """The occurrences mapped (``proj`` of ``vectors``), one colour and shape per sense, and their coordinates."""
+def occurrence_map(
+    words: WordVectors, labels: list[str], proj: Projection, title: str, vectors: np.ndarray, layer: str
+) -> None:
+    """The occurrences mapped (``proj`` of ``vectors``, at ``layer``), one colour and shape per sense, and their
+    coordinates."""
     points = points_table(words, labels)
     axes = ["MDS 1", "MDS 2"]
     if proj.explained:
@@ -370,7 +373,8 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
             fig.add_trace(go.Scatter(x=coords[:, 0], y=coords[:, 1], marker=marker, **style))
     if in_3d:  # WebGL draws a 3D chart's axis text, out of the page CSS's reach: the page's colour is set here
         scene = {name: dict(title=axes[i], color=INK) for i, name in enumerate(("xaxis", "yaxis", "zaxis"))}
-        fig.update_layout(scene=scene, margin=dict(l=0, r=0, b=0), height=640)
+        # Turned by dragging (a layout-wide dragmode off, as every chart has, would reach the scene too).
+        fig.update_layout(scene=dict(scene, dragmode="turntable"), margin=dict(l=0, r=0, b=0), height=640)
     else:
         fig.update_layout(xaxis_title=axes[shown[0]], yaxis_title=axes[shown[1]], height=560)
     # The senses in rows under the map: beside it they took 40 % of a phone's width, and cropped the 3D scene.
@@ -389,9 +393,14 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
         spots = "; ".join(f"points {_numbers(list(group))}" for group in same[:MAX_LISTED])
         st.caption(
             f"Some points lie exactly on others: the map shows {marks} marks for {len(vectors)} points. On one spot "
-            f"(the same vector): {spots}{'; …' if len(same) > MAX_LISTED else ''}. At hidden state 0 a point is the "
-            "word's embedding plus its position's, so the same word at the same position in different sentences is "
-            "one point, until attention mixes in each sentence's context."
+            f"(the same vector): {spots}{'; …' if len(same) > MAX_LISTED else ''}. "
+            + (
+                "At hidden state 0 a point is the word's embedding plus its position's, so the same word at the same "
+                "position in different sentences is one point, until attention mixes in each sentence's context."
+                if layer == "0"
+                else "This model reads their sentences as the same tokens (they differ only in capitals, on an "
+                "uncased model, or in spacing)."
+            )
         )
     for i, name in enumerate("xyz"[: proj.coords.shape[1]]):
         points[name] = proj.coords[:, i]

@@ -71,6 +71,9 @@ def test_unknown_secrets_key_fails_closed():
         ("BERTLENS_REQUEST_SECONDS", "ninety"),
         ("BERTLENS_REQUEST_SECONDS", "-5"),
         ("BERTLENS_REQUEST_SECONDS", "inf"),
+        ("BERTLENS_MAX_CONCURRENT_PASSES", "1_0"),
+        ("BERTLENS_MAX_CONCURRENT_PASSES", "٣"),
+        ("BERTLENS_REQUEST_SECONDS", "1e3"),
         ("BERTLENS_GC_FREEZE", "off"),
     ],
 )

@@ -312,19 +312,63 @@ def test_a_bare_lesson_links_bad_class_setting_is_still_reported(open_url):
     expect(alert).to_have_count(1)
 
 
+def in_view(page: Page, selector: str) -> bool:
+    box = page.locator(selector).first.bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= page.viewport_size["height"]
+
+
+def focused_in(page: Page, selector: str) -> str:
+    """The focused element's role or tag, when it is inside ``selector``; '' when focus is elsewhere."""
+    return page.evaluate(
+        """selector => { const el = document.activeElement;
+        return document.querySelector(selector)?.contains(el) ? (el.getAttribute("role") || el.tagName) : ""; }""",
+        selector,
+    )
+
+
+def go_to_it(page: Page) -> None:
+    page.wait_for_function("window.bertlensJump === true")  # its script runs just after the button is drawn
+    main(page).get_by_role("button", name="Go to it ↓").press("Enter")
+    wait_for_run(page)
+
+
+def open_step(page: Page, url: str, view: str, asks: bool) -> None:
+    """A bare step link: it opens the step's view (one more run), then a question step waits for a skip."""
+    page.goto(url)
+    expect(page).to_have_url(re.compile(f"{view}="))
+    if asks:
+        click(page, SKIP)
+    wait_for_run(page)
+
+
 def test_go_to_it_brings_the_outlined_control_into_view_with_focus(page, server_url):
     """The control a step talks about was below the first screen in 29 of 34 steps at 1280×720 (the step's
-    text sits above the page; in presentation mode, all 34): its button scrolls it into view and focuses it."""
+    text sits above the page; in presentation mode, all 34): its button scrolls it into view and focuses the part
+    a student operates: a select's box, not its help icon; a tab strip's open tab, not the tab's content."""
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.goto(f"{server_url}/attention?lesson=patterns&step=2")
+    open_step(page, f"{server_url}/attention?lesson=patterns&step=2", "stat", asks=True)
+    assert page.locator(".st-key-stat").bounding_box()["y"] > 720  # below the first screen: the case it is for
+    go_to_it(page)
+    assert in_view(page, ".st-key-stat") and focused_in(page, ".st-key-stat") in ("combobox", "INPUT")
+    open_step(page, f"{server_url}/senses?lesson=senses&step=1", "senses_layer", asks=False)  # a help icon first
+    go_to_it(page)
+    assert focused_in(page, ".st-key-senses_layer") in ("combobox", "INPUT")  # not the help icon (a BUTTON)
+    open_step(page, f"{server_url}/anatomy?lesson=overview&step=4", "anatomy_tab", asks=True)
+    go_to_it(page)  # tabs: the strip, not the open tab's long content
+    strip = '.st-key-anatomy_tab [role="tablist"]'
+    assert in_view(page, strip) and focused_in(page, strip) == "tab"
+
+
+def test_go_to_it_opens_the_steps_tab_when_the_student_has_left_it(page, server_url):
+    """The review: on another tab the control is not drawn at all, and the button did nothing."""
+    open_step(page, f"{server_url}/attention?lesson=patterns&step=6", "stat", asks=False)
+    page.locator('.st-key-attn_tab [role="tab"]', has_text="Heatmap").click()
     wait_for_run(page)
-    if main(page).get_by_role("button", name=SKIP).count():
-        click(page, SKIP)
-    statistic = page.locator(".st-key-stat")
-    assert statistic.bounding_box()["y"] > 720  # below the first screen: the case the button is for
-    main(page).get_by_role("button", name="Go to it ↓").press("Enter")
-    expect(statistic).to_be_in_viewport()
-    assert page.evaluate("document.querySelector('.st-key-stat').contains(document.activeElement)")
+    expect(page.locator(".st-key-stat")).to_have_count(0)
+    go_to_it(page)
+    expect(page.locator(".st-key-stat")).to_be_visible()
+    page.wait_for_function("document.querySelector('.st-key-stat')?.contains(document.activeElement)")
+    assert in_view(page, ".st-key-stat")
 
 
 def test_a_lesson_follows_a_sidebar_click_to_another_page(page, server_url):

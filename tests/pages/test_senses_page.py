@@ -63,6 +63,7 @@ def test_your_sentence_is_marked_in_3d_too(open_page):
     assert list(points.sense)[-1] == "your sentence" and "z" in points.columns
     [chart] = [c for c in at.get("plotly_chart") if "scatter3d" in c.proto.spec]
     assert '"symbol":"diamond"' in chart.proto.spec.replace(" ", "")
+    assert '"dragmode":"turntable"' in chart.proto.spec.replace(" ", "")  # it turns by dragging (review)
 
 
 def test_any_two_axes_of_the_3d_map_are_drawn_flat_by_keyboard_and_link(open_page):
@@ -267,5 +268,10 @@ def test_points_on_one_spot_are_named_with_the_reason(open_page):
     [said] = [c.value for c in at.caption if c.value.startswith("Some points lie exactly on others")]
     assert f"the map shows {len(spots)} marks for {len(points)} points" in said
     assert all(f"points {', '.join(map(str, sorted(g)))}" in said for g in groups)
+    assert "At hidden state 0 a point is the word's embedding plus its position's" in said
     at = open_page(PAGE, BUNDLED_MODEL, preset="apple")  # the last hidden state: every point its own
     assert not any(c.value.startswith("Some points lie") for c in at.caption)
+    lines = "I sat by the bank of the river. | river\nI SAT BY THE BANK OF THE RIVER. | river\nThe bank raised rates. | money"
+    at = open_page(PAGE, BUNDLED_MODEL, source="Paste lines", senses_lines=lines, senses_word="bank")
+    [said] = [c.value for c in at.caption if c.value.startswith("Some points lie exactly on others")]
+    assert "points 1, 2" in said and "as the same tokens" in said and "hidden state 0" not in said  # not position
