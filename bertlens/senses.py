@@ -346,6 +346,7 @@ class Projection:
     coords: np.ndarray  # (points, 2 or 3)
     explained: tuple[float, ...] | None  # PCA's explained variance ratio per axis; None for MDS
     stress: float | None = None  # MDS: Kruskal's stress-1 of the map against the cosine distances; None for PCA
+    same_spots: tuple[tuple[int, ...], ...] = ()  # points (from 1) drawn on one spot: ``coinciding`` of the vectors
 
 
 def coinciding(vectors: np.ndarray) -> list[tuple[int, ...]]:
@@ -372,19 +373,20 @@ def project(vectors: np.ndarray, method: str = PROJECTIONS[0]) -> Projection:
     sqrt(Σ (cosine distance − map distance)² / Σ map distance²) over all pairs (scikit-learn's
     ``normalized_stress=True``): 0 = the map keeps every distance exactly.
     """
+    same = tuple(coinciding(vectors))  # found once with the map (cached with it), not on every visit
     if method == "MDS 2D":
         distances = cosine_distances(vectors)
         if not distances.any():  # all points identical: nothing to spread out, and nothing lost
-            return Projection(np.zeros((len(vectors), 2)), None, stress=0.0)
+            return Projection(np.zeros((len(vectors), 2)), None, stress=0.0, same_spots=same)
         mds = MDS(n_components=2, metric="precomputed", init="classical_mds", random_state=0, normalized_stress=True)
         coords = mds.fit_transform(distances)
-        return Projection(coords, None, stress=float(mds.stress_))
+        return Projection(coords, None, stress=float(mds.stress_), same_spots=same)
     if method not in PROJECTIONS:
         raise ValueError(f"unknown projection {method!r}")
     pca = PCA(n_components=3 if method == "PCA 3D" else 2)
     with np.errstate(invalid="ignore", divide="ignore"):  # identical points: no variance to explain
         coords = pca.fit_transform(vectors)
-    return Projection(coords, tuple(float(r) for r in np.nan_to_num(pca.explained_variance_ratio_)))
+    return Projection(coords, tuple(float(r) for r in np.nan_to_num(pca.explained_variance_ratio_)), same_spots=same)
 
 
 def separation(vectors: np.ndarray, labels: Sequence[str]) -> float | None:

@@ -27,7 +27,6 @@ from bertlens.senses import (
     SenseInputError,
     WordVectors,
     at_layer,
-    coinciding,
     layer_label,
     layer_options,
     layer_range,
@@ -339,10 +338,8 @@ def sense_marker(n: int) -> dict[str, str]:
     return {"color": PALETTE[n % len(PALETTE)], "symbol": SYMBOLS[n % len(SYMBOLS)]}
 
 
-def occurrence_map(
-    words: WordVectors, labels: list[str], proj: Projection, title: str, vectors: np.ndarray, layer: str
-) -> None:
-    """The occurrences mapped (``proj`` of ``vectors``, at ``layer``), one colour and shape per sense, and their
+def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, title: str, layer: str) -> None:
+    """The occurrences mapped (``proj``, of their vectors at ``layer``), one colour and shape per sense, and their
     coordinates."""
     points = points_table(words, labels)
     axes = ["MDS 1", "MDS 2"]
@@ -388,11 +385,12 @@ def occurrence_map(
             f"{', '.join(f'≤ {bound} {verdict}' for bound, verdict in STRESS_VERDICTS)}, above that bad (if poor or "
             "bad, read the neighbours table, not the map)."
         )
-    if same := coinciding(vectors):
-        marks = len(vectors) - sum(map(len, same)) + len(same)
+    if same := proj.same_spots:
+        points_in_all = len(proj.coords)
+        marks = points_in_all - sum(map(len, same)) + len(same)
         spots = "; ".join(f"points {_numbers(list(group))}" for group in same[:MAX_LISTED])
         st.caption(
-            f"Some points lie exactly on others: the map shows {marks} marks for {len(vectors)} points. On one spot "
+            f"Some points lie exactly on others: the map shows {marks} marks for {points_in_all} points. On one spot "
             f"(the same vector): {spots}{'; …' if len(same) > MAX_LISTED else ''}. "
             + (
                 "At hidden state 0 a point is the word's embedding plus its position's, so the same word at the same "

@@ -43,7 +43,7 @@ if request and chosen:
             with map_tab:
                 projection = cache.projection(query, request.word, sentences, request.references, layer, method)
                 title = f"“{request.word}” — {views.layer_label(layer, words.num_layers)}, {method}"
-                views.occurrence_map(words, point_labels, projection, title, vectors, layer)
+                views.occurrence_map(words, point_labels, projection, title, layer)
         if separation_tab.open:
             with separation_tab:
                 views.separation_chart(words, sense_labels, layer)
