@@ -111,7 +111,10 @@ def keep_followed_lesson() -> None:
         st.query_params.update(followed)
 
 
-def forget_followed_lesson() -> None:
+def close_lesson() -> None:
+    """No lesson any more: out of the address, and no longer followed to other pages."""
+    for name in ("lesson", "step"):
+        st.query_params.pop(name, None)
     st.session_state.pop(FOLLOWED, None)
 
 
@@ -154,9 +157,7 @@ def _linked_step() -> tuple[Lesson, int] | None:
     warn_bad_param("lesson", lambda raw: raw in LESSONS, "one of the lessons: " + ", ".join(LESSONS))
     found = lesson_step(st.query_params.get("lesson"), st.query_params.get("step"))
     if found is None:
-        for name in ("lesson", "step"):  # a link to no lesson: out of the address, like any bad value
-            st.query_params.pop(name, None)
-        forget_followed_lesson()
+        close_lesson()  # a link to no lesson: out of the address, like any bad value
         return None
     lesson, index = found
     st.session_state[FOLLOWED] = {"lesson": lesson.key, "step": str(index + 1)}
@@ -177,9 +178,7 @@ def _step_navigation(lesson: Lesson, index: int, layers: int) -> None:
     if forward.button("Next →", key="_lesson_next", disabled=last, help="Open the next step", type="primary"):
         go_to_step(lesson, index + 1, layers)
     if leave.button("Leave", key="_lesson_leave", help="Close the lesson; the page stays as it is"):
-        for name in ("lesson", "step"):
-            st.query_params.pop(name, None)
-        forget_followed_lesson()
+        close_lesson()
         st.rerun()
     st.progress((index + 1) / len(lesson.steps))
 
