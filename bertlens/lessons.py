@@ -45,10 +45,8 @@ LAST_ENCODER_LAYER = "{last encoder layer}"
 LAST_HIDDEN_STATE = "{last hidden state}"
 MIDDLE_ENCODER_LAYER = "{middle encoder layer}"
 WIDEST_LAST_K = "{mean of the last k hidden states, k as large as offered}"  # last4 on BERT (seed 001's choice)
-PAGE_HEADS: dict[str, PretrainingHead] = {
-    "fill_mask": "MLM",
-    "next_sentence": "NSP",
-}  # pages that need a pre-training head
+# Pages that need a pre-training head.
+PAGE_HEADS: dict[str, PretrainingHead] = {"fill_mask": "MLM", "next_sentence": "NSP"}
 
 
 class Live(Protocol):
