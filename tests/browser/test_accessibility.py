@@ -261,29 +261,36 @@ def test_titles_chart_text_and_focus_meet_wcag(axe_page, server_url):
     assert titles == {"Attention · BERT Lens", "Model anatomy · BERT Lens", "Tokenizer · BERT Lens",
                       "Next sentence · BERT Lens", "Word senses · BERT Lens"}  # fmt: skip
     switch = page.get_by_role("switch", name="Presentation mode")
-    switch.focus()
-    page.keyboard.press("Shift+Tab")
-    page.keyboard.press("Tab")  # focus by keyboard: :focus-visible
-    ring = switch.locator("xpath=ancestor::label[1]").evaluate(
-        "e => [getComputedStyle(e).outlineStyle, getComputedStyle(e).outlineWidth, getComputedStyle(e).outlineColor]"
-    )
-    assert ring == ["solid", "2px", "rgb(26, 26, 26)"]
+    focus_by_keyboard(page, switch)
+    expect_ring(switch.locator("xpath=ancestor::label[1]"), color="rgb(26, 26, 26)")
     # a tab's ring inside it (the tab strip clipped it to a 2 px bar), and a slider's on its thumb (the focused
     # input is hidden: only Streamlit's 2.5:1 halo showed)
     page.goto(f"{server_url}/attention")
     wait_for_run(page)
-    outline = (
-        "e => [getComputedStyle(e).outlineStyle, getComputedStyle(e).outlineWidth, getComputedStyle(e).outlineOffset]"
-    )
-    for control, offset in (
-        (page.get_by_role("slider", name="Encoder layer"), "2px"),
-        (page.get_by_role("tab", name="Heatmap"), "-2px"),
-    ):
-        control.focus()
-        page.keyboard.press("Shift+Tab")
-        page.keyboard.press("Tab")  # by keyboard: :focus-visible
-        ringed = control.locator("xpath=../..") if offset == "2px" else control  # the slider's thumb
-        assert ringed.evaluate(outline) == ["solid", "2px", offset]
+    slider = page.get_by_role("slider", name="Encoder layer")
+    focus_by_keyboard(page, slider)
+    expect_ring(slider.locator("xpath=../.."), offset="2px")  # the slider's thumb
+    tab = page.get_by_role("tab", name="Heatmap")
+    focus_by_keyboard(page, tab)
+    expect_ring(tab, offset="-2px")
+
+
+def focus_by_keyboard(page, control) -> None:
+    """Move focus onto ``control`` with the keyboard (Shift+Tab, Tab), so it matches :focus-visible."""
+    control.focus()
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")
+    expect(control).to_be_focused()
+
+
+def expect_ring(ringed, offset: str | None = None, color: str | None = None) -> None:
+    """A solid 2 px focus outline on ``ringed`` (polled: one CI run read no ring right after the key press)."""
+    expect(ringed).to_have_css("outline-style", "solid")
+    expect(ringed).to_have_css("outline-width", "2px")
+    if offset is not None:
+        expect(ringed).to_have_css("outline-offset", offset)
+    if color is not None:
+        expect(ringed).to_have_css("outline-color", color)
 
 
 @pytest.mark.parametrize(

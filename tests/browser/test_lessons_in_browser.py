@@ -74,7 +74,7 @@ def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive) -> None:
             if step.control.endswith("_tab"):
                 target = target.locator('[role="tablist"]')
             expect(target).to_be_visible()
-            assert target.evaluate("e => getComputedStyle(e).outlineStyle") == "solid", step.control
+            expect(target).to_have_css("outline-style", "solid")
         if index < len(lesson.steps) - 1:
             click(page, "Next →")
     expect(main(page).get_by_role("button", name="Next →")).to_be_disabled()
