@@ -150,7 +150,10 @@ def architecture_figure(arch: Architecture) -> go.Figure:
         title="BERT's architecture, with this checkpoint's sizes",
         height=700,
         margin=dict(t=40, l=0, r=0, b=0),
-        dragmode=False,  # set here: the figure is shared, and exports.chart sets it only where it is unset
+        # Set here: the figure is shared, and exports.chart sets these only where they are unset. Its text keeps
+        # one size in presentation mode too: each box is drawn to fit its lines.
+        dragmode=False,
+        font_size=12,
     )
     return fig
 

@@ -15,7 +15,7 @@ from bertlens.models import ModelBundle
 from components.lessons import forget_opened_step, keep_followed_lesson, lesson_panel
 from components.model import active_bundle, fallback_banner, settings
 from components.palette import INK
-from components.params import bound, read_link, restore_page_state
+from components.params import bound, presenting, read_link, restore_page_state
 from components.state import follow_history
 from components.text import code_span
 
@@ -98,13 +98,6 @@ PRESENTATION_CSS = (
 COMPACT_CSS = (
     "<style>" + ACCESSIBLE_CSS + '[data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }</style>'
 )
-
-
-def presenting() -> bool:
-    """Whether presentation mode is on: the sidebar's switch, or a link's ``present=true`` (a page run alone)."""
-    if "present" in st.session_state:
-        return bool(st.session_state["present"])
-    return st.query_params.get("present", "").lower() == "true"
 
 
 def presentation_switch() -> None:

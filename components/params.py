@@ -382,6 +382,13 @@ def bound_widget_defaults(names: Iterable[str]) -> dict[str, Any]:
     }
 
 
+def presenting() -> bool:
+    """Whether presentation mode is on: the sidebar's switch, or a link's ``present=true`` (a page run alone)."""
+    if "present" in st.session_state:
+        return bool(st.session_state["present"])
+    return st.query_params.get("present", "").lower() == "true"
+
+
 def bound(name: str) -> Binding:
     """Keyword arguments that bind a Streamlit widget to the declared URL parameter ``name`` (a switch's
     link value that is not true or false gets a warning: Streamlit would turn it off without a word)."""

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertlens.models import BUNDLED_MODEL
+from components.exports import PROJECTOR_TEXT, PROJECTOR_TITLES
 from components.html_table import is_table
 from components.layout import COMPACT_CSS, PRESENTATION_CSS
 from tests.conftest import APPTEST_TIMEOUT, ROOT
@@ -32,3 +36,51 @@ def test_the_sidebar_switch_follows_the_link_and_every_page(monkeypatch):
         assert styles(at) == [PRESENTATION_CSS], path
     at.sidebar.toggle(key="present").set_value(False).run()
     assert styles(at) == [COMPACT_CSS]
+
+
+CHART_PAGES = [
+    ("pages/attention.py", {}),
+    ("pages/attention.py", {"attn_tab": "Head view"}),
+    ("pages/attention.py", {"attn_tab": "All heads"}),
+    ("pages/attention.py", {"attn_tab": "Head statistics"}),
+    ("pages/attention.py", {"attn_tab": "Step by step"}),
+    ("pages/fill_mask.py", {"text": "The capital of France is [MASK]."}),
+    ("pages/senses.py", {}),
+    ("pages/senses.py", {"projection": "PCA 3D"}),
+    ("pages/tokenizer.py", {"tokenizer_tab": "Padding lab"}),
+    ("pages/anatomy.py", {"anatomy_tab": "Parameters"}),
+]
+
+
+def layouts(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec)["layout"] for chart in at.get("plotly_chart")]
+
+
+@pytest.mark.parametrize(("page", "params"), CHART_PAGES)
+def test_chart_text_grows_on_a_projector_where_the_chart_theme_sets_it(page, params, open_page, tiny_pretraining_dir):
+    """Chart text was 12 px in presentation mode: the page's text grew, the charts' did not. Each size is set
+    where Streamlit's chart theme sets its own (ticks, axis titles, legend), and a set height grows with it."""
+    plain = layouts(open_page(page, tiny_pretraining_dir, **params))
+    presented = layouts(open_page(page, tiny_pretraining_dir, present="true", **params))
+    assert plain and len(plain) == len(presented)
+    for before, after in zip(plain, presented, strict=True):
+        assert "size" not in before.get("font", {})
+        assert after["font"]["size"] == PROJECTOR_TEXT
+        assert after["legend"]["font"]["size"] == PROJECTOR_TEXT
+        axes = [after[name] for name in after if name.startswith(("xaxis", "yaxis"))]
+        if "scene" in before:  # a 3D map (only there)
+            axes += [after["scene"][name] for name in ("xaxis", "yaxis", "zaxis")]
+        assert ("scene" in after) == ("scene" in before)
+        for axis in axes:
+            assert (axis["tickfont"]["size"], axis["title"]["font"]["size"]) == (PROJECTOR_TEXT, PROJECTOR_TITLES)
+        if "height" in before:
+            assert after["height"] == round(before["height"] * PROJECTOR_TEXT / 12)
+
+
+def test_the_shared_architecture_diagram_is_never_written(open_page, tiny_pretraining_dir):
+    """The diagram is one figure shared by every session (st.cache_resource): presentation mode leaves it as built,
+    so no other student's diagram changes. Its boxes are drawn to fit their 12 px text."""
+    [presented] = layouts(open_page("pages/anatomy.py", tiny_pretraining_dir, present="true"))
+    [plain] = layouts(open_page("pages/anatomy.py", tiny_pretraining_dir))
+    assert presented == plain
+    assert (plain["font"]["size"], plain["height"]) == (12, 700)
