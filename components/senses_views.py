@@ -47,7 +47,7 @@ from components.cache import Query
 from components.model import cached_bundle
 from components.palette import INK, PALETTE, SYMBOLS  # each sense: a colour and a marker shape (2D and 3D)
 from components.params import bound
-from components.state import lines_within_chars_budget, linked_text, warn_bad_param
+from components.state import DEFAULT_TEXT, lines_within_chars_budget, linked_text, warn_bad_param
 from components.text import chart_text, literal
 
 TABS = ("Map", "Separation by layer", "Similarity", "Static vs contextual", "Reference words")
@@ -231,8 +231,11 @@ def sentences_to_read(
     sentences = [item.sentence for item in request.items]
     labels = [item.sense or NO_LABEL for item in request.items]
     own = own_sentence.strip()
-    if own and own not in sentences and cache.occurrences_in(query, own, request.word):
-        sentences, labels = [*sentences, own], [*labels, YOUR_SENSE]
+    if own and own not in sentences:
+        if cache.occurrences_in(query, own, request.word):
+            sentences, labels = [*sentences, own], [*labels, YOUR_SENSE]
+        elif own != DEFAULT_TEXT:  # left out in silence, a student who typed one looked for its star in vain
+            st.caption(f"Your own sentence has no “{literal(request.word)}”, so it is not on the map.")
     counts = [cache.occurrences_in(query, sentence, request.word) for sentence in sentences]
     chosen = select_occurrences(counts, budgets.occurrences_per_sentence, budgets.occurrences)
     word = literal(request.word)

@@ -66,6 +66,18 @@ def test_your_sentence_is_marked_in_3d_too(open_page):
     assert '"dragmode":"turntable"' in chart.proto.spec.replace(" ", "")  # it turns by dragging (review)
 
 
+def test_your_sentence_without_the_word_is_said_to_be_left_out(open_page):
+    """It was left off the map in silence: a student who typed a sentence looked for its star in vain."""
+    left_out = "Your own sentence has no “field”, so it is not on the map."
+    at = open_page(PAGE, BUNDLED_MODEL, preset="field", text="I walked across the meadow.")
+    assert left_out in messages(at, "caption")
+    assert "your sentence" not in set(coordinates(at).sense)
+    at = open_page(PAGE, BUNDLED_MODEL, preset="field", text="I walked across the field.")
+    assert left_out not in messages(at, "caption")
+    assert list(coordinates(at).sense)[-1] == "your sentence"
+    assert left_out not in messages(open_page(PAGE, BUNDLED_MODEL, preset="field"), "caption")  # the box's default
+
+
 def test_any_two_axes_of_the_3d_map_are_drawn_flat_by_keyboard_and_link(open_page):
     """Dragging was the only way to turn the 3D map (WCAG 2.1.1): a radio draws any pair of its axes flat, from
     the link too, with the same coordinates as the 3D map and its table."""
