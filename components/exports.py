@@ -98,14 +98,15 @@ def chart(
 
 # Presentation mode's chart text, in px: Streamlit's chart theme sets 12 (ticks, legend) and 14 (axis titles);
 # the page's own text grows 1.3 × for a projector, and so do these. A chart with a set height grows as well, so
-# that a heatmap's token labels (one per row) keep their room.
-PROJECTOR_TEXT, PROJECTOR_TITLES = 16, 19
+# that a heatmap's token labels (one per row) keep their room, up to a 720-pixel projector's screen: a taller
+# chart (a long sentence's heatmap) keeps its height.
+PROJECTOR_TEXT, PROJECTOR_TITLES, PROJECTOR_SCREEN = 16, 19, 720
 
 
 def for_the_back_row(fig: go.Figure) -> None:
     """Larger chart text for a projector (presentation mode). ``fig`` is this run's own figure: it is written to.
     Each size is set where the chart theme sets its own, which would win over a figure-wide font size. One update
-    (7-10 ms a chart; one per part cost 17)."""
+    (5-10 ms a chart; one per part cost 17)."""
     text, titles = {"size": PROJECTOR_TEXT}, {"size": PROJECTOR_TITLES}
     axis = {"tickfont": text, "title": {"font": titles}}
     axes = [name for name in fig.layout if name.startswith(("xaxis", "yaxis"))]  # each subplot's
@@ -116,7 +117,7 @@ def for_the_back_row(fig: go.Figure) -> None:
             "title": {"font": titles},
             "legend": {"font": text, "title": {"font": text}},
             "hoverlabel": {"font": text},
-            "height": round(height * PROJECTOR_TEXT / 12) if height else None,
+            "height": grown_height(height) if height else None,
             **dict.fromkeys(axes, axis),
             **({"scene": dict.fromkeys(("xaxis", "yaxis", "zaxis"), axis)} if in_3d else {}),
         }
@@ -124,6 +125,11 @@ def for_the_back_row(fig: go.Figure) -> None:
     for trace in fig.data:
         if trace.type == "heatmap":
             trace.update(colorbar={"tickfont": text, "title": {"font": text}})
+
+
+def grown_height(height: int) -> int:
+    """A chart's height in presentation mode: grown with its text, within a projector's screen."""
+    return max(height, min(round(height * PROJECTOR_TEXT / 12), PROJECTOR_SCREEN))
 
 
 def csv_download(df: Table, filename: str, label: str = "Download CSV", key: str | None = None) -> None:

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertlens.models import BUNDLED_MODEL
-from components.exports import PROJECTOR_TEXT, PROJECTOR_TITLES
+from components.exports import PROJECTOR_TEXT, PROJECTOR_TITLES, grown_height
 from components.html_table import is_table
 from components.layout import COMPACT_CSS, PRESENTATION_CSS
 from tests.conftest import APPTEST_TIMEOUT, ROOT
@@ -52,6 +52,10 @@ CHART_PAGES = [
 ]
 
 
+def test_a_chart_grows_with_its_text_within_a_projectors_screen():
+    assert [grown_height(h) for h in (420, 540, 600, 900)] == [560, 720, 720, 900]
+
+
 def layouts(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec)["layout"] for chart in at.get("plotly_chart")]
 
@@ -74,7 +78,7 @@ def test_chart_text_grows_on_a_projector_where_the_chart_theme_sets_it(page, par
         for axis in axes:
             assert (axis["tickfont"]["size"], axis["title"]["font"]["size"]) == (PROJECTOR_TEXT, PROJECTOR_TITLES)
         if "height" in before:
-            assert after["height"] == round(before["height"] * PROJECTOR_TEXT / 12)
+            assert after["height"] == grown_height(before["height"])
 
 
 def test_the_shared_architecture_diagram_is_never_written(open_page, tiny_pretraining_dir):
