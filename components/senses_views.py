@@ -373,8 +373,12 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
             fig.add_trace(go.Scatter(x=coords[:, 0], y=coords[:, 1], marker=marker, **style))
     if in_3d:  # WebGL draws a 3D chart's axis text, out of the page CSS's reach: the page's colour is set here
         scene = {name: dict(title=axes[i], color=INK) for i, name in enumerate(("xaxis", "yaxis", "zaxis"))}
-        # Turned by dragging (a layout-wide dragmode off, as every chart has, would reach the scene too).
-        fig.update_layout(scene=dict(scene, dragmode="turntable"), margin=dict(l=0, r=0, b=0), height=640)
+        # Turned by dragging (a layout-wide dragmode off, as every chart has, would reach the scene too). Seen from
+        # a little further than plotly's default camera, which cut the axis titles at the chart's edges.
+        camera = dict(eye=dict(x=1.6, y=1.6, z=1.4))
+        fig.update_layout(
+            scene=dict(scene, dragmode="turntable", camera=camera), margin=dict(l=0, r=0, b=0), height=640
+        )
     else:
         fig.update_layout(xaxis_title=axes[shown[0]], yaxis_title=axes[shown[1]], height=560)
     # The senses in rows under the map: beside it they took 40 % of a phone's width, and cropped the 3D scene.

@@ -64,6 +64,8 @@ def test_your_sentence_is_marked_in_3d_too(open_page):
     [chart] = [c for c in at.get("plotly_chart") if "scatter3d" in c.proto.spec]
     assert '"symbol":"diamond"' in chart.proto.spec.replace(" ", "")
     assert '"dragmode":"turntable"' in chart.proto.spec.replace(" ", "")  # it turns by dragging (review)
+    # seen from further than plotly's default camera (eye 1.25 each way), which cut the axis titles at the edges
+    assert json.loads(chart.proto.spec)["layout"]["scene"]["camera"]["eye"] == {"x": 1.6, "y": 1.6, "z": 1.4}
 
 
 def test_your_sentence_without_the_word_is_said_to_be_left_out(open_page):
