@@ -17,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -408,10 +407,12 @@ def test_retry_is_one_attempt_at_a_time_and_rate_limited(checkpoint):
 
 
 def test_hosted_retry_clicks_start_one_load(checkpoint, monkeypatch):
-    monkeypatch.setattr(model_component, "HOSTED_RETRY_INTERVAL_SECONDS", 1.0)
+    # A long interval, and the recorded end of the load moved back past it instead of a sleep: a 1 s interval
+    # could pass during the clicks' own reruns on a busy machine, and a click meant to be refused loaded again.
+    monkeypatch.setattr(model_component, "HOSTED_RETRY_INTERVAL_SECONDS", 30.0)
     break_header(checkpoint)
     at = open_tokenizer_page(monkeypatch, checkpoint, BERTLENS_HOSTED="1")
-    time.sleep(1.1)
+    model_component._load_finished[str(checkpoint)] -= 30.0  # the failed load ended an interval ago
     at.button(key="retry_model_load").click().run()  # loads again (still broken)
     assert LOAD_COUNTS[str(checkpoint)] == 2
     at.button(key="retry_model_load").click().run()  # within the interval: refused, says so

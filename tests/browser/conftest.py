@@ -21,6 +21,12 @@ from tests.live_server import streamlit_server
 CHROMIUM = os.environ.get("BERTLENS_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 REQUIRED = os.environ.get("BERTLENS_REQUIRE_BROWSER") == "1"
 RUN_TIMEOUT_MS = 60_000  # one Streamlit run, first model load included
+# Streamlit draws grey skeletons while a widget's or chart's code loads (lazily, after the run ends).
+SETTLED = """() => !document.querySelector('[data-testid="stSkeleton"], [data-testid="stSkeletonElement"]')
+  && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'))"""
+# Fonts and images in: until then text wraps in a fallback font and the layout is not final (home's lesson
+# button was once measured 190 px lower, once, in a full run).
+LAID_OUT = "() => document.fonts.status === 'loaded' && [...document.images].every(image => image.complete)"
 
 try:
     from playwright.sync_api import Page, expect, sync_playwright
@@ -107,6 +113,12 @@ def wait_for_run(page: Page) -> None:
     expect(page.locator('[data-testid="stMain"] h1').first).to_be_visible(timeout=RUN_TIMEOUT_MS)  # the page ran
     expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=RUN_TIMEOUT_MS)
     expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=RUN_TIMEOUT_MS)
+
+
+def wait_for_layout(page: Page) -> None:
+    """Wait until the page's final layout: every widget and chart drawn (SETTLED), fonts and images in (LAID_OUT)."""
+    page.wait_for_function(SETTLED, timeout=RUN_TIMEOUT_MS)
+    page.wait_for_function(LAID_OUT, timeout=RUN_TIMEOUT_MS)
 
 
 @pytest.fixture

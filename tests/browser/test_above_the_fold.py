@@ -12,16 +12,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_run
+from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_layout, wait_for_run
 from tests.live_server import streamlit_server
 
 FOLD = 720
 PAGES = ["tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses"]
 LINKS = {"fill_mask": "?text=The+capital+of+France+is+%5BMASK%5D."}  # its default sentence has no [MASK]
-SETTLED = "() => !document.querySelector('[data-testid=\"stSkeleton\"]')"
-# Fonts and images in: until then text wraps in a fallback font and the layout is not final (home's lesson
-# button was once measured 190 px lower, once, in a full run).
-LAID_OUT = "() => document.fonts.status === 'loaded' && [...document.images].every(image => image.complete)"
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +45,7 @@ def keep(page: Page, name: str) -> None:
 def test_the_pages_view_starts_on_the_first_screen(projector, server_url, path):
     projector.goto(f"{server_url}/{path}{LINKS.get(path, '')}")
     wait_for_run(projector)
-    projector.wait_for_function(SETTLED, timeout=RUN_TIMEOUT_MS)
+    wait_for_layout(projector)
     keep(projector, path)
     tab_strip = top(projector, '[data-testid="stTabs"] [role="tablist"]')
     assert tab_strip + 100 <= FOLD, f"{path}: the view's tabs start at {tab_strip:.0f} px"
@@ -58,7 +54,7 @@ def test_the_pages_view_starts_on_the_first_screen(projector, server_url, path):
 def test_home_shows_the_lessons_on_the_first_screen(projector, server_url):
     projector.goto(server_url)
     wait_for_run(projector)
-    projector.wait_for_function(LAID_OUT, timeout=RUN_TIMEOUT_MS)
+    wait_for_layout(projector)
     button = projector.get_by_role("button", name="Start the lesson").first
     start = None  # where it rests: the layout once measured 190 px lower (twice, in full runs, fonts and images in)
     for _ in range(40):
@@ -73,6 +69,7 @@ def test_home_shows_the_lessons_on_the_first_screen(projector, server_url):
 def test_a_lesson_steps_controls_are_on_the_first_screen(projector, server_url):
     projector.goto(f"{server_url}/fill_mask?lesson=discover&step=2&text=The+%5BMASK%5D+chased+the+mouse.")
     wait_for_run(projector)
+    wait_for_layout(projector)
     keep(projector, "lesson-step")
     for name in ("Next →", "Check my answer"):
         button = projector.get_by_role("button", name=name).bounding_box()
@@ -90,7 +87,7 @@ def offline_url(tmp_path_factory):
 def test_offline_the_view_or_the_missing_head_starts_on_the_first_screen(projector, offline_url, path):
     projector.goto(f"{offline_url}/{path}{LINKS.get(path, '')}")
     wait_for_run(projector)
-    projector.wait_for_function(SETTLED, timeout=RUN_TIMEOUT_MS)
+    wait_for_layout(projector)
     keep(projector, f"offline-{path}")
     assert projector.get_by_text("Offline", exact=True).is_visible()
     if path in ("fill_mask", "next_sentence"):

@@ -24,7 +24,7 @@ from components.attention_views import TABS as ATTENTION_TABS
 from components.prediction_views import FILL_MASK_TABS, NSP_TABS
 from components.senses_views import TABS as SENSES_TABS
 from components.tokenizer_views import TABS as TOKENIZER_TABS
-from tests.browser.conftest import REQUIRED, RUN_TIMEOUT_MS, wait_for_run
+from tests.browser.conftest import REQUIRED, RUN_TIMEOUT_MS, SETTLED, wait_for_run
 from tests.live_server import streamlit_server
 
 AXE_VERSION = "4.14.1"  # pinned: a new axe release may add rules; bump it on purpose
@@ -108,11 +108,6 @@ def axe_page(browser_context):
     page.set_default_timeout(RUN_TIMEOUT_MS)
     yield page
     page.close()
-
-
-# Streamlit draws grey skeletons while a widget's or chart's code loads (lazily, after the run ends).
-SETTLED = """() => !document.querySelector('[data-testid="stSkeleton"], [data-testid="stSkeletonElement"]')
-  && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'))"""
 
 
 def violations(page, axe_source: str) -> list[dict]:

@@ -13,7 +13,7 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import wait_for_run
+from tests.browser.conftest import RUN_TIMEOUT_MS, SETTLED, wait_for_run
 
 SENTENCE = "The animal did not cross the street because it was too tired."
 MAX_TABS = 80
@@ -58,6 +58,10 @@ def test_the_main_tasks_with_the_keyboard_only(browser, server_url):
         for control in ("model", "text", "attn_layer", "head", "attn_tab", "heatmap"):  # lazily loaded widgets
             expect(page.locator(f".st-key-{control}").first).to_be_visible()
         expect(page.locator('[class*="st-key-csv-attention-"] button')).to_be_visible()
+        # A key's container is visible while still a skeleton: the walk starts once every widget and chart is
+        # drawn, the heatmap's modebar (its PNG button, a Tab stop) included.
+        page.wait_for_function(SETTLED, timeout=RUN_TIMEOUT_MS)
+        expect(page.locator('.st-key-heatmap .modebar-btn[data-title^="Download plot"]')).to_be_attached()
         page.evaluate("document.activeElement?.blur()")  # Tab starts from the top of the document
 
         stops = tab_walk(page)

@@ -16,7 +16,7 @@ from bertlens.curriculum import LESSONS
 from bertlens.lessons import PAGE_HEADS, DirectLive, Lesson, needs_head
 from bertlens.models import BUNDLED_MODEL
 from components.params import PAGE_TITLES
-from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_run
+from tests.browser.conftest import RUN_TIMEOUT_MS, SETTLED, wait_for_run
 from tests.browser.test_accessibility import SIDEWAYS
 from tests.live_server import streamlit_server
 
@@ -180,6 +180,7 @@ def test_a_lesson_step_fits_a_phone(browser, server_url):
         phone.set_default_timeout(RUN_TIMEOUT_MS)
         phone.goto(f"{server_url}/attention?lesson=discover&step=4&text={ANIMAL}&attn_tab=Token+focus")
         wait_for_run(phone)
+        phone.wait_for_function(SETTLED, timeout=RUN_TIMEOUT_MS)  # the final widths: a skeleton is not its widget
         assert phone.evaluate(SIDEWAYS) <= 0
         for name in ("Next →", "Check my answer"):
             button = main(phone).get_by_role("button", name=name)
@@ -194,7 +195,7 @@ def test_a_lesson_step_fits_a_phone(browser, server_url):
                   .find((e) => e.innerText.includes('Token focus'));
                 const s = t.closest('[role=tablist]').getBoundingClientRect(), r = t.getBoundingClientRect();
                 return r.left >= s.left && r.right <= s.right; }""",
-            timeout=5000,
+            timeout=RUN_TIMEOUT_MS,
         )
     finally:
         context.close()
@@ -247,8 +248,11 @@ def test_back_walks_the_steps_each_on_its_own_page_and_sentence(page, server_url
     wait_for_run(page)
     page.get_by_role("textbox", name="Sentence", exact=True).first.fill("The teacher's own sentence.")
     page.get_by_role("textbox", name="Sentence", exact=True).first.press("Enter")
+    expect(page).to_have_url(re.compile(r"text=The\+teacher"))  # its run began: wait_for_run could pass before
     wait_for_run(page)
     click(page, "Next →")
+    expect(page).to_have_url(re.compile(r"step=7\b"))  # two clicks before the first's run would be one Next
+    wait_for_run(page)
     click(page, "Next →")
     expect(main(page).locator("h1")).to_have_text(PAGE_TITLES["senses"])
     chips = page.locator(".st-key-heads").get_by_role("button", name=re.compile(r"^Remove \d+$"))
@@ -265,6 +269,8 @@ def test_back_walks_the_steps_each_on_its_own_page_and_sentence(page, server_url
     wait_for_run(page)
     expect(box).to_have_value(steps[5].params["text"])
     page.go_forward()
+    expect(box).to_have_value("The teacher's own sentence.")  # step 6 again, as the teacher left it
+    wait_for_run(page)
     page.go_forward()
     wait_for_run(page)
     expect(main(page).get_by_text("step 7 of")).to_be_visible()
@@ -326,10 +332,14 @@ def focused_in(page: Page, selector: str) -> str:
     )
 
 
-def go_to_it(page: Page) -> None:
+def go_to_it(page: Page, selector: str) -> None:
+    """Press the button and wait until focus is in ``selector`` and it is in view (its script retries every 150 ms
+    while the control is still a placeholder)."""
     page.wait_for_function("window.bertlensJump === true")  # its script runs just after the button is drawn
     main(page).get_by_role("button", name="Go to it ↓").press("Enter")
     wait_for_run(page)
+    page.wait_for_function("s => document.querySelector(s)?.contains(document.activeElement)", arg=selector)
+    expect(page.locator(selector).first).to_be_in_viewport()
 
 
 def open_step(page: Page, url: str, view: str, asks: bool) -> None:
@@ -348,14 +358,14 @@ def test_go_to_it_brings_the_outlined_control_into_view_with_focus(page, server_
     page.set_viewport_size({"width": 1280, "height": 720})
     open_step(page, f"{server_url}/attention?lesson=patterns&step=2", "stat", asks=True)
     assert page.locator(".st-key-stat").bounding_box()["y"] > 720  # below the first screen: the case it is for
-    go_to_it(page)
+    go_to_it(page, ".st-key-stat")
     assert in_view(page, ".st-key-stat") and focused_in(page, ".st-key-stat") in ("combobox", "INPUT")
     open_step(page, f"{server_url}/senses?lesson=senses&step=1", "senses_layer", asks=False)  # a help icon first
-    go_to_it(page)
+    go_to_it(page, ".st-key-senses_layer")
     assert focused_in(page, ".st-key-senses_layer") in ("combobox", "INPUT")  # not the help icon (a BUTTON)
     open_step(page, f"{server_url}/anatomy?lesson=overview&step=4", "anatomy_tab", asks=True)
-    go_to_it(page)  # tabs: the strip, not the open tab's long content
     strip = '.st-key-anatomy_tab [role="tablist"]'
+    go_to_it(page, strip)  # tabs: the strip, not the open tab's long content
     assert in_view(page, strip) and focused_in(page, strip) == "tab"
 
 
@@ -365,9 +375,8 @@ def test_go_to_it_opens_the_steps_tab_when_the_student_has_left_it(page, server_
     page.locator('.st-key-attn_tab [role="tab"]', has_text="Heatmap").click()
     wait_for_run(page)
     expect(page.locator(".st-key-stat")).to_have_count(0)
-    go_to_it(page)
+    go_to_it(page, ".st-key-stat")
     expect(page.locator(".st-key-stat")).to_be_visible()
-    page.wait_for_function("document.querySelector('.st-key-stat')?.contains(document.activeElement)")
     assert in_view(page, ".st-key-stat")
 
 

@@ -15,7 +15,7 @@ from playwright.sync_api import Page, expect
 from transformers import AutoTokenizer, BertForPreTraining
 
 from components.page_titles import PAGE_TITLES
-from tests.browser.conftest import wait_for_run
+from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_layout, wait_for_run
 
 MARKUP = "Hello <b>bold</b> and *stars* [MASK] here."
 
@@ -224,7 +224,7 @@ def test_home_fetches_plotly_while_the_student_reads_it(open_url):
     page = open_url("")
     page.wait_for_function(
         "() => performance.getEntriesByType('resource').some(e => e.name.includes('/static/js/PlotlyChart.'))",
-        timeout=15_000,
+        timeout=RUN_TIMEOUT_MS,
     )
     expect(page.locator(".js-plotly-plot")).to_have_count(0)  # nothing drawn: only fetched and compiled
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Attention").click()
@@ -236,6 +236,7 @@ def test_a_pages_own_text_is_still_there_after_another_page(open_url):
     """The browser drops the link on a page switch: the Padding lab's lines come back from session state."""
     page = open_url("tokenizer", tokenizer_tab="Padding lab")
     type_into(page, "lines", "my own line\nand another")
+    expect(page).to_have_url(re.compile(r"lines=my\+own\+line"))  # its run began: wait_for_run could pass before
     wait_for_run(page)
     nav = page.locator('[data-testid="stSidebarNav"]')
     nav.get_by_role("link", name="Attention").click()
@@ -280,7 +281,7 @@ def test_presentation_mode_cuts_no_label_and_numbers_stay_larger(page, open_url,
     page.set_viewport_size({"width": 1280, "height": 720})  # a projector's
     open_url(path, present="true")
     expect(main(page).locator("h1")).to_be_visible()
-    page.wait_for_timeout(500)  # the style applies as the page mounts
+    wait_for_layout(page)  # the widgets in place of their skeletons, the fonts in: the layout the style gives
     assert page.evaluate(TRUNCATED) == []
     if path == "tokenizer":
         size = "e => parseFloat(getComputedStyle(e).fontSize)"
@@ -302,10 +303,12 @@ def test_the_back_button_walks_the_views_and_then_leaves(page, open_url):
     open_url("attention", text="A first sentence.")
     view = page.locator(".st-key-view")
     view.get_by_role("radio", name="Rollout").click()
+    expect(page).to_have_url(re.compile(r"view=Rollout"))  # its run began: wait_for_run could pass before
     wait_for_run(page)
     box = main(page).get_by_role("textbox", name="Sentence", exact=True)
     box.fill("A second sentence.")
     box.press("Enter")
+    expect(page).to_have_url(re.compile(r"text=A(\+|%20)second"))
     wait_for_run(page)
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Tokenizer").click()
     expect(page).to_have_url(re.compile(r"/tokenizer\b"))

@@ -3,6 +3,7 @@
 from urllib.parse import urlencode
 
 from bertlens.curriculum import LESSONS
+from tests.conftest import APPTEST_TIMEOUT
 from tests.pages.test_lessons_page import app
 
 
@@ -45,7 +46,7 @@ from components.params import fit_link
 st.text_area("Candidate Bs", key="candidates", bind="query-params")
 st.session_state["dropped"] = fit_link()
 """
-    at = AppTest.from_string(script)
+    at = AppTest.from_string(script, default_timeout=APPTEST_TIMEOUT)
     at.query_params.update(candidates="中" * 2000, text="x" * 7000)
     at.run()
     assert not at.exception
@@ -68,7 +69,7 @@ if not st.session_state.get("hidden"):
 copy_page_state()  # as app.py does after the page
 st.session_state["dropped"] = fit_link()
 """
-    at = AppTest.from_string(script)
+    at = AppTest.from_string(script, default_timeout=APPTEST_TIMEOUT)
     long = "中文句子。" * 2000
     at.query_params.update(lines=long, b="short")
     at.run()
