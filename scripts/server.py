@@ -41,10 +41,19 @@ class Server:
     log: Path
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A port free on 127.0.0.1 now, and never one this process was given before: each probe socket closes
+    before its server binds, so servers started together (a cluster's replicas) could otherwise share one."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def _wait_healthy(url: str, server: subprocess.Popen, log: Path) -> None:

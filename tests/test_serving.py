@@ -80,3 +80,28 @@ def test_an_operators_own_wait_policy_wins(monkeypatch):
     monkeypatch.delenv("OMP_WAIT_POLICY")
     prepare_threads()
     assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+
+
+def test_a_port_is_never_handed_out_twice(monkeypatch):
+    """A cluster's replicas take their ports one after another, each probe socket closed before its server
+    binds: the operating system may offer a closed probe's port again."""
+    from scripts import server
+
+    offered = iter([40001, 40001, 40002])
+
+    class Probe:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def bind(self, address):
+            return None
+
+        def getsockname(self):
+            return ("127.0.0.1", next(offered))
+
+    monkeypatch.setattr(server.socket, "socket", Probe)
+    monkeypatch.setattr(server, "_HANDED_OUT", set())
+    assert [server.free_port(), server.free_port()] == [40001, 40002]
