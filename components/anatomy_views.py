@@ -150,10 +150,9 @@ def architecture_figure(arch: Architecture) -> go.Figure:
         title="BERT's architecture, with this checkpoint's sizes",
         height=700,
         margin=dict(t=40, l=0, r=0, b=0),
-        # Set here: the figure is shared, and exports.chart sets these only where they are unset. Its text keeps
-        # one size in presentation mode too: each box is drawn to fit its lines.
+        # Set here: the figure is shared, and exports.chart writes nothing to it (nor, in presentation mode,
+        # larger text: each box is drawn to fit its lines).
         dragmode=False,
-        font_size=12,
     )
     return fig
 
@@ -331,7 +330,7 @@ def diagram_section(model_name: str) -> None:
         "them, and the heads read the last hidden state. Layers are numbered as on every page: encoder layer L "
         "reads hidden state L and writes hidden state L + 1, so hidden state 0 is the embeddings' output."
     )
-    exports.chart(architecture_chart(query), "architecture", key="architecture", words=arch.in_words())
+    exports.chart(architecture_chart(query), "architecture", key="architecture", words=arch.in_words(), shared=True)
     if not all(block.present for block in arch.blocks()):
         st.caption(
             "Dashed boxes are parts this checkpoint does not ship: the pages that need them say so instead of "

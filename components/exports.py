@@ -70,18 +70,21 @@ def chart(
     key: str | None = None,
     words: str | None = None,
     data: Table | None = None,
+    shared: bool = False,
     **kwargs,
 ):
     """A plotly chart named for screen readers by its title, with a 'Download plot as PNG' button named
     ``filename``.png, and the chart in words under it (its text equivalent): ``words``, or one line read from its
-    data. ``data``: the chart's numbers as a table, offered as ``filename``.csv."""
+    data. ``data``: the chart's numbers as a table, offered as ``filename``.csv. ``fig`` is this run's own and
+    is written to, unless ``shared`` (one figure for every session, from st.cache_resource: built as it is drawn)."""
     key = key or f"chart-{_slug(filename)}"
-    if fig.layout.dragmode is None:  # (a shared figure is built with it set: never written here)
-        # A swipe that starts on a chart scrolls the page on a phone; dragging zoomed or panned the chart and the
-        # page stuck. Zoom and Pan stay one click away in the chart's toolbar.
-        fig.update_layout(dragmode=False)
-    if presenting() and fig.layout.font.size is None:  # (a shared figure sets its own: never written here)
-        for_the_back_row(fig)
+    if not shared:
+        if fig.layout.dragmode is None:
+            # A swipe that starts on a chart scrolls the page on a phone; dragging zoomed or panned the chart and
+            # the page stuck. Zoom and Pan stay one click away in the chart's toolbar.
+            fig.update_layout(dragmode=False)
+        if presenting():
+            for_the_back_row(fig)
     alt = name(fig, _readable(filename))  # its accessible name (role "figure")
     drawn = st.plotly_chart(fig, config=png_config(filename), key=key, alt=alt, **kwargs)
     if words := words or describe(fig):
@@ -96,40 +99,36 @@ def chart(
     return drawn
 
 
-# Presentation mode's chart text, in px: Streamlit's chart theme sets 12 (ticks, legend) and 14 (axis titles);
-# the page's own text grows 1.3 × for a projector, and so do these. A chart with a set height grows as well, so
-# that a heatmap's token labels (one per row) keep their room, up to a 720-pixel projector's screen: a taller
-# chart (a long sentence's heatmap) keeps its height.
-PROJECTOR_TEXT, PROJECTOR_TITLES, PROJECTOR_SCREEN = 16, 19, 720
+# Presentation mode's chart text, in px: Streamlit's chart theme sets 12 (ticks, legend) and 14 (axis titles),
+# a third less than these; the page's own text grows 1.3 × for a projector. A chart with a set height grows with
+# its text up to a 720-pixel projector's screen, so that a short sentence's token labels (one per row) keep
+# their room; a taller chart (a long sentence's heatmap) keeps its height, and its labels sit closer.
+THEME_TEXT, PROJECTOR_TEXT, PROJECTOR_TITLES, PROJECTOR_SCREEN = 12, 16, 19, 720
 
 
 def for_the_back_row(fig: go.Figure) -> None:
-    """Larger chart text for a projector (presentation mode). ``fig`` is this run's own figure: it is written to.
-    Each size is set where the chart theme sets its own, which would win over a figure-wide font size. One update
-    (5-10 ms a chart; one per part cost 17)."""
+    """Larger chart text for a projector (presentation mode), written to this run's own ``fig``. The sizes go where
+    the chart theme sets its own, which a figure-wide font size would not override; colour bars and 3D axes
+    follow the figure-wide size. One update: 5-10 ms a chart (one per part cost 17)."""
     text, titles = {"size": PROJECTOR_TEXT}, {"size": PROJECTOR_TITLES}
-    axis = {"tickfont": text, "title": {"font": titles}}
-    axes = [name for name in fig.layout if name.startswith(("xaxis", "yaxis"))]  # each subplot's
-    height, in_3d = fig.layout.height, any(trace.type == "scatter3d" for trace in fig.data)
+    # Every axis the layout lists (plotly lists xaxis and yaxis on any figure: on a sunburst they draw nothing).
+    axes = [name for name in fig.layout if name.startswith(("xaxis", "yaxis"))]
+    height = fig.layout.height
     fig.update_layout(
         {
             "font": text,
-            "title": {"font": titles},
             "legend": {"font": text, "title": {"font": text}},
             "hoverlabel": {"font": text},
             "height": grown_height(height) if height else None,
-            **dict.fromkeys(axes, axis),
-            **({"scene": dict.fromkeys(("xaxis", "yaxis", "zaxis"), axis)} if in_3d else {}),
+            **({"title": {"font": titles}} if fig.layout.title.text else {}),
+            **dict.fromkeys(axes, {"tickfont": text, "title": {"font": titles}}),
         }
     )
-    for trace in fig.data:
-        if trace.type == "heatmap":
-            trace.update(colorbar={"tickfont": text, "title": {"font": text}})
 
 
 def grown_height(height: int) -> int:
     """A chart's height in presentation mode: grown with its text, within a projector's screen."""
-    return max(height, min(round(height * PROJECTOR_TEXT / 12), PROJECTOR_SCREEN))
+    return max(height, min(round(height * PROJECTOR_TEXT / THEME_TEXT), PROJECTOR_SCREEN))
 
 
 def csv_download(df: Table, filename: str, label: str = "Download CSV", key: str | None = None) -> None:

@@ -235,7 +235,9 @@ def sentences_to_read(
         if cache.occurrences_in(query, own, request.word):
             sentences, labels = [*sentences, own], [*labels, YOUR_SENSE]
         elif own != DEFAULT_TEXT:  # left out in silence, a student who typed one looked for its star in vain
-            st.caption(f"Your own sentence has no “{literal(request.word)}”, so it is not on the map.")
+            st.caption(
+                f"Your own sentence has no “{literal(request.word)}” (as a whole word), so it is not on the map."
+            )
     counts = [cache.occurrences_in(query, sentence, request.word) for sentence in sentences]
     chosen = select_occurrences(counts, budgets.occurrences_per_sentence, budgets.occurrences)
     word = literal(request.word)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import tomllib
+from types import SimpleNamespace
 
 from bertlens.models import load_model
 from bertlens.serving import GC_FREEZE_ENV, freeze_long_lived_objects
@@ -102,6 +103,6 @@ def test_a_port_is_never_handed_out_twice(monkeypatch):
         def getsockname(self):
             return ("127.0.0.1", next(offered))
 
-    monkeypatch.setattr(server.socket, "socket", Probe)
+    monkeypatch.setattr(server, "socket", SimpleNamespace(socket=Probe))  # this module's sockets only
     monkeypatch.setattr(server, "_HANDED_OUT", set())
     assert [server.free_port(), server.free_port()] == [40001, 40002]

@@ -71,20 +71,21 @@ def test_chart_text_grows_on_a_projector_where_the_chart_theme_sets_it(page, par
         assert "size" not in before.get("font", {})
         assert after["font"]["size"] == PROJECTOR_TEXT
         assert after["legend"]["font"]["size"] == PROJECTOR_TEXT
-        axes = [after[name] for name in after if name.startswith(("xaxis", "yaxis"))]
-        if "scene" in before:  # a 3D map (only there)
-            axes += [after["scene"][name] for name in ("xaxis", "yaxis", "zaxis")]
-        assert ("scene" in after) == ("scene" in before)
-        for axis in axes:
+        for axis in [after[name] for name in after if name.startswith(("xaxis", "yaxis"))]:
             assert (axis["tickfont"]["size"], axis["title"]["font"]["size"]) == (PROJECTOR_TEXT, PROJECTOR_TITLES)
+        if before.get("title", {}).get("text"):
+            assert after["title"]["font"]["size"] == PROJECTOR_TITLES
+        else:  # no title made up (Streamlit would draw an empty bold one)
+            assert "title" not in after
         if "height" in before:
             assert after["height"] == grown_height(before["height"])
 
 
 def test_the_shared_architecture_diagram_is_never_written(open_page, tiny_pretraining_dir):
     """The diagram is one figure shared by every session (st.cache_resource): presentation mode leaves it as built,
-    so no other student's diagram changes. Its boxes are drawn to fit their 12 px text."""
+    so no other student's diagram changes. Its boxes are drawn to fit their text. Both runs draw the same cached
+    object, so what shows a write is the size and height it would have had (the presenting run comes first)."""
     [presented] = layouts(open_page("pages/anatomy.py", tiny_pretraining_dir, present="true"))
     [plain] = layouts(open_page("pages/anatomy.py", tiny_pretraining_dir))
     assert presented == plain
-    assert (plain["font"]["size"], plain["height"]) == (12, 700)
+    assert "size" not in plain.get("font", {}) and plain["height"] == 700

@@ -70,7 +70,7 @@ def test_your_sentence_is_marked_in_3d_too(open_page):
 
 def test_your_sentence_without_the_word_is_said_to_be_left_out(open_page):
     """It was left off the map in silence: a student who typed a sentence looked for its star in vain."""
-    left_out = "Your own sentence has no “field”, so it is not on the map."
+    left_out = "Your own sentence has no “field” (as a whole word), so it is not on the map."
     at = open_page(PAGE, BUNDLED_MODEL, preset="field", text="I walked across the meadow.")
     assert left_out in messages(at, "caption")
     assert "your sentence" not in set(coordinates(at).sense)
