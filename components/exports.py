@@ -99,8 +99,8 @@ def chart(
     return drawn
 
 
-# Presentation mode's chart text, in px: Streamlit's chart theme sets 12 (ticks, legend) and 14 (axis titles),
-# a third less than these; the page's own text grows 1.3 × for a projector. A chart with a set height grows with
+# Presentation mode's chart text, in px: Streamlit's chart theme sets 12 (ticks, legend) and 14 (axis titles);
+# these are a third larger, as the page's own text grows 1.3 × for a projector. A chart with a set height grows with
 # its text up to a 720-pixel projector's screen, so that a short sentence's token labels (one per row) keep
 # their room; a taller chart (a long sentence's heatmap) keeps its height, and its labels sit closer.
 THEME_TEXT, PROJECTOR_TEXT, PROJECTOR_TITLES, PROJECTOR_SCREEN = 12, 16, 19, 720
