@@ -175,16 +175,22 @@ def confusion_figure(confusion: pd.DataFrame) -> go.Figure:
     fig = go.Figure(
         go.Heatmap(
             z=confusion.to_numpy(),
-            x=list(confusion.columns),
-            y=list(confusion.index),
+            x=[label.removeprefix("predicted ") for label in confusion.columns],
+            y=[label.removeprefix("actual ") for label in confusion.index],
             text=confusion.to_numpy(),
             texttemplate="%{text}",
-            textfont=CELL_TEXT,
+            textfont={**CELL_TEXT, "size": 20},  # the counts are what the chart is for
             colorscale=LIGHT_BLUES,
             showscale=False,
         )
     )
-    fig.update_layout(title="Confusion matrix", yaxis={"autorange": "reversed"}, height=320, margin={"t": 50})
+    fig.update_layout(
+        title="Confusion matrix",
+        xaxis_title="predicted",
+        yaxis={"autorange": "reversed", "title": "actual"},
+        height=320,
+        margin={"t": 50},
+    )
     return fig
 
 

@@ -49,6 +49,7 @@ CHART_PAGES = [
     ("pages/senses.py", {"projection": "PCA 3D"}),
     ("pages/tokenizer.py", {"tokenizer_tab": "Padding lab"}),
     ("pages/anatomy.py", {"anatomy_tab": "Parameters"}),
+    ("pages/next_sentence.py", {"nsp_tab": "Evaluation"}),
 ]
 
 
@@ -79,6 +80,10 @@ def test_chart_text_grows_on_a_projector_where_the_chart_theme_sets_it(page, par
             assert "title" not in after
         if "height" in before:
             assert after["height"] == grown_height(before["height"])
+        # Subplot titles ("Step 3 — softmax: …") and labels drawn on a chart are annotations.
+        assert [a["font"]["size"] for a in after.get("annotations", [])] == [PROJECTOR_TITLES] * len(
+            before.get("annotations", [])
+        )
 
 
 def test_the_shared_architecture_diagram_is_never_written(open_page, tiny_pretraining_dir):
