@@ -52,12 +52,14 @@ class MaskGuesses:
     tokens: tuple[str, ...]  # vocabulary form, e.g. "##s"
     strings: tuple[str, ...]  # decoded, as transformers' fill-mask pipeline shows them
     probabilities: tuple[float, ...]
+    logits: tuple[float, ...]  # the MLM head's raw scores; softmax over the whole vocabulary gives the probabilities
 
     def table(self) -> pd.DataFrame:
         return pd.DataFrame(
             {
                 "rank": range(1, len(self.tokens) + 1),
                 "token": self.tokens,
+                "logit": self.logits,
                 "probability": self.probabilities,
                 LOSS_IF_RIGHT: -np.log(self.probabilities),  # seed 003's "loss if correct" column
                 "token_id": self.token_ids,
@@ -76,7 +78,9 @@ def top_k_guesses(analysis: Analysis, tokenizer: PreTrainedTokenizerBase, k: int
     k = max(1, min(k, analysis.mlm_logits.shape[-1]))
     probabilities = softmax(analysis.mlm_logits)
     guesses = []
-    for number, (position, probs) in enumerate(zip(analysis.mask_positions, probabilities), start=1):
+    for number, (position, logits, probs) in enumerate(
+        zip(analysis.mask_positions, analysis.mlm_logits, probabilities), start=1
+    ):
         top = np.argpartition(-probs, k - 1)[:k]  # O(vocab), then sort only the k best
         ids = [int(i) for i in top[np.argsort(-probs[top], kind="stable")]]
         guesses.append(
@@ -87,6 +91,7 @@ def top_k_guesses(analysis: Analysis, tokenizer: PreTrainedTokenizerBase, k: int
                 tokens=tuple(tokens_of(tokenizer, ids)),
                 strings=tuple(text_of(tokenizer, [i]) for i in ids),
                 probabilities=tuple(float(probs[i]) for i in ids),
+                logits=tuple(float(logits[i]) for i in ids),
             )
         )
     return guesses

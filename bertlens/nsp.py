@@ -76,6 +76,7 @@ DEFAULT_PAIRS = pd.DataFrame(
 class NextSentence:
     p_is_next: float
     p_not_next: float
+    logits: tuple[float, float]  # the NSP head's raw scores (IsNext, NotNext), before the softmax
 
     @property
     def is_next(self) -> bool:
@@ -89,7 +90,7 @@ class NextSentence:
 
 def from_logits(logits: np.ndarray) -> NextSentence:
     p = softmax(logits)
-    return NextSentence(float(p[0]), float(p[1]))
+    return NextSentence(float(p[0]), float(p[1]), (float(logits[0]), float(logits[1])))
 
 
 def next_sentence(analysis: Analysis) -> NextSentence | None:

@@ -40,6 +40,7 @@ FILL_MASK_TABS = ("Guesses", "Layer by layer", "Compare two sentences")
 NSP_TABS = ("Verdict", "Ranking", "Evaluation")
 BAR = "#4c78a8"
 PROBABILITY = st.column_config.NumberColumn(format="%.4g")
+LOGIT = st.column_config.NumberColumn(format="%.3f")
 LOSS = st.column_config.NumberColumn(format="%.4f")
 PROBABILITY_COLUMNS = ("P(top guess)", "P(true word)")
 
@@ -204,6 +205,10 @@ def guesses_section(query: cache.Query, guesses: list[mlm.MaskGuesses], words: d
             f"{len(guesses)} masks, predicted **independently, in one pass**: each mask gets its own softmax, "
             "from the sentence with every mask still hidden, never another mask's guess."
         )
+    st.caption(
+        "**logit**: the MLM head's raw score for the token. **probability**: the softmax of the logits of the "
+        "whole vocabulary at this mask, so the rows shown need not add up to 1."
+    )
     budgets = settings().budgets
     if too_many := budgets.first_only("masks", len(guesses), "masks", "drawn one by one"):
         st.warning(too_many + " Every mask at a glance, below, lists them all.")
@@ -260,7 +265,7 @@ def mask_columns(guesses: list[mlm.MaskGuesses]) -> None:
                     g.table(),
                     name,
                     key=f"table-{name}",
-                    column_config={"probability": PROBABILITY, mlm.LOSS_IF_RIGHT: LOSS},
+                    column_config={"logit": LOGIT, "probability": PROBABILITY, mlm.LOSS_IF_RIGHT: LOSS},
                 )
 
 
@@ -477,7 +482,12 @@ def verdict_view(result: nsp.NextSentence) -> None:
     left.metric("P(IsNext)", f"{result.p_is_next:.4f}")
     right.metric("P(NotNext)", f"{result.p_not_next:.4f}")
     (st.success if result.is_next else st.warning)(f"**Verdict:** {result.verdict}")
-    st.caption("Softmax of the NSP head's two logits (index 0 = IsNext), read from the pooled [CLS] vector.")
+    is_next, not_next = result.logits
+    st.caption(
+        f"The NSP head reads the pooled [CLS] vector and gives two logits (raw scores): IsNext {is_next:.4f} "
+        f"(index 0), NotNext {not_next:.4f} (index 1). Their softmax gives the probabilities, and only "
+        f"their difference matters: IsNext − NotNext = {is_next - not_next:+.4f}."
+    )
 
 
 def segments_section(analysis: Analysis) -> None:

@@ -37,6 +37,21 @@ def test_guesses_equal_the_fill_mask_pipeline(tiny_bundle, masked_lm, text, k):
     assert all(tiny_bundle.tokenizer.convert_ids_to_tokens(g.token_ids) == list(g.tokens) for g in ours)
 
 
+def reference_mask_logits(masked_lm, tokenizer, text: str) -> np.ndarray:
+    """The MLM head's own logits at each [MASK] of ``text`` (masks × vocabulary)."""
+    inputs = tokenizer(text, return_tensors="pt")
+    with torch.no_grad():
+        logits = masked_lm(**inputs).logits[0]
+    return logits[inputs.input_ids[0] == tokenizer.mask_token_id].numpy()
+
+
+@pytest.mark.parametrize("text", [ONE_MASK, THREE_MASKS])
+def test_guess_logits_are_the_heads_own(tiny_bundle, masked_lm, text):
+    ours = mlm.top_k_guesses(analyze(tiny_bundle, text), tiny_bundle.tokenizer, 5)
+    for guesses, logits in zip(ours, reference_mask_logits(masked_lm, tiny_bundle.tokenizer, text), strict=True):
+        np.testing.assert_allclose(guesses.logits, logits[list(guesses.token_ids)], atol=1e-4)
+
+
 def test_guess_table_has_one_row_per_token(tiny_bundle):
     (guesses,) = mlm.top_k_guesses(analyze(tiny_bundle, ONE_MASK), tiny_bundle.tokenizer, 4)
     table = guesses.table()

@@ -30,6 +30,7 @@ def test_verdict_is_the_softmax_of_the_nsp_logits(tiny_bundle, nsp_model):
     with torch.no_grad():
         pretraining = tiny_bundle.model(**tiny_bundle.tokenizer(A, B, return_tensors="pt")).seq_relationship_logits
     assert result.p_is_next == pytest.approx(pretraining.softmax(-1)[0, 0].item(), abs=1e-6)
+    np.testing.assert_allclose(result.logits, pretraining[0].tolist(), atol=1e-5)  # shown before the softmax
 
 
 def test_verdict_follows_the_larger_probability():

@@ -10,7 +10,7 @@ from transformers import AutoTokenizer
 from bertlens.mlm import LOSS_IF_RIGHT
 from bertlens.models import BUNDLED_MODEL
 from tests.conftest import tables
-from tests.core.test_mlm import mlm_loss, reference_fill_mask
+from tests.core.test_mlm import mlm_loss, reference_fill_mask, reference_mask_logits
 
 PAGE = "pages/fill_mask.py"
 ONE_MASK = "The capital of France is [MASK]."
@@ -43,6 +43,16 @@ def test_one_mask_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, ma
     assert at.text_input(key="text").value == ONE_MASK and at.slider(key="k").value == k
     assert_tables_equal_pipeline(at, reference_fill_mask(masked_lm, tiny_bundle.tokenizer, ONE_MASK, k))
     assert len(at.get("plotly_chart")) == 1
+
+
+def test_logits_are_shown_before_their_softmax(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
+    text = "The [MASK] brown fox [MASK] over the lazy dog."
+    at = open_page(PAGE, tiny_pretraining_dir, text=text, k="4")
+    shown_tables = guess_tables(at)
+    logits = reference_mask_logits(masked_lm, tiny_bundle.tokenizer, text)
+    for table, expected in zip(shown_tables, logits, strict=True):
+        assert list(table.columns[:4]) == ["rank", "token", "logit", "probability"]
+        np.testing.assert_allclose(table["logit"], expected[table["token_id"].tolist()], atol=1e-4)
 
 
 def test_several_masks_side_by_side(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):

@@ -1,6 +1,7 @@
 """Next sentence page opened from a link: the numbers on screen equal the model's own NSP head."""
 
 import pytest
+import torch
 from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
 
 from bertlens.models import BUNDLED_MODEL
@@ -28,6 +29,9 @@ def test_pair_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, nsp_mo
     assert metrics(at)["P(IsNext)"] == f"{p:.4f}" and metrics(at)["P(NotNext)"] == f"{1 - p:.4f}"
     verdict = "B follows A (IsNext)" if p >= 0.5 else "B does not follow A (NotNext)"
     assert f"{verdict} — {max(p, 1 - p):.1%} sure" in shown(at)
+    with torch.no_grad():
+        is_next, not_next = nsp_model(**tiny_bundle.tokenizer(A, B, return_tensors="pt")).logits[0].tolist()
+    assert f"IsNext {is_next:.4f} (index 0), NotNext {not_next:.4f} (index 1)" in shown(at)
     assert not tables(at)  # the segments table is drawn when its expander is opened
     at.session_state["segments"] = True  # the student opens it
     at.run()
