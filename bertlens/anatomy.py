@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from bertlens.analysis import Analysis
-from bertlens.models import ModelBundle
+from bertlens.models import Capabilities, ModelBundle
 from bertlens.wording import plural
 
 if TYPE_CHECKING:
@@ -378,3 +378,55 @@ def pooler_check(bundle: ModelBundle, analysis: Analysis) -> PoolerCheck | None:
     with torch.inference_mode():
         by_hand = torch.tanh(pooler.dense(cls_vector)).float().cpu().numpy()
     return PoolerCheck(by_hand=by_hand, pooler_output=np.asarray(analysis.pooler_output))
+
+
+def _shape(*dims: int) -> str:
+    return f"({', '.join(str(d) for d in dims)})"
+
+
+def forward_outputs(analysis: Analysis, capabilities: Capabilities) -> pd.DataFrame:
+    """What one forward pass of this input returns, as transformers hands it over (batch of one; ``BertModel``'s
+    outputs, then the pre-training heads'): each output's name, shape, number of values and meaning. Seeds 000,
+    001 and 004 print these shapes one by one. Heads the checkpoint lacks are named, with no shape."""
+    caps = capabilities
+    layers, heads, n = analysis.attentions.shape[:3]
+    hidden = analysis.hidden_states.shape[-1]
+    rows: list[tuple[str, str | None, int | None, str]] = [
+        ("input_ids", _shape(1, n), n, "the token ids going in (token_type_ids and attention_mask: the same shape)"),
+        (
+            "hidden_states",
+            f"{layers + 1} × {_shape(1, n, hidden)}",
+            (layers + 1) * n * hidden,
+            "a tuple: [0] is the embeddings output, [h] the output of encoder layer h − 1",
+        ),
+        ("last_hidden_state", _shape(1, n, hidden), n * hidden, f"the same tensor as hidden_states[{layers}]"),
+        (
+            "attentions",
+            f"{layers} × {_shape(1, heads, n, n)}",
+            layers * heads * n * n,
+            "a tuple: [l][0, h, q, k] is how much token q attends to token k in encoder layer l, head h (rows sum to 1)",
+        ),
+    ]
+    absent = (None, None, NOT_IN_CHECKPOINT)
+    rows.append(
+        ("pooler_output", _shape(1, hidden), hidden, "tanh(dense(final [CLS])): what the NSP head reads")
+        if caps.has_pooler
+        else ("pooler_output", *absent)
+    )
+    rows.append(
+        (
+            "prediction_logits",
+            _shape(1, n, caps.vocab_size),
+            n * caps.vocab_size,
+            "the MLM head's score of every vocabulary entry at every position (BERT Lens computes it at the masks only)",
+        )
+        if caps.has_mlm_head
+        else ("prediction_logits", *absent)
+    )
+    rows.append(
+        ("seq_relationship_logits", _shape(1, 2), 2, "the NSP head's two scores: [0, 0] IsNext, [0, 1] NotNext")
+        if caps.predicts_next_sentence
+        else ("seq_relationship_logits", *absent)
+    )
+    table = pd.DataFrame(rows, columns=["output", "shape", "values", "holds"])
+    return table.astype({"values": "Int64"})

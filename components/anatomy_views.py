@@ -24,7 +24,7 @@ from components.palette import CELL_TEXT
 from components.state import bound_int_slider, linked_text
 from components.text import chart_text
 
-TABS = ("Architecture", "Parameters", "Named parameters", "Embeddings", "Pooler", "Positions")
+TABS = ("Architecture", "Parameters", "Named parameters", "Embeddings", "Pooler", "Outputs", "Positions")
 DEFAULT_POSITIONS = 64  # positions shown unless the link says otherwise (URL ``n_positions``)
 CHECK_TOLERANCE = 1e-4  # float32 arithmetic in a different order differs by ~1e-7
 COUNT_COLUMN = st.column_config.NumberColumn(format="localized")
@@ -424,6 +424,22 @@ def pooler_section(model_name: str, text: str, text_b: str) -> None:
         {"dimension": range(len(check.by_hand)), "by hand": check.by_hand, "pooler_output": check.pooler_output}
     )
     exports.table(values, "pooler-check", key="pooler_values")
+
+
+def outputs_section(model_name: str, text: str, text_b: str) -> None:
+    q = cache.query(model_name, text, text_b)
+    st.markdown(
+        "What **one forward pass** of this input returns, as transformers hands it over "
+        "(`BertModel(..., output_attentions=True, output_hidden_states=True)`, then the pre-training heads), "
+        "for a batch of one input (a sentence, or a pair). Every page of BERT Lens reads from these."
+    )
+    exports.table(
+        cache.forward_outputs(q), "forward-outputs", key="forward_outputs", column_config={"values": COUNT_COLUMN}
+    )
+    st.caption(
+        "Shapes are (batch, …): 1 input, then tokens, heads or hidden size. The attentions grow with the "
+        "square of the tokens: double the sentence, four times the values."
+    )
 
 
 def positions_section(model_name: str, max_positions: int) -> None:

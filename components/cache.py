@@ -191,6 +191,11 @@ def pooler(q: Query) -> PoolerCheck | None:
     return pooler_check(cached_bundle(q.model), analysis(q))
 
 
+def forward_outputs(q: Query) -> pd.DataFrame:
+    """What the forward pass of ``q`` returns (shapes only: not worth a cache entry)."""
+    return anatomy.forward_outputs(analysis(q), cached_bundle(q.model).capabilities)
+
+
 @st.cache_data(max_entries=8, show_spinner=False)
 def positions(q: Query, count: int) -> PositionEmbeddings:
     return position_embeddings(cached_bundle(q.model), count)

@@ -12,9 +12,9 @@ bundle = page_header(
     page="anatomy",
 )
 model_name = bundle.name  # the model actually loaded keys every cached result
-text, text_b = sentence_pair(help="Read by the Embeddings and Pooler tabs; it follows you from page to page.")
+text, text_b = sentence_pair(help="Read by the Embeddings, Pooler and Outputs tabs; it follows you from page to page.")
 
-diagram, parameters, named, embeddings, pooler, positions = lazy_tabs(views.TABS, "anatomy_tab")
+diagram, parameters, named, embeddings, pooler, outputs, positions = lazy_tabs(views.TABS, "anatomy_tab")
 if diagram.open:
     with diagram:
         views.diagram_section(model_name)
@@ -24,7 +24,11 @@ if parameters.open:
 if named.open:
     with named:
         views.named_parameters_section(model_name)
-for tab, section in ((embeddings, views.embeddings_section), (pooler, views.pooler_section)):
+for tab, section in (
+    (embeddings, views.embeddings_section),
+    (pooler, views.pooler_section),
+    (outputs, views.outputs_section),
+):
     if tab.open:
         with tab:
             if require_text(text):

@@ -15,6 +15,7 @@ from bertlens.anatomy import (
     bundle_parameter_counts,
     config_summary,
     embedding_parts,
+    forward_outputs,
     matrices_and_vectors,
     module_tree,
     named_parameters,
@@ -219,3 +220,44 @@ def test_the_module_tree_is_print_model_with_only_the_heads_the_checkpoint_has(t
     assert module_tree(tiny_bundle) == repr(tiny_bundle.model)  # both heads: print(model) itself
     tree = module_tree(bundled)  # an encoder without heads is the BertModel it is
     assert tree.startswith(repr(bundled.model.bert)) and "BertForPreTraining" not in tree and "cls" not in tree
+
+
+def shape_of(value) -> str:
+    """An output's shape as the Outputs table writes it: a tensor's own, a tuple's as "count × (shape)"."""
+    if isinstance(value, tuple):
+        assert len({v.shape for v in value}) == 1
+        return f"{len(value)} × {tuple(value[0].shape)}"
+    return str(tuple(value.shape))
+
+
+@pytest.mark.parametrize("pair", [False, True])
+def test_forward_outputs_are_what_transformers_returns(tiny_pretraining_dir, tiny_bundle, pair):
+    """Each row's shape and count of values equal the tensors transformers returns for the same input."""
+    text, text_b = "The capital of France is [MASK].", ("It is a big city." if pair else None)
+    inputs = tiny_bundle.tokenizer(text, text_b, return_tensors="pt")
+    pretraining = BertForPreTraining.from_pretrained(tiny_pretraining_dir, attn_implementation="eager").eval()
+    with torch.no_grad():
+        base = pretraining.bert(**inputs, output_attentions=True, output_hidden_states=True)
+        heads = pretraining(**inputs)
+    returned = {
+        "input_ids": inputs.input_ids,
+        "hidden_states": base.hidden_states,
+        "last_hidden_state": base.last_hidden_state,
+        "attentions": base.attentions,
+        "pooler_output": base.pooler_output,
+        "prediction_logits": heads.prediction_logits,
+        "seq_relationship_logits": heads.seq_relationship_logits,
+    }
+    table = forward_outputs(analyze(tiny_bundle, text, text_b), tiny_bundle.capabilities)
+    assert list(table["output"]) == list(returned)
+    for row in table.itertuples():
+        value = returned[row.output]
+        assert row.shape == shape_of(value), row.output
+        assert row.values == (sum(v.numel() for v in value) if isinstance(value, tuple) else value.numel())
+
+
+def test_forward_outputs_name_the_heads_a_checkpoint_lacks(bundled):
+    table = forward_outputs(analyze(bundled, "Hello there."), bundled.capabilities).set_index("output")
+    for head in ("prediction_logits", "seq_relationship_logits"):
+        assert table.loc[head, "holds"] == NOT_IN_CHECKPOINT and pd.isna(table.loc[head, "values"])
+    assert table.loc["hidden_states", "shape"] == "7 × (1, 5, 384)"  # 6 layers + the embeddings output

@@ -127,6 +127,18 @@ def test_second_sentence_gets_token_type_one(open_page, bundled):
     assert norms["token_type_ids"].tolist() == list(expected) and 1 in expected
 
 
+def test_outputs_tab_lists_the_forward_pass_for_the_sentence(open_page, tiny_pretraining_dir, tiny_bundle):
+    """The Outputs tab's shapes are this sentence pair's: its tokens, the checkpoint's layers, heads and sizes."""
+    at = open_page(PAGE, tiny_pretraining_dir, anatomy_tab="Outputs", text="I am Sinan", b="And you?")
+    assert not at.exception
+    outputs = frame(at, "holds").set_index("output")
+    caps, n = tiny_bundle.capabilities, len(tiny_bundle.tokenizer("I am Sinan", "And you?")["input_ids"])
+    assert outputs.loc["input_ids", "shape"] == f"(1, {n})"
+    assert outputs.loc["attentions", "shape"] == f"{caps.num_layers} × (1, {caps.num_heads}, {n}, {n})"
+    assert outputs.loc["prediction_logits", "values"] == n * caps.vocab_size
+    assert outputs.loc["seq_relationship_logits", "shape"] == "(1, 2)"
+
+
 @pytest.mark.parametrize(
     ("params", "message"),
     [
