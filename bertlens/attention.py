@@ -243,10 +243,14 @@ class Preset:
     text_b: str = ""
     focus: str = ""  # the token to focus (its last occurrence)
     targets: tuple[str, ...] = ()  # tokens whose attention from ``focus`` is followed (first occurrences)
+    layer: int | None = (
+        None  # the encoder layer seed 000 points to, in bert-base-uncased (opened when the model has it)
+    )
+    questions: str = ""  # what seed 000 asks about it
 
 
 PRESETS: tuple[Preset, ...] = (
-    Preset("The cat sat on the mat", "The cat sat on the mat", focus="sat", targets=("cat", "mat")),
+    Preset("Cat on the mat", "The cat sat on the mat", focus="sat", targets=("cat", "mat")),
     Preset(
         "Store pair (seed 002)",
         "I went to the store.",
@@ -255,22 +259,36 @@ PRESETS: tuple[Preset, ...] = (
         targets=("store", "[SEP]"),
     ),
     Preset(
-        "… because it was too tired",
+        "… it was too tired",
         "The animal didn't cross the street because it was too tired.",
         focus="it",
         targets=("animal", "street"),
     ),
     Preset(
-        "… because it was too wide",
+        "… it was too wide",
         "The animal didn't cross the street because it was too wide.",
         focus="it",
         targets=("animal", "street"),
+        layer=9,
+        questions="With “too wide”, does “it” now attend to street more than to animal?",
     ),
     Preset(
         "France [MASK]",
         "The capital of France is [MASK].",
         focus="[MASK]",
         targets=("capital", "france"),
+        layer=10,
+        questions="Which words does [MASK] attend to, and does France stand out?",
+    ),
+    Preset(
+        "Calculators (seed 000)",
+        "modern electronic calculators contain a keyboard with buttons for digit and arithmetical operations.",
+        focus="digit",
+        targets=("arithmetic", "keyboard", "electronic"),
+        questions=(
+            "Does “digit” attend to arithmetical, keyboard or electronic in early layers? Do higher layers "
+            "concentrate on [SEP] or spread evenly? Which layer seems to highlight meaningful connections?"
+        ),
     ),
 )
 
@@ -278,6 +296,18 @@ PRESETS: tuple[Preset, ...] = (
 def matching_preset(text: str, text_b: str = "") -> Preset | None:
     """The preset whose sentences these are, if any."""
     return next((p for p in PRESETS if (p.text, p.text_b) == (text, text_b)), None)
+
+
+def preset_hint(preset: Preset, num_layers: int) -> str:
+    """Seed 000's questions about a preset sentence, and the layer it points to (in bert-base-uncased's 12)."""
+    if preset.layer is None:
+        return preset.questions
+    where = (
+        f"Seed 000's hint: look at encoder layer {preset.layer} (in bert-base-uncased)."
+        if preset.layer < num_layers
+        else f"Seed 000's hint is encoder layer {preset.layer} of bert-base-uncased's 12; this model has {num_layers}."
+    )
+    return f"{preset.questions} {where}"
 
 
 def preset_focus(preset: Preset, encoding: Encoding) -> tuple[int | None, list[int]]:

@@ -27,6 +27,7 @@ from bertlens.attention import (
     layer_stack,
     matching_preset,
     preset_focus,
+    preset_hint,
     statistics_table,
     thumbnail_size,
     token_labels,
@@ -130,11 +131,13 @@ def _every_head(heads: int) -> None:
 
 
 def _apply_preset(preset: Preset) -> None:
-    encoding = cache.cached_analysis(cached_bundle(active_model_name()).name, preset.text, preset.text_b).encoding
-    focus, targets = preset_focus(preset, encoding)
+    bundle = cached_bundle(active_model_name())
+    focus, targets = preset_focus(preset, cache.cached_analysis(bundle.name, preset.text, preset.text_b).encoding)
     set_shared_text(preset.text)
     set_shared_text(preset.text_b, "b")
     st.session_state.update(focus=EVERY_TOKEN, token=focus, targets=targets)
+    if preset.layer is not None and preset.layer < bundle.capabilities.num_layers:
+        st.session_state["attn_layer"] = preset.layer  # the layer seed 000 points to
 
 
 def _bound_choice(widget, label: str, options: list[str], key: str, **kwargs) -> str:
@@ -187,6 +190,12 @@ def preset_buttons() -> None:
         st.caption("Examples:", width="content")
         for i, preset in enumerate(PRESETS):
             st.button(preset.name, key=f"preset_{i}", on_click=_apply_preset, args=(preset,), type="tertiary")
+
+
+def preset_questions(text: str, text_b: str, num_layers: int) -> None:
+    """What seed 000 asks about this sentence, when it is one of the examples."""
+    if (preset := matching_preset(text, text_b)) and (hint := preset_hint(preset, num_layers)):
+        st.caption(f"**Try this:** {hint}")
 
 
 def controls(bundle: ModelBundle) -> Choice:

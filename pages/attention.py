@@ -26,6 +26,7 @@ if require_text(text):
         query = cache.query(model_name, text, text_b)  # keys every cached result of this run
         analysis = cache.analysis(query)
     truncation_notice(analysis.encoding)
+    views.preset_questions(text, text_b, bundle.capabilities.num_layers)
     page = views.PageInput(query, analysis)
     heads = bundle.capabilities.num_heads
 

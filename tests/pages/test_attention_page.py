@@ -8,6 +8,7 @@ import pytest
 
 from bertlens.analysis import analyze
 from bertlens.attention import find_head, head_statistics, rollout, sentence_b_start, token_labels
+from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from components.attention_figures import page_payload
 from components.attention_views import TABS
 from components.text import literal
@@ -35,6 +36,10 @@ def drawn_z(spec: dict) -> np.ndarray:
 def words(at) -> str:
     """The charts' text equivalents ("In words — …" under each chart)."""
     return " ".join(c.value for c in at.caption if c.value.startswith("In words"))
+
+
+def shown(at) -> str:
+    return " ".join(str(e.value) for e in [*at.markdown, *at.caption, *at.warning, *at.info])
 
 
 def warnings(at) -> str:
@@ -121,6 +126,32 @@ def test_preset_sets_the_pair_and_the_token_focus(open_page):
     assert at.selectbox(key="token").value == 10  # "store" in sentence B
     assert at.multiselect(key="targets").value == [5, 7]  # "store" in sentence A, [SEP]
     assert len(specs(at)) == 2
+
+
+def test_seed_000s_examples_come_with_its_questions_and_layers(open_page, tmp_path, bundled):
+    """The France [MASK] and "too wide" examples open seed 000's layer (10 and 9, in a 12-layer model) with its
+    questions; a model with fewer layers keeps its layer and says so. The calculators sentence follows "digit"."""
+    deep = save_random_bert(tmp_path, random_bert_config(**{**TINY_CONFIG, "num_hidden_layers": 12}))
+    at = open_page(PAGE, deep, tab="Token focus")
+    at.button(key="preset_4").click().run()  # France [MASK]
+    assert not at.exception and at.slider(key="attn_layer").value == 10
+    assert "look at encoder layer 10 (in bert-base-uncased)" in shown(at)
+    at.button(key="preset_3").click().run()  # … too wide
+    assert at.slider(key="attn_layer").value == 9 and "does “it” now attend to street" in shown(at)
+
+    at = open_page(PAGE, tab="Token focus")  # the bundled encoder: 6 layers
+    at.button(key="preset_4").click().run()
+    assert at.slider(key="attn_layer").value == 0
+    assert "encoder layer 10 of bert-base-uncased's 12; this model has 6" in shown(at)
+    at.button(key="preset_5").click().run()  # the calculators
+    labels = token_labels(analyze(bundled, at.text_input(key="text").value).encoding)
+    assert labels[at.selectbox(key="token").value].endswith(" digit")
+    assert sorted(labels[t].split()[1] for t in at.multiselect(key="targets").value) == [
+        "arithmetic",
+        "electronic",
+        "keyboard",
+    ]
+    assert "Does “digit” attend to arithmetical" in shown(at)
 
 
 def test_the_students_new_sentence_is_no_fault_of_the_link(open_page):
