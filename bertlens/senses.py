@@ -383,7 +383,9 @@ def project(vectors: np.ndarray, method: str = PROJECTIONS[0]) -> Projection:
         return Projection(coords, None, stress=float(mds.stress_), same_spots=same)
     if method not in PROJECTIONS:
         raise ValueError(f"unknown projection {method!r}")
-    pca = PCA(n_components=3 if method == "PCA 3D" else 2)
+    # The exact solver: for wide vectors (768) sklearn's default picks a randomized one, whose digits change from
+    # run to run (another replica, a restart).
+    pca = PCA(n_components=3 if method == "PCA 3D" else 2, svd_solver="full")
     with np.errstate(invalid="ignore", divide="ignore"):  # identical points: no variance to explain
         coords = pca.fit_transform(vectors)
     return Projection(coords, tuple(float(r) for r in np.nan_to_num(pca.explained_variance_ratio_)), same_spots=same)

@@ -146,8 +146,8 @@ def truncation_notice(encoding: Encoding) -> None:
         reads = f"the limit is {budgets.limit('tokens')}" if cap else f"the model reads at most {len(encoding)}"
         if not encoding.full_length_b:
             st.warning(
-                f"The input is {encoding.full_length} tokens long; {reads}. Only the first {len(encoding)} tokens "
-                "are analysed."
+                f"The input is {encoding.full_length} tokens long; {reads}. {len(encoding)} tokens are analysed: "
+                f"[CLS], the text's first {len(encoding) - 2} tokens and [SEP]; the rest of the text is left out."
             )
             return
         kept_a, kept_b = encoding.sequence_ids.count(0), encoding.sequence_ids.count(1)

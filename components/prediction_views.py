@@ -14,7 +14,7 @@ from bertlens import mlm, nsp
 from bertlens.analysis import Analysis
 from bertlens.models import ModelBundle, PretrainingHead
 from bertlens.steps import LayerGuesses
-from bertlens.wording import agree, plural
+from bertlens.wording import agree, percent, plural
 from components import cache
 from components.exports import chart, table
 from components.layout import truncation_notice
@@ -303,7 +303,7 @@ def mask_overview_section(query: cache.Query, guesses: list[mlm.MaskGuesses], wo
     st.header("Every mask at a glance", anchor=False)  # h2 under the page title
     checks = {number: cache.true_word(query, word, number) for number, word in words.items()}
     average = mlm.average_top_confidence(guesses)
-    st.metric("Average confidence of the top guesses", f"{average:.2%}")
+    st.metric("Average confidence of the top guesses", percent(average))  # 0.005%, not 0.01%
     if not words:
         st.caption("Type the hidden words above, one per mask separated by commas, to see which BERT got right.")
     overview = mlm.mask_overview(guesses, words, checks)

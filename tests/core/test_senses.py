@@ -94,6 +94,20 @@ def test_plotted_coordinates_are_pca_of_the_models_hidden_states(field_words, fi
     )
 
 
+@pytest.mark.parametrize("method", ["PCA 2D", "PCA 3D"])
+def test_a_wide_models_map_is_exact_and_the_same_every_time(method):
+    """bert-base's 768-wide vectors: sklearn's default solver is then randomized, and the digits of the map (and its
+    CSV) changed from run to run. The exact solver's coordinates are the centred data's SVD, up to sign."""
+    vectors = np.random.default_rng(7).normal(size=(40, 768)).astype(np.float32)
+    first, second = project(vectors, method), project(vectors, method)
+    assert np.array_equal(first.coords, second.coords)
+    centred = vectors.astype(np.float64) - vectors.astype(np.float64).mean(axis=0)
+    u, s, _ = np.linalg.svd(centred, full_matrices=False)
+    k = first.coords.shape[1]
+    assert_equal_up_to_sign(first.coords, u[:, :k] * s[:k], 1e-3)  # float32 data, coordinates of size ~10
+    np.testing.assert_allclose(first.explained, (s[:k] ** 2 / (s**2).sum()), atol=1e-6)
+
+
 def test_batched_pass_equals_one_sentence_at_a_time(bundled, field_words, field_reference):
     np.testing.assert_allclose(field_words.contextual, field_reference, atol=1e-5)  # one padded batch of 8
     long = "Field, " + "after a long walk we came to a wide green field " * 6

@@ -145,6 +145,7 @@ def test_outputs_tab_lists_the_forward_pass_for_the_sentence(open_page, tiny_pre
         ({"text": ""}, "empty"),
         ({"text": "  "}, "empty"),
         ({"text": "word " * 700}, "702 tokens long"),
+        ({"text": "word " * 700}, "512 tokens are analysed: [CLS], the text's first 510 tokens and [SEP]"),
         ({"text": "🤖 <script>alert(1)</script> **x**"}, "Equal up to float32 rounding"),
         ({"text": "hello", "pos": "99"}, "`pos` parameter"),
         ({"text": "hello", "pos": "-1"}, "`pos` parameter"),
