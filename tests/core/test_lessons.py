@@ -208,6 +208,15 @@ def test_next_sentence_check_is_the_nsp_heads_verdict(tiny_bundle):
         assert f"IsNext {float(p[0]):.1%}" in reveal.detail
 
 
+def same_token_keys(ids: list[int], segments: list[int | None], q: int, other_only: bool) -> list[int]:
+    """The text positions holding token ``q``'s id elsewhere (in the other sentence only, with ``other_only``)."""
+    return [
+        k
+        for k in range(len(ids))
+        if k != q and ids[k] == ids[q] and segments[k] is not None and (segments[k] != segments[q] or not other_only)
+    ]
+
+
 def test_strongest_head_check_is_the_attention_itself(tiny_bundle):
     """Reference: the next/previous-token share straight from the model's attentions, text tokens only."""
     for question in questions_of(StrongestHead):
@@ -216,16 +225,20 @@ def test_strongest_head_check_is_the_attention_itself(tiny_bundle):
         with torch.no_grad():
             att = torch.stack(tiny_bundle.model.bert(**inputs, output_attentions=True).attentions)[:, 0]
         text_rows = [i for i, s in enumerate(inputs.sequence_ids()) if s is not None]
+        ids, segments = inputs.input_ids[0].tolist(), inputs.sequence_ids()
         if question.statistic in ("next", "previous"):
             shift = 1 if question.statistic == "next" else -1
             rows = [i for i in text_rows if 0 <= i + shift < att.shape[-1]]
             share = torch.stack([att[:, :, i, i + shift] for i in rows]).mean(0)
-            layer, head = divmod(int(share.argmax()), share.shape[1])
-            assert f"head {head} of encoder layer {layer} " in reveal.detail
-            assert f"{float(share[layer, head]):.1%}" in reveal.detail
-            assert reveal.answer == lessons.third_of(layer, att.shape[0])
-        else:
-            assert reveal.answer in lessons.THIRDS
+        else:  # attention to the same token at other positions (of the other sentence only: other_sentence)
+            other_only = question.statistic == "other_sentence"
+            keys = {q: same_token_keys(ids, segments, q, other_only) for q in text_rows}
+            share = torch.stack([att[:, :, q, ks].sum(-1) for q, ks in keys.items() if ks]).mean(0)
+        layer, head = divmod(int(share.argmax()), share.shape[1])
+        assert f"head {head} of encoder layer {layer} " in reveal.detail
+        assert f"{float(share[layer, head]):.1%}" in reveal.detail
+        assert reveal.answer == lessons.third_of(layer, att.shape[0])
+    assert {q.statistic for q in questions_of(StrongestHead)} >= {"same_token", "other_sentence"}
 
 
 def test_mask_check_is_the_batch_run_with_and_without_the_mask(tiny_bundle):

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
 from bertlens.analysis import analyze
 from bertlens.attention import find_head, head_statistics, rollout, sentence_b_start, token_labels
@@ -97,6 +98,13 @@ def test_mean_and_rollout_views(open_page, bundled):
     (heatmap,) = specs(at)
     assert at.slider(key="head").disabled and "not explanation" in " ".join(c.value for c in at.caption)
     np.testing.assert_allclose(drawn_z(heatmap), rollout(attentions)[3], atol=1e-6)
+    # Abnar & Zuidema's rollout from the model's own attentions: Â = ½ (mean of heads) + ½ I, multiplied through.
+    with torch.no_grad():
+        own = bundled.model.bert(**bundled.tokenizer(text, return_tensors="pt"), output_attentions=True).attentions
+    joint = torch.eye(own[0].shape[-1], dtype=torch.float64)
+    for layer in own[:4]:
+        joint = (0.5 * layer[0].double().mean(0) + 0.5 * torch.eye(joint.shape[0], dtype=torch.float64)) @ joint
+    np.testing.assert_allclose(drawn_z(heatmap), joint.numpy(), atol=1e-5)
 
 
 def test_find_the_head_selects_the_strongest_head(open_page, bundled):

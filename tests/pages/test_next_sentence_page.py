@@ -1,13 +1,18 @@
 """Next sentence page opened from a link: the numbers on screen equal the model's own NSP head."""
 
+import json
+from pathlib import Path
+
 import pytest
 import torch
-from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
+from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_score, recall_score
+from transformers import AutoTokenizer, BertForNextSentencePrediction, BertForPreTraining
 
 from bertlens.models import BUNDLED_MODEL
 from bertlens.nsp import DEFAULT_PAIRS
 from tests.conftest import tables
 from tests.core.test_nsp import reference_p_is_next
+from tests.pages.test_attention_page import typed
 
 PAGE = "pages/next_sentence.py"
 A, B = "The capital of France is Paris.", "It is a big city."
@@ -83,12 +88,35 @@ def test_a_candidate_cut_to_the_token_limit_is_named(open_page, tiny_pretraining
     assert ranked.set_index("candidate_b").loc[long.strip(), "p_is_next"] == pytest.approx(p, abs=1e-6)
 
 
-def test_evaluation_of_the_seed_pairs(open_page, tiny_pretraining_dir, tiny_bundle, nsp_model):
-    at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Evaluation")
-    p = reference_p_is_next(
-        nsp_model, tiny_bundle.tokenizer, zip(DEFAULT_PAIRS["sentence_a"], DEFAULT_PAIRS["sentence_b"])
-    )
+@pytest.fixture(scope="module")
+def decisive_nsp_dir(tmp_path_factory, tiny_pretraining_dir) -> Path:
+    """The tiny checkpoint with its NSP head sharpened, so that the seed's ten pairs get different verdicts: six
+    IsNext (the tiny model alone scores all ten 0.497 and calls them NotNext, so a metric swapped for another, or a
+    wrong confusion matrix, would go unnoticed)."""
+    folder = tmp_path_factory.mktemp("decisive-nsp")
+    model = BertForPreTraining.from_pretrained(tiny_pretraining_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(tiny_pretraining_dir)
+    head = model.cls.seq_relationship
+    with torch.no_grad():
+        head.weight.mul_(200)
+        batch = tokenizer(
+            list(DEFAULT_PAIRS["sentence_a"]), list(DEFAULT_PAIRS["sentence_b"]), padding=True, return_tensors="pt"
+        )
+        logits = model(**batch).seq_relationship_logits
+        margins = (logits[:, 0] - logits[:, 1]).sort(descending=True).values
+        head.bias[0] -= float(margins[5] + margins[6]) / 2  # the boundary between the 6th and 7th pair
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_evaluation_of_the_seed_pairs(open_page, decisive_nsp_dir):
+    at = open_page(PAGE, decisive_nsp_dir, nsp_tab="Evaluation")
+    nsp_model = BertForNextSentencePrediction.from_pretrained(decisive_nsp_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(decisive_nsp_dir)
+    p = reference_p_is_next(nsp_model, tokenizer, zip(DEFAULT_PAIRS["sentence_a"], DEFAULT_PAIRS["sentence_b"]))
     y_true, y_pred = DEFAULT_PAIRS["is_next"].tolist(), [x >= 0.5 for x in p]
+    assert sum(y_pred) == 6 and precision_score(y_true, y_pred) != recall_score(y_true, y_pred)
     shown_metrics = metrics(at)
     for name, score in [
         ("Accuracy", accuracy_score),
@@ -99,11 +127,14 @@ def test_evaluation_of_the_seed_pairs(open_page, tiny_pretraining_dir, tiny_bund
         kwargs = {} if name == "Accuracy" else {"zero_division": 0}
         assert shown_metrics[name] == f"{score(y_true, y_pred, **kwargs):.4f}"
     results = tables(at)[-1]
-    assert results["p_is_next"].tolist() == pytest.approx(p, abs=1e-6)
+    assert results["p_is_next"].tolist() == pytest.approx(p, abs=1e-5)  # the sharpened head: 200 × the rounding
     best = max(range(10), key=lambda i: max(p[i], 1 - p[i]))
     assert results["most_confident"].tolist() == [i == best for i in range(10)]
     assert f"Most confident pair** (row {best + 1}" in shown(at)
-    assert len(at.get("plotly_chart")) == 1  # the confusion matrix (the ranking's tab is closed)
+    (matrix,) = at.get("plotly_chart")  # the confusion matrix (the ranking's tab is closed)
+    drawn = json.loads(matrix.proto.spec)["data"][0]
+    assert drawn["y"] == ["IsNext", "NotNext"] and drawn["x"] == ["IsNext", "NotNext"]
+    assert typed(drawn["z"]).tolist() == confusion_matrix(y_true, y_pred, labels=[True, False]).tolist()
 
 
 def test_messages_number_the_rows_as_the_students_table_does(open_page, tiny_pretraining_dir):
