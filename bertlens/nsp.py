@@ -16,6 +16,7 @@ from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precisio
 from bertlens.analysis import Analysis, encode, max_tokens, model_engine, padded_batch
 from bertlens.mlm import softmax
 from bertlens.models import ModelBundle
+from bertlens.table_input import TableInputError, read_rows
 from bertlens.wording import agree, listed, plural
 
 BATCH_SIZE = 16
@@ -154,6 +155,35 @@ def cut_message(labels: Sequence[str], noun: str, token_limit: int) -> str | Non
         f"{plural(count, noun)} ({listed(labels)}) {agree(count, 'is', 'are')} longer than {token_limit} tokens "
         "together with A: cut to fit, the longer sentence losing its end first (A or the candidate; the "
         f"“{CUT}” column)."
+    )
+
+
+PAIR_COLUMNS = ("sentence_a", "sentence_b", "is_next")
+LABEL_SPELLINGS = {
+    **dict.fromkeys(("true", "1", "yes", "isnext"), True),
+    **dict.fromkeys(("false", "0", "no", "notnext"), False),
+}
+
+
+def parse_pairs(data: bytes | str) -> pd.DataFrame:
+    """Labelled pairs from a CSV file with the columns ``sentence_a``, ``sentence_b`` and ``is_next`` (as the
+    Evaluation tab's download has them, among others): ``is_next`` true/false, 1/0, yes/no or IsNext/NotNext; an
+    empty one is a pair not yet labelled (left out of the scores, as an unticked new row would be)."""
+    rows = read_rows(data, PAIR_COLUMNS, rows_are="pairs")
+    labels: list[bool | None] = []
+    for number, row in enumerate(rows, start=2):
+        label = row["is_next"].lower()
+        if label and label not in LABEL_SPELLINGS:
+            raise TableInputError(
+                f"CSV row {number}: `is_next` must be true or false (or 1/0, yes/no, IsNext/NotNext)."
+            )
+        labels.append(LABEL_SPELLINGS.get(label))
+    return pd.DataFrame(
+        {
+            "sentence_a": [row["sentence_a"] for row in rows],
+            "sentence_b": [row["sentence_b"] for row in rows],
+            "is_next": pd.array(labels, dtype="boolean"),
+        }
     )
 
 

@@ -10,8 +10,6 @@ model (``SentenceVectorCache``), so a new sentence beside the same presets costs
 from __future__ import annotations
 
 import bisect
-import csv
-import io
 import itertools
 import re
 from collections import Counter
@@ -29,6 +27,7 @@ from bertlens.analysis import Encoding, encode, model_engine, padded_batch
 from bertlens.layers import hidden_state_label
 from bertlens.lru import BytesLRU, PerModel
 from bertlens.models import ModelBundle
+from bertlens.table_input import TableInputError, read_rows
 
 SEPARATOR = "|"
 MAX_WORD_CHARS = 50
@@ -38,7 +37,7 @@ PROJECTIONS = ("PCA 2D", "PCA 3D", "MDS 2D")  # MDS runs on cosine distances
 Progress = Callable[[int, int], None]  # (sentences done, sentences in all)
 
 
-class SenseInputError(ValueError):
+class SenseInputError(TableInputError):
     """Sentences that cannot be read; the message says where and why."""
 
 
@@ -68,31 +67,11 @@ def parse_lines(text: str) -> list[LabelledSentence]:
 
 def parse_csv(data: bytes | str) -> list[LabelledSentence]:
     """A CSV with a ``sentence`` column and an optional ``sense`` column (header names ignore case)."""
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8-sig")
-        except UnicodeDecodeError as error:
-            raise SenseInputError("The CSV file is not UTF-8 text.") from error
-    try:
-        rows = list(csv.reader(io.StringIO(data, newline=""), strict=True))
-    except csv.Error as error:
-        raise SenseInputError(f"The CSV file cannot be read: {error}.") from error
-    rows = [row for row in rows if any(cell.strip() for cell in row)]
-    if not rows:
-        raise SenseInputError("The CSV file is empty.")
-    header = [cell.strip().lower() for cell in rows[0]]
-    if "sentence" not in header:
-        raise SenseInputError("The CSV file needs a header row with a `sentence` column (and optionally `sense`).")
-    at_sentence, at_sense = header.index("sentence"), header.index("sense") if "sense" in header else None
     items = []
-    for number, row in enumerate(rows[1:], start=2):
-        if len(row) != len(header):
-            raise SenseInputError(f"CSV row {number} has {len(row)} cells; the header has {len(header)}.")
-        if not row[at_sentence].strip():
+    for number, row in enumerate(read_rows(data, ("sentence",), ("sense",), rows_are="sentences"), start=2):
+        if not row["sentence"]:
             raise SenseInputError(f"CSV row {number} has no sentence.")
-        items.append(LabelledSentence(row[at_sentence].strip(), row[at_sense].strip() if at_sense is not None else ""))
-    if not items:
-        raise SenseInputError("The CSV file has a header but no sentences.")
+        items.append(LabelledSentence(row["sentence"], row["sense"]))
     return items
 
 

@@ -14,6 +14,7 @@ from bertlens import mlm, nsp
 from bertlens.analysis import Analysis
 from bertlens.models import ModelBundle, PretrainingHead
 from bertlens.steps import LayerGuesses
+from bertlens.table_input import TableInputError
 from bertlens.wording import agree, percent, plural
 from components import cache
 from components.exports import chart, table
@@ -34,6 +35,7 @@ from components.state import (
     warn_bad_param,
 )
 from components.text import chart_text, code_span, literal
+from components.uploads import uploaded_csv
 
 MASKS_PER_ROW = 3
 FILL_MASK_TABS = ("Guesses", "Layer by layer", "Compare two sentences")
@@ -82,26 +84,35 @@ def ranking(model_name: str, sentence_a: str, candidates: list[str]) -> pd.DataF
 
 
 def labelled_pairs() -> pd.DataFrame:
-    """The Evaluation tab's table of labelled pairs, editable; the notebook's ten unless the student edits them."""
+    """The Evaluation tab's table of labelled pairs, editable: the notebook's ten, or the student's own loaded from a
+    CSV file."""
+    pairs, source = nsp.DEFAULT_PAIRS, "pairs"
+    if upload := uploaded_csv(
+        "Your own pairs: a CSV file with the columns sentence_a, sentence_b, is_next", "pairs_csv"
+    ):
+        try:
+            pairs, source = nsp.parse_pairs(upload.getvalue()), f"pairs-{upload.file_id}"  # a new file: a new table
+        except TableInputError as error:
+            st.error(f"{error} The table keeps the ten default pairs.")  # our own message: no text from the file
     st.caption(
         "Edit, add or delete rows (is_next ticked = B really follows A). "
-        "Default: the ten pairs of the notebook's exercise."
+        + ("Default: the ten pairs of the notebook's exercise." if source == "pairs" else "Loaded from your file.")
     )
-    pairs = st.data_editor(
-        nsp.DEFAULT_PAIRS,
+    edited = st.data_editor(
+        pairs,
         num_rows="dynamic",
         hide_index=True,
-        key="pairs",
+        key=source,
         width="stretch",
         column_order=("is_next", "sentence_a", "sentence_b"),  # the label first: after the sentences it was cut off
         column_config={"is_next": st.column_config.CheckboxColumn(width="small", help="Ticked: B really follows A")},
     )
-    if not pairs.equals(nsp.DEFAULT_PAIRS):
+    if not edited.equals(nsp.DEFAULT_PAIRS):
         st.caption(
-            "Your edited pairs stay in this tab, not in the link: a reload or the class link opens the ten "
-            "default pairs. Download the scored table below (CSV) to keep them."
+            "Your pairs stay in this tab, not in the link: a reload or the class link opens the ten default pairs. "
+            "To keep them, download the scored table below (CSV) and load that file here again."
         )
-    return pairs
+    return edited
 
 
 def evaluation(model_name: str, rows: list[tuple]) -> nsp.Evaluation | None:

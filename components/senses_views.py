@@ -41,6 +41,7 @@ from bertlens.senses import (
     stress_verdict,
     word_problem,
 )
+from bertlens.table_input import TableInputError
 from bertlens.wording import MAX_LISTED, agree, listed, plural
 from components import cache, exports
 from components.cache import Query
@@ -49,12 +50,12 @@ from components.palette import INK, PALETTE, SYMBOLS  # each sense: a colour and
 from components.params import bound
 from components.state import DEFAULT_TEXT, lines_within_chars_budget, linked_text, warn_bad_param
 from components.text import chart_text, literal
+from components.uploads import uploaded_csv
 
 TABS = ("Map", "Separation by layer", "Similarity", "Static vs contextual", "Reference words")
 SOURCES = ("Preset", "Paste lines", "Upload CSV")
 YOUR_SENSE = "your sentence"
 NO_LABEL = "(no label)"
-MAX_CSV_BYTES = 2_000_000
 MAX_SENSE_CHARS = 60
 MAX_REFERENCES = 10
 CONTEXT = 120  # characters each side of the word in tables and hovers
@@ -114,16 +115,16 @@ def _pasted_items() -> tuple[LabelledSentence, ...] | None:
 
 
 def _uploaded_items() -> tuple[LabelledSentence, ...] | None:
-    upload = st.file_uploader("CSV with the columns `sentence` and `sense`", type="csv", key="csv_upload")
+    upload = uploaded_csv(
+        "CSV with the columns `sentence` and `sense`",
+        "csv_upload",
+        hint="Choose a CSV file: a header row `sentence,sense`, then one sentence per row.",
+    )
     if upload is None:
-        st.info("Choose a CSV file: a header row `sentence,sense`, then one sentence per row.")
-        return None
-    if upload.size > MAX_CSV_BYTES:
-        st.error(f"The file is larger than {MAX_CSV_BYTES // 1_000_000} MB.")
         return None
     try:
         return tuple(parse_csv(upload.getvalue()))
-    except SenseInputError as error:
+    except TableInputError as error:
         st.error(str(error))  # our own message: numbers and column names, no user text
         return None
 

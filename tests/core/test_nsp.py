@@ -1,5 +1,7 @@
 """Next-sentence core: probabilities are the softmax of the model's own NSP logits; metrics equal scikit-learn."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -8,6 +10,8 @@ from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precisio
 
 from bertlens import nsp
 from bertlens.analysis import analyze
+from bertlens.table_input import TableInputError
+from components.exports import safe_csv
 
 A, B = "The weather is beautiful today.", "I think I'll go for a walk in the park."
 
@@ -137,3 +141,44 @@ def test_segments_table(tiny_bundle):
     assert table["token_type_id"].tolist() == expected
     assert table["segment"].tolist() == ["A" if t == 0 else "B" for t in expected]
     assert table["token"].iloc[0] == "[CLS]" and table["token"].iloc[-1] == "[SEP]"
+
+
+def test_pairs_from_a_csv_file():
+    data = (
+        "\ufeffSentence_A,sentence_b,IS_NEXT,topic\n"
+        '"It rained, so",we stayed in.,true,weather\n'
+        "A.,B.,NotNext,x\n"
+        "C.,D.,1,x\n"
+        "E.,F.,,x\n"
+    ).encode()
+    pairs = nsp.parse_pairs(data)
+    assert pairs[["sentence_a", "sentence_b"]].values.tolist() == [
+        ["It rained, so", "we stayed in."],
+        ["A.", "B."],
+        ["C.", "D."],
+        ["E.", "F."],
+    ]
+    assert pairs["is_next"].tolist() == [True, False, True, pd.NA]
+    usable = nsp.usable_pairs(pairs)  # the unlabelled pair is left out, as an unticked new row
+    assert usable["row"].tolist() == [1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"sentence_a,sentence_b\nA.,B.\n", "`is_next` is missing"),
+        (b"a,b\n", "a header row with the columns `sentence_a`, `sentence_b`, `is_next`."),
+        (b"sentence_a,sentence_b,is_next\nA.,B.,maybe\n", "row 2: `is_next` must be true or false"),
+        (b"sentence_a,sentence_b,is_next\n", "no pairs"),
+    ],
+)
+def test_a_pairs_file_that_cannot_be_read_says_why(data, message):
+    with pytest.raises(TableInputError, match=re.escape(message)):
+        nsp.parse_pairs(data)
+
+
+def test_the_scored_tables_download_loads_back(tiny_bundle):
+    """The Evaluation tab's CSV download is a file the tab reads again: the student's pairs, kept."""
+    result = nsp.evaluate_pairs(tiny_bundle, nsp.DEFAULT_PAIRS)
+    again = nsp.parse_pairs(safe_csv(result.table))
+    pd.testing.assert_frame_equal(again.astype({"is_next": bool}), nsp.DEFAULT_PAIRS)

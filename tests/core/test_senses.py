@@ -32,6 +32,7 @@ from bertlens.senses import (
     stress_verdict,
     word_problem,
 )
+from bertlens.table_input import TableInputError
 
 FIELD = PRESETS["field"]
 FIELD_SENTENCES = [s.sentence for s in FIELD.sentences]
@@ -332,7 +333,7 @@ def test_parse_csv():
     ],
 )
 def test_parse_csv_errors(data, message):
-    with pytest.raises(SenseInputError, match=message):
+    with pytest.raises(TableInputError, match=message):
         parse_csv(data)
 
 

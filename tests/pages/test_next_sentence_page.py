@@ -137,6 +137,28 @@ def test_evaluation_of_the_seed_pairs(open_page, decisive_nsp_dir):
     assert typed(drawn["z"]).tolist() == confusion_matrix(y_true, y_pred, labels=[True, False]).tolist()
 
 
+def test_the_students_own_pairs_from_a_file(open_page, decisive_nsp_dir):
+    """Seed 003's exercise 5 asks for ten pairs of one's own: loaded from a CSV file, scored, and the scored table's
+    download loads back. A file that cannot be read says why and the default pairs stay."""
+    at = open_page(PAGE, decisive_nsp_dir, nsp_tab="Evaluation")
+    own = DEFAULT_PAIRS.iloc[[0, 5, 1, 6]].reset_index(drop=True)  # four of them, in another order
+    at.file_uploader(key="pairs_csv").set_value(("mine.csv", own.to_csv(index=False).encode(), "text/csv")).run()
+    assert not at.exception and "Loaded from your file" in shown(at)
+    nsp_model = BertForNextSentencePrediction.from_pretrained(decisive_nsp_dir).eval()
+    p = reference_p_is_next(
+        nsp_model, AutoTokenizer.from_pretrained(decisive_nsp_dir), zip(own["sentence_a"], own["sentence_b"])
+    )
+    results = tables(at)[-1]
+    assert results["sentence_a"].tolist() == own["sentence_a"].tolist()
+    assert results["p_is_next"].tolist() == pytest.approx(p, abs=1e-5)
+    y_pred = [x >= 0.5 for x in p]
+    assert metrics(at)["Accuracy"] == f"{accuracy_score(own['is_next'].tolist(), y_pred):.4f}"
+
+    at.file_uploader(key="pairs_csv").set_value(("bad.csv", b"a,b\n1,2\n", "text/csv")).run()
+    assert not at.exception and "`sentence_a`, `sentence_b`, `is_next`" in " ".join(e.value for e in at.error)
+    assert tables(at)[-1]["sentence_a"].tolist() == DEFAULT_PAIRS["sentence_a"].tolist()
+
+
 def test_messages_number_the_rows_as_the_students_table_does(open_page, tiny_pretraining_dir):
     """After two rows were blanked, the pair in row 6 was called "row 4": rows were counted among those scored."""
     at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Evaluation")
