@@ -37,6 +37,9 @@ CHROME = {
     '[data-testid="stSidebarHeader"]': "the sidebar's collapse button and logo slot",
     '[data-testid="stSidebarNav"]': "the page navigation Streamlit builds from st.navigation",
     '[data-testid="stDecoration"]': "the coloured line at the top",
+    # Inside a widget, but Streamlit's markup: a role="presentation" section that Streamlit gives an aria-label
+    # (axe: presentation-role-conflict, minor). The Upload button and the file input are labelled.
+    '[data-testid="stFileUploaderDropzone"]': "the file uploader's drop zone",
 }
 
 # Every page's default view, then each tab as a link opens it: by its URL parameter (components.state.lazy_tabs).
