@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from bertlens.analysis import Analysis, ids_of, text_of, tokens_of
+from bertlens.analysis import Analysis, Encoding, ids_of, text_of, tokens_of
 from bertlens.wording import plural
 
 if TYPE_CHECKING:
@@ -117,6 +117,22 @@ class TrueWordCheck:
                 f"one token, so only the first piece, {self.pieces[0]}, is scored."
             )
         return None
+
+
+IGNORED = -100  # the label PyTorch's cross-entropy skips (its ignore_index)
+
+
+def loss_labels(encoding: Encoding, position: int, token_id: int) -> pd.DataFrame:
+    """Pre-training's labels for one mask (seed 003): the true token's id at the mask's ``position``, -100 at every
+    other position, so the loss, an average over the labelled positions, is −log p of that token alone."""
+    return pd.DataFrame(
+        {
+            "position": range(len(encoding)),
+            "token": encoding.tokens,
+            "input_id": encoding.input_ids,
+            "label": [token_id if i == position else IGNORED for i in range(len(encoding))],
+        }
+    )
 
 
 def true_word_problem(tokenizer: PreTrainedTokenizerBase, word: str) -> str | None:

@@ -258,7 +258,25 @@ def true_word_section(query: cache.Query, word: str, mask_number: int, vocab_siz
         "and what loss does that give?"
     )
     if word.strip():
-        true_word_view(cache.true_word(query, word, mask_number), vocab_size)
+        check = cache.true_word(query, word, mask_number)
+        true_word_view(check, vocab_size)
+        if not isinstance(check, str):
+            labels_section(query, check, mask_number)
+
+
+def labels_section(query: cache.Query, check: mlm.TrueWordCheck, mask_number: int) -> None:
+    """The labels the loss reads (seed 003's "labels after masking"), in an expander drawn only when opened."""
+    labels = st.expander("The labels pre-training's loss reads (−100 = ignored)", key="loss_labels", on_change="rerun")
+    if labels.open:
+        with labels:
+            analysis = cache.analysis(query)
+            st.caption(
+                f"One label per token: the true token's id ({check.token_id:,}, {literal(check.token)}) at the mask, "
+                f"{mlm.IGNORED} everywhere else. PyTorch's cross-entropy skips {mlm.IGNORED}, so the loss is the "
+                f"−log p of the mask alone: {check.loss:.4f}, as above."
+            )
+            position = analysis.mask_positions[mask_number - 1]
+            table(mlm.loss_labels(analysis.encoding, position, check.token_id), "loss-labels", key="loss-labels-table")
 
 
 def mask_columns(guesses: list[mlm.MaskGuesses]) -> None:

@@ -78,6 +78,14 @@ def test_true_word_check_from_the_link(open_page, tiny_pretraining_dir, tiny_bun
     paris = tiny_bundle.tokenizer.convert_tokens_to_ids("paris")
     assert metrics["Rank (of 30,522)"] == f"{1 + int((probs > probs[paris]).sum()):,}"
     assert "What the loss means" in shown(at) and "10.33" in shown(at)  # log(30522): a blind guess
+    assert not [t for t in tables(at) if "label" in t.columns]  # the labels are drawn when their expander opens
+    at.session_state["loss_labels"] = True  # the student opens it
+    labels = next(t for t in tables(at.run()) if "label" in t.columns)
+    assert labels["label"].tolist() == [-100] * 6 + [paris] + [-100] * 2  # seed 003: labels after masking
+    inputs = tiny_bundle.tokenizer(ONE_MASK, return_tensors="pt")
+    with torch.no_grad():  # these labels give the model's own loss: the one shown
+        own = masked_lm(**inputs, labels=torch.tensor([labels["label"].tolist()])).loss.item()
+    assert f"{own:.4f}" == metrics["Loss −log p"]
 
 
 def test_true_word_at_a_chosen_mask_and_a_several_piece_word(open_page, tiny_pretraining_dir):
