@@ -19,6 +19,7 @@ from bertlens.lessons import (
     FillMaskTop1,
     LargestPart,
     Lesson,
+    LessPadding,
     MaskMatters,
     NextSentenceVerdict,
     ParameterCount,
@@ -346,6 +347,22 @@ OVERVIEW = Lesson(
             "tokenizer",
             {"tokenizer_tab": "Vocabulary"},
             control="tokenizer_tab",
+        ),
+        Step(
+            "Padding: to the longest sentence, or to max_length?",
+            "Sentences of one batch must have the same length, so short ones are filled with `[PAD]`: up to the "
+            "batch's longest sentence, or up to a fixed max_length for every batch. The *Padding lab* compares the "
+            "two on the notebook's batch of four (seed 003, exercise 2).",
+            "tokenizer",
+            {
+                "tokenizer_tab": "Padding lab",
+                "lines": "\n".join(SEED_BATCH),
+                "pad": "longest",
+                "pad_len": "64",
+                "trunc": "true",
+            },
+            LessPadding(SEED_BATCH, 64),
+            control="pad",
         ),
         Step(
             "Padding, and why the attention mask matters",

@@ -59,6 +59,9 @@ class CachedLive:
     def parameter_counts(self) -> pd.DataFrame:
         return cache.architecture(cache.query(self.bundle.name))[1]
 
+    def padding_comparison(self, lines: tuple[str, ...], max_length: int) -> pd.DataFrame:
+        return cache.padding_lab(cache.query(self.bundle.name), lines, max_length, True)[1]
+
 
 def step_url_params(lesson: Lesson, index: int, num_layers: int) -> dict[str, str | list[str]]:
     """Every URL parameter of step ``index``: its page's view and the progress."""

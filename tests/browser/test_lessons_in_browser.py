@@ -363,7 +363,7 @@ def test_go_to_it_brings_the_outlined_control_into_view_with_focus(page, server_
     open_step(page, f"{server_url}/senses?lesson=senses&step=1", "senses_layer", asks=False)  # a help icon first
     go_to_it(page, ".st-key-senses_layer")
     assert focused_in(page, ".st-key-senses_layer") in ("combobox", "INPUT")  # not the help icon (a BUTTON)
-    open_step(page, f"{server_url}/anatomy?lesson=overview&step=4", "anatomy_tab", asks=True)
+    open_step(page, f"{server_url}/anatomy?lesson=overview&step=5", "anatomy_tab", asks=True)
     strip = '.st-key-anatomy_tab [role="tablist"]'
     go_to_it(page, strip)  # tabs: the strip, not the open tab's long content
     assert in_view(page, strip) and focused_in(page, strip) == "tab"

@@ -24,6 +24,7 @@ from bertlens.lessons import (
     DirectLive,
     FillMaskTop1,
     LargestPart,
+    LessPadding,
     MaskMatters,
     NextSentenceVerdict,
     ParameterCount,
@@ -64,6 +65,7 @@ def test_lessons_follow_the_notebooks_and_have_questions():
         NextSentenceVerdict,
         AttendsMore,
         StrongestHead,
+        LessPadding,
         MaskMatters,
         CloserReference,
         BestSeparation,
@@ -239,6 +241,23 @@ def test_strongest_head_check_is_the_attention_itself(tiny_bundle):
         assert f"{float(share[layer, head]):.1%}" in reveal.detail
         assert reveal.answer == lessons.third_of(layer, att.shape[0])
     assert {q.statistic for q in questions_of(StrongestHead)} >= {"same_token", "other_sentence"}
+
+
+def test_padding_check_is_the_notebooks_own_count(tiny_bundle):
+    """Seed 003, exercise 2: the share of the attention mask that is 0, padding to the longest and to max_length 64."""
+    (question,) = questions_of(LessPadding)
+    reveal = question.reveal(DirectLive(tiny_bundle))
+    lines = list(question.lines)
+
+    def padding_share(**padding) -> float:
+        mask = tiny_bundle.tokenizer(lines, truncation=True, return_tensors="pt", **padding)["attention_mask"]
+        return 100 * (mask == 0).sum().item() / mask.numel()
+
+    longest, fixed = padding_share(padding="longest"), padding_share(padding="max_length", max_length=64)
+    assert (f"{longest:.2f}", f"{fixed:.2f}") == ("48.75", "83.98")  # as the notebook prints them
+    assert f"{longest:.2f} % of it [PAD]" in reveal.detail and f"{fixed:.2f} % [PAD]" in reveal.detail
+    assert "4 × 20" in reveal.detail and "4 × 64" in reveal.detail  # the notebook's shapes
+    assert reveal.answer == "padding='longest'" == question.choices[0]
 
 
 def test_mask_check_is_the_batch_run_with_and_without_the_mask(tiny_bundle):
