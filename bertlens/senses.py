@@ -386,6 +386,12 @@ def separation_by_layer(contextual: np.ndarray, labels: Sequence[str]) -> list[f
     return [separation(contextual[:, layer], labels) for layer in range(contextual.shape[1])]
 
 
+def separation_of_last_k(contextual: np.ndarray, labels: Sequence[str]) -> dict[str, float | None]:
+    """The silhouette of each "mean of the last k hidden states" option (seed 001's exercise: k = 1, 2, 3 …)."""
+    options = [option for option in layer_options(contextual.shape[1] - 1) if option.startswith("last")]
+    return {option: separation(at_layer(contextual, option), labels) for option in options}
+
+
 def nearest_neighbours(vectors: np.ndarray, k: int = 3) -> list[list[tuple[int, float]]]:
     """For each point, its ``k`` most cosine-similar other points as (index, similarity)."""
     sims = cosine_similarity(vectors)

@@ -36,6 +36,7 @@ from bertlens.senses import (
     parse_lines,
     separation,
     separation_by_layer,
+    separation_of_last_k,
     spellings,
     static_vs_contextual,
     stress_verdict,
@@ -433,27 +434,48 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str) ->
     if all(s is None for s in scores):
         st.info("Separation needs sense labels: at least two senses, and more labelled points than senses.")
         return
-    fig = go.Figure(go.Scatter(x=list(range(len(scores))), y=scores, mode="lines+markers", name="silhouette"))
+    one, mean = {"color": PALETTE[0]}, {"color": PALETTE[1]}  # told apart by shape too: dots on a line, diamonds
+    fig = go.Figure(
+        go.Scatter(x=list(range(len(scores))), y=scores, mode="lines+markers", name="one hidden state", line=one)
+    )
+    last_k = separation_of_last_k(words.contextual, sense_labels)
+    spans = [layer_range(option, words.num_layers) for option in last_k]
+    fig.add_trace(  # each mean at the middle of the hidden states it averages, a bar across them
+        go.Scatter(
+            x=[(span[0] + span[-1]) / 2 for span in spans],
+            y=list(last_k.values()),
+            error_x={"type": "data", "array": [(span[-1] - span[0]) / 2 for span in spans], "width": 0, **mean},
+            mode="markers+text",
+            marker={"symbol": "diamond", "size": 10, **mean},
+            text=[f"last {option[4:]}" for option in last_k],
+            textposition="top center",
+            name="mean of the last k",
+        )
+    )
     chosen = layer_range(layer, words.num_layers)
     fig.add_vrect(x0=chosen[0] - 0.3, x1=chosen[-1] + 0.3, fillcolor="orange", opacity=0.2, line_width=0)
     fig.update_layout(
         xaxis=dict(title="hidden state (0 = embeddings output; h = after encoder layer h − 1)", dtick=1),
         yaxis_title="silhouette (cosine)",
         title="How well the sense labels separate, hidden state by hidden state",
+        legend={"orientation": "h", "x": 0, "y": 1, "yanchor": "bottom"},  # beside the chart it took its width
         height=380,
     )
     exports.chart(
         fig,
         f"senses-{words.word}-separation",
         key="senses-separation",
-        data=lambda: pd.DataFrame({"hidden state": range(len(scores)), "silhouette": scores}),
+        data=lambda: pd.DataFrame(
+            {"hidden state": [*map(str, range(len(scores))), *last_k], "silhouette": [*scores, *last_k.values()]}
+        ),
     )
     score = separation(at_layer(words.contextual, layer), sense_labels)
     single = [s for s in dict.fromkeys(sense_labels) if s and sense_labels.count(s) == 1]
     note = f" Senses with one point count 0 (scikit-learn's rule): {literal(', '.join(single))}." if single else ""
     st.caption(
         f"Silhouette at {layer_label(layer, words.num_layers)}: {score:.3f}. It runs from −1 to 1: near 1, points of "
-        "the same sense are close and other senses far; near 0, the senses overlap. Shaded: the chosen hidden state(s)."
+        "the same sense are close and other senses far; near 0, the senses overlap. Shaded: the chosen hidden state(s). "
+        "Diamonds: the mean of the last k hidden states (seed 001's exercise), each drawn across the states it averages."
         + note
     )
 

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import torch
 from sklearn.decomposition import PCA
+from sklearn.metrics import silhouette_score
 
 from bertlens.models import BUNDLED_MODEL
 from bertlens.sense_presets import PRESETS
@@ -210,14 +211,28 @@ def test_each_tab_opens_from_the_link_and_draws_only_itself(open_page):
     assert drawn["Reference words"][0] == 0 and drawn["Reference words"][1] >= 1
 
 
-def test_separation_and_similarity_charts_offer_their_numbers(open_page, csv_downloads):
+def test_separation_and_similarity_charts_offer_their_numbers(open_page, csv_downloads, bundled):
     charts = {}
     for tab in ("Separation by layer", "Similarity"):
         at = open_page(PAGE, BUNDLED_MODEL, preset="bank", senses_tab=tab)
         (charts[tab],) = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
     separation = csv_downloads["senses-bank-separation"]
-    assert separation["hidden state"].tolist() == list(range(7))  # the bundled encoder: hidden states 0 to 6
-    np.testing.assert_allclose(separation["silhouette"], charts["Separation by layer"]["y"], atol=1e-9)
+    # The bundled encoder: hidden states 0 to 6, then the means of the last 2, 3 and 4 (seed 001's exercise).
+    assert separation["hidden state"].astype(str).tolist() == [*map(str, range(7)), "last2", "last3", "last4"]
+    np.testing.assert_allclose(separation["silhouette"][:7], charts["Separation by layer"]["y"], atol=1e-9)
+    # Against scikit-learn on the model's own hidden states of "bank" (one occurrence per sentence).
+    bundle = bundled
+    states, senses = [], []
+    for item in PRESETS["bank"].sentences:
+        inputs = bundle.tokenizer(item.sentence, return_tensors="pt")
+        with torch.no_grad():
+            hidden = torch.stack(bundle.model.bert(**inputs, output_hidden_states=True).hidden_states)[:, 0]
+        states.append(hidden[:, inputs.input_ids[0].tolist().index(bundle.tokenizer.convert_tokens_to_ids("bank"))])
+        senses.append(item.sense)
+    states = torch.stack(states).numpy()  # (sentences, hidden states, hidden)
+    expected = [silhouette_score(states[:, h], senses, metric="cosine") for h in range(7)]
+    expected += [silhouette_score(states[:, -k:].mean(axis=1), senses, metric="cosine") for k in (2, 3, 4)]
+    np.testing.assert_allclose(separation["silhouette"], expected, atol=1e-4)
     similarity = csv_downloads["senses-bank-similarity"]
     assert (
         len(similarity) == len(similarity.columns) - 1 == len(PRESETS["bank"].sentences)
