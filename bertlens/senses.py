@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
@@ -28,6 +29,7 @@ from bertlens.layers import hidden_state_label
 from bertlens.lru import BytesLRU, PerModel
 from bertlens.models import ModelBundle
 from bertlens.table_input import TableInputError, read_rows
+from bertlens.wording import plural
 
 SEPARATOR = "|"
 MAX_WORD_CHARS = 50
@@ -73,6 +75,63 @@ def parse_csv(data: bytes | str) -> list[LabelledSentence]:
             raise SenseInputError(f"CSV row {number} has no sentence.")
         items.append(LabelledSentence(row["sentence"], row["sense"]))
     return items
+
+
+def _text(data: bytes, which: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise SenseInputError(f"The {which} is not UTF-8 text.") from error
+
+
+def parse_coarsewsd(data: bytes, gold: bytes, classes_map: bytes | None = None) -> list[LabelledSentence]:
+    """CoarseWSD-20's files for one word, as seed 001 reads them: ``….data.txt`` (``word position<TAB>sentence``
+    per line), ``….gold.txt`` (the sense's number per line) and, for the senses' names, ``classes_map.txt`` (JSON,
+    number → name). The word position is not needed: every occurrence of the word is found by its spelling."""
+    sentences, senses = [], []
+    for number, line in enumerate(_text(data, "data file").splitlines(), start=1):
+        if line.strip():
+            position, tab, sentence = line.partition("\t")
+            if not tab or not position.strip().isdigit() or not sentence.strip():
+                raise SenseInputError(f"Line {number} of the data file is not `word position<TAB>sentence`.")
+            sentences.append(sentence.strip())
+    for number, line in enumerate(_text(gold, "gold file").splitlines(), start=1):
+        if line.strip():
+            if not line.strip().isdigit():
+                raise SenseInputError(f"Line {number} of the gold file is not a sense number.")
+            senses.append(line.strip())
+    if len(sentences) != len(senses):
+        raise SenseInputError(
+            f"The data file has {plural(len(sentences), 'sentence')} and the gold file {plural(len(senses), 'label')}: "
+            "they must be the same word's pair (e.g. train.data.txt with train.gold.txt)."
+        )
+    names: dict[str, str] = {}
+    if classes_map is not None:
+        try:
+            names = {str(key): str(value) for key, value in json.loads(_text(classes_map, "classes map")).items()}
+        except (ValueError, AttributeError) as error:
+            raise SenseInputError("classes_map.txt is not a JSON object of sense numbers and names.") from error
+    if not sentences:
+        raise SenseInputError("The data file has no sentences.")
+    return [LabelledSentence(sentence, names.get(sense, sense)) for sentence, sense in zip(sentences, senses)]
+
+
+def read_sentence_files(files: dict[str, bytes]) -> list[LabelledSentence]:
+    """The uploaded files, by name: one CSV file (``parse_csv``), or CoarseWSD-20's pair (``parse_coarsewsd``)."""
+    names = {name.lower(): name for name in files}
+    csvs = [name for name in names if name.endswith(".csv")]
+    data = [name for name in names if name.endswith("data.txt")]
+    gold = [name for name in names if name.endswith("gold.txt")]
+    classes = [name for name in names if name.endswith("classes_map.txt")]
+    if len(csvs) == 1 and len(files) == 1:
+        return parse_csv(files[names[csvs[0]]])
+    if len(data) == len(gold) == 1 and len(files) == 2 + len(classes) and len(classes) <= 1:
+        classes_map = files[names[classes[0]]] if classes else None
+        return parse_coarsewsd(files[names[data[0]]], files[names[gold[0]]], classes_map)
+    raise SenseInputError(
+        "Choose one CSV file, or CoarseWSD-20's files for one word: a `….data.txt` with its `….gold.txt` "
+        "(and `classes_map.txt` for the senses' names)."
+    )
 
 
 def word_problem(word: str) -> str | None:

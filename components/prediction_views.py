@@ -35,7 +35,7 @@ from components.state import (
     warn_bad_param,
 )
 from components.text import chart_text, code_span, literal
-from components.uploads import uploaded_csv
+from components.uploads import uploaded
 
 MASKS_PER_ROW = 3
 FILL_MASK_TABS = ("Guesses", "Layer by layer", "Compare two sentences")
@@ -87,9 +87,8 @@ def labelled_pairs() -> pd.DataFrame:
     """The Evaluation tab's table of labelled pairs, editable: the notebook's ten, or the student's own loaded from a
     CSV file."""
     pairs, source = nsp.DEFAULT_PAIRS, "pairs"
-    if upload := uploaded_csv(
-        "Your own pairs: a CSV file with the columns sentence_a, sentence_b, is_next", "pairs_csv"
-    ):
+    if files := uploaded("Your own pairs: a CSV file with the columns sentence_a, sentence_b, is_next", "pairs_csv"):
+        upload = files[0]
         try:
             pairs, source = nsp.parse_pairs(upload.getvalue()), f"pairs-{upload.file_id}"  # a new file: a new table
         except TableInputError as error:

@@ -32,8 +32,8 @@ from bertlens.senses import (
     layer_range,
     like_pairs,
     nearest_neighbours,
-    parse_csv,
     parse_lines,
+    read_sentence_files,
     separation,
     separation_by_layer,
     separation_of_last_k,
@@ -51,7 +51,7 @@ from components.palette import INK, PALETTE, SYMBOLS  # each sense: a colour and
 from components.params import bound
 from components.state import DEFAULT_TEXT, lines_within_chars_budget, linked_text, warn_bad_param
 from components.text import chart_text, literal
-from components.uploads import uploaded_csv
+from components.uploads import uploaded
 
 TABS = ("Map", "Separation by layer", "Similarity", "Static vs contextual", "Reference words")
 SOURCES = ("Preset", "Paste lines", "Upload CSV")
@@ -116,15 +116,20 @@ def _pasted_items() -> tuple[LabelledSentence, ...] | None:
 
 
 def _uploaded_items() -> tuple[LabelledSentence, ...] | None:
-    upload = uploaded_csv(
-        "CSV with the columns `sentence` and `sense`",
+    files = uploaded(
+        "A CSV file with the columns `sentence` and `sense`, or CoarseWSD-20's files for one word",
         "csv_upload",
-        hint="Choose a CSV file: a header row `sentence,sense`, then one sentence per row.",
+        hint=(
+            "Choose a CSV file (a header row `sentence,sense`, then one sentence per row), or, as seed 001 does, "
+            "CoarseWSD-20's files for one word: `train.data.txt` with `train.gold.txt` and `classes_map.txt`."
+        ),
+        types=("csv", "txt"),
+        most=3,  # CoarseWSD-20's data, gold and classes map
     )
-    if upload is None:
+    if not files:
         return None
     try:
-        return tuple(parse_csv(upload.getvalue()))
+        return tuple(read_sentence_files({file.name: file.getvalue() for file in files}))
     except TableInputError as error:
         st.error(str(error))  # our own message: numbers and column names, no user text
         return None

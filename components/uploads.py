@@ -1,22 +1,28 @@
-"""A CSV file the student uploads, within the upload budget."""
+"""Files the student uploads, within the upload budget."""
 
 from __future__ import annotations
 
 import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
-MAX_CSV_BYTES = 2_000_000  # as the server's own limit (server.maxUploadSize = 2 MB), for a server run without it
+MAX_UPLOAD_BYTES = (
+    2_000_000  # per file, as the server's own limit (server.maxUploadSize = 2 MB), for a server run without it
+)
 
 
-def uploaded_csv(label: str, key: str, hint: str | None = None) -> UploadedFile | None:
-    """A CSV upload widget; the file, or None when none is chosen (``hint`` then says what to choose) or it is over
-    the budget (with a message)."""
-    upload = st.file_uploader(label, type="csv", key=key)
-    if upload is None:
-        if hint:
-            st.info(hint)
-        return None
-    if upload.size > MAX_CSV_BYTES:
-        st.error(f"The file is larger than {MAX_CSV_BYTES // 1_000_000} MB.")
-        return None
-    return upload
+def uploaded(
+    label: str, key: str, hint: str | None = None, types: tuple[str, ...] = ("csv",), most: int = 1
+) -> list[UploadedFile]:
+    """An upload widget for at most ``most`` files; the files chosen, none when none is chosen (``hint`` then says
+    what to choose) or they are over the budget (with a message)."""
+    chosen = st.file_uploader(label, type=list(types), key=key, accept_multiple_files=most > 1)
+    files = [file for file in (chosen if isinstance(chosen, list) else [chosen]) if file is not None]
+    if not files and hint:
+        st.info(hint)
+    if len(files) > most:
+        st.error(f"Choose at most {most} files.")
+        return []
+    if any(file.size > MAX_UPLOAD_BYTES for file in files):
+        st.error(f"A file is larger than {MAX_UPLOAD_BYTES // 1_000_000} MB.")
+        return []
+    return files

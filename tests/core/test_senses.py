@@ -1,5 +1,7 @@
 """Word senses core: parsing, finding the word, the batched pass, layers, projections, separation."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -21,9 +23,11 @@ from bertlens.senses import (
     layer_options,
     layer_range,
     nearest_neighbours,
+    parse_coarsewsd,
     parse_csv,
     parse_lines,
     project,
+    read_sentence_files,
     same_spelling,
     sentence_vector_cache,
     separation,
@@ -362,3 +366,39 @@ def test_coinciding_groups_rows_with_the_same_vector():
     vectors = np.stack([a, b, a, c, b + 1e-9, a, c + 1e-3])
     assert coinciding(vectors) == [(1, 3, 6), (2, 5)]  # 1e-3 apart is another point, 1e-9 is the same
     assert coinciding(vectors[:1]) == [] and coinciding(np.stack([a, b])) == []
+
+
+COARSE_DATA = b"3\tI ate an apple today.\n1\tApple released a phone.\n\n5\tShe peeled the apple slowly.\n"
+COARSE_GOLD = b"1\n0\n1\n"
+COARSE_CLASSES = b'{"0": "apple_inc", "1": "apple_fruit"}'
+
+
+def test_coarsewsd_files_as_seed_001_reads_them():
+    """CoarseWSD-20's data file (word position, tab, sentence), gold file (sense numbers) and classes map."""
+    named = parse_coarsewsd(COARSE_DATA, COARSE_GOLD, COARSE_CLASSES)
+    assert named == [
+        LabelledSentence("I ate an apple today.", "apple_fruit"),
+        LabelledSentence("Apple released a phone.", "apple_inc"),
+        LabelledSentence("She peeled the apple slowly.", "apple_fruit"),
+    ]
+    assert [item.sense for item in parse_coarsewsd(COARSE_DATA, COARSE_GOLD)] == ["1", "0", "1"]  # no names: numbers
+    files = {"train.data.txt": COARSE_DATA, "TRAIN.gold.txt": COARSE_GOLD, "classes_map.txt": COARSE_CLASSES}
+    assert read_sentence_files(files) == named
+    assert read_sentence_files({"mine.CSV": b"sentence\nAn apple.\n"}) == [LabelledSentence("An apple.", "")]
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"train.data.txt": b"no tab here\n", "train.gold.txt": b"1\n"}, "Line 1 of the data file"),
+        ({"train.data.txt": COARSE_DATA, "train.gold.txt": b"1\nx\n1\n"}, "Line 2 of the gold file"),
+        ({"train.data.txt": COARSE_DATA, "train.gold.txt": b"1\n"}, "3 sentences and the gold file 1 label"),
+        ({"a.data.txt": COARSE_DATA, "a.gold.txt": COARSE_GOLD, "classes_map.txt": b"[1]"}, "not a JSON object"),
+        ({"train.data.txt": COARSE_DATA}, "Choose one CSV file, or CoarseWSD-20's files"),
+        ({"a.csv": b"sentence\nx\n", "b.csv": b"sentence\ny\n"}, "Choose one CSV file"),
+        ({"train.data.txt": "3\tcaf\u00e9".encode("latin-1"), "train.gold.txt": b"1\n"}, "data file is not UTF-8"),
+    ],
+)
+def test_sentence_files_that_cannot_be_read_say_why(files, message):
+    with pytest.raises(TableInputError, match=re.escape(message)):
+        read_sentence_files(files)

@@ -13,6 +13,7 @@ from bertlens.senses import project, stress_verdict
 from components import cache
 from components.text import literal
 from tests.conftest import tables
+from tests.core.test_senses import COARSE_CLASSES, COARSE_DATA, COARSE_GOLD
 from tests.pages.test_attention_page import typed
 
 PAGE = "pages/senses.py"
@@ -185,6 +186,23 @@ def test_uploaded_csv(open_page, tiny_pretraining_dir):
     assert not at.exception and list(coordinates(at).sense) == ["fruit", "company"]
     at.file_uploader(key="csv_upload").set_value(("s.csv", b"text\nAn apple pie.\n", "text/csv")).run()
     assert "`sentence` column" in messages(at, "error") and not tables(at)
+
+
+def test_coarsewsd_files_as_seed_001_uses_them(open_page, tiny_pretraining_dir):
+    """Seed 001 maps CoarseWSD-20's real "apple" sentences: its data and gold files (and the senses' names) load."""
+    at = open_page(PAGE, tiny_pretraining_dir, source="Upload CSV", word="apple")
+    at.file_uploader(key="csv_upload").set_value(
+        [
+            ("train.data.txt", COARSE_DATA, "text/plain"),
+            ("train.gold.txt", COARSE_GOLD, "text/plain"),
+            ("classes_map.txt", COARSE_CLASSES, "text/plain"),
+        ]
+    ).run()
+    assert not at.exception and list(coordinates(at).sense) == ["apple_fruit", "apple_inc", "apple_fruit"]
+    at.file_uploader(key="csv_upload").set_value([("train.data.txt", COARSE_DATA, "text/plain")]).run()
+    assert "CoarseWSD-20's files for one word" in messages(at, "error") and not tables(at)
+    at.file_uploader(key="csv_upload").set_value([(f"{n}.csv", b"sentence\nAn apple.\n", "text/csv") for n in range(4)])
+    assert "Choose at most 3 files" in messages(at.run(), "error") and not tables(at)
 
 
 def test_sentence_cap_is_explained(open_page, monkeypatch, tiny_pretraining_dir):
