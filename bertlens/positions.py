@@ -37,22 +37,20 @@ def pca_2d(vectors: np.ndarray) -> tuple[np.ndarray, tuple[float, float]]:
 
 @dataclass(frozen=True)
 class PositionEmbeddings:
+    name: str  # what the vectors are, for titles: "position embeddings" (learned) or "sinusoidal encodings"
     count: int  # the first ``count`` positions
     norms: np.ndarray  # (count,) ‖p_i‖
     cosine: np.ndarray  # (count, count)
     projection: np.ndarray  # (count, 2) PCA of p_0 … p_(count-1)
     explained: tuple[float, float]  # share of variance of each PCA axis
-    type_norms: np.ndarray  # (types,) ‖t_j‖
+    type_norms: np.ndarray  # (types,) ‖t_j‖ (none for a fixed encoding: it has no segments)
     type_cosine: np.ndarray  # (types, types)
 
 
-def position_embeddings(bundle: ModelBundle, count: int) -> PositionEmbeddings:
-    """Cosine similarities and a 2D PCA of the first ``count`` position embeddings; the token-type embeddings."""
-    embeddings = bundle.model.bert.embeddings
-    positions = embeddings.position_embeddings.weight.detach().float().cpu().numpy()[:count]
-    types = embeddings.token_type_embeddings.weight.detach().float().cpu().numpy()
+def _geometry(name: str, positions: np.ndarray, types: np.ndarray) -> PositionEmbeddings:
     projection, explained = pca_2d(positions)
     return PositionEmbeddings(
+        name=name,
         count=len(positions),
         norms=np.linalg.norm(positions, axis=1),
         cosine=cosine_matrix(positions),
@@ -61,3 +59,26 @@ def position_embeddings(bundle: ModelBundle, count: int) -> PositionEmbeddings:
         type_norms=np.linalg.norm(types, axis=1),
         type_cosine=cosine_matrix(types),
     )
+
+
+def sinusoidal_encoding(count: int, size: int) -> np.ndarray:
+    """The original Transformer's fixed position encoding (Vaswani et al., 2017), (count, size):
+    PE(pos, 2i) = sin(pos / 10000^(2i/size)), PE(pos, 2i + 1) = cos(pos / 10000^(2i/size))."""
+    angles = np.arange(count)[:, None] / 10000 ** (np.arange(0, size, 2) / size)[None, :]
+    encoding = np.empty((count, size))
+    encoding[:, 0::2] = np.sin(angles)
+    encoding[:, 1::2] = np.cos(angles[:, : size // 2])
+    return encoding
+
+
+def position_embeddings(bundle: ModelBundle, count: int) -> PositionEmbeddings:
+    """Cosine similarities and a 2D PCA of the first ``count`` position embeddings; the token-type embeddings."""
+    embeddings = bundle.model.bert.embeddings
+    positions = embeddings.position_embeddings.weight.detach().float().cpu().numpy()[:count]
+    types = embeddings.token_type_embeddings.weight.detach().float().cpu().numpy()
+    return _geometry("position embeddings", positions, types)
+
+
+def sinusoidal_embeddings(count: int, size: int) -> PositionEmbeddings:
+    """The same views of the fixed sinusoidal encoding, at the model's hidden size, for comparison (seed 001)."""
+    return _geometry("sinusoidal encodings", sinusoidal_encoding(count, size), np.zeros((0, size)))

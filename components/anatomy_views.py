@@ -21,6 +21,7 @@ from bertlens.positions import PositionEmbeddings
 from bertlens.wording import plural
 from components import cache, exports
 from components.palette import CELL_TEXT
+from components.params import bound
 from components.state import bound_int_slider, linked_text
 from components.text import chart_text
 
@@ -256,7 +257,7 @@ def position_cosine_figure(view: PositionEmbeddings) -> go.Figure:
         )
     )
     fig.update_layout(
-        title=f"Cosine similarity of position embeddings 0–{view.count - 1}",
+        title=f"Cosine similarity of {view.name} 0–{view.count - 1}",
         height=560,
         xaxis_title="position",
         yaxis=dict(title="position", autorange="reversed"),
@@ -303,7 +304,7 @@ def position_chain_figure(view: PositionEmbeddings) -> go.Figure:
     )
     first, second = view.explained
     fig.update_layout(
-        title=f"Positions 0–{view.count - 1} in 2D (PCA), joined in order",
+        title=f"{view.name.capitalize()} 0–{view.count - 1} in 2D (PCA), joined in order",
         height=520,
         xaxis_title=f"PC1 ({first:.1%} of the variance)",
         yaxis_title=f"PC2 ({second:.1%})",
@@ -442,6 +443,22 @@ def outputs_section(model_name: str, text: str, text_b: str) -> None:
     )
 
 
+def sinusoid_section(view: PositionEmbeddings) -> None:
+    """The fixed encoding of "Attention is all you need", drawn as the learned one is (seed 001's tip)."""
+    st.markdown(
+        "The original Transformer did not learn its positions: it **added a fixed pattern**, "
+        "PE(pos, 2i) = sin(pos / 10000^(2i/d)) and PE(pos, 2i + 1) = cos(pos / 10000^(2i/d)), at this model's "
+        "hidden size d. Its cosine band is smooth and the same for every model; BERT's learned band is its own."
+    )
+    left, right = st.columns(2)
+    with left:
+        exports.chart(position_cosine_figure(view), f"sinusoid-cosine-{view.count}", key="sinusoid_cosine")
+    with right:
+        exports.chart(
+            position_chain_figure(view), f"sinusoid-pca-{view.count}", key="sinusoid_chain", words=chain_words(view)
+        )
+
+
 def positions_section(model_name: str, max_positions: int) -> None:
     st.markdown(
         "BERT has no built-in sense of order: it **learns one vector per position** (0 … "
@@ -466,6 +483,8 @@ def positions_section(model_name: str, max_positions: int) -> None:
             "Each dot is one position's vector; the line joins them in order. A smooth chain means "
             "nearby positions got similar vectors. PCA keeps only the two directions of largest spread."
         )
+    if st.toggle("Compare with the original Transformer's fixed sinusoidal encoding", **bound("sinusoid")):
+        sinusoid_section(cache.sinusoids(cache.query(model_name), count))
     labels = [str(i) for i in range(view.count)]
     exports.csv_download(
         lambda: pd.DataFrame(view.cosine, columns=labels).assign(position=range(view.count))[["position", *labels]],

@@ -36,7 +36,7 @@ from bertlens.anatomy import (
 )
 from bertlens.attention import head_statistics, mosaic, rollout
 from bertlens.influence import Influence, Mode, Watch, mask_and_see, watch
-from bertlens.positions import PositionEmbeddings, position_embeddings
+from bertlens.positions import PositionEmbeddings, position_embeddings, sinusoidal_embeddings
 from bertlens.pretraining import PretrainingStep, pretraining_step
 from bertlens.senses import Projection, WordVectors, at_layer, embed_word, find_word, project
 from bertlens.steps import HeadSteps, LayerGuesses, head_steps, layer_guesses
@@ -199,6 +199,12 @@ def forward_outputs(q: Query) -> pd.DataFrame:
 @st.cache_data(max_entries=8, show_spinner=False)
 def positions(q: Query, count: int) -> PositionEmbeddings:
     return position_embeddings(cached_bundle(q.model), count)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def sinusoids(q: Query, count: int) -> PositionEmbeddings:
+    """The fixed sinusoidal encoding at the model's hidden size, drawn beside its learned positions."""
+    return sinusoidal_embeddings(count, cached_bundle(q.model).capabilities.hidden_size)
 
 
 # --- Fill-mask and next sentence -----------------------------------------------------------------

@@ -67,6 +67,7 @@ SCHEMA: tuple[Param, ...] = (
     Param("filter", "anatomy", str, "filter of the named parameters", "attention"),
     Param("pos", "anatomy", int, "Embeddings: token position", "1"),
     Param("n_positions", "anatomy", int, "Positions: the first N positions", "64"),
+    Param("sinusoid", "anatomy", bool, "Positions: compare with the Transformer's sinusoidal encoding", "true"),
     # Fill-mask
     Param("fill_tab", "fill_mask", str, "open tab", "Layer by layer"),
     Param("k", "fill_mask", int, "top-k guesses per mask", "5"),

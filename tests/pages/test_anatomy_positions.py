@@ -57,6 +57,37 @@ def test_token_types_beside_them(open_page, tiny_pretraining_dir, tiny_bundle):
     assert "learns one vector per position" in shown(at)
 
 
+def reference_sinusoids(count: int, size: int) -> np.ndarray:
+    """Vaswani et al. (2017), one value at a time: PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(…)."""
+    pe = np.zeros((count, size))
+    for pos in range(count):
+        for i in range(0, size, 2):
+            pe[pos, i] = np.sin(pos / 10000 ** (i / size))
+            if i + 1 < size:
+                pe[pos, i + 1] = np.cos(pos / 10000 ** (i / size))
+    return pe
+
+
+def test_the_sinusoidal_encoding_beside_the_learned_one(open_page, bundled):
+    """Seed 001: BERT learns its positions, the original Transformer's were a fixed sinusoid; on request both are
+    drawn the same way, the sinusoid at the model's hidden size (384 for the bundled encoder)."""
+    plain = open_page(PAGE, anatomy_tab="Positions", n_positions="24")
+    assert not [c for c in plain.get("plotly_chart") if "sinusoid" in c.proto.id]
+    at = open_page(PAGE, anatomy_tab="Positions", n_positions="24", sinusoid="true")
+    assert not at.exception and at.toggle(key="sinusoid").value is True
+    encoding = reference_sinusoids(24, bundled.capabilities.hidden_size)
+    drawn = chart(at, "sinusoid_cosine")
+    np.testing.assert_allclose(typed(drawn["data"][0]["z"]), cosine_similarity(encoding), atol=1e-6)
+    assert drawn["layout"]["title"]["text"] == "Cosine similarity of sinusoidal encodings 0–23"
+    chain = chart(at, "sinusoid_chain")["data"][1]
+    xy = np.column_stack([typed(chain["x"]), typed(chain["y"])])
+    expected = PCA(n_components=2).fit_transform(encoding)
+    np.testing.assert_allclose(xy, expected * np.sign((xy * expected).sum(axis=0)), atol=1e-4)
+    np.testing.assert_allclose(
+        typed(chart(at, "position_cosine")["data"][0]["z"]), reference(bundled, 24)[0], atol=1e-6
+    )
+
+
 def test_out_of_range_count_warns(open_page):
     at = open_page(PAGE, anatomy_tab="Positions", n_positions="9999")
     assert not at.exception
