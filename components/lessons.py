@@ -35,7 +35,7 @@ from components.params import (
 from components.state import SHARED_TEXTS, forget_shared_text, int_in_range, set_shared_text
 from components.text import literal
 
-CLASS_SETTINGS = ("model", "present")  # the class's, not a step's view: every step keeps them in its link
+CLASS_SETTINGS = ("model", "custom_model", "present")  # the class's, not a step's view: every step keeps them
 PENDING = "_lesson_pending"  # (page, {"lesson", "step"}) of the step being opened
 OPENED = "_lesson_opened"  # (lesson, step index) last opened with its view in this session
 FOLLOWED = "_lesson_followed"  # {"lesson", "step"} of the step shown last: shared, so a page switch keeps them

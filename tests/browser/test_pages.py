@@ -368,3 +368,28 @@ def test_a_page_that_ends_early_keeps_its_view_in_the_link(open_url):
     wait_for_run(page)
     expect(main(page)).to_contain_text("[MASK]")
     expect(page).to_have_url(re.compile(r"fill_tab=Layer\+by\+layer"))
+
+
+def test_a_custom_model_travels_in_the_link(open_url, tmp_path):
+    """The teacher loads a folder as a custom model: the address carries it (it carried only the menu's label), and
+    the same link in a fresh tab opens the same model."""
+    from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
+
+    folder = str(save_random_bert(tmp_path / "custom", random_bert_config(**{**TINY_CONFIG, "num_hidden_layers": 3})))
+    page = open_url("tokenizer")
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.locator(".st-key-model [role=combobox]").click()
+    page.get_by_role("option", name="Custom Hub id or folder…").click()
+    wait_for_run(page)
+    box = sidebar.get_by_label("Hub id or local folder")
+    box.fill(folder)
+    box.press("Enter")
+    expect(page).to_have_url(re.compile(r"custom_model=%2F"))
+    wait_for_run(page)
+    expect(sidebar).to_contain_text("3 encoder layers")
+    link = page.url
+    page.goto("about:blank")
+    page.goto(link)  # a fresh session, as a student's
+    wait_for_run(page)
+    expect(sidebar).to_contain_text(folder)
+    expect(sidebar).to_contain_text("3 encoder layers")
