@@ -35,6 +35,7 @@ SEPARATOR = "|"
 MAX_WORD_CHARS = 50
 LAST_K_CHOICES = (2, 3, 4)  # "mean of the last k hidden states" options (seed 001 uses the last four)
 PROJECTIONS = ("PCA 2D", "PCA 3D", "MDS 2D")  # MDS runs on cosine distances
+NO_SPREAD = 1e-6  # a PCA axis explaining less of the variance than this is rounding noise
 
 Progress = Callable[[int, int], None]  # (sentences done, sentences in all)
 
@@ -426,7 +427,11 @@ def project(vectors: np.ndarray, method: str = PROJECTIONS[0]) -> Projection:
     pca = PCA(n_components=3 if method == "PCA 3D" else 2, svd_solver="full")
     with np.errstate(invalid="ignore", divide="ignore"):  # identical points: no variance to explain
         coords = pca.fit_transform(vectors)
-    return Projection(coords, tuple(float(r) for r in np.nan_to_num(pca.explained_variance_ratio_)), same_spots=same)
+    explained = np.nan_to_num(pca.explained_variance_ratio_)
+    # An axis with no spread (two points span one direction) holds only rounding noise, which a chart would stretch
+    # over its whole height: it is drawn flat.
+    coords[:, explained < NO_SPREAD] = 0.0
+    return Projection(coords, tuple(float(r) for r in explained), same_spots=same)
 
 
 def separation(vectors: np.ndarray, labels: Sequence[str]) -> float | None:

@@ -402,3 +402,16 @@ def test_coarsewsd_files_as_seed_001_reads_them():
 def test_sentence_files_that_cannot_be_read_say_why(files, message):
     with pytest.raises(TableInputError, match=re.escape(message)):
         read_sentence_files(files)
+
+
+@pytest.mark.parametrize(("method", "points"), [("PCA 2D", 2), ("PCA 3D", 3)])
+def test_an_axis_without_spread_is_drawn_flat(method, points):
+    """Two sentences span one direction (three span two): the last axis held only rounding noise (~1e-7), which the
+    chart stretched over its height as if the points were far apart. It is 0; the others keep every distance."""
+    vectors = np.random.default_rng(3).normal(size=(points, 384)).astype(np.float32)
+    projection = project(vectors, method)
+    assert np.all(projection.coords[:, -1] == 0.0) and projection.explained[-1] < 1e-6
+    assert sum(projection.explained) == pytest.approx(1.0)
+    drawn = np.linalg.norm(projection.coords[:, None] - projection.coords[None], axis=-1)
+    exact = np.linalg.norm(vectors.astype(np.float64)[:, None] - vectors[None], axis=-1)
+    np.testing.assert_allclose(drawn, exact, rtol=1e-5)
