@@ -271,6 +271,16 @@ class PaddedBatch:
         return max((len(row) for row in self.input_ids), default=0)
 
     @property
+    def lengths(self) -> tuple[int, ...]:
+        """Each row's real tokens (its [PAD] left out): a short sentence padded to a long row is still short."""
+        return tuple(sum(row) for row in self.attention_mask)
+
+    @property
+    def cut(self) -> list[int]:
+        """The sentences truncation cut (their rows hold fewer tokens than the sentence has)."""
+        return [i for i, (kept, full) in enumerate(zip(self.lengths, self.full_lengths)) if kept < full]
+
+    @property
     def rectangular(self) -> bool:
         return len({len(row) for row in self.input_ids}) <= 1
 

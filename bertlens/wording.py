@@ -32,3 +32,8 @@ def listed(items: Iterable[str], separator: str = ", ", limit: int = MAX_LISTED)
     unique = list(dict.fromkeys(items))
     shown = separator.join(unique[:limit])
     return shown + (f" … and {len(unique) - limit:,} more" if len(unique) > limit else "")
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the last one an ellipsis when cut: "a very long wo…"."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -565,7 +565,7 @@ def evaluation_view(result: nsp.Evaluation, model_name: str) -> None:
         chart(confusion_figure(result.confusion), "nsp-confusion-matrix")
     with right:
         best = result.table.iloc[result.most_confident]
-        st.success(
+        (st.success if best["correct"] else st.warning)(  # sure and wrong is not a success
             f"**Most confident pair** (row {best['row']}, {best['confidence']:.2%} sure, "
             f"{'correct' if best['correct'] else 'wrong'}):\n\n"
             f"A: {literal(best['sentence_a'])}\n\nB: {literal(best['sentence_b'])}"

@@ -43,7 +43,7 @@ from bertlens.senses import (
     word_problem,
 )
 from bertlens.table_input import TableInputError
-from bertlens.wording import MAX_LISTED, agree, listed, plural
+from bertlens.wording import MAX_LISTED, agree, listed, plural, shortened
 from components import cache, exports
 from components.cache import Query
 from components.model import cached_bundle
@@ -276,7 +276,7 @@ def found_enough(words: WordVectors, listed: int) -> bool:
     """Say which sentences lack the word (listed, not dropped silently); True when there is something to plot."""
     missing = [i for i in words.missing if i < listed]
     if missing:
-        lines = "\n".join(f"- {literal(_short(words.sentences[i], 200))}" for i in missing[:MAX_LISTED])
+        lines = "\n".join(f"- {literal(shortened(words.sentences[i], 200))}" for i in missing[:MAX_LISTED])
         more = f"\n\n…and {len(missing) - MAX_LISTED} more." if len(missing) > MAX_LISTED else ""
         where = "any of the sentences" if len(missing) == listed else f"{len(missing)} of {plural(listed, 'sentence')}"
         st.warning(f"“{literal(words.word)}” was not found (as a whole word) in {where}:\n\n{lines}{more}")
@@ -297,8 +297,8 @@ def found_enough(words: WordVectors, listed: int) -> bool:
 # ---------------------------------------------------------------- figures and tables
 
 
-def _short(text: str, limit: int = LABEL_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _short(text: str) -> str:
+    return shortened(text, LABEL_CHARS)
 
 
 def excerpt(sentence: str, start: int, end: int, marks: tuple[str, str] = ("", "")) -> str:

@@ -16,7 +16,7 @@ from bertlens.tokenization import (
     WordLookup,
     batch_lines,
 )
-from bertlens.wording import agree, listed, numbered, plural
+from bertlens.wording import agree, listed, numbered, plural, shortened
 from components import cache, exports
 from components.layout import truncation_notice
 from components.model import cached_bundle, settings
@@ -26,6 +26,7 @@ from components.state import bound_int_slider, lines_within_chars_budget, linked
 from components.text import chart_text, literal
 
 TABS = ("Tokens", "Vocabulary", "Padding lab")
+UNKNOWN_CHARS = 40  # an unknown word quoted in a message: a 20,000-character one filled screens
 PAD_GREY = "#e6e6e6"
 TEXT_IN_CELLS = 32  # write each cell's value when the batch is at most this wide
 INT_COLUMN = st.column_config.NumberColumn(format="%d")
@@ -87,7 +88,11 @@ def padding_bars(comparison: pd.DataFrame) -> go.Figure:
         cliponaxis=False,
     )
     fig = go.Figure(bars)
-    fig.update_layout(title="Share of padding per strategy", yaxis_title="% of positions that are [PAD]", height=320)
+    fig.update_layout(
+        title="Share of padding per strategy",
+        yaxis={"title": "% of positions that are [PAD]", "rangemode": "nonnegative"},  # no padding: 0 to 1, not ±1
+        height=320,
+    )
     return fig
 
 
@@ -114,13 +119,20 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
     if counts.split_words:
         cuts = listed((f"{literal(w)} → {literal(p)}" for w, p in zip(view.split["word"], view.split["pieces"])), "; ")
         st.markdown(f"**WordPiece cut {plural(counts.split_words, 'word')} into pieces:** {cuts}")
-    else:
-        st.markdown("WordPiece cut no word into pieces: every word is a single vocabulary entry.")
+    else:  # a word that became [UNK] is not a vocabulary entry either
+        st.markdown(
+            "WordPiece cut no word into pieces"
+            + (
+                ": every word it could spell is one vocabulary entry."
+                if counts.unknown
+                else ": every word is a single vocabulary entry."
+            )
+        )
     if counts.unknown:
         unknown = view.table[view.table["token"] == cached_bundle(model_name).tokenizer.unk_token]["word"]
         st.warning(
             f"{plural(counts.unknown, 'token')} became [UNK]: the vocabulary cannot spell "
-            f"{listed(literal(w) for w in unknown)} (emoji and rare scripts often end up here)."
+            f"{listed(literal(shortened(w, UNKNOWN_CHARS)) for w in unknown)} (emoji and rare scripts often end up here)."
         )
     st.caption("The *split word* column marks the pieces of a word WordPiece cut up.")
     # A plain table (no pandas Styler): styling the rows took half of a cached visit's server time.
@@ -221,13 +233,17 @@ def padding_section(model_name: str) -> None:
         return
     batches, comparison = cache.padding_lab(query, tuple(lines), max_length, truncation)
     batch = batches[strategy]
-    too_long = [i for i, row in enumerate(batch.input_ids) if len(row) > max_positions]
+    too_long = [i for i, n in enumerate(batch.lengths) if n > max_positions]  # its own tokens, not its padding
     if too_long:
         st.warning(
             f"{numbered('Sentence', too_long)} "
             f"{agree(len(too_long), 'is', 'are')} longer than the model's {max_positions} "
             "positions: turn on truncation, or the model cannot read them."
         )
+    if cut := batch.cut:
+        kept = f"{agree(len(cut), 'it keeps', 'each keeps')} {max_length} tokens, [CLS] and [SEP] included"
+        left = "only [CLS] and [SEP] are left, no word" if max_length <= 2 else kept
+        st.warning(f"{numbered('Sentence', cut)} {agree(len(cut), 'was', 'were')} cut to N = {max_length}: {left}.")
     if not batch.rectangular:
         st.warning(
             "These rows have different lengths, so they cannot be stacked into one tensor "

@@ -131,6 +131,9 @@ def test_evaluation_of_the_seed_pairs(open_page, decisive_nsp_dir):
     best = max(range(10), key=lambda i: max(p[i], 1 - p[i]))
     assert results["most_confident"].tolist() == [i == best for i in range(10)]
     assert f"Most confident pair** (row {best + 1}" in shown(at)
+    right = y_pred[best] == y_true[best]  # a sure but wrong pair is a warning, not a success
+    box = next(e for e in [*at.success, *at.warning] if "Most confident pair" in e.value)
+    assert box in (at.success if right else at.warning) and ("correct" if right else "wrong") in box.value
     (matrix,) = at.get("plotly_chart")  # the confusion matrix (the ranking's tab is closed)
     drawn = json.loads(matrix.proto.spec)["data"][0]
     assert drawn["y"] == ["IsNext", "NotNext"] and drawn["x"] == ["IsNext", "NotNext"]
@@ -169,6 +172,8 @@ def test_messages_number_the_rows_as_the_students_table_does(open_page, tiny_pre
     assert not at.exception and scored["row"].tolist() == list(range(3, 11))
     best = scored.loc[scored["most_confident"], "row"].item()
     assert f"Most confident pair** (row {best}," in shown(at)
+    assert not scored.loc[scored["most_confident"], "correct"].item()  # the tiny model: sure of a wrong verdict…
+    assert any("Most confident pair" in w.value for w in at.warning)  # …shown as a warning, not a success
 
 
 def test_the_pairs_label_comes_first(open_page, tiny_pretraining_dir):

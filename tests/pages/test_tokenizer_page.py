@@ -1,5 +1,7 @@
 """The tokenizer page opened as a shared link (URL parameters), on the bundled encoder."""
 
+import json
+
 import pytest
 from transformers import AutoTokenizer
 
@@ -241,3 +243,30 @@ def test_repeated_unknown_and_cut_words_are_listed_once(open_page):
     assert unknown.count("😀") == 1
     cuts = " ".join(m.value for m in at.markdown if "into pieces" in m.value)
     assert cuts.count("unaffable") == 1
+
+
+def test_a_very_long_unknown_word_is_quoted_short(open_page):
+    """A 20,000-character word that became [UNK] was quoted whole in the warning (screens of x), beside a line saying
+    every word is a vocabulary entry."""
+    at = open_page(PAGE, text="x" * 25_000)
+    unknown = next(w.value for w in at.warning if "[UNK]" in w.value)
+    assert "x" * 39 + "…" in unknown and len(unknown) < 300
+    assert "every word it could spell is one vocabulary entry" in shown(at)
+    assert "every word is a single vocabulary entry" not in shown(at)
+
+
+def test_the_padding_lab_names_the_sentence_that_is_too_long(open_page):
+    """Padded to a 602-token row, "short" was named as too long beside the sentence that is."""
+    lines = "word " * 600 + "\nshort"
+    at = open_page(PAGE, tokenizer_tab="Padding lab", lines=lines, pad="longest", trunc="false")
+    assert not at.exception
+    assert "Sentence 0 is longer than the model's 512 positions" in shown(at) and "Sentences 0, 1" not in shown(at)
+
+
+def test_the_padding_lab_says_which_sentences_truncation_cut(open_page):
+    at = open_page(PAGE, tokenizer_tab="Padding lab", lines="a b c d e f\nshort", pad="max_length", pad_len="2")
+    assert "Sentences 0, 1 were cut to N = 2: only [CLS] and [SEP] are left, no word." in shown(at)
+    at = open_page(PAGE, tokenizer_tab="Padding lab", lines="a b c d e f\nshort", pad="max_length", pad_len="5")
+    assert "Sentence 0 was cut to N = 5: it keeps 5 tokens, [CLS] and [SEP] included." in shown(at)
+    bars = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Share of padding" in c.proto.spec)
+    assert bars["layout"]["yaxis"]["rangemode"] == "nonnegative"  # no padding: from 0, not from −1 %
