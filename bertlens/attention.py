@@ -252,7 +252,7 @@ class Preset:
 PRESETS: tuple[Preset, ...] = (
     Preset("Cat on the mat", "The cat sat on the mat", focus="sat", targets=("cat", "mat")),
     Preset(
-        "Store pair (seed 002)",
+        "Store pair",
         "I went to the store.",
         "At the store, I bought fresh strawberries.",
         focus="store",
@@ -281,7 +281,7 @@ PRESETS: tuple[Preset, ...] = (
         questions="Which words does [MASK] attend to, and does France stand out?",
     ),
     Preset(
-        "Calculators (seed 000)",
+        "Calculators",
         "modern electronic calculators contain a keyboard with buttons for digit and arithmetical operations.",
         focus="digit",
         targets=("arithmetic", "keyboard", "electronic"),

@@ -51,6 +51,7 @@ from components.attention_figures import (
 )
 from components.cache import Query
 from components.exports import chart, csv_download, labelled_matrix, table
+from components.layout import reading_size
 from components.model import active_model_name, cached_bundle
 from components.params import ALL_TOKENS, EVERY_TOKEN, bound, warn_bad_values
 from components.state import bound_int_slider, lazy_tabs, set_shared_text, warn_bad_param
@@ -186,7 +187,7 @@ def _token_picker(
 
 
 def preset_buttons() -> None:
-    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+    with reading_size("examples"), st.container(horizontal=True, gap="small", vertical_alignment="center"):
         st.caption("Examples:", width="content")
         for i, preset in enumerate(PRESETS):
             st.button(preset.name, key=f"preset_{i}", on_click=_apply_preset, args=(preset,), type="tertiary")
@@ -214,7 +215,7 @@ def controls(bundle: ModelBundle) -> Choice:
         st.caption(encoder_layer_label(layer).capitalize() + ".")
     with head_column:
         head = bound_int_slider("Head", "head", 0, caps.num_heads - 1, disabled=mean or view == "rollout")
-    st.caption(CAVEAT)
+    reading_size("caveat").caption(CAVEAT)
     return Choice(layer=layer, head=head, mean=mean, view=view)
 
 

@@ -75,7 +75,9 @@ ACCESSIBLE_CSS = """
 # cut through the middle.
 
 # Presentation mode (URL ``present=true``): larger text and less space above the title, for the back
-# row of a classroom. Our own constant CSS, never user text.
+# row of a classroom; the page's intro, model line, offline banner and example buttons keep their reading size, so
+# that the view starts on a 720-pixel projector's first screen. Our own constant CSS, never user text.
+READING = "reading-"  # the key prefix of containers whose text presentation mode leaves at reading size
 PRESENTATION_CSS = (
     "<style>"
     + ACCESSIBLE_CSS
@@ -90,7 +92,9 @@ PRESENTATION_CSS = (
 [data-testid="stMain"] [role="tab"] [data-testid="stMarkdownContainer"] p {
   font-size: 1.1rem !important; }  /* so Attention's eight tabs fit beside the sidebar at 1280 px */
 [data-testid="stMainBlockContainer"] { padding-top: 2rem !important; }
-</style>"""
+[data-testid="stMain"] [class*="st-key-READING"] :is([data-testid="stMarkdownContainer"] p,
+  [data-testid="stCaptionContainer"]) { font-size: 1rem !important; }  /* so the view starts on the first screen */
+</style>""".replace("READING", READING)
 )
 
 
@@ -98,6 +102,12 @@ PRESENTATION_CSS = (
 COMPACT_CSS = (
     "<style>" + ACCESSIBLE_CSS + '[data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }</style>'
 )
+
+
+def reading_size(name: str):
+    """A container whose text presentation mode keeps at reading size (a page's intro, its example buttons, a
+    caveat): the view below is what a projector is for, and should start on its first screen."""
+    return st.container(key=READING + name)
 
 
 def presentation_switch() -> None:
@@ -121,11 +131,12 @@ def page_header(title: str, intro: str, page: str) -> ModelBundle:
     st.set_page_config(page_title=title if title == APP_TITLE else f"{title} · {APP_TITLE}")  # 2.4.2: unique
     st.html(PRESENTATION_CSS if presenting() else COMPACT_CSS)
     st.title(title, anchor=False)
-    header = st.empty()
-    header.caption(intro)  # shown while the model loads
-    bundle = active_bundle()
-    header.caption(f"{intro}  \nModel: {code_span(bundle.name)} — {bundle.capabilities.summary()}")
-    fallback_banner(bundle)
+    with reading_size("intro"):
+        header = st.empty()
+        header.caption(intro)  # shown while the model loads
+        bundle = active_bundle()
+        header.caption(f"{intro}  \nModel: {code_span(bundle.name)} — {bundle.capabilities.summary()}")
+        fallback_banner(bundle)
     if lesson_panel(bundle, page):  # the link's lesson step, if any, above the live page
         stop_page()  # its question first: the page would show the answer
     return bundle

@@ -18,7 +18,7 @@ bundle = page_header(
     page="attention",
 )
 views.preset_buttons()
-text, text_b = sentence_pair("Sentence B (optional: makes a pair, as in BERT's pre-training)")
+text, text_b = sentence_pair("Sentence B (optional: makes a pair)")
 
 if require_text(text):
     model_name = bundle.name  # the model actually loaded keys every cached result

@@ -222,7 +222,7 @@ def test_512_tokens_run_and_stay_under_5_mb(open_page, bundled):
     for tab in ("Heatmap", "All heads"):  # the two largest, as the page really sends them
         at = open_page(PAGE, text=text, tab=tab)
         assert not at.exception
-        assert "only the first 512 tokens" in warnings(at).lower()
+        assert "512 tokens are analysed: [cls], the text's first 510 tokens and [sep]" in warnings(at).lower()
         sent = sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
         assert 0 < sent < FIVE_MB
 
