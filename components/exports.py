@@ -36,13 +36,14 @@ def neutralised(cell: object) -> object:
 
 
 def safe_csv(df: pd.DataFrame) -> bytes:
-    """``df`` as UTF-8 CSV bytes, formula cells (and headers) neutralised."""
+    """``df`` as UTF-8 CSV bytes, formula cells (and headers) neutralised. With a byte-order mark: without it, Excel
+    reads the file in the computer's legacy code page ("—" and emoji garbled); pandas and our own uploads skip it."""
     safe = df.rename(columns=lambda name: neutralised(str(name)))
     text_columns = [c for c in safe.columns if safe[c].dtype == object or pd.api.types.is_string_dtype(safe[c])]
     safe[text_columns] = safe[text_columns].map(neutralised)
     # CRLF line ends (RFC 4180) also make the writer quote any cell holding a CR or LF: with "\n"
     # alone, a bare CR in a cell would end the row for a reader.
-    return safe.to_csv(index=False, lineterminator="\r\n").encode("utf-8")
+    return safe.to_csv(index=False, lineterminator="\r\n").encode("utf-8-sig")
 
 
 def _slug(name: str) -> str:

@@ -130,7 +130,7 @@ def test_a_table_builds_its_safe_csv_only_when_clicked(monkeypatch):
 
 def test_plain_cells_and_numbers_are_kept():
     df = pd.DataFrame({"text": ["-0.5", "1e5", "plain", "a=b", ""], "n": [-1, 2, 3, 4, 5]})
-    assert exports.safe_csv(df).decode() == "text,n\r\n-0.5,-1\r\n1e5,2\r\nplain,3\r\na=b,4\r\n,5\r\n"
+    assert exports.safe_csv(df).decode() == "\ufefftext,n\r\n-0.5,-1\r\n1e5,2\r\nplain,3\r\na=b,4\r\n,5\r\n"
 
 
 def test_line_breaks_inside_cells_stay_inside_their_cell():
@@ -139,7 +139,7 @@ def test_line_breaks_inside_cells_stay_inside_their_cell():
 
 
 def test_formula_headers_are_neutralised_too():
-    assert exports.safe_csv(pd.DataFrame({"=cmd()": [1]})).decode().startswith("'=cmd()")
+    assert exports.safe_csv(pd.DataFrame({"=cmd()": [1]})).decode("utf-8-sig").startswith("'=cmd()")
 
 
 def test_carriage_return_cannot_start_markdown_blocks():

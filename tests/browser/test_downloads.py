@@ -18,7 +18,9 @@ def test_token_table_csv_is_the_tables_data_and_formula_safe(open_url, tiny_pret
     download = download_info.value
     assert download.suggested_filename == "tokens.csv"
     with open(download.path(), "rb") as handle:
-        csv = pd.read_csv(io.BytesIO(handle.read()), keep_default_na=False)
+        data = handle.read()
+    assert data.startswith(b"\xef\xbb\xbf")  # UTF-8's byte-order mark: Excel reads "café" as café, not cafÃ©
+    csv = pd.read_csv(io.BytesIO(data), keep_default_na=False)
 
     encoded = AutoTokenizer.from_pretrained(tiny_pretraining_dir)(FORMULA_TEXT)
     tokens = AutoTokenizer.from_pretrained(tiny_pretraining_dir).convert_ids_to_tokens(encoded["input_ids"])
