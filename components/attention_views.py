@@ -327,14 +327,17 @@ def statistics_section(page: PageInput, choice: Choice) -> None:
     label = _bound_choice(st.selectbox, "Statistic", labels, "stat", index=labels.index(STATISTIC_BY_KEY["next"].label))
     statistic = next(s.key for s in STATISTICS if s.label == label)
     st.caption(STATISTIC_BY_KEY[statistic].explanation)
-    fig = statistics_figure(stats[statistic], statistic, (choice.layer, choice.head))
-    chart(
-        fig,
-        f"head-statistics-{statistic}",
-        key="stats_pick",
-        on_select=partial(_pick_head, "stats_pick"),
-        selection_mode="points",
-    )
+    if np.isnan(stats[statistic]).all():  # an empty grid with the chosen head marked in it said nothing
+        st.info(f"No head has a value for this statistic: it {missing_pattern_reason(statistic, page.text_b)}.")
+    else:
+        fig = statistics_figure(stats[statistic], statistic, (choice.layer, choice.head))
+        chart(
+            fig,
+            f"head-statistics-{statistic}",
+            key="stats_pick",
+            on_select=partial(_pick_head, "stats_pick"),
+            selection_mode="points",
+        )
     st.markdown("**Find the head** — the strongest head for each pattern of the notebooks, here:")
     for pattern in PATTERNS:
         found = find_head(stats, pattern.statistic)
@@ -362,7 +365,7 @@ def missing_pattern_reason(statistic: str, text_b: str) -> str:
         return "needs a word that occurs in both sentences" if text_b else "needs a sentence B (a pair)"
     if statistic == "same_token":
         return "needs a token that occurs twice in the text"
-    return "no token of this input qualifies"
+    return "needs more tokens of text"
 
 
 def token_focus_section(page: PageInput, choice: Choice, heads: int) -> None:

@@ -118,6 +118,14 @@ def test_find_the_head_selects_the_strongest_head(open_page, bundled):
     assert heatmap["layout"]["title"]["text"] == f"Encoder layer {layer}, head {head}"
 
 
+def test_a_statistic_no_head_has_says_why_instead_of_an_empty_chart(open_page):
+    at = open_page(PAGE, tab="Head statistics", text="a", b="b", stat="To same token in other sentence")
+    assert not at.exception and not specs(at)
+    assert "No head has a value for this statistic: it needs a word that occurs in both sentences." in [
+        i.value for i in at.info
+    ]
+
+
 def test_statistics_tab_has_a_table_with_csv(open_page):
     at = open_page(PAGE, tab="Head statistics", text="The cat sat on the mat", stat="To [SEP]")
     assert not at.exception
