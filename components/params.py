@@ -431,6 +431,9 @@ def read_link(page: str) -> None:
             )
         elif param.name not in st.query_params:
             adopt(param, values)
+    for param in (p for p in SCHEMA if p.scope in (SHARED, page)):  # text=a&text=b: Streamlit quietly reads the last
+        if not param.multi and (count := len(st.query_params.get_all(param.name))) > 1:
+            st.info(f"The link gives `{param.name}` {count} times; the last value is used.")
 
 
 def adopt(param: Param, values: list[str]) -> None:

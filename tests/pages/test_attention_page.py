@@ -118,6 +118,15 @@ def test_find_the_head_selects_the_strongest_head(open_page, bundled):
     assert heatmap["layout"]["title"]["text"] == f"Encoder layer {layer}, head {head}"
 
 
+def test_a_parameter_given_twice_is_named(open_page):
+    at = open_page(PAGE, text=["The first one.", "The cat sat."], attn_layer=["2", "1"], heads=["0", "1"])
+    assert not at.exception and at.text_input(key="text").value == "The cat sat."
+    notes = [i.value for i in at.info]
+    assert "The link gives `text` 2 times; the last value is used." in notes
+    assert "The link gives `attn_layer` 2 times; the last value is used." in notes
+    assert not any("`heads`" in note for note in notes)  # a list of values: repeated on purpose
+
+
 def test_a_statistic_no_head_has_says_why_instead_of_an_empty_chart(open_page):
     at = open_page(PAGE, tab="Head statistics", text="a", b="b", stat="To same token in other sentence")
     assert not at.exception and not specs(at)

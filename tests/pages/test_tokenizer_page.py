@@ -253,6 +253,7 @@ def test_a_very_long_unknown_word_is_quoted_short(open_page):
     assert "x" * 39 + "…" in unknown and len(unknown) < 300
     assert "every word it could spell is one vocabulary entry" in shown(at)
     assert "every word is a single vocabulary entry" not in shown(at)
+    assert "[UNK] is a special token too, so what became [UNK] is gone" in shown(at)  # the round trip's last line
 
 
 def test_the_padding_lab_names_the_sentence_that_is_too_long(open_page):
