@@ -93,6 +93,10 @@ def labelled_pairs() -> pd.DataFrame:
             pairs, source = nsp.parse_pairs(upload.getvalue()), f"pairs-{upload.file_id}"  # a new file: a new table
         except TableInputError as error:
             st.error(f"{error} The table keeps the ten default pairs.")  # our own message: no text from the file
+        budgets = settings().budgets
+        if over := budgets.first_only("eval_rows", len(pairs), "pairs", "loaded"):  # a table the browser can hold
+            st.warning(over)
+            pairs = pairs.head(budgets.eval_rows)
     st.caption(
         "Edit, add or delete rows (is_next ticked = B really follows A). "
         + ("Default: the ten pairs of the notebook's exercise." if source == "pairs" else "Loaded from your file.")

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_score, recall_score
@@ -156,6 +157,11 @@ def test_the_students_own_pairs_from_a_file(open_page, decisive_nsp_dir):
     assert results["p_is_next"].tolist() == pytest.approx(p, abs=1e-5)
     y_pred = [x >= 0.5 for x in p]
     assert metrics(at)["Accuracy"] == f"{accuracy_score(own['is_next'].tolist(), y_pred):.4f}"
+
+    many = pd.concat([DEFAULT_PAIRS] * 15, ignore_index=True)  # 150 pairs, over the local budget of 100
+    at.file_uploader(key="pairs_csv").set_value(("many.csv", many.to_csv(index=False).encode(), "text/csv")).run()
+    assert "150 pairs given; only the first 100 are loaded" in " ".join(w.value for w in at.warning)
+    assert len(tables(at)[-1]) == 100  # the pairs scored: the table holds the first 100
 
     at.file_uploader(key="pairs_csv").set_value(("bad.csv", b"a,b\n1,2\n", "text/csv")).run()
     assert not at.exception and "`sentence_a`, `sentence_b`, `is_next`" in " ".join(e.value for e in at.error)
