@@ -243,8 +243,10 @@ def true_word_choice(masks: int) -> tuple[dict[int, str], int]:
             placeholder="e.g. paris",
         )
     mask_number = 1
+    if masks:  # a link's mask beyond the sentence's, one mask included (it was dropped without a word)
+        expected = f"a mask number from 1 to {masks}" if masks > 1 else "1: the sentence has one mask"
+        warn_bad_param("at_mask", int_in_range(1, masks), expected)
     if masks > 1:
-        warn_bad_param("at_mask", int_in_range(1, masks), f"a mask number from 1 to {masks}")
         keep_in_range("at_mask", 1, masks)
         with mask_column:
             mask_number = st.selectbox("At mask", range(1, masks + 1), **bound("at_mask"))

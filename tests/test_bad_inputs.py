@@ -225,6 +225,7 @@ MALFORMED_LINKS = [
     ("pages/fill_mask.py", {"text": "A [MASK] here.", "k": "0"}, "k"),
     ("pages/fill_mask.py", {"text": "A [MASK] here.", "k": "100000"}, "k"),
     ("pages/fill_mask.py", {"text": "[MASK] and [MASK]", "at_mask": "7"}, "at_mask"),
+    ("pages/fill_mask.py", {"text": "A [MASK] here.", "at_mask": "9"}, "at_mask"),  # one mask: 1 only
     ("pages/anatomy.py", {"anatomy_tab": "Embeddings", "pos": "999"}, "pos"),
     ("pages/anatomy.py", {"anatomy_tab": "Embeddings", "pos": "x"}, "pos"),
     ("pages/anatomy.py", {"anatomy_tab": "x"}, "anatomy_tab"),
