@@ -125,6 +125,7 @@ def architecture_figure(arch: Architecture) -> go.Figure:
         x=0.75,
         y=frame_top - 0.2,
         xanchor="left",
+        align="left",  # in a PNG (another font, often wider) the text grows rightwards, not across the frame
         showarrow=False,
         text=f"<b>Encoder layer L</b>, × {arch.layers} ({layer_range}): hidden state L in, L + 1 out",
         font=dict(size=11, color=INK),
