@@ -53,16 +53,6 @@ class Settings:
     allow_custom_models: bool
     budgets: Budgets
 
-    @property
-    def token_cap(self) -> int | None:
-        """Max tokens per input (None: the model's own limit)."""
-        return self.budgets.tokens
-
-    @property
-    def sentence_cap(self) -> int:
-        """Max sentences on the word-senses page."""
-        return self.budgets.sentences
-
 
 def _set(env: Mapping[str, str], name: str) -> str | None:
     """The variable's value, stripped; None when unset or blank."""

@@ -86,7 +86,7 @@ class Query:
 
 def query(model_name: str, text: str = "", text_b: str = "") -> Query:
     """This run's query: the cap read from the settings now, the model's current generation."""
-    return Query(model_name, text, text_b or "", settings().token_cap, _generations.get(model_name, 0))
+    return Query(model_name, text, text_b or "", settings().budgets.tokens, _generations.get(model_name, 0))
 
 
 def forget_model(name: str) -> None:

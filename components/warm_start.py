@@ -73,7 +73,7 @@ def preset_requests(model_name: str) -> list[Callable[[], object]]:
             lambda: prediction_views.evaluation(model_name, pairs),
         ]
     preset = SENSE_PRESETS[DEFAULT_PRESET]
-    sentences = tuple(item.sentence for item in preset.sentences)[: settings().sentence_cap]
+    sentences = tuple(item.sentence for item in preset.sentences)[: settings().budgets.sentences]
     requests.append(
         lambda: cache.word_vectors(query(model_name), preset.word, sentences, preset.references[:MAX_REFERENCES])
     )

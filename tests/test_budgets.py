@@ -83,8 +83,8 @@ def test_each_budget_is_set_by_its_variable_in_both_modes(hosted_mode):
 
 
 def test_token_cap_applies_in_local_mode_too():
-    assert load_settings({}).token_cap is None  # the model's own limit
-    assert load_settings({"BERTLENS_MAX_TOKENS": "64"}).token_cap == 64
+    assert load_settings({}).budgets.tokens is None  # the model's own limit
+    assert load_settings({"BERTLENS_MAX_TOKENS": "64"}).budgets.tokens == 64
 
 
 def test_occurrence_selection_keeps_the_first_sentences_within_both_budgets():

@@ -21,7 +21,7 @@ from tests.conftest import APPTEST_TIMEOUT, ROOT, tables
 def test_not_hosted_by_default():
     config = load_settings({})
     assert not config.hosted and config.allow_custom_models
-    assert config.token_cap is None
+    assert config.budgets.tokens is None
     assert config.model_options == MODEL_CHOICES
 
 
@@ -51,7 +51,7 @@ def test_unknown_hosted_spellings_fail_closed(word):
 def test_blank_environment_variable_does_not_override_secrets():
     env = merged_environment({"BERTLENS_HOSTED": "", "BERTLENS_MAX_TOKENS": " "}, {"hosted": True, "max_tokens": 64})
     config = load_settings(env)
-    assert config.hosted and config.token_cap == 64
+    assert config.hosted and config.budgets.tokens == 64
     assert not load_settings(merged_environment({"BERTLENS_HOSTED": "0"}, {"hosted": True})).hosted  # set: env wins
 
 
@@ -87,7 +87,7 @@ def test_server_variables_are_read_from_the_environment_only():
     config = load_settings(
         {"BERTLENS_MAX_CONCURRENT_PASSES": "2", "BERTLENS_REQUEST_SECONDS": "30", "BERTLENS_GC_FREEZE": "0"}
     )
-    assert config.token_cap is None  # read, and nothing else changed
+    assert config.budgets.tokens is None  # read, and nothing else changed
     with pytest.raises(SettingsError, match="BERTLENS_REQUEST_SECONDS is read from the environment only"):
         env_from_secrets({"request_seconds": 30})
 
@@ -96,7 +96,7 @@ def test_hosted_defaults_offer_default_and_bundled_only_with_caps():
     config = load_settings({"BERTLENS_HOSTED": "1"})
     assert config.model_options == (DEFAULT_MODEL, BUNDLED_MODEL)
     assert not config.allow_custom_models
-    assert config.token_cap == 256 and config.sentence_cap == 50
+    assert config.budgets.tokens == 256 and config.budgets.sentences == 50
 
 
 def test_hosted_allowlist_and_caps_from_env():
@@ -110,7 +110,7 @@ def test_hosted_allowlist_and_caps_from_env():
         }
     )
     assert config.model_options == (BUNDLED_MODEL, "bert-base-cased", "bert-base-uncased")
-    assert (config.token_cap, config.sentence_cap) == (64, 12)
+    assert (config.budgets.tokens, config.budgets.sentences) == (64, 12)
 
 
 @pytest.mark.parametrize("raw", ["abc", "0", "-5", "1e3", "12.5", "+3"])
@@ -121,7 +121,7 @@ def test_malformed_caps_fail_closed(raw, hosted):
 
 
 def test_caps_accept_whole_numbers():
-    assert load_settings({"BERTLENS_HOSTED": "1", "BERTLENS_MAX_TOKENS": " 128 "}).token_cap == 128
+    assert load_settings({"BERTLENS_HOSTED": "1", "BERTLENS_MAX_TOKENS": " 128 "}).budgets.tokens == 128
 
 
 def test_secrets_table_becomes_environment_variables():
@@ -140,7 +140,7 @@ def test_secrets_table_becomes_environment_variables():
         "BERTLENS_MODEL": BUNDLED_MODEL,
     }
     config = load_settings(env_from_secrets(table))
-    assert config.hosted and config.token_cap == 128 and config.sentence_cap == 20
+    assert config.hosted and config.budgets.tokens == 128 and config.budgets.sentences == 20
     assert env_from_secrets({"hosted": False}) == {"BERTLENS_HOSTED": "0"}
 
 
