@@ -366,9 +366,8 @@ OVERVIEW = Lesson(
         ),
         Step(
             "Padding, and why the attention mask matters",
-            "Sentences of one batch must have the same length, so short ones are filled with `[PAD]`. The *Padding "
-            "lab* pads this batch to 16 tokens (and cuts the longest sentence to 16); its last section runs the batch with "
-            "and without the attention mask.",
+            "Now the *Padding lab* pads this batch to 16 tokens (and cuts the longest sentence to 16); its last "
+            "section runs the batch with and without the attention mask.",
             "tokenizer",
             {
                 "tokenizer_tab": "Padding lab",

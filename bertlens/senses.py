@@ -28,7 +28,7 @@ from bertlens.analysis import Encoding, encode, model_engine, padded_batch
 from bertlens.layers import hidden_state_label
 from bertlens.lru import BytesLRU, PerModel
 from bertlens.models import ModelBundle
-from bertlens.table_input import TableInputError, read_rows
+from bertlens.table_input import TableInputError, decoded, read_rows
 from bertlens.wording import plural
 
 SEPARATOR = "|"
@@ -78,25 +78,18 @@ def parse_csv(data: bytes | str) -> list[LabelledSentence]:
     return items
 
 
-def _text(data: bytes, which: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise SenseInputError(f"The {which} is not UTF-8 text.") from error
-
-
 def parse_coarsewsd(data: bytes, gold: bytes, classes_map: bytes | None = None) -> list[LabelledSentence]:
     """CoarseWSD-20's files for one word, as seed 001 reads them: ``….data.txt`` (``word position<TAB>sentence``
     per line), ``….gold.txt`` (the sense's number per line) and, for the senses' names, ``classes_map.txt`` (JSON,
     number → name). The word position is not needed: every occurrence of the word is found by its spelling."""
     sentences, senses = [], []
-    for number, line in enumerate(_text(data, "data file").splitlines(), start=1):
+    for number, line in enumerate(decoded(data, "data file").splitlines(), start=1):
         if line.strip():
             position, tab, sentence = line.partition("\t")
             if not tab or not position.strip().isdigit() or not sentence.strip():
                 raise SenseInputError(f"Line {number} of the data file is not `word position<TAB>sentence`.")
             sentences.append(sentence.strip())
-    for number, line in enumerate(_text(gold, "gold file").splitlines(), start=1):
+    for number, line in enumerate(decoded(gold, "gold file").splitlines(), start=1):
         if line.strip():
             if not line.strip().isdigit():
                 raise SenseInputError(f"Line {number} of the gold file is not a sense number.")
@@ -109,8 +102,8 @@ def parse_coarsewsd(data: bytes, gold: bytes, classes_map: bytes | None = None) 
     names: dict[str, str] = {}
     if classes_map is not None:
         try:
-            names = {str(key): str(value) for key, value in json.loads(_text(classes_map, "classes map")).items()}
-        except (ValueError, AttributeError) as error:
+            names = {str(key): str(value) for key, value in json.loads(decoded(classes_map, "classes map")).items()}
+        except (ValueError, AttributeError, RecursionError) as error:  # RecursionError: JSON nested 100,000 deep
             raise SenseInputError("classes_map.txt is not a JSON object of sense numbers and names.") from error
     if not sentences:
         raise SenseInputError("The data file has no sentences.")
@@ -450,10 +443,12 @@ def separation_by_layer(contextual: np.ndarray, labels: Sequence[str]) -> list[f
     return [separation(contextual[:, layer], labels) for layer in range(contextual.shape[1])]
 
 
-def separation_of_last_k(contextual: np.ndarray, labels: Sequence[str]) -> dict[str, float | None]:
-    """The silhouette of each "mean of the last k hidden states" option (seed 001's exercise: k = 1, 2, 3 …)."""
-    options = [option for option in layer_options(contextual.shape[1] - 1) if option.startswith("last")]
-    return {option: separation(at_layer(contextual, option), labels) for option in options}
+def separation_by_option(contextual: np.ndarray, labels: Sequence[str]) -> dict[str, float | None]:
+    """The silhouette at every layer option (``layer_options``): each hidden state, then each mean of the last k
+    hidden states (seed 001's exercise)."""
+    return {
+        option: separation(at_layer(contextual, option), labels) for option in layer_options(contextual.shape[1] - 1)
+    }
 
 
 def nearest_neighbours(vectors: np.ndarray, k: int = 3) -> list[list[tuple[int, float]]]:

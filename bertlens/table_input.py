@@ -12,6 +12,14 @@ class TableInputError(ValueError):
     """A file that cannot be read; the message says where and why."""
 
 
+def decoded(data: bytes, what: str) -> str:
+    """A file's text: UTF-8, with or without a byte-order mark; else a message naming ``what`` the file is."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise TableInputError(f"The {what} is not UTF-8 text.") from error
+
+
 def _columns(names: tuple[str, ...]) -> str:
     return listed([f"`{name}`" for name in names])
 
@@ -24,10 +32,7 @@ def read_rows(
     from the file reads as "". UTF-8, with or without a byte-order mark. The n-th row read is the file's row n + 2
     (the header is row 1), blank rows not counted. ``rows_are``: what the rows hold, for a message."""
     if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8-sig")
-        except UnicodeDecodeError as error:
-            raise TableInputError("The CSV file is not UTF-8 text.") from error
+        data = decoded(data, "CSV file")
     try:
         rows = list(csv.reader(io.StringIO(data, newline=""), strict=True))
     except csv.Error as error:

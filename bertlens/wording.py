@@ -12,9 +12,10 @@ def plural(n: int, noun: str, nouns: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else nouns or noun + 's'}"
 
 
-def percent(p: float) -> str:
-    """A probability as a percentage that never reads 0.0% for a small non-zero one: 12.3%, 0.003%."""
-    return f"{p:.1%}" if p >= 0.0005 or p == 0 else f"{100 * p:.1g}%"
+def percent(p: float, digits: int = 1) -> str:
+    """A probability as a percentage with ``digits`` decimals; below 10^-digits %, two significant figures, so that a
+    small one reads neither 0.0% nor twice its size: 12.3%, 0.05%, 0.0033% (``digits=2``: 43.21%, 0.0051%)."""
+    return f"{p:.{digits}%}" if p == 0 or 100 * p >= 10**-digits else f"{100 * p:.2g}%"
 
 
 def agree(n: int, singular: str, plural_verb: str) -> str:

@@ -433,7 +433,8 @@ def outputs_section(model_name: str, text: str, text_b: str) -> None:
     st.markdown(
         "What **one forward pass** of this input returns, as transformers hands it over "
         "(`BertModel(..., output_attentions=True, output_hidden_states=True)`, then the pre-training heads), "
-        "for a batch of one input (a sentence, or a pair). Every page of BERT Lens reads from these."
+        "for a batch of one input (a sentence, or a pair). Attention, Fill-mask, Next sentence and this page's "
+        "Embeddings and Pooler tabs read from this one pass."
     )
     exports.table(
         cache.forward_outputs(q), "forward-outputs", key="forward_outputs", column_config={"values": COUNT_COLUMN}
@@ -449,7 +450,8 @@ def sinusoid_section(view: PositionEmbeddings) -> None:
     st.markdown(
         "The original Transformer did not learn its positions: it **added a fixed pattern**, "
         "PE(pos, 2i) = sin(pos / 10000^(2i/d)) and PE(pos, 2i + 1) = cos(pos / 10000^(2i/d)), at this model's "
-        "hidden size d. Its cosine band is smooth and the same for every model; BERT's learned band is its own."
+        "hidden size d. Its cosine band is smooth and the same for every model of this width; BERT's learned band is its "
+        "own."
     )
     left, right = st.columns(2)
     with left:

@@ -38,7 +38,15 @@ from bertlens.attention import head_statistics, mosaic, rollout
 from bertlens.influence import Influence, Mode, Watch, mask_and_see, watch
 from bertlens.positions import PositionEmbeddings, position_embeddings, sinusoidal_embeddings
 from bertlens.pretraining import PretrainingStep, pretraining_step
-from bertlens.senses import Projection, WordVectors, at_layer, embed_word, find_word, project
+from bertlens.senses import (
+    Projection,
+    WordVectors,
+    at_layer,
+    embed_word,
+    find_word,
+    project,
+    separation_by_option,
+)
 from bertlens.steps import HeadSteps, LayerGuesses, head_steps, layer_guesses
 from bertlens.tokenization import (
     PaddingStrategy,
@@ -314,6 +322,14 @@ def projection(
 ) -> Projection:
     """The map of ``word_vectors`` for the same arguments (a cache hit there)."""
     return project(at_layer(word_vectors(q, word, sentences, references).contextual, layer), method)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def separations(
+    q: Query, word: str, sentences: tuple[str, ...], references: tuple[str, ...], labels: tuple[str, ...]
+) -> dict[str, float | None]:
+    """The silhouette of ``labels`` at every layer option of ``word_vectors`` (26-140 ms for 200 sentences)."""
+    return separation_by_option(word_vectors(q, word, sentences, references).contextual, labels)
 
 
 @st.cache_data(max_entries=4096, show_spinner=False)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 from streamlit.errors import StreamlitPageNotFoundError
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
@@ -92,9 +93,10 @@ PRESENTATION_CSS = (
 [data-testid="stMain"] [role="tab"] [data-testid="stMarkdownContainer"] p {
   font-size: 1.1rem !important; }  /* so Attention's eight tabs fit beside the sidebar at 1280 px */
 [data-testid="stMainBlockContainer"] { padding-top: 2rem !important; }
-[data-testid="stMain"] [class*="st-key-READING"] :is([data-testid="stMarkdownContainer"] p,
-  [data-testid="stCaptionContainer"]) { font-size: 1rem !important; }  /* so the view starts on the first screen */
-</style>""".replace("READING", READING)
+"""
+    + f"""[data-testid="stMain"] [class*="st-key-{READING}"] :is([data-testid="stMarkdownContainer"] p,
+  [data-testid="stCaptionContainer"]) {{ font-size: 1rem !important; }}  /* so the view starts on the first screen */
+</style>"""
 )
 
 
@@ -104,7 +106,7 @@ COMPACT_CSS = (
 )
 
 
-def reading_size(name: str):
+def reading_size(name: str) -> DeltaGenerator:
     """A container whose text presentation mode keeps at reading size (a page's intro, its example buttons, a
     caveat): the view below is what a projector is for, and should start on its first screen."""
     return st.container(key=READING + name)

@@ -35,7 +35,7 @@ from components.state import (
     warn_bad_param,
 )
 from components.text import chart_text, code_span, literal
-from components.uploads import uploaded
+from components.uploads import read_once, uploaded
 
 MASKS_PER_ROW = 3
 FILL_MASK_TABS = ("Guesses", "Layer by layer", "Compare two sentences")
@@ -88,11 +88,11 @@ def labelled_pairs() -> pd.DataFrame:
     CSV file."""
     pairs, source = nsp.DEFAULT_PAIRS, "pairs"
     if files := uploaded("Your own pairs: a CSV file with the columns sentence_a, sentence_b, is_next", "pairs_csv"):
-        upload = files[0]
         try:
-            pairs, source = nsp.parse_pairs(upload.getvalue()), f"pairs-{upload.file_id}"  # a new file: a new table
+            pairs = read_once("pairs_csv", files, lambda read: nsp.parse_pairs(next(iter(read.values()))))
+            source = f"pairs-{files[0].file_id}"  # a new file: a new table
         except TableInputError as error:
-            st.error(f"{error} The table keeps the ten default pairs.")  # our own message: no text from the file
+            st.error(f"{error} The table stays as it was.")  # our own message: no text from the file
         budgets = settings().budgets
         if over := budgets.first_only("eval_rows", len(pairs), "pairs", "loaded"):  # a table the browser can hold
             st.warning(over)
@@ -113,7 +113,8 @@ def labelled_pairs() -> pd.DataFrame:
     if not edited.equals(nsp.DEFAULT_PAIRS):
         st.caption(
             "Your pairs stay in this tab, not in the link: a reload or the class link opens the ten default pairs. "
-            "To keep them, download the scored table below (CSV) and load that file here again."
+            "To keep the pairs scored, download the table below (CSV) and load it here again (it leaves out rows "
+            "without both sentences and a label)."
         )
     return edited
 
@@ -337,7 +338,7 @@ def mask_overview_section(query: cache.Query, guesses: list[mlm.MaskGuesses], wo
     st.header("Every mask at a glance", anchor=False)  # h2 under the page title
     checks = {number: cache.true_word(query, word, number) for number, word in words.items()}
     average = mlm.average_top_confidence(guesses)
-    st.metric("Average confidence of the top guesses", percent(average))  # 0.005%, not 0.01%
+    st.metric("Average confidence of the top guesses", percent(average, 2))  # 43.21%, and 0.0051% (not 0.01%)
     if not words:
         st.caption("Type the hidden words above, one per mask separated by commas, to see which BERT got right.")
     overview = mlm.mask_overview(guesses, words, checks)

@@ -34,9 +34,6 @@ from bertlens.senses import (
     nearest_neighbours,
     parse_lines,
     read_sentence_files,
-    separation,
-    separation_by_layer,
-    separation_of_last_k,
     spellings,
     static_vs_contextual,
     stress_verdict,
@@ -51,7 +48,7 @@ from components.palette import INK, PALETTE, SYMBOLS  # each sense: a colour and
 from components.params import bound
 from components.state import DEFAULT_TEXT, lines_within_chars_budget, linked_text, warn_bad_param
 from components.text import chart_text, literal
-from components.uploads import uploaded
+from components.uploads import read_once, uploaded
 
 TABS = ("Map", "Separation by layer", "Similarity", "Static vs contextual", "Reference words")
 SOURCES = ("Preset", "Paste lines", "Upload CSV")
@@ -129,7 +126,7 @@ def _uploaded_items() -> tuple[LabelledSentence, ...] | None:
     if not files:
         return None
     try:
-        return tuple(read_sentence_files({file.name: file.getvalue() for file in files}))
+        return tuple(read_once("csv_upload", files, read_sentence_files))
     except TableInputError as error:
         st.error(str(error))  # our own message: numbers and column names, no user text
         return None
@@ -434,16 +431,17 @@ def _axes_shown() -> tuple[int, ...]:
     return AXES_SHOWN[shown]
 
 
-def separation_chart(words: WordVectors, sense_labels: list[str], layer: str) -> None:
-    scores = separation_by_layer(words.contextual, sense_labels)
-    if all(s is None for s in scores):
+def separation_chart(words: WordVectors, sense_labels: list[str], layer: str, scores: dict[str, float | None]) -> None:
+    """``scores``: the silhouette at every layer option (``cache.separations``)."""
+    if all(s is None for s in scores.values()):
         st.info("Separation needs sense labels: at least two senses, and more labelled points than senses.")
         return
+    states = [scores[str(h)] for h in range(words.num_layers + 1)]
+    last_k = {option: score for option, score in scores.items() if option.startswith("last")}
     one, mean = {"color": PALETTE[0]}, {"color": PALETTE[1]}  # told apart by shape too: dots on a line, diamonds
     fig = go.Figure(
-        go.Scatter(x=list(range(len(scores))), y=scores, mode="lines+markers", name="one hidden state", line=one)
+        go.Scatter(x=list(range(len(states))), y=states, mode="lines+markers", name="one hidden state", line=one)
     )
-    last_k = separation_of_last_k(words.contextual, sense_labels)
     spans = [layer_range(option, words.num_layers) for option in last_k]
     fig.add_trace(  # each mean at the middle of the hidden states it averages, a bar across them
         go.Scatter(
@@ -470,11 +468,9 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str) ->
         fig,
         f"senses-{words.word}-separation",
         key="senses-separation",
-        data=lambda: pd.DataFrame(
-            {"hidden state": [*map(str, range(len(scores))), *last_k], "silhouette": [*scores, *last_k.values()]}
-        ),
+        data=lambda: pd.DataFrame({"hidden state": list(scores), "silhouette": list(scores.values())}),
     )
-    score = separation(at_layer(words.contextual, layer), sense_labels)
+    score = scores[layer]
     single = [s for s in dict.fromkeys(sense_labels) if s and sense_labels.count(s) == 1]
     note = f" Senses with one point count 0 (scikit-learn's rule): {literal(', '.join(single))}." if single else ""
     st.caption(

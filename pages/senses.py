@@ -46,7 +46,8 @@ if request and chosen:
                 views.occurrence_map(words, point_labels, projection, title, layer)
         if separation_tab.open:
             with separation_tab:
-                views.separation_chart(words, sense_labels, layer)
+                scores = cache.separations(query, request.word, sentences, request.references, tuple(sense_labels))
+                views.separation_chart(words, sense_labels, layer, scores)
         if similarity_tab.open:
             with similarity_tab:
                 views.similarity_section(vectors, words, point_labels)

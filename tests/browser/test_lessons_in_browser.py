@@ -352,9 +352,9 @@ def open_step(page: Page, url: str, view: str, asks: bool) -> None:
 
 
 def test_go_to_it_brings_the_outlined_control_into_view_with_focus(page, server_url):
-    """The control a step talks about was below the first screen in 29 of 34 steps at 1280×720 (the step's
-    text sits above the page; in presentation mode, all 34): its button scrolls it into view and focuses the part
-    a student operates: a select's box, not its help icon; a tab strip's open tab, not the tab's content."""
+    """The control a step talks about was below the first screen in 29 of 34 steps at 1280×720 when the lessons had
+    34 (the step's text sits above the page; in presentation mode, all 34): its button scrolls it into view and
+    focuses the part a student operates: a select's box, not its help icon; a tab strip's open tab, not its content."""
     page.set_viewport_size({"width": 1280, "height": 720})
     open_step(page, f"{server_url}/attention?lesson=patterns&step=2", "stat", asks=True)
     assert page.locator(".st-key-stat").bounding_box()["y"] > 720  # below the first screen: the case it is for

@@ -11,7 +11,6 @@ from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precisio
 from bertlens import nsp
 from bertlens.analysis import analyze
 from bertlens.table_input import TableInputError
-from components.exports import safe_csv
 
 A, B = "The weather is beautiful today.", "I think I'll go for a walk in the park."
 
@@ -175,10 +174,3 @@ def test_pairs_from_a_csv_file():
 def test_a_pairs_file_that_cannot_be_read_says_why(data, message):
     with pytest.raises(TableInputError, match=re.escape(message)):
         nsp.parse_pairs(data)
-
-
-def test_the_scored_tables_download_loads_back(tiny_bundle):
-    """The Evaluation tab's CSV download is a file the tab reads again: the student's pairs, kept."""
-    result = nsp.evaluate_pairs(tiny_bundle, nsp.DEFAULT_PAIRS)
-    again = nsp.parse_pairs(safe_csv(result.table))
-    pd.testing.assert_frame_equal(again.astype({"is_next": bool}), nsp.DEFAULT_PAIRS)

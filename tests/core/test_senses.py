@@ -394,6 +394,10 @@ def test_coarsewsd_files_as_seed_001_reads_them():
         ({"train.data.txt": COARSE_DATA, "train.gold.txt": b"1\nx\n1\n"}, "Line 2 of the gold file"),
         ({"train.data.txt": COARSE_DATA, "train.gold.txt": b"1\n"}, "3 sentences and the gold file 1 label"),
         ({"a.data.txt": COARSE_DATA, "a.gold.txt": COARSE_GOLD, "classes_map.txt": b"[1]"}, "not a JSON object"),
+        (
+            {"a.data.txt": COARSE_DATA, "a.gold.txt": COARSE_GOLD, "classes_map.txt": b"[" * 100_000},
+            "not a JSON object",
+        ),
         ({"train.data.txt": COARSE_DATA}, "Choose one CSV file, or CoarseWSD-20's files"),
         ({"a.csv": b"sentence\nx\n", "b.csv": b"sentence\ny\n"}, "Choose one CSV file"),
         ({"train.data.txt": "3\tcaf\u00e9".encode("latin-1"), "train.gold.txt": b"1\n"}, "data file is not UTF-8"),

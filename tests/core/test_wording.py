@@ -23,4 +23,11 @@ def test_budgets_need_a_value_except_the_token_cap():
 
 def test_a_small_probability_never_reads_zero_percent():
     """A random model's top guess has ~1/30,522: it read "probability 0.0%"."""
-    assert [percent(p) for p in (0.123, 0.0005, 3.3e-05, 0.0)] == ["12.3%", "0.1%", "0.003%", "0.0%"]
+    assert [percent(p) for p in (0.123, 0.001, 0.0005, 3.3e-05, 0.0)] == ["12.3%", "0.1%", "0.05%", "0.0033%", "0.0%"]
+    assert [percent(p, 2) for p in (0.43214, 0.99996, 0.0004, 5.13e-05, 3.3e-06)] == [
+        "43.21%",
+        "100.00%",
+        "0.04%",
+        "0.0051%",  # a tiny model's average confidence once read 0.01%, twice its size
+        "0.00033%",
+    ]

@@ -136,7 +136,7 @@ def test_seed_003_exercise_4_several_masks_at_a_glance(open_page, tiny_pretraini
     assert overview["top guess is the true word"].tolist() == right
     metrics = {m.label: m.value for m in at.metric}
     # A tiny model's guesses are ~0.005 % sure: shown as such, not rounded to 0.01 %.
-    assert metrics["Average confidence of the top guesses"] == percent(np.mean([r[0]["score"] for r in reference]))
+    assert metrics["Average confidence of the top guesses"] == percent(np.mean([r[0]["score"] for r in reference]), 2)
     at.text_input(key="true_word").set_value("quick, jumps").run()  # two words for three masks
     assert any("2 words for 3 masks" in w.value for w in at.warning) and not at.exception
 

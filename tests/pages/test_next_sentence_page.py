@@ -9,8 +9,10 @@ import torch
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_score, recall_score
 from transformers import AutoTokenizer, BertForNextSentencePrediction, BertForPreTraining
 
+from bertlens import nsp
 from bertlens.models import BUNDLED_MODEL
 from bertlens.nsp import DEFAULT_PAIRS
+from components.exports import safe_csv
 from tests.conftest import tables
 from tests.core.test_nsp import reference_p_is_next
 from tests.pages.test_attention_page import typed
@@ -141,13 +143,17 @@ def test_evaluation_of_the_seed_pairs(open_page, decisive_nsp_dir):
     assert typed(drawn["z"]).tolist() == confusion_matrix(y_true, y_pred, labels=[True, False]).tolist()
 
 
-def test_the_students_own_pairs_from_a_file(open_page, decisive_nsp_dir):
+def test_the_students_own_pairs_from_a_file(open_page, decisive_nsp_dir, monkeypatch):
     """Seed 003's exercise 5 asks for ten pairs of one's own: loaded from a CSV file, scored, and the scored table's
     download loads back. A file that cannot be read says why and the default pairs stay."""
     at = open_page(PAGE, decisive_nsp_dir, nsp_tab="Evaluation")
     own = DEFAULT_PAIRS.iloc[[0, 5, 1, 6]].reset_index(drop=True)  # four of them, in another order
+    reads = []
+    monkeypatch.setattr(nsp, "parse_pairs", lambda data, parse=nsp.parse_pairs: reads.append(1) or parse(data))
     at.file_uploader(key="pairs_csv").set_value(("mine.csv", own.to_csv(index=False).encode(), "text/csv")).run()
     assert not at.exception and "Loaded from your file" in shown(at)
+    at.run()  # a rerun (an edit of the table, another tab) reads the file's pairs from memory: 2 MB took 60 ms
+    assert len(reads) == 1
     nsp_model = BertForNextSentencePrediction.from_pretrained(decisive_nsp_dir).eval()
     p = reference_p_is_next(
         nsp_model, AutoTokenizer.from_pretrained(decisive_nsp_dir), zip(own["sentence_a"], own["sentence_b"])
@@ -241,3 +247,10 @@ def test_bundled_encoder_gets_the_explanation_and_no_numbers(open_page):
     explanation = " ".join(i.value for i in at.info)
     assert "no next-sentence-prediction (NSP) head" in explanation and "hf download bert-base-uncased" in explanation
     assert not at.metric and not tables(at) and not at.get("plotly_chart")
+
+
+def test_the_scored_tables_download_loads_back(tiny_bundle):
+    """The Evaluation tab's CSV download is a file the tab reads again: the student's pairs, kept."""
+    result = nsp.evaluate_pairs(tiny_bundle, nsp.DEFAULT_PAIRS)
+    again = nsp.parse_pairs(safe_csv(result.table))
+    pd.testing.assert_frame_equal(again.astype({"is_next": bool}), nsp.DEFAULT_PAIRS)
