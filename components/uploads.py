@@ -12,9 +12,8 @@ from bertlens.table_input import TableInputError
 
 Read = TypeVar("Read")
 
-MAX_UPLOAD_BYTES = (
-    2_000_000  # per file, as the server's own limit (server.maxUploadSize = 2 MB), for a server run without it
-)
+# Per file: the server's own limit (server.maxUploadSize = 2 MB), kept for a server run without that setting.
+MAX_UPLOAD_BYTES = 2_000_000
 
 
 def uploaded(
