@@ -32,6 +32,7 @@ class Budgets:
     candidates: int
     eval_rows: int
     masks: int
+    custom_models: int
 
     def limit(self, name: str) -> str:
         """'at most 10 occurrences of the word per sentence (`BERTLENS_MAX_…` or `max_…` in secrets)'."""
@@ -76,6 +77,8 @@ BUDGETS: dict[str, BudgetSpec] = {
     "candidates": BudgetSpec("max_candidates", 10, 50, "candidate sentences B"),
     "eval_rows": BudgetSpec("max_eval_rows", 20, 100, "labelled pairs to evaluate"),
     "masks": BudgetSpec("max_masks", 12, 50, "masks drawn one by one (table and chart each)"),
+    # A model stays loaded for the server's life (0.1-1.3 GB each); hosted servers load only their allowlist.
+    "custom_models": BudgetSpec("max_custom_models", 1, 3, "custom models loaded besides the offered ones"),
 }
 assert list(BUDGETS) == [f.name for f in fields(Budgets)]  # one entry per field, same order
 

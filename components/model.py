@@ -33,6 +33,7 @@ MAX_MODEL_NAME_CHARS = 512  # a Hub id has at most 96 + 1 + 96; a folder path lo
 HOSTED_RETRY_INTERVAL_SECONDS = 60.0  # hosted: a failed model is tried again at most this often
 
 _load_finished: dict[str, float] = {}  # when each name's last load attempt ended (absent: one is under way)
+_custom_loaded: set[str] = set()  # custom (not offered) models this process holds, within the custom-models budget
 _retry_lock = threading.Lock()
 
 
@@ -47,6 +48,8 @@ def cached_bundle(name: str) -> ModelBundle:
     bundle = load_with_fallback(name, load=cached_bundle)
     freeze_long_lived_objects()
     _load_finished[name] = time.monotonic()
+    if not bundle.is_fallback and name not in settings().model_options:
+        _custom_loaded.add(name)
     return bundle
 
 
@@ -179,9 +182,36 @@ def active_model_name() -> str:
     config = settings()
     chosen = st.session_state.get(MODEL_KEY) or st.query_params.get(MODEL_KEY)
     if chosen == CUSTOM and config.allow_custom_models:
-        custom = st.session_state.get(CUSTOM_KEY) or st.query_params.get(CUSTOM_KEY) or ""
-        return custom[:MAX_MODEL_NAME_CHARS].strip() or config.default_model
+        custom = chosen_custom_model()
+        return custom if custom and not over_custom_budget(custom) else config.default_model
     return chosen if chosen in config.model_options else config.default_model
+
+
+def chosen_custom_model() -> str:
+    """The Hub id or folder typed as the custom model (or a link's), "" when none."""
+    return (st.session_state.get(CUSTOM_KEY) or st.query_params.get(CUSTOM_KEY) or "")[:MAX_MODEL_NAME_CHARS].strip()
+
+
+def over_custom_budget(name: str) -> bool:
+    """Whether loading ``name`` would hold more custom models than the budget allows (one already held is fine)."""
+    config = settings()
+    return (
+        name not in config.model_options
+        and name not in _custom_loaded
+        and (len(_custom_loaded) >= config.budgets.custom_models)
+    )
+
+
+def refuse_custom_over_budget() -> None:
+    """Say so when the custom model chosen is not loaded because the server holds its budget of them."""
+    config = settings()
+    chosen = st.session_state.get(MODEL_KEY) or st.query_params.get(MODEL_KEY)
+    if chosen == CUSTOM and config.allow_custom_models and over_custom_budget(custom := chosen_custom_model()):
+        held = ", ".join(code_span(name) for name in sorted(_custom_loaded))
+        st.warning(
+            f"{code_span(custom)} is not loaded: this server holds {held}, {config.budgets.limit('custom_models')}. "
+            f"Using {code_span(config.default_model)}."
+        )
 
 
 def active_bundle() -> ModelBundle:
@@ -246,6 +276,7 @@ def fallback_banner(bundle: ModelBundle) -> None:
     """When the requested model could not be loaded: one line on every page (a projector's first
     screen is for the page), the reason and the fix one click away."""
     refuse_unoffered_model()
+    refuse_custom_over_budget()
     if not bundle.is_fallback:
         return
     headline = "**Offline**" if bundle.offline else f"**Could not load {literal(bundle.requested)}**"

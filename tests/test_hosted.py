@@ -251,6 +251,9 @@ def test_token_cap_applies(hosted_app, monkeypatch):
 def test_a_custom_model_travels_in_the_link(monkeypatch, tmp_path):
     """A link naming a custom folder opens a fresh session on that model (the address once carried only the
     menu's label, so students got the default; that the browser writes it: tests/browser/test_pages.py)."""
+    from components import model
+
+    monkeypatch.setattr(model, "_custom_loaded", set())  # the process's custom models: this test's own
     folder = str(save_random_bert(tmp_path, random_bert_config(**TINY_CONFIG)))
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("BERTLENS_MODEL", BUNDLED_MODEL)
@@ -259,6 +262,33 @@ def test_a_custom_model_travels_in_the_link(monkeypatch, tmp_path):
     student.run()
     assert not student.exception and not student.warning and active_model(student) == folder
     assert student.sidebar.text_input(key="custom_model").value == folder
+
+
+def test_custom_models_are_loaded_within_their_budget(monkeypatch, tmp_path):
+    """Each custom model stays loaded for the server's life: a link with a new name loaded one more, without end.
+    Beyond the budget the default is used, and the page says which models the server holds and how to change it."""
+    from components import model
+
+    monkeypatch.setattr(model, "_custom_loaded", set())
+    monkeypatch.setenv("BERTLENS_MAX_CUSTOM_MODELS", "1")
+    first, second = (
+        str(save_random_bert(tmp_path / n, random_bert_config(**TINY_CONFIG), seed=i)) for i, n in enumerate("ab")
+    )
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", BUNDLED_MODEL)
+
+    def open_with(folder: str) -> AppTest:
+        at = AppTest.from_file(str(ROOT / "pages/tokenizer.py"), default_timeout=APPTEST_TIMEOUT)
+        at.query_params.update(model=CUSTOM, custom_model=folder)
+        return at.run()
+
+    assert f"Model: `{first}`" in " ".join(c.value for c in open_with(first).caption)
+    refused = open_with(second)
+    assert not refused.exception and LOAD_COUNTS[second] == 0  # never loaded
+    warning = " ".join(w.value for w in refused.warning)
+    assert "is not loaded: this server holds" in warning and "`BERTLENS_MAX_CUSTOM_MODELS`" in warning
+    assert f"Model: `{BUNDLED_MODEL}`" in " ".join(c.value for c in refused.caption)
+    assert not open_with(first).warning  # the one it holds is still there
 
 
 def active_model(at) -> str:
