@@ -409,7 +409,12 @@ def forward_outputs(analysis: Analysis, capabilities: Capabilities) -> pd.DataFr
     ]
     absent = (None, None, NOT_IN_CHECKPOINT)
     rows.append(
-        ("pooler_output", _shape(1, hidden), hidden, "tanh(dense(final [CLS])): what the NSP head reads")
+        (
+            "pooler_output",
+            _shape(1, hidden),
+            hidden,
+            "tanh(dense(final [CLS]))" + (": what the NSP head reads" if caps.predicts_next_sentence else ""),
+        )
         if caps.has_pooler
         else ("pooler_output", *absent)
     )

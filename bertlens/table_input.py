@@ -7,6 +7,15 @@ import io
 
 from bertlens.wording import agree, listed
 
+# What a spreadsheet runs as a formula at the start of a cell: our CSV downloads prefix such a cell with ' (OWASP),
+# and our uploads take the ' off again, so that a download loads back as it was.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
+
+
+def as_written(cell: str) -> str:
+    """A cell as the student wrote it: a download's neutralising ' before a formula start taken off."""
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS) else cell
+
 
 class TableInputError(ValueError):
     """A file that cannot be read; the message says where and why."""
@@ -55,7 +64,7 @@ def read_rows(
     for number, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
             raise TableInputError(f"CSV row {number} has {len(row)} cells; the header has {len(header)}.")
-        read.append({name: row[at[name]].strip() if name in at else "" for name in (*columns, *optional)})
+        read.append({name: as_written(row[at[name]].strip()) if name in at else "" for name in (*columns, *optional)})
     if not read:
         raise TableInputError(f"The CSV file has a header but no {rows_are}.")
     return read

@@ -36,6 +36,13 @@ SEED_BATCH = (
 )
 
 
+def longest_spelled_word(tokenizer: PreTrainedTokenizerBase) -> int | None:
+    """The longest word WordPiece tries to spell (its ``max_input_chars_per_word``: 100 for BERT); a longer word
+    becomes [UNK] whatever its letters. None when the tokenizer does not say."""
+    model = getattr(getattr(tokenizer, "backend_tokenizer", None), "model", None)
+    return getattr(model, "max_input_chars_per_word", None)
+
+
 # --- The token table -------------------------------------------------------------------------
 
 

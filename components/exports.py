@@ -19,12 +19,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from bertlens.table_input import FORMULA_STARTS
 from components import html_table
 from components.chart_words import describe, name
 from components.params import presenting
 from components.text import literal
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
 PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 

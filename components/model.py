@@ -11,6 +11,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -188,8 +189,10 @@ def active_model_name() -> str:
 
 
 def chosen_custom_model() -> str:
-    """The Hub id or folder typed as the custom model (or a link's), "" when none."""
-    return (st.session_state.get(CUSTOM_KEY) or st.query_params.get(CUSTOM_KEY) or "")[:MAX_MODEL_NAME_CHARS].strip()
+    """The Hub id or folder typed as the custom model (or a link's), "" when none. A folder is named by its resolved
+    path: /models/bert/ and ../models/bert are one model (loaded once, counted once)."""
+    name = (st.session_state.get(CUSTOM_KEY) or st.query_params.get(CUSTOM_KEY) or "")[:MAX_MODEL_NAME_CHARS].strip()
+    return str(Path(name).resolve()) if name and Path(name).is_dir() else name
 
 
 def over_custom_budget(name: str) -> bool:
@@ -209,8 +212,8 @@ def refuse_custom_over_budget() -> None:
     if chosen == CUSTOM and config.allow_custom_models and over_custom_budget(custom := chosen_custom_model()):
         held = ", ".join(code_span(name) for name in sorted(_custom_loaded))
         st.warning(
-            f"{code_span(custom)} is not loaded: this server holds {held}, {config.budgets.limit('custom_models')}. "
-            f"Using {code_span(config.default_model)}."
+            f"{code_span(custom)} is not loaded, and {code_span(config.default_model)} is used instead. This server "
+            f"holds {held}: {config.budgets.limit('custom_models')}."
         )
 
 

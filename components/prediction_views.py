@@ -92,7 +92,7 @@ def labelled_pairs() -> pd.DataFrame:
             pairs = read_once("pairs_csv", files, lambda read: nsp.parse_pairs(next(iter(read.values()))))
             source = f"pairs-{files[0].file_id}"  # a new file: a new table
         except TableInputError as error:
-            st.error(f"{error} The table stays as it was.")  # our own message: no text from the file
+            st.error(f"{error} The table is back to the default pairs.")  # our own message: no text from the file
         budgets = settings().budgets
         if over := budgets.first_only("eval_rows", len(pairs), "pairs", "loaded"):  # a table the browser can hold
             st.warning(over)
@@ -247,6 +247,8 @@ def true_word_choice(masks: int) -> tuple[dict[int, str], int]:
     if masks:  # a link's mask beyond the sentence's, one mask included (it was dropped without a word)
         expected = f"a mask number from 1 to {masks}" if masks > 1 else "1: the sentence has one mask"
         warn_bad_param("at_mask", int_in_range(1, masks), expected)
+    if masks == 1 and "at_mask" in st.query_params:  # no picker to take it out of the link: once is enough
+        del st.query_params["at_mask"]
     if masks > 1:
         keep_in_range("at_mask", 1, masks)
         with mask_column:
@@ -276,10 +278,18 @@ def labels_section(query: cache.Query, check: mlm.TrueWordCheck, mask_number: in
     if labels.open:
         with labels:
             analysis = cache.analysis(query)
+            several = len(analysis.mask_positions) > 1
             st.caption(
-                f"One label per token: the true token's id ({check.token_id:,}, {literal(check.token)}) at the mask, "
-                f"{mlm.IGNORED} everywhere else. PyTorch's cross-entropy skips {mlm.IGNORED}, so the loss is the "
-                f"−log p of the mask alone: {check.loss:.4f}, as above."
+                f"One label per token: the true token's id ({check.token_id:,}, {literal(check.token)}) at "
+                f"{f'mask {mask_number}' if several else 'the mask'}, {mlm.IGNORED} everywhere else. PyTorch's "
+                f"cross-entropy skips {mlm.IGNORED}, so the loss is the −log p of that mask alone: {check.loss:.4f}, "
+                "as above."
+                + (
+                    " In pre-training every mask carries its own label, and the loss is the mean over them; here each "
+                    "mask's check labels its own."
+                    if several
+                    else ""
+                )
             )
             position = analysis.mask_positions[mask_number - 1]
             table(mlm.loss_labels(analysis.encoding, position, check.token_id), "loss-labels", key="loss-labels-table")
@@ -518,10 +528,11 @@ def verdict_view(result: nsp.NextSentence) -> None:
     right.metric("P(NotNext)", f"{result.p_not_next:.4f}")
     (st.success if result.is_next else st.warning)(f"**Verdict:** {result.verdict}")
     is_next, not_next = result.logits
+    difference = f"{is_next - not_next:+.4f}".replace("-", "−")  # a minus sign, as in the text around it
     st.caption(
         f"The NSP head reads the pooled [CLS] vector and gives two logits (raw scores): IsNext {is_next:.4f} "
         f"(index 0), NotNext {not_next:.4f} (index 1). Their softmax gives the probabilities, and only "
-        f"their difference matters: IsNext − NotNext = {is_next - not_next:+.4f}."
+        f"their difference matters: IsNext − NotNext = {difference}."
     )
 
 

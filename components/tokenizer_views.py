@@ -15,6 +15,7 @@ from bertlens.tokenization import (
     PaddingStrategy,
     WordLookup,
     batch_lines,
+    longest_spelled_word,
 )
 from bertlens.wording import agree, listed, numbered, plural, shortened
 from components import cache, exports
@@ -129,10 +130,15 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
             )
         )
     if counts.unknown:
-        unknown = view.table[view.table["token"] == cached_bundle(model_name).tokenizer.unk_token]["word"]
+        tokenizer = cached_bundle(model_name).tokenizer
+        unknown = view.table[view.table["token"] == tokenizer.unk_token]["word"]
+        longest = longest_spelled_word(tokenizer)
+        too_long = longest is not None and any(len(w) > longest for w in unknown)
+        why = f"; WordPiece does not try a word longer than {longest} characters" if too_long else ""
         st.warning(
             f"{plural(counts.unknown, 'token')} became [UNK]: the vocabulary cannot spell "
-            f"{listed(literal(shortened(w, UNKNOWN_CHARS)) for w in unknown)} (emoji and rare scripts often end up here)."
+            f"{listed(literal(shortened(w, UNKNOWN_CHARS)) for w in unknown)} (emoji and rare scripts often end up "
+            f"here{why})."
         )
     st.caption("The *split word* column marks the pieces of a word WordPiece cut up.")
     # A plain table (no pandas Styler): styling the rows took half of a cached visit's server time.

@@ -246,6 +246,14 @@ def test_malformed_link_parameter_is_named_in_a_warning(open_page, tiny_pretrain
     assert f"`{param}`" in " ".join(w.value for w in at.warning), [w.value for w in at.warning]
 
 
+def test_a_mask_number_a_one_mask_sentence_cannot_use_is_named_once(open_page, tiny_pretraining_dir):
+    """It stayed in the link (and the class link) with no picker to take it out, and was warned about on every run."""
+    at = open_page("pages/fill_mask.py", tiny_pretraining_dir, text="A [MASK] here.", at_mask="9")
+    assert "`at_mask`" in " ".join(w.value for w in at.warning) and "at_mask" not in at.query_params
+    at.slider(key="k").set_value(5).run()
+    assert not at.exception and not any("`at_mask`" in w.value for w in at.warning)
+
+
 @pytest.mark.parametrize("page", ["pages/tokenizer.py", "pages/next_sentence.py", "pages/home.py"])
 @pytest.mark.parametrize("model", ["no-such/model", "../../etc", "<b>x</b>"])
 def test_unoffered_model_in_the_link_is_named_and_not_loaded(monkeypatch, tiny_pretraining_dir, page, model):

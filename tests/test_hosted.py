@@ -5,6 +5,8 @@ Settings come from the environment or from a ``[bertlens]`` table in Streamlit s
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -286,9 +288,15 @@ def test_custom_models_are_loaded_within_their_budget(monkeypatch, tmp_path):
     refused = open_with(second)
     assert not refused.exception and LOAD_COUNTS[second] == 0  # never loaded
     warning = " ".join(w.value for w in refused.warning)
-    assert "is not loaded: this server holds" in warning and "`BERTLENS_MAX_CUSTOM_MODELS`" in warning
+    assert (
+        "is not loaded, and" in warning
+        and "This server holds `" in warning
+        and "`BERTLENS_MAX_CUSTOM_MODELS`" in warning
+    )
     assert f"Model: `{BUNDLED_MODEL}`" in " ".join(c.value for c in refused.caption)
     assert not open_with(first).warning  # the one it holds is still there
+    again = open_with(first + "/")  # the same folder spelt otherwise: the same model, not a second one
+    assert not again.warning and f"Model: `{Path(first).resolve()}`" in " ".join(c.value for c in again.caption)
 
 
 def active_model(at) -> str:

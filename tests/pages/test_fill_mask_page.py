@@ -86,6 +86,12 @@ def test_true_word_check_from_the_link(open_page, tiny_pretraining_dir, tiny_bun
     with torch.no_grad():  # these labels give the model's own loss: the one shown
         own = masked_lm(**inputs, labels=torch.tensor([labels["label"].tolist()])).loss.item()
     assert f"{own:.4f}" == metrics["Loss −log p"]
+    two = open_page(PAGE, tiny_pretraining_dir, text="The [MASK] sat on the [MASK].", true_word="cat,mat", at_mask="2")
+    two.session_state["loss_labels"] = True
+    two.run()
+    labels = next(t for t in tables(two) if "label" in t.columns)["label"].tolist()
+    assert sum(label != -100 for label in labels) == 1 and labels[6] != -100  # the mask this check follows
+    assert "In pre-training every mask carries its own label" in shown(two)
 
 
 def test_true_word_at_a_chosen_mask_and_a_several_piece_word(open_page, tiny_pretraining_dir):

@@ -250,7 +250,14 @@ def test_bundled_encoder_gets_the_explanation_and_no_numbers(open_page):
 
 
 def test_the_scored_tables_download_loads_back(tiny_bundle):
-    """The Evaluation tab's CSV download is a file the tab reads again: the student's pairs, kept."""
-    result = nsp.evaluate_pairs(tiny_bundle, nsp.DEFAULT_PAIRS)
+    """The Evaluation tab's CSV download is a file the tab reads again: the student's pairs, kept, formula-looking
+    cells too (the download neutralises them with a ', which came back as part of the sentence)."""
+    pairs = pd.concat(
+        [nsp.DEFAULT_PAIRS, pd.DataFrame([("=1+1 is two.", "-2+3 is one.", True), ("@cmd", "+SUM(A1:A2)", False)],
+                                         columns=nsp.DEFAULT_PAIRS.columns)],
+        ignore_index=True,
+    )  # fmt: skip
+    result = nsp.evaluate_pairs(tiny_bundle, pairs)
+    assert "'=1+1 is two." in safe_csv(result.table).decode("utf-8-sig")  # spreadsheet-safe on the way out
     again = nsp.parse_pairs(safe_csv(result.table))
-    pd.testing.assert_frame_equal(again.astype({"is_next": bool}), nsp.DEFAULT_PAIRS)
+    pd.testing.assert_frame_equal(again.astype({"is_next": bool}), pairs)

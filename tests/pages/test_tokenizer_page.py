@@ -251,6 +251,8 @@ def test_a_very_long_unknown_word_is_quoted_short(open_page):
     at = open_page(PAGE, text="x" * 25_000)
     unknown = next(w.value for w in at.warning if "[UNK]" in w.value)
     assert "x" * 39 + "…" in unknown and len(unknown) < 300
+    assert "WordPiece does not try a word longer than 100 characters" in unknown  # not a spelling problem
+    assert "longer than" not in next(w.value for w in open_page(PAGE, text="I love 🤖").warning if "[UNK]" in w.value)
     assert "every word it could spell is one vocabulary entry" in shown(at)
     assert "every word is a single vocabulary entry" not in shown(at)
     assert "[UNK] is a special token too, so what became [UNK] is gone" in shown(at)  # the round trip's last line
