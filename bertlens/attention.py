@@ -83,7 +83,11 @@ STATISTICS: tuple[Statistic, ...] = (
     Statistic("previous", "To previous token", "mean attention to the token just before"),
     Statistic("next", "To next token", "mean attention to the token just after"),
     Statistic("same_token", "To same token elsewhere", "mean attention to the identical token at other positions"),
-    Statistic("other_sentence", "To same token in other sentence", "as above, but only in the other sentence (pairs)"),
+    Statistic(
+        "other_sentence",
+        "To same token in other sentence",
+        "mean attention to the identical token in the other sentence (pairs only)",
+    ),
 )
 STATISTIC_BY_KEY = {s.key: s for s in STATISTICS}
 

@@ -305,7 +305,7 @@ def position_chain_figure(view: PositionEmbeddings) -> go.Figure:
     )
     first, second = view.explained
     fig.update_layout(
-        title=f"{view.name.capitalize()} 0–{view.count - 1} in 2D (PCA), joined in order",
+        title=f"{view.name.capitalize()} 0–{view.count - 1} in 2D (PCA)",  # joined in order (the caption says)
         height=520,
         xaxis_title=f"PC1 ({first:.1%} of the variance)",
         yaxis_title=f"PC2 ({second:.1%})",

@@ -464,10 +464,17 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str, sc
         legend={"orientation": "h", "x": 0, "y": 1, "yanchor": "bottom"},  # beside the chart it took its width
         height=380,
     )
+    best = max((option for option, score in scores.items() if score is not None), key=lambda o: scores[o] or 0.0)
+    listed_scores = ", ".join(f"{score:.3f}" for score in states if score is not None)
+    means = ", ".join(f"last {option[4:]} {score:.3f}" for option, score in last_k.items() if score is not None)
     exports.chart(
         fig,
         f"senses-{words.word}-separation",
         key="senses-separation",
+        words=(
+            f"silhouette at hidden states 0 to {words.num_layers}: {listed_scores}; means of the last k: {means}; "
+            f"highest at {layer_label(best, words.num_layers)}"
+        ),
         data=lambda: pd.DataFrame({"hidden state": list(scores), "silhouette": list(scores.values())}),
     )
     score = scores[layer]

@@ -245,7 +245,7 @@ def padding_section(model_name: str) -> None:
         st.warning(
             f"{numbered('Sentence', too_long)} "
             f"{agree(len(too_long), 'is', 'are')} longer than the model's {max_positions} "
-            "positions: turn on truncation, or the model cannot read them."
+            f"positions: turn on truncation, or the model cannot read {agree(len(too_long), 'it', 'them')}."
         )
     if cut := batch.cut:
         kept = f"{agree(len(cut), 'it keeps', 'each keeps')} {max_length} tokens, [CLS] and [SEP] included"

@@ -86,6 +86,8 @@ def test_the_sinusoidal_encoding_beside_the_learned_one(open_page, bundled):
     np.testing.assert_allclose(
         typed(chart(at, "position_cosine")["data"][0]["z"]), reference(bundled, 24)[0], atol=1e-6
     )
+    two = chart(open_page(PAGE, anatomy_tab="Positions", n_positions="2", sinusoid="true"), "sinusoid_chain")["data"][1]
+    assert not typed(two["y"]).any()  # two positions span one direction: PC2 is flat, not 1e-16 noise drawn tall
 
 
 def test_out_of_range_count_warns(open_page):

@@ -230,10 +230,11 @@ def test_each_tab_opens_from_the_link_and_draws_only_itself(open_page):
 
 
 def test_separation_and_similarity_charts_offer_their_numbers(open_page, csv_downloads, bundled):
-    charts = {}
+    charts, words = {}, {}
     for tab in ("Separation by layer", "Similarity"):
         at = open_page(PAGE, BUNDLED_MODEL, preset="bank", senses_tab=tab)
         (charts[tab],) = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
+        words[tab] = " ".join(c.value for c in at.caption if c.value.startswith("In words"))
     separation = csv_downloads["senses-bank-separation"]
     # The bundled encoder: hidden states 0 to 6, then the means of the last 2, 3 and 4 (seed 001's exercise).
     assert separation["hidden state"].astype(str).tolist() == [*map(str, range(7)), "last2", "last3", "last4"]
@@ -251,6 +252,7 @@ def test_separation_and_similarity_charts_offer_their_numbers(open_page, csv_dow
     expected = [silhouette_score(states[:, h], senses, metric="cosine") for h in range(7)]
     expected += [silhouette_score(states[:, -k:].mean(axis=1), senses, metric="cosine") for k in (2, 3, 4)]
     np.testing.assert_allclose(separation["silhouette"], expected, atol=1e-4)
+    assert literal(f"last 2 {separation['silhouette'].iloc[7]:.3f}") in words["Separation by layer"]  # the diamonds
     similarity = csv_downloads["senses-bank-similarity"]
     assert (
         len(similarity) == len(similarity.columns) - 1 == len(PRESETS["bank"].sentences)
