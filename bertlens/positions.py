@@ -11,7 +11,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from bertlens.models import ModelBundle
-from bertlens.senses import NO_SPREAD
 
 
 def cosine_matrix(vectors: np.ndarray) -> np.ndarray:
@@ -34,7 +33,7 @@ def pca_2d(vectors: np.ndarray) -> tuple[np.ndarray, tuple[float, float]]:
     variance = singular**2
     share = variance[:2] / variance.sum() if variance.sum() > 0 else np.zeros(2)
     coords = centred @ axes.T
-    coords[:, share < NO_SPREAD] = 0.0  # an axis with no spread (two positions span one direction): rounding noise
+    coords[:, share < 1e-6] = 0.0  # an axis with no spread (two positions span one direction): rounding noise
     return coords, (float(share[0]), float(share[1]) if len(share) > 1 else 0.0)
 
 
