@@ -247,9 +247,8 @@ class Preset:
     text_b: str = ""
     focus: str = ""  # the token to focus (its last occurrence)
     targets: tuple[str, ...] = ()  # tokens whose attention from ``focus`` is followed (first occurrences)
-    layer: int | None = (
-        None  # the encoder layer seed 000 points to, in bert-base-uncased (opened when the model has it)
-    )
+    # The encoder layer seed 000 points to, in bert-base-uncased (opened when the model has it).
+    layer: int | None = None
     questions: str = ""  # what seed 000 asks about it
 
 

@@ -36,7 +36,7 @@ from bertlens.models import ModelBundle, PretrainingHead
 from bertlens.nsp import next_sentence
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import WordVectors, embed_word, layer_options, separation_by_layer
-from bertlens.tokenization import mask_effect, pad_batch, padded_batches, padding_comparison
+from bertlens.tokenization import mask_effect, pad_batch, padded_batches, padding_comparison, strategy_label
 from bertlens.wording import percent
 
 Given = tuple[tuple[str, str], ...]  # what a question is about, as (label, text): shown with it while the page waits
@@ -315,7 +315,7 @@ class LessPadding:
 
     def reveal(self, live: Live) -> Reveal:
         table = live.padding_comparison(self.lines, self.max_length).set_index("strategy")
-        longest, fixed = table.loc["longest"], table.loc[f"max_length={self.max_length}"]
+        longest, fixed = table.loc["longest"], table.loc[strategy_label("max_length", self.max_length)]
         return Reveal(
             self.choices[0] if longest["padding %"] <= fixed["padding %"] else self.choices[1],
             f"Padded to its longest sentence the batch is {longest['shape']}, {longest['padding %']:.2f} % of it [PAD]; "

@@ -12,6 +12,8 @@ import numpy as np
 
 from bertlens.models import ModelBundle
 
+NO_SPREAD = 1e-6  # a PCA axis explaining less of the variance than this is rounding noise (here and in senses)
+
 
 def cosine_matrix(vectors: np.ndarray) -> np.ndarray:
     """Cosine similarity of every pair of rows (float64)."""
@@ -33,7 +35,7 @@ def pca_2d(vectors: np.ndarray) -> tuple[np.ndarray, tuple[float, float]]:
     variance = singular**2
     share = variance[:2] / variance.sum() if variance.sum() > 0 else np.zeros(2)
     coords = centred @ axes.T
-    coords[:, share < 1e-6] = 0.0  # an axis with no spread (two positions span one direction): rounding noise
+    coords[:, share < NO_SPREAD] = 0.0  # an axis with no spread (two positions span one direction): rounding noise
     return coords, (float(share[0]), float(share[1]) if len(share) > 1 else 0.0)
 
 

@@ -28,6 +28,7 @@ from bertlens.analysis import Encoding, encode, model_engine, padded_batch
 from bertlens.layers import hidden_state_label
 from bertlens.lru import BytesLRU, PerModel
 from bertlens.models import ModelBundle
+from bertlens.positions import NO_SPREAD
 from bertlens.table_input import TableInputError, decoded, read_rows
 from bertlens.wording import plural
 
@@ -35,7 +36,6 @@ SEPARATOR = "|"
 MAX_WORD_CHARS = 50
 LAST_K_CHOICES = (2, 3, 4)  # "mean of the last k hidden states" options (seed 001 uses the last four)
 PROJECTIONS = ("PCA 2D", "PCA 3D", "MDS 2D")  # MDS runs on cosine distances
-NO_SPREAD = 1e-6  # a PCA axis explaining less of the variance than this is rounding noise
 
 Progress = Callable[[int, int], None]  # (sentences done, sentences in all)
 

@@ -369,12 +369,17 @@ def pad_batch(
     return padded_batches(tokenizer, sentences, max_length, truncation)[strategy]
 
 
+def strategy_label(strategy: PaddingStrategy, max_length: int) -> str:
+    """A strategy as the comparison table names it: "longest", "none", "max_length=64"."""
+    return f"max_length={max_length}" if strategy == "max_length" else strategy
+
+
 def padding_comparison(batches: Mapping[PaddingStrategy, PaddedBatch], max_length: int) -> pd.DataFrame:
     """Each strategy's batch (``padded_batches``) side by side: shape, real and padding tokens, share of padding."""
     rows = []
     for strategy, batch in batches.items():
         shape = f"{len(batch.input_ids)} × {batch.width}" if batch.rectangular else "ragged (no tensor possible)"
-        label = f"max_length={max_length}" if strategy == "max_length" else strategy
+        label = strategy_label(strategy, max_length)
         rows.append(
             {
                 "strategy": label,

@@ -181,11 +181,16 @@ def _secret_settings() -> Mapping[str, Any]:
 def active_model_name() -> str:
     """Sidebar choice, else the link's ``model`` (when it is one of the offered models), else the default."""
     config = settings()
-    chosen = st.session_state.get(MODEL_KEY) or st.query_params.get(MODEL_KEY)
+    chosen = chosen_option()
     if chosen == CUSTOM and config.allow_custom_models:
         custom = chosen_custom_model()
         return custom if custom and not over_custom_budget(custom) else config.default_model
     return chosen if chosen in config.model_options else config.default_model
+
+
+def chosen_option() -> str | None:
+    """The picker's choice, or the link's ``model`` before the picker is drawn."""
+    return st.session_state.get(MODEL_KEY) or st.query_params.get(MODEL_KEY)
 
 
 def chosen_custom_model() -> str:
@@ -208,8 +213,7 @@ def over_custom_budget(name: str) -> bool:
 def refuse_custom_over_budget() -> None:
     """Say so when the custom model chosen is not loaded because the server holds its budget of them."""
     config = settings()
-    chosen = st.session_state.get(MODEL_KEY) or st.query_params.get(MODEL_KEY)
-    if chosen == CUSTOM and config.allow_custom_models and over_custom_budget(custom := chosen_custom_model()):
+    if chosen_option() == CUSTOM and config.allow_custom_models and over_custom_budget(custom := chosen_custom_model()):
         held = ", ".join(code_span(name) for name in sorted(_custom_loaded))
         st.warning(
             f"{code_span(custom)} is not loaded, and {code_span(config.default_model)} is used instead. This server "
