@@ -297,6 +297,7 @@ def test_answering_or_skipping_a_question_adds_no_history_entry(page, server_url
     page.goto(f"{server_url}/fill_mask?lesson=discover&step=2")
     wait_for_run(page)
     expect(main(page).get_by_text("Your answer first")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"[?&]text="))  # the bare link's rewrite into the step's view is done
     length = page.evaluate("history.length")
     click(page, SKIP)
     expect(main(page).get_by_text("Your answer first")).to_have_count(0)
