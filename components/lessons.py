@@ -348,12 +348,12 @@ def question_box(question: Question, live: CachedLive, key: str) -> bool:
         st.info(reveal.detail)
     elif verdict:
         st.success(
-            f"Right — you said “{literal(guess)}”, and so does the model. {reveal.detail}",
+            f"Right — you said “{literal(guess)}”, and so does the live computation. {reveal.detail}",
             icon=":material/check_circle:",
         )
     else:
         st.warning(  # Material icons: an emoji (✅, ↩️) is an empty box where no emoji font is installed
-            f"Not this time — you said “{literal(guess)}”; the model says “**{literal(reveal.answer or '')}**”. "
+            f"Not this time — you said “{literal(guess)}”; computed live, it is “**{literal(reveal.answer or '')}**”. "
             f"{reveal.detail}",
             icon=":material/undo:",
         )

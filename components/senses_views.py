@@ -451,7 +451,9 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str, sc
             mode="markers+text",
             marker={"symbol": "diamond", "size": 10, **mean},
             text=[f"last {option[4:]}" for option in last_k],
-            textposition="top center",
+            # Half a hidden state apart: labels above and below in turn, so that 12 layers' labels do not overlap.
+            textposition=["top center" if n % 2 == 0 else "bottom center" for n in range(len(last_k))],
+            textfont={"color": INK},  # the theme's grey is under 4.5:1
             name="mean of the last k",
         )
     )

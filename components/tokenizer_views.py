@@ -29,6 +29,7 @@ from components.text import chart_text, literal
 TABS = ("Tokens", "Vocabulary", "Padding lab")
 UNKNOWN_CHARS = 40  # an unknown word quoted in a message: a 20,000-character one filled screens
 PAD_GREY = "#e6e6e6"
+GAPS_UP_TO = 128  # positions: a wider batch's cells touch
 TEXT_IN_CELLS = 32  # write each cell's value when the batch is at most this wide
 INT_COLUMN = st.column_config.NumberColumn(format="%d")
 TOKEN_ORDER = (
@@ -69,11 +70,11 @@ def batch_heatmap(batch: PaddedBatch, values: str, title: str) -> go.Figure:
             showscale=not is_mask,
             texttemplate="%{z:d}" if batch.width <= TEXT_IN_CELLS else None,
             textfont=CELL_TEXT,
-            xgap=1,
+            xgap=1 if batch.width <= GAPS_UP_TO else 0,  # at 600 positions a 1-px gap is as wide as a cell
             ygap=1,
         )
     )
-    fig.update_layout(title=title, xaxis_title="position", yaxis_title="sentence", height=140 + 28 * len(z))
+    fig.update_layout(title=title, xaxis_title="position", yaxis_title="sentence", height=180 + 28 * len(z))
     fig.update_yaxes(autorange="reversed", dtick=1)
     return fig
 

@@ -26,7 +26,9 @@ def uploaded(
     if not files and hint:
         st.info(hint)
     if len(files) > most:
-        st.error(f"Choose at most {most} files.")
+        st.error(
+            f"{len(files)} files are chosen; this takes at most {most}. Remove some." + (f" {hint}" if hint else "")
+        )
         return []
     if any(file.size > MAX_UPLOAD_BYTES for file in files):
         st.error(f"A file is larger than {MAX_UPLOAD_BYTES // 1_000_000} MB.")

@@ -64,7 +64,7 @@ def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive) -> None:
             answer(page, step.question.choices)
             verdict = alerts.filter(
                 has_text="you said"
-            )  # "Right — you said …, and so does the model" or "Not this time"
+            )  # "Right — you said …, and so does the live computation" or "Not this time"
             expect(verdict).to_have_count(1)
             expect(verdict).to_contain_text(reveal.answer or "")
         expect(waiting).to_have_count(0)

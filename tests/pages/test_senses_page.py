@@ -202,7 +202,9 @@ def test_coarsewsd_files_as_seed_001_uses_them(open_page, tiny_pretraining_dir):
     at.file_uploader(key="csv_upload").set_value([("train.data.txt", COARSE_DATA, "text/plain")]).run()
     assert "CoarseWSD-20's files for one word" in messages(at, "error") and not tables(at)
     at.file_uploader(key="csv_upload").set_value([(f"{n}.csv", b"sentence\nAn apple.\n", "text/csv") for n in range(4)])
-    assert "Choose at most 3 files" in messages(at.run(), "error") and not tables(at)
+    assert "4 files are chosen; this takes at most 3. Remove some. Choose a CSV file" in messages(
+        at.run(), "error"
+    ) and not tables(at)
 
 
 def test_sentence_cap_is_explained(open_page, monkeypatch, tiny_pretraining_dir):
