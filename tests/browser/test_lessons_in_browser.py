@@ -134,10 +134,11 @@ def test_a_class_link_opens_two_browsers_on_the_identical_view(page, server_url,
     page.goto(server_url)
     wait_for_run(page)
     click(page, f"Start the lesson “{lesson.title}”")
-    for step in lesson.steps[:3]:  # on to step 4: attention, token focus on "it", the model's last encoder layer
+    for index, step in enumerate(lesson.steps[:3]):  # on to step 4: attention, token focus on "it", the last layer
         if step.question:  # the tiny model has both heads: every question's page waits
             click(page, SKIP)
         click(page, "Next →")
+        expect(main(page).get_by_text(f"step {index + 2} of")).to_be_visible()  # its run may start after the wait
     click(page, SKIP)  # the teacher shows the page before the class has answered
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("Class link").click()
@@ -302,6 +303,7 @@ def test_answering_or_skipping_a_question_adds_no_history_entry(page, server_url
     click(page, SKIP)
     expect(main(page).get_by_text("Your answer first")).to_have_count(0)
     click(page, "Next →")
+    expect(main(page).get_by_text("step 3 of")).to_be_visible()  # the click's run may start after wait_for_run
     answer(page, ())
     expect(main(page).get_by_text("you said")).to_be_visible()
     assert page.evaluate("history.length") == length + 1  # Next only
