@@ -2,12 +2,14 @@
 
 import json
 
+import numpy as np
 import pytest
 from transformers import AutoTokenizer
 
 from bertlens.models import bundled_model_path
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from tests.conftest import tables
+from tests.pages.test_attention_page import typed
 
 PAGE = "pages/tokenizer.py"
 
@@ -273,3 +275,66 @@ def test_the_padding_lab_says_which_sentences_truncation_cut(open_page):
     assert "Sentence 0 was cut to N = 5: it keeps 5 tokens, [CLS] and [SEP] included." in shown(at)
     bars = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Share of padding" in c.proto.spec)
     assert bars["layout"]["yaxis"]["rangemode"] == "nonnegative"  # no padding: from 0, not from −1 %
+
+
+@pytest.fixture(scope="module")
+def bundled_tokenizer():
+    """The bundled encoder's tokenizer, called directly: the reference for what the page shows."""
+    return AutoTokenizer.from_pretrained(bundled_model_path())
+
+
+def chart(at, title: str) -> dict:
+    """The plotly figure (as sent to the browser) whose title starts with ``title``."""
+    figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    (found,) = [f for f in figures if f["layout"].get("title", {}).get("text", "").startswith(title)]
+    return found
+
+
+def test_the_vocabulary_metrics_are_the_tokenizers_own(open_page, bundled_tokenizer):
+    """The "Vocabulary size" and "Special tokens" metrics are what the tokenizer itself says, not a count of
+    some of its entries."""
+    at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Vocabulary size"] == f"{len(bundled_tokenizer):,}" == "30,522"
+    assert metrics["Special tokens"] == str(len(bundled_tokenizer.all_special_tokens)) == "5"
+    unused = sum(1 for t in bundled_tokenizer.get_vocab() if t.startswith("[unused"))
+    assert metrics["[unused…] tokens"] == str(unused)
+
+
+def test_the_padding_lab_draws_and_offers_the_tokenizers_own_batch(open_page, csv_downloads, bundled_tokenizer):
+    """The "Token ids" heatmap showed the mask's 0/1, or the padded-batch CSV held another strategy's batch: both
+    must be the ids ``tokenizer(lines, padding="max_length", max_length=N)`` gives."""
+    lines, n = ["hello world and more", "hello"], 9
+    at = open_page(
+        PAGE, tokenizer_tab="Padding lab", text="hello", lines="\n".join(lines), pad="max_length", pad_len=str(n)
+    )
+    assert not at.exception, at.exception
+    expected = bundled_tokenizer(lines, padding="max_length", truncation=True, max_length=n)
+    ids = np.array(expected["input_ids"])
+    assert ids.shape == (2, n) and (np.array(expected["attention_mask"]) == 0).any()  # there is padding to show
+    drawn = chart(at, "Token ids")["data"][0]["z"]
+    np.testing.assert_array_equal(typed(drawn) if isinstance(drawn, dict) else np.array(drawn), ids)
+    mask = chart(at, "Attention mask")["data"][0]["z"]
+    np.testing.assert_array_equal(
+        typed(mask) if isinstance(mask, dict) else np.array(mask), np.array(expected["attention_mask"])
+    )
+    batch = csv_downloads["padded-batch-max_length"]
+    assert len(batch) == len(lines) * n
+    assert batch["input_id"].tolist() == ids.ravel().tolist()
+    assert batch["attention_mask"].tolist() == np.ravel(expected["attention_mask"]).tolist()
+    assert batch["token"].tolist() == [t for row in ids for t in bundled_tokenizer.convert_ids_to_tokens(row.tolist())]
+
+
+def test_the_padding_bars_are_the_share_of_pad_in_percent(open_page, bundled_tokenizer):
+    """Each bar is the share of [PAD] among the batch's positions, in percent, as the tokenizer pads: a bar 100×
+    too small looked like no padding at all."""
+    lines, n = ["hello world", "hello"], 6
+    at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello", lines="\n".join(lines), pad_len=str(n))
+    bars = chart(at, "Share of padding")["data"][0]
+    expected = {}
+    for strategy, padding in (("longest", "longest"), (f"max_length={n}", "max_length"), ("none", False)):
+        masks = bundled_tokenizer(lines, padding=padding, truncation=True, max_length=n)["attention_mask"]
+        expected[strategy] = 100 * sum(row.count(0) for row in masks) / sum(len(row) for row in masks)
+    assert expected["longest"] == 12.5 and expected[f"max_length={n}"] > 40  # the lines do pad
+    heights = typed(bars["y"]) if isinstance(bars["y"], dict) else bars["y"]
+    assert dict(zip(bars["x"], heights)) == pytest.approx(expected, abs=0.005)
