@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import inspect
+import json
 
+import numpy as np
 import streamlit as st
+import torch
 
 from components import cache
 from tests.conftest import tables
+from tests.pages.test_attention_page import typed
 
 LONG = " ".join(f"word{i}" for i in range(40))
 
@@ -47,3 +51,36 @@ def test_forget_model_drops_only_that_models_results(tiny_pretraining_dir, bundl
     for name in (model, bundled.name):
         cache.statistics(cache.query(name, text))
     assert len(computed) == 3  # the forgotten model's result was computed again; the other one was kept
+
+
+def charts_by_key(at) -> dict[str, dict]:
+    """Every chart on the page by its key."""
+    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def test_a_new_true_word_is_followed_through_the_layers(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
+    """Fill-mask's Layer by layer tab: type paris, then london. The true word's rank and probability after every
+    layer must follow london; a cache keyed without the word kept showing paris."""
+    text = "The capital of France is [MASK]."
+    st.cache_data.clear()
+    at = open_page("pages/fill_mask.py", tiny_pretraining_dir, text=text, true_word="paris", fill_tab="Layer by layer")
+    assert not at.exception, at.exception
+    assert "rank of paris" in next(d for d in tables(at) if "after" in d.columns).columns
+    at.text_input(key="true_word").input("london").run()
+    assert not at.exception, at.exception
+    inputs = tiny_bundle.tokenizer(text, return_tensors="pt")
+    mask = inputs["input_ids"][0].tolist().index(tiny_bundle.tokenizer.mask_token_id)
+    with torch.no_grad():
+        states = masked_lm(**inputs, output_hidden_states=True).hidden_states
+        probabilities = torch.stack([masked_lm.cls.predictions(s[0, mask]) for s in states]).softmax(-1)
+    london, paris = tiny_bundle.tokenizer.convert_tokens_to_ids(["london", "paris"])
+    ranks = (1 + (probabilities > probabilities[:, [london]]).sum(-1)).tolist()
+    paris_ranks = (1 + (probabilities > probabilities[:, [paris]]).sum(-1)).tolist()
+    assert ranks != paris_ranks  # the two words can be told apart
+    summary = next(d for d in tables(at) if "after" in d.columns)
+    assert "rank of paris" not in summary.columns
+    assert summary["rank of london"].tolist() == ranks
+    np.testing.assert_allclose(summary["P(london)"], probabilities[:, london].numpy(), rtol=1e-4)
+    true_line = charts_by_key(at)["layer_probabilities"]["data"][-1]
+    assert true_line["name"] == "london (true word)"
+    np.testing.assert_allclose(typed(true_line["y"]), probabilities[:, london].numpy(), rtol=1e-4)

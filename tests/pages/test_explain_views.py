@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 import torch
+from scipy.stats import spearmanr
 
 from bertlens.compare import SEED_FIRST, SEED_SECOND
 from bertlens.influence import TOKEN_BUDGET
@@ -44,6 +45,22 @@ def reopen(open_page, at, path, model, **chosen):
     return open_page(path, model, **{**params, **chosen})
 
 
+@pytest.fixture
+def view_downloads(monkeypatch) -> dict:
+    """Every CSV the explain views offer with their own buttons (imported by name, so ``csv_downloads`` does not
+    see them), by file name, as the table the button would download (a table built on click is built here)."""
+    from components import attention_steps, compare_views
+
+    offered: dict = {}
+
+    def record(df, filename, label="Download CSV", key=None) -> None:
+        offered[filename] = df() if callable(df) else df
+
+    for module in (attention_steps, compare_views):
+        monkeypatch.setattr(module, "csv_download", record)
+    return offered
+
+
 def forward(bundle, text, **kwargs):
     with torch.no_grad():
         return bundle.model.bert(**bundle.tokenizer(text, return_tensors="pt"), **kwargs)
@@ -54,7 +71,7 @@ def forward(bundle, text, **kwargs):
 
 @pytest.mark.parametrize("which, layer, head", [("bundled", 4, 1), ("tiny", 1, 2)])
 def test_step_by_step_draws_the_heads_real_numbers(
-    open_page, bundled, tiny_bundle, tiny_pretraining_dir, which, layer, head
+    open_page, bundled, tiny_bundle, tiny_pretraining_dir, view_downloads, which, layer, head
 ):
     bundle, model = (bundled, BUNDLED_MODEL) if which == "bundled" else (tiny_bundle, tiny_pretraining_dir)
     at = open_page(ATTENTION, model, tab="Step by step", layer=str(layer), head=str(head))
@@ -78,6 +95,23 @@ def test_step_by_step_draws_the_heads_real_numbers(
     assert "Equal up to float32 rounding" in at.success[0].value
     assert f"encoder layer {layer}, head {head}** (numbered from 0)" in text_of(at)
     assert f"hidden state {layer} (" in text_of(at) and f"`hidden_states[{layer}]`" in text_of(at)
+    # The worked example under the steps: the key with the largest weight, its q·k, then q·k / √d (not q·k again).
+    d = ref["q"].shape[0]
+    best = int(ref["weights"].argmax())
+    dot = float(ref["q"] @ ref["keys"][best])
+    assert f"q·k = {dot:.4f}; ÷ √{d} → {dot / np.sqrt(d):.4f};" in text_of(at)
+    assert f"softmax → {ref['model_row'][best].item():.4f}, the largest weight" in text_of(at)
+    # "Download every vector": each row named by the tokenizer's token at its position, with its real numbers.
+    tokens = bundle.tokenizer.tokenize(SEED_FIRST, add_special_tokens=True)
+    vectors = view_downloads[f"step-vectors-layer{layer}-head{head}-query{query}"]
+    assert vectors["vector"].tolist() == ["query"] + ["key"] * len(tokens) + ["value"] * len(tokens) + ["output"]
+    assert vectors["token"].tolist() == [tokens[query], *tokens, *tokens, tokens[query]]
+    assert vectors["position"].tolist() == [query, *range(len(tokens)), *range(len(tokens)), query]
+    numbers = vectors[[f"d{j}" for j in range(d)]].to_numpy()
+    np.testing.assert_allclose(numbers[0], ref["q"].numpy(), atol=2e-5)
+    np.testing.assert_allclose(numbers[1 : 1 + len(tokens)], ref["keys"].numpy(), atol=2e-5)
+    np.testing.assert_allclose(numbers[1 + len(tokens) : -1], ref["values"].numpy(), atol=2e-5)
+    np.testing.assert_allclose(numbers[-1], ref["model_output"].numpy(), atol=2e-5)
 
 
 def test_step_by_step_link_reproduces_the_chosen_query(open_page, bundled):
@@ -109,7 +143,7 @@ def test_compare_changes_one_word_of_the_lessons_sentence_too(open_page):
     assert "wide" in changed and "couldn" not in changed and "didn" not in changed  # one word changed
 
 
-def test_compare_draws_both_sentences_and_their_difference(open_page, bundled):
+def test_compare_draws_both_sentences_and_their_difference(open_page, bundled, view_downloads):
     at = open_page(ATTENTION, tab="Compare", layer="3", head="1")
     assert not at.exception, at.exception
     assert at.text_input(key="compare").value == SEED_SECOND  # the seed's pair by default
@@ -127,6 +161,19 @@ def test_compare_draws_both_sentences_and_their_difference(open_page, bundled):
     assert "tired → wide" in text_of(at)
     moves = frame(at, "change")
     assert moves["change"].abs().max() == pytest.approx(np.abs(second - first).max(), abs=1e-6)
+    # Every move names its query and key ("13 tired→wide": the position leads) and shows each sentence's own weight.
+    q, k = (moves[c].map(lambda label: int(label.split(" ", 1)[0])).to_numpy() for c in ("query", "key"))
+    np.testing.assert_allclose(moves["first"], first[q, k], atol=1e-7)
+    np.testing.assert_allclose(moves["second"], second[q, k], atol=1e-7)
+    np.testing.assert_allclose(moves["change"], second[q, k] - first[q, k], atol=1e-6)
+    # The whole difference as a CSV: a row per query, a column per key, second − first (not transposed).
+    whole = view_downloads["compare-difference-layer3-head1"]
+    tokens_a, tokens_b = (bundled.tokenizer.tokenize(s, add_special_tokens=True) for s in (SEED_FIRST, SEED_SECOND))
+    assert whole["query"].tolist() == [
+        f"{i} {a}" + ("" if a == b else f"→{b}") for i, (a, b) in enumerate(zip(tokens_a, tokens_b))
+    ]
+    assert list(whole.columns[1:]) == whole["query"].tolist()
+    np.testing.assert_allclose(whole.drop(columns="query").to_numpy(), second - first, atol=1e-6)
 
 
 def test_compare_with_a_different_length_names_the_unpaired_token(open_page, bundled):
@@ -141,6 +188,11 @@ def test_compare_with_a_different_length_names_the_unpaired_token(open_page, bun
     np.testing.assert_allclose(
         typed(charts(at)["compare_difference"]["data"][0]["z"]), second[np.ix_(pair, pair)] - first, atol=1e-6
     )
+    # Following "it" (10 in the first, 11 in the second): each sentence's row is its own "it"'s, over the pairs.
+    assert at.selectbox(key="compare_query").value == 10
+    row_first, row_second = (typed(trace["y"]) for trace in charts(at)["compare_row"]["data"])
+    np.testing.assert_allclose(row_first, first[10], atol=1e-7)
+    np.testing.assert_allclose(row_second, second[11, pair], atol=1e-7)
     again = reopen(open_page, at, ATTENTION, BUNDLED_MODEL)
     assert again.text_input(key="compare").value == other
     assert charts(again)["compare_difference"] == charts(at)["compare_difference"]
@@ -172,6 +224,11 @@ def test_mask_and_see_sets_attention_beside_the_change_of_the_guess(
     received, influence = (typed(trace["y"]) for trace in charts(at)["mask_and_see"]["data"])
     np.testing.assert_allclose(received, table["attention received"], atol=1e-7)
     np.testing.assert_allclose(influence, table.iloc[:, 3], rtol=1e-6)
+    # The caption's Spearman: the model's attention against the effect just checked against the model (it read +1.00
+    # whatever the head, when attention was correlated with itself).
+    rho = spearmanr(attentions[mask, table["position"]], table.iloc[:, 3]).statistic
+    assert abs(rho) < 0.995  # this head's order differs: a caption of +1.00 would be wrong
+    assert f"between attention received and influence here: {rho:+.2f} " in text_of(at)
     assert "guesses at the 6 \\[MASK\\] token" in text_of(at)
 
 
@@ -203,11 +260,16 @@ def test_mask_and_see_hides_the_most_attended_token_in_one_more_pass(
     shown = text_of(at)
     assert f"goes from **{literal(top_before)}" in shown and f"to **{literal(top_after)}" in shown
     assert f"{table.iloc[0, 3]:.4f}" in shown
+    # Its attention's rank among every hideable token, 1 = the most attended (the model's own attentions).
+    assert f"**{row[hidden]:.4f}** of the attention here, rank 1 of {len(hideable)}." in shown
     other = next(p for p in hideable if p != hidden)
     link_value = f"{other} {tiny_bundle.tokenizer.convert_ids_to_tokens(ids[other])}"
     again = reopen(open_page, at, ATTENTION, tiny_pretraining_dir, see_token=link_value)
     assert not again.exception and again.selectbox(key="see_token").value == other
     assert frame(again, "attention received")["position"].tolist() == [other]
+    rank = 1 + int((row[hideable] > row[other]).sum())
+    assert rank > 1  # another token than the most attended: its rank is counted, not 1
+    assert f"**{row[other]:.4f}** of the attention here, rank {rank} of {len(hideable)}." in text_of(again)
 
 
 def test_mask_and_see_on_the_bundled_encoder_deletes_from_the_link(open_page, bundled):
@@ -304,12 +366,43 @@ def test_compare_two_masked_sentences(open_page, tiny_pretraining_dir, tiny_bund
         expected.append(logits.double().softmax(-1).numpy())
     np.testing.assert_allclose(table["P (first)"], expected[0][table["token_id"]], rtol=1e-4)
     np.testing.assert_allclose(table["P (second)"], expected[1][table["token_id"]], rtol=1e-4)
+    # Each sentence's own guesses chart: its top-k tokens and probabilities, from the model's MLM logits.
+    for name, probabilities in zip(("first", "second"), expected):
+        (guesses,) = charts(at)[f"fill_compare_{name}"]["data"]
+        top = np.argsort(-probabilities, kind="stable")[:3]
+        assert guesses["y"] == tiny_bundle.tokenizer.convert_ids_to_tokens(top.tolist()), name
+        np.testing.assert_allclose(guesses["x"], probabilities[top], rtol=1e-4)  # a plain list here
     bars = charts(at)["fill_compare_difference"]["data"]
     np.testing.assert_allclose(typed(bars[1]["x"]), table["P (second)"], rtol=1e-6)
     assert "animal → street" in text_of(at)
     again = reopen(open_page, at, FILL_MASK, tiny_pretraining_dir, fill_compare=second)
     assert again.text_input(key="fill_compare").value == second
     assert frame(again, "change (second − first)").equals(table)
+
+
+def test_layer_by_layer_follows_the_chosen_mask(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
+    """With two masks and "At mask" 2, every layer's guesses are those at the second [MASK], not the first."""
+    text = "The capital of [MASK] is [MASK]."
+    at = open_page(FILL_MASK, tiny_pretraining_dir, text=text, k="4", at_mask="2", fill_tab="Layer by layer")
+    assert not at.exception, at.exception
+    assert at.selectbox(key="at_mask").value == 2
+    inputs = tiny_bundle.tokenizer(text, return_tensors="pt")
+    masks = [i for i, t in enumerate(inputs["input_ids"][0].tolist()) if t == tiny_bundle.tokenizer.mask_token_id]
+    with torch.no_grad():
+        states = masked_lm(**inputs, output_hidden_states=True).hidden_states
+        probabilities = [
+            torch.stack([masked_lm.cls.predictions(s[0, mask]) for s in states]).softmax(-1) for mask in masks
+        ]
+    top = [p.topk(4, dim=-1) for p in probabilities]
+    assert top[0].indices.tolist() != top[1].indices.tolist()  # the two masks' guesses differ: the test can tell
+    long = frame(at, "token_id")
+    assert long["token_id"].tolist() == top[1].indices.flatten().tolist()
+    np.testing.assert_allclose(long["probability"], top[1].values.flatten().numpy(), rtol=1e-4)
+    figure = charts(at)["layer_probabilities"]
+    assert figure["layout"]["title"]["text"].startswith("Mask 2:")
+    final = top[1].indices[-1].tolist()  # the last layer's top guesses, followed through every layer
+    for line, token_id in zip(figure["data"], final, strict=True):
+        np.testing.assert_allclose(typed(line["y"]), probabilities[1][:, token_id].numpy(), rtol=1e-4)
 
 
 def test_fill_mask_tabs_on_the_bundled_encoder_explain_instead(open_page):
