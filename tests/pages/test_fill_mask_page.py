@@ -1,6 +1,7 @@
 """Fill-mask page opened from a link: the numbers on screen equal transformers' fill-mask pipeline."""
 
 import json
+from html.parser import HTMLParser
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from bertlens.models import BUNDLED_MODEL
 from bertlens.wording import percent
 from tests.conftest import tables
 from tests.core.test_mlm import mlm_loss, reference_fill_mask, reference_mask_logits
+from tests.pages.test_attention_page import typed
 
 PAGE = "pages/fill_mask.py"
 ONE_MASK = "The capital of France is [MASK]."
@@ -24,6 +26,55 @@ def shown(at) -> str:
 def guess_tables(at):
     """Each mask's guess table (not the overview of several masks)."""
     return [t for t in tables(at) if "rank" in t.columns]
+
+
+class _ShownCells(HTMLParser):
+    """The header and each cell's text as the browser shows it (``tables`` reads the exact ``data-value``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.header: list[str] = []
+        self.rows: list[list[str]] = []
+        self.cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs) -> None:
+        if tag == "tr" and self.header:
+            self.rows.append([])
+        if tag in ("th", "td"):
+            self.cell = []
+
+    def handle_data(self, data) -> None:
+        if self.cell is not None:
+            self.cell.append(data)
+
+    def handle_endtag(self, tag) -> None:
+        if tag in ("th", "td") and self.cell is not None:
+            (self.header if tag == "th" else self.rows[-1]).append("".join(self.cell))
+            self.cell = None
+
+
+def shown_guess_cells(at) -> list[dict[str, list[str]]]:
+    """Each mask's guess table as shown on screen: column name → the cells' text."""
+    found = []
+    for e in at.get("html"):
+        if 'class="bl-table"' not in e.proto.body:
+            continue
+        reader = _ShownCells()
+        reader.feed(e.proto.body)
+        if "rank" in reader.header:
+            found.append({name: [row[i] for row in reader.rows] for i, name in enumerate(reader.header)})
+    return found
+
+
+def drawn(values) -> np.ndarray:
+    """A plotly trace's values as sent to the browser: a list, or a base64 typed array."""
+    return typed(values) if isinstance(values, dict) else np.asarray(values)
+
+
+def guess_charts(at) -> list[dict]:
+    """Each mask's bar chart of guesses (plotly spec's first trace)."""
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return [s["data"][0] for s in specs if s["layout"]["title"]["text"].startswith("Mask ")]
 
 
 def assert_tables_equal_pipeline(at, reference):
@@ -234,3 +285,64 @@ def test_pre_training_may_choose_an_unknown_token(open_page, tiny_pretraining_di
     at = open_page(PAGE, tiny_pretraining_dir, text="😀", pretrain="true")
     assert not at.exception and not any("nothing to choose" in i.value for i in at.info)
     assert [m.value for m in at.metric if m.label == "Tokens chosen"] == ["1 of 1"]
+
+
+def test_guess_charts_and_tables_show_the_pipelines_probabilities(
+    open_page, tiny_pretraining_dir, tiny_bundle, masked_lm
+):
+    """The bars are the probabilities (not the logits) on the "probability" axis, labelled with 3 significant
+    digits, and the table's probability column shows 4: a tiny model's ~3e-5 read "0.000" and "0.0000"."""
+    text = "The [MASK] brown fox [MASK] over the lazy dog."
+    at = open_page(PAGE, tiny_pretraining_dir, text=text, k="5")
+    assert not at.exception
+    reference = reference_fill_mask(masked_lm, tiny_bundle.tokenizer, text, 5)
+    charts, cells = guess_charts(at), shown_guess_cells(at)
+    assert len(charts) == len(cells) == len(reference) == 2
+    for bars, shown_cells, expected in zip(charts, cells, reference, strict=True):
+        scores = [e["score"] for e in expected]
+        assert max(scores) < 1e-3  # the tiny model: where a fixed-point format shows nothing but zeros
+        np.testing.assert_allclose(drawn(bars["x"]), scores, rtol=1e-5, atol=1e-9)
+        assert list(bars["y"]) == shown_cells["token"]  # each bar beside its own token
+        assert bars["text"] == [f"{s:.3g}" for s in scores]
+        assert shown_cells["probability"] == [f"{s:.4g}" for s in scores]  # the column's printf "%.4g"
+
+
+def test_one_word_at_two_masks_is_checked_at_the_mask_chosen(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
+    """The same true word at two masks: switching "At mask" from 1 to 2 must give mask 2's probability and rank,
+    not the check of mask 1 kept from the run before."""
+    text = "The [MASK] sat on the [MASK]."
+    tokenizer = tiny_bundle.tokenizer
+    cat = tokenizer.convert_tokens_to_ids("cat")
+    probs = torch.from_numpy(reference_mask_logits(masked_lm, tokenizer, text)).softmax(-1)
+    expected = [(p[cat].item(), 1 + int((p > p[cat]).sum())) for p in probs]
+    assert abs(np.log(expected[0][0] / expected[1][0])) > 1e-2  # the two masks' checks tell apart
+    at = open_page(PAGE, tiny_pretraining_dir, text=text, true_word="cat,cat", at_mask="1")
+    for mask in (1, 2):
+        if mask == 2:
+            at.selectbox(key="at_mask").set_value(2).run()
+        assert not at.exception and at.selectbox(key="at_mask").value == mask
+        p, rank = expected[mask - 1]
+        metrics = {m.label: m.value for m in at.metric}
+        assert float(metrics["P(cat)"]) == pytest.approx(p, rel=1e-3)
+        assert metrics["Rank (of 30,522)"] == f"{rank:,}"
+        assert float(metrics["Loss −log p"]) == pytest.approx(-np.log(p), abs=2e-4)
+        overview = next(t for t in tables(at) if "P(true word)" in t.columns)
+        np.testing.assert_allclose(overview["P(true word)"], [e[0] for e in expected], rtol=1e-4)
+        assert overview["rank of the true word"].tolist() == [e[1] for e in expected]
+
+
+def test_masks_over_the_budget_are_listed_but_not_drawn(
+    open_page, tiny_pretraining_dir, tiny_bundle, masked_lm, monkeypatch
+):
+    """Over the masks budget only the first masks get a table and a chart; the overview still lists every one."""
+    monkeypatch.setenv("BERTLENS_MAX_MASKS", "2")
+    text = "The [MASK] brown fox [MASK] over the [MASK] dog."
+    at = open_page(PAGE, tiny_pretraining_dir, text=text, k="3")
+    assert not at.exception
+    assert any("3 masks given; only the first 2 are drawn one by one" in w.value for w in at.warning)
+    reference = reference_fill_mask(masked_lm, tiny_bundle.tokenizer, text, 3)
+    assert_tables_equal_pipeline(at, reference[:2])
+    assert len(guess_charts(at)) == 2
+    overview = next(t for t in tables(at) if "top guess" in t.columns)
+    assert overview["mask"].tolist() == [1, 2, 3]
+    assert overview["top guess"].tolist() == [r[0]["token_str"] for r in reference]

@@ -16,6 +16,7 @@ from components.exports import safe_csv
 from tests.conftest import tables
 from tests.core.test_nsp import reference_p_is_next
 from tests.pages.test_attention_page import typed
+from tests.pages.test_fill_mask_page import drawn
 
 PAGE = "pages/next_sentence.py"
 A, B = "The capital of France is Paris.", "It is a big city."
@@ -40,6 +41,10 @@ def test_pair_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, nsp_mo
     with torch.no_grad():
         is_next, not_next = nsp_model(**tiny_bundle.tokenizer(A, B, return_tensors="pt")).logits[0].tolist()
     assert f"IsNext {is_next:.4f} (index 0), NotNext {not_next:.4f} (index 1)" in shown(at)
+    difference = f"{is_next - not_next:+.4f}".replace("-", "−")  # the page's minus sign
+    assert f"IsNext − NotNext = {difference}." in shown(at)
+    assert is_next != not_next and not_next > is_next  # the tiny model: a NotNext pair, shown as a warning
+    assert [w for w in at.warning if "**Verdict:**" in w.value] and not [s for s in at.success if "Verdict" in s.value]
     assert not tables(at)  # the segments table is drawn when its expander is opened
     at.session_state["segments"] = True  # the student opens it
     at.run()
@@ -77,6 +82,44 @@ def test_ranking_of_candidates(open_page, tiny_pretraining_dir, tiny_bundle, nsp
     )
     assert ranked["candidate_b"].tolist() == sorted(candidates, key=expected.get, reverse=True)
     assert ranked["p_is_next"].tolist() == pytest.approx([expected[c] for c in ranked["candidate_b"]], abs=1e-6)
+
+
+def test_ranking_bars_stand_beside_their_candidates(open_page, decisive_nsp_dir):
+    """Each bar of the ranking chart is its own candidate's P(IsNext) from the model's NSP head, and the bars are
+    ranked from the most probable down."""
+    a, candidates = DEFAULT_PAIRS["sentence_a"][0], list(DEFAULT_PAIRS["sentence_b"][:6])
+    at = open_page(PAGE, decisive_nsp_dir, nsp_tab="Ranking", a=a, candidates="\n".join(candidates))
+    assert not at.exception
+    model = BertForNextSentencePrediction.from_pretrained(decisive_nsp_dir).eval()
+    p = reference_p_is_next(model, AutoTokenizer.from_pretrained(decisive_nsp_dir), [(a, c) for c in candidates])
+    expected = {c[:60]: x for c, x in zip(candidates, p)}  # a bar's label: its rank and the candidate's first 60
+    assert len(expected) == len(set(p)) == len(p)  # distinct: bars in another order could not pass
+    (chart,) = at.get("plotly_chart")
+    bars = json.loads(chart.proto.spec)["data"][0]
+    labels = list(bars["y"])
+    assert [label.split(". ", 1)[0] for label in labels] == [str(r) for r in range(1, len(candidates) + 1)]
+    by_label = [expected[label.split(". ", 1)[1]] for label in labels]
+    assert drawn(bars["x"]).tolist() == pytest.approx(by_label, abs=1e-5)
+    assert by_label == sorted(p, reverse=True)
+
+
+def test_verdict_is_a_success_only_when_the_model_says_isnext(open_page, decisive_nsp_dir):
+    """The verdict box is green (success) for IsNext and a warning for NotNext, as the model's own P(IsNext)."""
+    model = BertForNextSentencePrediction.from_pretrained(decisive_nsp_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(decisive_nsp_dir)
+    pairs = list(zip(DEFAULT_PAIRS["sentence_a"], DEFAULT_PAIRS["sentence_b"]))
+    p = reference_p_is_next(model, tokenizer, pairs)
+    one_of_each = [next(i for i, x in enumerate(p) if x >= 0.5), next(i for i, x in enumerate(p) if x < 0.5)]
+    for i in one_of_each:
+        a, b = pairs[i]
+        at = open_page(PAGE, decisive_nsp_dir, a=a, b=b)
+        assert not at.exception and metrics(at)["P(IsNext)"] == f"{p[i]:.4f}"
+        verdict = "B follows A (IsNext)" if p[i] >= 0.5 else "B does not follow A (NotNext)"
+        right, wrong = (at.success, at.warning) if p[i] >= 0.5 else (at.warning, at.success)
+        assert [e.value for e in right if "**Verdict:**" in e.value] == [
+            f"**Verdict:** {verdict} — {max(p[i], 1 - p[i]):.1%} sure"
+        ]
+        assert not [e for e in wrong if "Verdict" in e.value]
 
 
 def test_a_candidate_cut_to_the_token_limit_is_named(open_page, tiny_pretraining_dir, tiny_bundle, nsp_model):
@@ -141,6 +184,21 @@ def test_evaluation_of_the_seed_pairs(open_page, decisive_nsp_dir):
     drawn = json.loads(matrix.proto.spec)["data"][0]
     assert drawn["y"] == ["IsNext", "NotNext"] and drawn["x"] == ["IsNext", "NotNext"]
     assert typed(drawn["z"]).tolist() == confusion_matrix(y_true, y_pred, labels=[True, False]).tolist()
+
+
+def test_most_confident_pair_says_how_sure_the_model_is(open_page, tiny_pretraining_dir, tiny_bundle, nsp_model):
+    """ "x % sure" is the larger of P(IsNext) and P(NotNext): the tiny model's most confident pair is a NotNext one,
+    so its P(IsNext) (below 50 %) is not the figure to show."""
+    at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Evaluation")
+    assert not at.exception
+    pairs = zip(DEFAULT_PAIRS["sentence_a"], DEFAULT_PAIRS["sentence_b"])
+    confidence = [max(x, 1 - x) for x in reference_p_is_next(nsp_model, tiny_bundle.tokenizer, pairs)]
+    results = tables(at)[-1]
+    (best,) = results.index[results["most_confident"]]
+    assert confidence[best] == pytest.approx(max(confidence), abs=1e-6)  # the most confident, up to rounding
+    assert results["p_is_next"][best] < 0.5  # NotNext: confidence and P(IsNext) differ
+    (box,) = [e for e in [*at.success, *at.warning] if "Most confident pair" in e.value]
+    assert f"(row {best + 1}, {confidence[best]:.2%} sure, " in box.value
 
 
 def test_the_students_own_pairs_from_a_file(open_page, decisive_nsp_dir, monkeypatch):
