@@ -4,6 +4,7 @@ temporary folder (over the real bert-base-uncased vocabulary) or the bundled Min
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -114,5 +115,9 @@ def csv_downloads(monkeypatch) -> dict:
     def record(df, filename, label="Download CSV", key=None) -> None:
         offered[filename] = df() if callable(df) else df
 
-    monkeypatch.setattr(exports, "csv_download", record)
+    # exports and every module that took its csv_download by name (modules imported later get ``record``).
+    original = exports.csv_download
+    for module in [m for name, m in sys.modules.items() if name.startswith("components.")]:
+        if getattr(module, "csv_download", None) is original:
+            monkeypatch.setattr(module, "csv_download", record)
     return offered

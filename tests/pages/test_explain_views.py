@@ -45,22 +45,6 @@ def reopen(open_page, at, path, model, **chosen):
     return open_page(path, model, **{**params, **chosen})
 
 
-@pytest.fixture
-def view_downloads(monkeypatch) -> dict:
-    """Every CSV the explain views offer with their own buttons (imported by name, so ``csv_downloads`` does not
-    see them), by file name, as the table the button would download (a table built on click is built here)."""
-    from components import attention_steps, compare_views
-
-    offered: dict = {}
-
-    def record(df, filename, label="Download CSV", key=None) -> None:
-        offered[filename] = df() if callable(df) else df
-
-    for module in (attention_steps, compare_views):
-        monkeypatch.setattr(module, "csv_download", record)
-    return offered
-
-
 def forward(bundle, text, **kwargs):
     with torch.no_grad():
         return bundle.model.bert(**bundle.tokenizer(text, return_tensors="pt"), **kwargs)
@@ -71,7 +55,7 @@ def forward(bundle, text, **kwargs):
 
 @pytest.mark.parametrize("which, layer, head", [("bundled", 4, 1), ("tiny", 1, 2)])
 def test_step_by_step_draws_the_heads_real_numbers(
-    open_page, bundled, tiny_bundle, tiny_pretraining_dir, view_downloads, which, layer, head
+    open_page, bundled, tiny_bundle, tiny_pretraining_dir, csv_downloads, which, layer, head
 ):
     bundle, model = (bundled, BUNDLED_MODEL) if which == "bundled" else (tiny_bundle, tiny_pretraining_dir)
     at = open_page(ATTENTION, model, tab="Step by step", layer=str(layer), head=str(head))
@@ -103,7 +87,7 @@ def test_step_by_step_draws_the_heads_real_numbers(
     assert f"softmax → {ref['model_row'][best].item():.4f}, the largest weight" in text_of(at)
     # "Download every vector": each row named by the tokenizer's token at its position, with its real numbers.
     tokens = bundle.tokenizer.tokenize(SEED_FIRST, add_special_tokens=True)
-    vectors = view_downloads[f"step-vectors-layer{layer}-head{head}-query{query}"]
+    vectors = csv_downloads[f"step-vectors-layer{layer}-head{head}-query{query}"]
     assert vectors["vector"].tolist() == ["query"] + ["key"] * len(tokens) + ["value"] * len(tokens) + ["output"]
     assert vectors["token"].tolist() == [tokens[query], *tokens, *tokens, tokens[query]]
     assert vectors["position"].tolist() == [query, *range(len(tokens)), *range(len(tokens)), query]
@@ -143,7 +127,7 @@ def test_compare_changes_one_word_of_the_lessons_sentence_too(open_page):
     assert "wide" in changed and "couldn" not in changed and "didn" not in changed  # one word changed
 
 
-def test_compare_draws_both_sentences_and_their_difference(open_page, bundled, view_downloads):
+def test_compare_draws_both_sentences_and_their_difference(open_page, bundled, csv_downloads):
     at = open_page(ATTENTION, tab="Compare", layer="3", head="1")
     assert not at.exception, at.exception
     assert at.text_input(key="compare").value == SEED_SECOND  # the seed's pair by default
@@ -167,7 +151,7 @@ def test_compare_draws_both_sentences_and_their_difference(open_page, bundled, v
     np.testing.assert_allclose(moves["second"], second[q, k], atol=1e-7)
     np.testing.assert_allclose(moves["change"], second[q, k] - first[q, k], atol=1e-6)
     # The whole difference as a CSV: a row per query, a column per key, second − first (not transposed).
-    whole = view_downloads["compare-difference-layer3-head1"]
+    whole = csv_downloads["compare-difference-layer3-head1"]
     tokens_a, tokens_b = (bundled.tokenizer.tokenize(s, add_special_tokens=True) for s in (SEED_FIRST, SEED_SECOND))
     assert whole["query"].tolist() == [
         f"{i} {a}" + ("" if a == b else f"→{b}") for i, (a, b) in enumerate(zip(tokens_a, tokens_b))
