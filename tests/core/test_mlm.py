@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from transformers import pipeline
@@ -230,3 +231,72 @@ def test_at_a_glance_names_the_piece_scored_for_a_several_piece_word(tiny_bundle
     check = mlm.check_true_word(analysis, tiny_bundle.tokenizer, "backpropagation", 1)
     overview = mlm.mask_overview(guesses, {1: "backpropagation"}, {1: check})
     assert overview.loc[0, "true word"] == "backpropagation (scored: back)"
+
+
+def test_at_a_glance_says_no_when_the_true_word_is_only_the_second_guess(tiny_bundle, masked_lm):
+    """A true word the pipeline ranks second must read "no", rank 2: not "yes ✓" as if it were BERT's top guess."""
+    tokenizer = tiny_bundle.tokenizer
+    analysis = analyze(tiny_bundle, THREE_MASKS)
+    reference = reference_fill_mask(masked_lm, tokenizer, THREE_MASKS, 5)
+    # a mask whose second guess is a whole word, so that typing it scores exactly that token
+    number, second = next(
+        (n, r[1])
+        for n, r in enumerate(reference, start=1)
+        if tokenizer.tokenize(r[1]["token_str"]) == [r[1]["token_str"]]
+    )
+    assert reference[number - 1][0]["score"] > second["score"]  # strictly second, not tied with the first
+    check = mlm.check_true_word(analysis, tokenizer, second["token_str"], number)
+    assert check.token_id == second["token"]
+    overview = mlm.mask_overview(
+        mlm.top_k_guesses(analysis, tokenizer, 3), {number: second["token_str"]}, {number: check}
+    ).set_index("mask")
+    assert overview.loc[number, "rank of the true word"] == 2
+    assert overview.loc[number, "top guess is the true word"] == "no"
+    assert overview.loc[number, "P(true word)"] == pytest.approx(second["score"], rel=1e-5)
+
+
+def test_at_a_glance_leaves_p_blank_for_a_word_that_cannot_be_scored(tiny_bundle):
+    """An unscorable word ([UNK]) or a mask without a true word shows a blank P and rank, never P = 0.0."""
+    tokenizer = tiny_bundle.tokenizer
+    analysis = analyze(tiny_bundle, THREE_MASKS)
+    problem = mlm.true_word_problem(tokenizer, "😀")
+    assert problem is not None
+    overview = mlm.mask_overview(
+        mlm.top_k_guesses(analysis, tokenizer, 3),
+        {1: "😀", 3: "dog"},
+        {1: problem, 3: mlm.check_true_word(analysis, tokenizer, "dog", 3)},
+    ).set_index("mask")
+    for number in (1, 2):  # 1: cannot be scored; 2: no word typed
+        assert pd.isna(overview.loc[number, "P(true word)"]), overview.loc[number, "P(true word)"]
+        assert pd.isna(overview.loc[number, "rank of the true word"])
+    assert overview.loc[1, "top guess is the true word"] == problem
+    assert overview.loc[2, "top guess is the true word"] == ""
+    assert overview.loc[3, "P(true word)"] > 0
+
+
+def test_the_many_masks_notice_starts_just_above_the_threshold(tiny_bundle):
+    """MANY_MASKS masks in a sentence with context: no notice; one more: the notice, naming the count."""
+    words = "the cat sat on the old mat by the door".split()
+
+    def notices(masks: int) -> list[str]:
+        text = " ".join(w for pair in zip(["[MASK]"] * masks, words) for w in pair) + " " + " ".join(words[masks:])
+        analysis = analyze(tiny_bundle, text)
+        assert len(analysis.mask_positions) == masks == text.count("[MASK]")
+        return mlm.mask_notices(text, analysis)
+
+    assert notices(mlm.MANY_MASKS) == []
+    (note,) = notices(mlm.MANY_MASKS + 1)
+    assert note.startswith(f"{mlm.MANY_MASKS + 1} masks:")
+
+
+@pytest.mark.parametrize("text", ["[MASK] [MASK] cat", "[MASK] cat [MASK]", "dog [MASK]"])
+def test_masks_with_one_word_of_context_are_not_nothing_but_masks(tiny_bundle, text):
+    """A single real word among the masks is context: no "nothing but masks" notice."""
+    assert mlm.mask_notices(text, analyze(tiny_bundle, text)) == []
+
+
+@pytest.mark.parametrize("text", ["[MASK] [MASK]", "[MASK] [MASK] [MASK]"])
+def test_only_masks_is_nothing_but_masks(tiny_bundle, text):
+    assert mlm.mask_notices(text, analyze(tiny_bundle, text)) == [
+        "There is nothing but masks: with no context, BERT's guesses show only its prior."
+    ]

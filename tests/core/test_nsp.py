@@ -174,3 +174,15 @@ def test_pairs_from_a_csv_file():
 def test_a_pairs_file_that_cannot_be_read_says_why(data, message):
     with pytest.raises(TableInputError, match=re.escape(message)):
         nsp.parse_pairs(data)
+
+
+def test_a_pair_at_exactly_one_half_is_predicted_isnext_as_the_verdict_says():
+    """At P(IsNext) = 0.5 the verdict says IsNext (ties go to IsNext); the Evaluation table must agree, not say NotNext."""
+    tie = nsp.from_logits(np.array([1.5, 1.5]))
+    assert tie.p_is_next == 0.5 and tie.is_next and tie.verdict.startswith("B follows A (IsNext)")
+    pairs = pd.DataFrame({"sentence_a": ["a", "b"], "sentence_b": ["c", "d"], "is_next": [True, False]})
+    result = nsp.scores_to_evaluation(pairs, np.array([0.5, 0.5]))
+    assert result.table["predicted_is_next"].tolist() == [True, True]
+    assert result.table["correct"].tolist() == [True, False]
+    assert result.confusion.to_numpy().tolist() == [[1, 0], [1, 0]]
+    assert (result.accuracy, result.precision, result.recall) == pytest.approx((0.5, 0.5, 1.0))

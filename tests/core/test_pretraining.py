@@ -13,12 +13,16 @@ TEXT = "The quick brown fox jumps over the lazy dog while the farmer watches fro
 
 
 def test_a_draw_chooses_15_percent_of_the_words_tokens_never_cls_or_sep(tiny_bundle):
-    encoding = encode(tiny_bundle.tokenizer, TEXT, "It was a sunny day.")
+    """Google counts 15 % of the whole sequence ([CLS] and [SEP] included): 26 tokens -> round(3.9) = 4 chosen,
+    where 15 % of the 23 text tokens alone would give round(3.45) = 3."""
+    encoding = encode(tiny_bundle.tokenizer, TEXT, "It was sunny.")
+    assert len(encoding) == 26
     mask_id = tiny_bundle.tokenizer.mask_token_id
     real = [i for i, s in enumerate(encoding.sequence_ids) if s is not None]
+    assert len(real) == 23
     for draw in range(50):
         c = corrupt(encoding, mask_id, 30522, draw)
-        assert len(c.positions) == round(0.15 * len(encoding)) and set(c.positions) <= set(real)  # Google's count
+        assert len(c.positions) == 4 and set(c.positions) <= set(real) and c.candidates == 23  # Google's count
         for position, action in zip(c.positions, c.actions):
             changed = c.input_ids[position] != encoding.input_ids[position]
             assert (action == "[MASK]") == (c.input_ids[position] == mask_id)
@@ -26,6 +30,23 @@ def test_a_draw_chooses_15_percent_of_the_words_tokens_never_cls_or_sep(tiny_bun
         untouched = set(range(len(encoding))) - set(c.positions)
         assert all(c.input_ids[i] == encoding.input_ids[i] for i in untouched)
     assert corrupt(encoding, mask_id, 30522, 7) == corrupt(encoding, mask_id, 30522, 7)  # a draw is reproducible
+
+
+@pytest.mark.parametrize(
+    "text, tokens, chosen",
+    [
+        (TEXT, 21, 3),  # round(3.15)
+        (TEXT[:-1] + " near the barn.", 24, 4),  # round(3.6); 15 % of the 22 text tokens would be round(3.3) = 3
+        (TEXT[:-1] + " near the red barn.", 25, 4),  # round(3.75); the 23 text tokens alone: round(3.45) = 3
+        ("Hello", 3, 1),  # round(0.45) = 0, but at least one
+    ],
+)
+def test_the_chosen_count_is_15_percent_of_the_whole_sequence(tiny_bundle, text, tokens, chosen):
+    """ "Tokens chosen" is 15 % of the sequence length in tokens ([CLS] and [SEP] count), as Google's
+    create_pretraining_data.py counts it, at least one."""
+    encoding = encode(tiny_bundle.tokenizer, text)
+    assert len(encoding) == tokens
+    assert {len(corrupt(encoding, 103, 30522, draw).positions) for draw in range(20)} == {chosen}
 
 
 def test_the_shares_are_80_10_10_over_many_draws(tiny_bundle):
@@ -58,6 +79,28 @@ def test_the_loss_is_the_models_own_mlm_loss_at_the_chosen_positions(tiny_bundle
     originals = torch.tensor([encoding.input_ids[p] for p in chosen])
     np.testing.assert_allclose(step.table["P(original)"], probs[range(len(chosen)), originals].numpy(), rtol=1e-4)
     assert step.seen == tuple(tiny_bundle.tokenizer.convert_ids_to_tokens(list(step.corruption.input_ids)))
+    # the rank of the original: 1 + how many vocabulary entries the MLM head scores strictly higher
+    log_probs = out.logits[0, chosen].double().log_softmax(-1)
+    expected_ranks = [1 + int((row > row[o]).sum()) for row, o in zip(log_probs, originals.tolist())]
+    assert step.table["rank of the original"].tolist() == expected_ranks
+    assert step.table["original token"].tolist() == [encoding.tokens[p] for p in chosen]
+
+
+@pytest.mark.parametrize("draw", [0, 1, 2, 3])
+def test_bert_is_given_the_corrupted_token_not_the_original(tiny_bundle, draw):
+    """ "BERT is given" shows the token the model actually receives: [MASK] where the action is [MASK], the drawn
+    token where it is random, the original only where it is kept."""
+    tokenizer = tiny_bundle.tokenizer
+    encoding = encode(tokenizer, TEXT)
+    step = pretraining_step(tiny_bundle, encoding, draw)
+    received = tokenizer.convert_ids_to_tokens(list(step.corruption.input_ids))
+    table = step.table
+    assert table["BERT is given"].tolist() == [received[p] for p in table["position"]]
+    masked = table[table["what happened"] == "[MASK]"]
+    assert len(masked) and set(masked["BERT is given"]) == {"[MASK]"}
+    assert (masked["original token"] != "[MASK]").all()
+    kept = table[table["what happened"] == "kept"]
+    assert kept["BERT is given"].tolist() == kept["original token"].tolist()
 
 
 def test_no_mlm_head_no_guesses(bundled):
