@@ -44,6 +44,15 @@ def test_a_sunburst_gives_the_shares_of_its_top_level():
     assert describe(fig) == "A 75 (75%); B 25 (25%)."
 
 
+def test_a_sunburst_names_its_largest_share_first_whatever_the_input_order():
+    """A sunburst's parts come in the order its table lists them: read in that order, the line would not say which
+    part is largest."""
+    fig = go.Figure(
+        go.Sunburst(labels=["Small", "Big", "Mid", "b1"], parents=["", "", "", "Big"], values=[10, 60, 30, 60])
+    )
+    assert describe(fig) == "Big 60 (60%); Mid 30 (30%); Small 10 (10%)."
+
+
 def test_a_chart_without_data_has_no_words():
     assert describe(go.Figure()) is None
     assert describe(go.Figure(go.Heatmap(z=[[np.nan]]))) is None

@@ -4,13 +4,16 @@ import html
 import json
 import re
 
+import numpy as np
 import pytest
+import torch
 
 from bertlens.analysis import encode
 from bertlens.anatomy import NOT_IN_CHECKPOINT, bundle_architecture
 from components.anatomy_views import CHARS_PER_UNIT, architecture_figure
 from components.text import literal
 from tests.conftest import tables
+from tests.pages.test_attention_page import typed
 from tests.pages.test_tokenizer_page import frame, shown
 
 PAGE = "pages/anatomy.py"
@@ -24,8 +27,11 @@ def test_bundled_encoder_counts_checks_and_missing_heads(open_page, bundled):
     matrices = sum(p.numel() for p in bundled.model.bert.parameters() if p.dim() == 2)  # seed 004's count
     assert f"{matrices:,} sit in weight matrices and {total - matrices:,} in vectors" in shown(at)
     assert at.text[0].value == repr(bundled.model.bert)  # the module tree, as print(model) shows it
+    embeddings = sum(p.numel() for p in bundled.model.bert.embeddings.parameters())
+    assert f"in this checkpoint: embeddings {embeddings:,}, one encoder layer" in shown(at)
     counts = frame(at, "adds up to total")
     assert counts["parameters"].iloc[-1] == total
+    sunburst_adds_up(at, bundled)
     assert counts.set_index("part").loc[["MLM head", "NSP head"], "note"].tolist() == [NOT_IN_CHECKPOINT] * 2
     assert "hf download bert-base-uncased" in shown(at)
     at = open_page(PAGE, anatomy_tab="Named parameters")
@@ -43,6 +49,29 @@ def test_bundled_encoder_counts_checks_and_missing_heads(open_page, bundled):
     assert literal(
         f"384 dimensions, one dot each: by hand against pooler_output, which differ by at most {difference:.2g}"
     ) in (" ".join(c.value for c in at.caption))
+
+
+def values(array) -> np.ndarray:
+    """A figure's numbers as sent to the browser: a plain list or plotly's base64 typed array."""
+    return typed(array) if isinstance(array, dict) else np.asarray(array)
+
+
+def sunburst_adds_up(at, bundle) -> None:
+    """The sunburst's parts are the base encoder's modules, each the sum of its pieces, together the total: a part
+    drawn smaller than its pieces leaves them spilling out of its ring."""
+    [sunburst] = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
+    ids, parents, drawn = sunburst["ids"], sunburst["parents"], values(sunburst["values"])
+    bert = bundle.model.bert
+    modules = {"Embeddings": bert.embeddings, "Encoder": bert.encoder, "Pooler": bert.pooler}
+    tops = {name: int(value) for name, parent, value in zip(ids, parents, drawn, strict=True) if not parent}
+    assert tops == {name: sum(p.numel() for p in module.parameters()) for name, module in modules.items()}
+    for name, value in tops.items():
+        assert value == sum(int(v) for parent, v in zip(parents, drawn, strict=True) if parent == name), name
+    assert sum(tops.values()) == sum(p.numel() for p in bert.parameters())
+    embeddings = bert.embeddings
+    pieces = dict(zip(ids, map(int, drawn), strict=True))
+    assert pieces["Embeddings/word embeddings"] == embeddings.word_embeddings.weight.numel()
+    assert pieces["Embeddings/position embeddings"] == embeddings.position_embeddings.weight.numel()
 
 
 def test_the_architecture_opens_first_with_the_checkpoints_own_sizes(
@@ -109,14 +138,45 @@ def test_pretraining_checkpoint_counts_its_heads(open_page, tiny_pretraining_dir
 
 
 def test_filter_and_token_from_the_link(open_page, bundled):
+    """The filter's caption counts the parameters it keeps; the heatmap shows the linked token's own vectors."""
     at = open_page(PAGE, anatomy_tab="Named parameters", filter="layer.0.attention")
     named = frame(at, "shape")
     assert len(named) == 10 and named["name"].str.contains("layer.0.attention", regex=False).all()
     assert at.text_input(key="filter").value == "layer.0.attention"
-    at = open_page(PAGE, anatomy_tab="Embeddings", text="Sinan loves a beautiful day", pos="2")
+    kept = [p.numel() for name, p in bundled.model.bert.named_parameters() if "layer.0.attention" in name]
+    everything = len(list(bundled.model.bert.named_parameters()))
+    assert f"{len(kept)} of {everything} named parameters · {sum(kept):,} parameters" in [c.value for c in at.caption]
+    text = "Sinan loves a beautiful day"
+    at = open_page(PAGE, anatomy_tab="Embeddings", text=text, pos="2")
     assert at.slider(key="pos").value == 2
     heatmap = next(c for c in at.get("plotly_chart") if "Token 2" in c.proto.spec)
     assert "##an" in heatmap.proto.spec
+    trace = json.loads(heatmap.proto.spec)["data"][0]
+    drawn = dict(zip(trace["y"], values(trace["customdata"]), strict=True))  # the hover's real values, by row
+    for row, expected in embedding_rows(bundled, text, 2).items():
+        np.testing.assert_allclose(drawn[row], expected, atol=1e-5, err_msg=row)
+
+
+def embedding_rows(bundle, text: str, position: int) -> dict[str, np.ndarray]:
+    """Token ``position``'s embeddings, read from the model's own tables and its embeddings module."""
+    embeddings = bundle.model.bert.embeddings
+    encoded = bundle.tokenizer(text, return_tensors="pt")
+    token, segment = encoded["input_ids"][0, position], encoded["token_type_ids"][0, position]
+    with torch.no_grad():
+        word = embeddings.word_embeddings.weight[token]
+        where = embeddings.position_embeddings.weight[position]
+        kind = embeddings.token_type_embeddings.weight[segment]
+        summed = word + where + kind
+        output = embeddings(input_ids=encoded["input_ids"], token_type_ids=encoded["token_type_ids"])[0, position]
+        rows = {
+            "word": word,
+            "position": where,
+            "token type": kind,
+            "sum": summed,
+            "LayerNorm(sum)": embeddings.LayerNorm(summed),
+            "embeddings output": output,
+        }
+    return {name: row.numpy() for name, row in rows.items()}
 
 
 def test_second_sentence_gets_token_type_one(open_page, bundled):

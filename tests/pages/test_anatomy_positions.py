@@ -47,6 +47,7 @@ def test_positions_from_the_link_equal_the_weights(open_page, bundled, count):
 
 
 def test_token_types_beside_them(open_page, tiny_pretraining_dir, tiny_bundle):
+    """The token types' norms and cosine, and for scale the mean norm of the positions shown (not of the types)."""
     at = open_page(PAGE, tiny_pretraining_dir, anatomy_tab="Positions")
     assert not at.exception
     assert at.slider(key="n_positions").value == 64  # the default
@@ -54,6 +55,9 @@ def test_token_types_beside_them(open_page, tiny_pretraining_dir, tiny_bundle):
     np.testing.assert_allclose(frame(at, "‖t‖")["‖t‖"], np.linalg.norm(types, axis=1), rtol=1e-6)
     metric = {m.label: m.value for m in at.metric}["cosine(type 0, type 1)"]
     assert metric == f"{cosine_similarity(types)[0, 1]:.4f}"
+    positions = tiny_bundle.model.bert.embeddings.position_embeddings.weight.detach().numpy()[:64]
+    mean = np.linalg.norm(positions.astype(np.float64), axis=1).mean()
+    assert f"For scale: the position embeddings shown have a mean norm of {mean:.4f}." in [c.value for c in at.caption]
     assert "learns one vector per position" in shown(at)
 
 
@@ -88,6 +92,17 @@ def test_the_sinusoidal_encoding_beside_the_learned_one(open_page, bundled):
     )
     two = chart(open_page(PAGE, anatomy_tab="Positions", n_positions="2", sinusoid="true"), "sinusoid_chain")["data"][1]
     assert not typed(two["y"]).any()  # two positions span one direction: PC2 is flat, not 1e-16 noise drawn tall
+
+
+def test_the_cosine_download_is_the_weights_cosine_with_positions_as_labels(open_page, bundled, csv_downloads):
+    """The CSV's column headers name positions 0 … N − 1, as its rows do: a header off by one pairs every
+    value with the wrong position."""
+    at = open_page(PAGE, anatomy_tab="Positions", n_positions="12")
+    assert not at.exception
+    table = csv_downloads["position-cosine-12"]
+    assert table.columns.tolist() == ["position", *(str(i) for i in range(12))]
+    assert table["position"].tolist() == list(range(12))
+    np.testing.assert_allclose(table.drop(columns="position").to_numpy(), reference(bundled, 12)[0], atol=1e-6)
 
 
 def test_out_of_range_count_warns(open_page):

@@ -88,9 +88,19 @@ def test_chart_text_grows_on_a_projector_where_the_chart_theme_sets_it(page, par
 
 def test_the_shared_architecture_diagram_is_never_written(open_page, tiny_pretraining_dir):
     """The diagram is one figure shared by every session (st.cache_resource): presentation mode leaves it as built,
-    so no other student's diagram changes. Its boxes are drawn to fit their text. Both runs draw the same cached
-    object, so what shows a write is the size and height it would have had (the presenting run comes first)."""
-    [presented] = layouts(open_page("pages/anatomy.py", tiny_pretraining_dir, present="true"))
-    [plain] = layouts(open_page("pages/anatomy.py", tiny_pretraining_dir))
-    assert presented == plain
+    so no other student's diagram changes. Its boxes are drawn to fit their text. Every run draws the same cached
+    object, so a write shows only against a copy serialised before any presenting run: the figure as first built,
+    then drawn for a projector, then drawn plain again must be the same figure, byte for byte."""
+    from components import anatomy_views
+
+    def diagram(**params: str) -> str:
+        [chart] = open_page("pages/anatomy.py", tiny_pretraining_dir, **params).get("plotly_chart")
+        return chart.proto.spec
+
+    anatomy_views.architecture_chart.clear()  # built afresh here, by a plain run: no earlier test's writes in it
+    before = diagram()
+    presented = diagram(present="true")
+    after = diagram()
+    assert presented == before and after == before
+    plain = json.loads(after)["layout"]
     assert "size" not in plain.get("font", {}) and plain["height"] == 700
