@@ -93,6 +93,26 @@ def test_occurrence_selection_keeps_the_first_sentences_within_both_budgets():
     assert chosen.over_per_sentence == (2,) and chosen.beyond_total == (5,)
 
 
+def test_no_sentence_is_read_after_the_total_budget_cut_even_a_small_one():
+    """5 + 5 goes over a total of 8, so the cut is after sentence 0: the later 1-occurrence sentence would still fit,
+    but reading it would make the cut impossible to explain ("the first sentences are read")."""
+    chosen = select_occurrences([5, 5, 1], per_sentence=10, total=8)
+    assert chosen.kept == (0,) and chosen.beyond_total == (1, 2) and chosen.over_per_sentence == ()
+    assert chosen.occurrences == 5
+
+
+def test_exactly_the_budget_is_within_it_one_more_is_not():
+    """50 candidates with a budget of 50 are all scored: no "only the first 50" warning; 51 get one naming 50."""
+    local = default_budgets(hosted=False)
+    assert local.candidates == 50
+    assert local.first_only("candidates", 50, "candidate sentences B", "scored") is None
+    assert local.first_only("candidates", 51, "candidate sentences B", "scored") == (
+        "51 candidate sentences B given; only the first 50 are scored: at most 50 candidate sentences B on this "
+        "server (set `BERTLENS_MAX_CANDIDATES`, or `max_candidates` in the `[bertlens]` secrets table, to change it)."
+    )
+    assert local.first_only("candidates", 3, "candidate sentences B") is None
+
+
 # --- output encoding -----------------------------------------------------------------------------
 
 

@@ -3,6 +3,7 @@ answer is the model's own output (compared with a reference computation), or say
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
@@ -10,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from sklearn.metrics import silhouette_score
 from transformers import BertForPreTraining
 
 from bertlens import curriculum, lessons
@@ -35,9 +37,11 @@ from bertlens.sense_presets import PRESETS
 from bertlens.senses import embed_word, layer_options, separation_by_layer
 from bertlens.synthetic import random_bert_config
 from bertlens.tokenization import STRATEGIES
+from bertlens.wording import percent
 from components import anatomy_views, attention_views, prediction_views, senses_views, tokenizer_views
 from components.params import PAGES, PARAMS, SHARED
 from tests.core.test_mlm import reference_fill_mask
+from tests.core.test_senses import model_vectors
 
 TABS = {
     "tokenizer_tab": tokenizer_views.TABS,
@@ -133,9 +137,14 @@ def test_fill_mask_check_is_the_pipelines_top_guess(tiny_bundle, masked_lm):
     assert questions
     for question in questions:
         reveal = question.reveal(live)
-        top = reference_fill_mask(masked_lm, tiny_bundle.tokenizer, question.text, 1)[0][0]["token_str"]
+        ref = reference_fill_mask(masked_lm, tiny_bundle.tokenizer, question.text, 3)[0]
+        top = ref[0]["token_str"]
         assert reveal.answer == top.strip()
         assert reveal.judge(f"  {top.upper()} ") is True and reveal.judge("zzzz") is False
+        # Each runner-up with its own probability (the pipeline's, in the page's format).
+        assert f"with probability {percent(ref[0]['score'])};" in reveal.detail
+        runners = ", ".join(f"{r['token_str'].strip()} ({percent(r['score'])})" for r in ref[1:])
+        assert f"next come {runners}." in reveal.detail
 
 
 def test_attention_check_is_the_models_own_weights(tiny_bundle):
@@ -159,6 +168,23 @@ def test_separation_check_is_the_best_hidden_state(tiny_bundle):
     best = int(np.argmax(scores))
     assert reveal.answer == lessons.third_of(best, 3)  # hidden states 0, 1, 2
     assert f"{scores[best]:.3f}" in reveal.detail
+
+
+def test_separation_check_names_the_silhouette_at_the_embeddings_output(bundled):
+    """ "At the embeddings output it is …": sklearn's silhouette of the preset's senses on the model's own
+    hidden_states[0], and the peak the same over every hidden state (MiniLM: 7 hidden states)."""
+    reveal = BestSeparation("apple").reveal(DirectLive(bundled))
+    preset = PRESETS["apple"]
+    sentences = [s.sentence for s in preset.sentences]
+    assert all(len(re.findall(r"\bapple\b", s, re.IGNORECASE)) == 1 for s in sentences)  # one vector each
+    reference = model_vectors(bundled, sentences, "apple")
+    labels = [s.sense for s in preset.sentences]
+    scores = [silhouette_score(reference[:, h], labels, metric="cosine") for h in range(reference.shape[1])]
+    assert f"{scores[0]:.3f}" != f"{scores[1]:.3f}"  # the check below can tell hidden state 0 from 1
+    assert f"; at the embeddings output it is {scores[0]:.3f}." in reveal.detail
+    best = int(np.argmax(scores))
+    assert f"peaks at hidden state {best}" in reveal.detail and f": {scores[best]:.3f}" in reveal.detail
+    assert reveal.answer == lessons.third_of(best, reference.shape[1])
 
 
 def test_third_of_splits_the_hidden_states():
@@ -207,7 +233,7 @@ def test_next_sentence_check_is_the_nsp_heads_verdict(tiny_bundle):
         with torch.no_grad():
             p = tiny_bundle.model(**inputs).seq_relationship_logits[0].softmax(-1)
         assert reveal.answer == question.choices[0 if p[0] >= p[1] else 1]
-        assert f"IsNext {float(p[0]):.1%}" in reveal.detail
+        assert f"IsNext {float(p[0]):.1%} and NotNext {float(p[1]):.1%}." in reveal.detail
 
 
 def same_token_keys(ids: list[int], segments: list[int | None], q: int, other_only: bool) -> list[int]:
@@ -266,6 +292,8 @@ def test_mask_check_is_the_batch_run_with_and_without_the_mask(tiny_bundle):
     batch = tiny_bundle.tokenizer(
         list(question.lines), padding="max_length", max_length=question.max_length, truncation=True, return_tensors="pt"
     )
+    padding = (batch["attention_mask"] == 0).sum(dim=1).tolist()
+    assert len(set(padding)) == len(padding)  # distinct counts: a count paired with another line would show
     with torch.no_grad():
         with_mask = tiny_bundle.model.bert(**batch).last_hidden_state[:, 0]
         batch["attention_mask"] = torch.ones_like(batch["attention_mask"])
@@ -273,6 +301,8 @@ def test_mask_check_is_the_batch_run_with_and_without_the_mask(tiny_bundle):
     distances = (with_mask - without).norm(dim=-1)
     assert reveal.answer == question.lines[int(distances.argmax())]
     assert f"{float(distances.max()):.3f}" in reveal.detail
+    each = "; ".join(f"{float(d):.3f} with {pad} padding tokens" for d, pad in zip(distances, padding))
+    assert f"without the mask: {each}." in reveal.detail
     assert float(distances.min()) < 1e-5  # the longest sentence has no padding: it does not move
 
 
@@ -312,6 +342,24 @@ def test_largest_part_counts_embeddings_layers_and_heads(bundled):
     assert f"the embeddings {embeddings:,}" in reveal.detail and f"the encoder layers {layers:,}" in reveal.detail
     base = parameter_counts(BertForPreTraining(random_bert_config()))  # bert-base's shapes: 85 M of 110 M in layers
     assert LargestPart().reveal(CountsOnly(base)).answer == "the encoder layers"
+
+
+def test_largest_part_counts_the_pooler_with_the_heads(tiny_bundle):
+    """The parts on top are the pooler, the MLM head and the NSP head: the checkpoint's own named parameters (tied
+    weights once: the MLM decoder is the word-embedding matrix, counted with the embeddings)."""
+    named = dict(tiny_bundle.model.named_parameters())
+    assert any(name.startswith("bert.pooler.") for name in named) and "cls.seq_relationship.weight" in named
+
+    def numel(*prefixes: str) -> int:
+        return sum(p.numel() for name, p in named.items() if name.startswith(prefixes))
+
+    total = numel("")
+    parts = [numel("bert.embeddings."), numel("bert.encoder."), numel("bert.pooler.", "cls.")]
+    assert sum(parts) == total
+    reveal = LargestPart().reveal(DirectLive(tiny_bundle))
+    numbers = "; ".join(f"{part} {n:,} ({n / total:.0%})" for part, n in zip(lessons.PARTS, parts))
+    assert f": {numbers}. Most sit in **the embeddings**." in reveal.detail
+    assert reveal.answer == lessons.PARTS[0]
 
 
 @dataclass(frozen=True)

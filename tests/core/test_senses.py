@@ -17,11 +17,13 @@ from bertlens.senses import (
     SenseInputError,
     SentenceVectorCache,
     at_layer,
+    coinciding,
     embed_word,
     find_word,
     layer_label,
     layer_options,
     layer_range,
+    like_pairs,
     nearest_neighbours,
     parse_coarsewsd,
     parse_csv,
@@ -281,6 +283,46 @@ def test_static_vs_contextual_compares_like_with_like_on_a_cased_model(cased_bun
     assert rows[-1]["all pairs"] == pytest.approx((sims[0, 3] + sims[1, 2]) / 2, abs=1e-6)
 
 
+def test_static_vs_contextual_leaves_unlabelled_sentences_out_of_the_sense_means(tiny_bundle):
+    """Two unlabelled sentences are not "the same sense": counting them would put a pair of unknown senses into the
+    "same sense" mean the panel shows. Reference: sklearn's cosine of the model's own vectors, pairs picked by hand."""
+    sentences = FIELD_SENTENCES[:6]
+    labels = ["pitch", "", "pitch", "crop", "", "crop"]
+    words = embed_word(tiny_bundle, sentences, "field")
+    assert len(words.occurrences) == 6
+    reference = model_vectors(tiny_bundle, sentences, "field")
+    same, different = [(0, 2), (3, 5)], [(0, 3), (0, 5), (2, 3), (2, 5)]
+    rows = static_vs_contextual(words, labels)
+    assert len(rows) == 1 + reference.shape[1]
+    for state, row in enumerate(rows[1:]):
+        sims = cosine_similarity(reference[:, state])
+        assert row["same sense"] == pytest.approx(np.mean([sims[i, j] for i, j in same]), abs=1e-5), state
+        assert row["different senses"] == pytest.approx(np.mean([sims[i, j] for i, j in different]), abs=1e-5)
+        assert row["all pairs"] == pytest.approx(sims[np.triu_indices(6, 1)].mean(), abs=1e-5)
+    # Unlabelled pairs left out, the unlabelled sentences are not the same sense as each other either.
+    assert all(row["same sense"] != pytest.approx(row["all pairs"], abs=1e-6) for row in rows[1:])
+
+
+def test_like_with_like_pairs_are_every_distinct_pair_never_a_point_with_itself(tiny_bundle):
+    """A point with itself has cosine 1.0: counted, it would pull the like-with-like histogram towards 1."""
+    sentences = FIELD_SENTENCES[:5]
+    words = embed_word(tiny_bundle, sentences, "field")  # uncased: every occurrence has the same pieces
+    reference = model_vectors(tiny_bundle, sentences, "field")[:, -1]
+    pairs = like_pairs(words, words.contextual[:, -1])
+    assert pairs.shape == (10,)  # 5 points: 5 · 4 / 2 distinct pairs
+    np.testing.assert_allclose(pairs, cosine_similarity(reference)[np.triu_indices(5, 1)], atol=1e-5)
+
+
+def test_nearest_neighbours_never_list_the_point_itself():
+    """With 3 points and k = 3 each point has only 2 others; the point itself must not fill the third place."""
+    vectors = np.random.default_rng(3).normal(size=(3, 5))
+    sims = cosine_similarity(vectors)
+    for i, near in enumerate(nearest_neighbours(vectors, k=3)):
+        others = sorted((j for j in range(3) if j != i), key=lambda j: -sims[i, j])
+        assert [j for j, _ in near] == others
+        np.testing.assert_allclose([s for _, s in near], [sims[i, j] for j in others])
+
+
 def test_nearest_neighbours_match_brute_force():
     vectors = np.random.default_rng(0).normal(size=(6, 5))
     sims = cosine_similarity(vectors)
@@ -359,13 +401,20 @@ def test_presets_are_balanced_and_every_sentence_has_the_word(bundled):
 
 
 def test_coinciding_groups_rows_with_the_same_vector():
-    from bertlens.senses import coinciding
-
     rng = np.random.default_rng(0)
     a, b, c = rng.normal(size=(3, 8))
     vectors = np.stack([a, b, a, c, b + 1e-9, a, c + 1e-3])
     assert coinciding(vectors) == [(1, 3, 6), (2, 5)]  # 1e-3 apart is another point, 1e-9 is the same
     assert coinciding(vectors[:1]) == [] and coinciding(np.stack([a, b])) == []
+
+
+def test_points_a_hundred_thousandth_apart_are_not_one_spot():
+    """Six significant digits of the largest value: 0.50001 and 0.5 (largest value 1) are two points; only a
+    difference below the sixth digit is one spot."""
+    a = np.array([1.0, 0.5, -0.25, 0.125])
+    assert coinciding(np.stack([a, a + [0, 1e-5, 0, 0]])) == []
+    assert coinciding(np.stack([a, a + [0, 0, -2e-5, 0], a])) == [(1, 3)]
+    assert coinciding(np.stack([a, a + [0, 1e-8, 0, 0]])) == [(1, 2)]
 
 
 COARSE_DATA = b"3\tI ate an apple today.\n1\tApple released a phone.\n\n5\tShe peeled the apple slowly.\n"

@@ -3,7 +3,7 @@
 import pytest
 
 from bertlens.budgets import BUDGETS, budgets_from, default_budgets
-from bertlens.wording import agree, numbered, percent, plural
+from bertlens.wording import agree, numbered, percent, plural, shortened
 
 
 def test_plural_agrees_with_the_count():
@@ -31,3 +31,16 @@ def test_a_small_probability_never_reads_zero_percent():
         "0.0051%",  # a tiny model's average confidence once read 0.01%, twice its size
         "0.00033%",
     ]
+
+
+def test_the_switch_to_two_significant_figures_is_below_a_tenth_of_a_percent():
+    """One decimal of a percent down to 0.1 %: 5 % reads "5.0%" like its neighbours, 0.123 % reads "0.1%" (not
+    "0.12%", a digit more than every other number in the table)."""
+    assert [percent(p) for p in (0.05, 0.00123, 0.001, 0.00099)] == ["5.0%", "0.1%", "0.1%", "0.099%"]
+    assert [percent(p, 2) for p in (0.05, 0.000123, 0.0001, 0.000099)] == ["5.00%", "0.01%", "0.01%", "0.0099%"]
+
+
+def test_a_shortened_label_is_exactly_the_limit_long():
+    assert shortened("x" * 50, 10) == "x" * 9 + "…" and len(shortened("x" * 50, 10)) == 10
+    assert shortened("abcdefghijk", 10) == "abcdefghi…"
+    assert shortened("x" * 10, 10) == "x" * 10  # at the limit: not cut
