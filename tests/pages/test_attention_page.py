@@ -2,6 +2,7 @@
 
 import base64
 import json
+import re
 
 import numpy as np
 import pytest
@@ -45,6 +46,51 @@ def shown(at) -> str:
 
 def warnings(at) -> str:
     return " ".join(w.value for w in at.warning)
+
+
+def listed(values) -> list:
+    """A trace's array as a list, whether plotly sent it as a JSON list or as a base64 typed array."""
+    return typed(values).tolist() if isinstance(values, dict) else list(values)
+
+
+def model_attentions(bundle, text: str, text_b: str | None = None) -> tuple[np.ndarray, dict]:
+    """The reference: the model's own attentions (layers, heads, query, key), run here on the tokenizer's own
+    encoding, not through the app's analysis; with the token ids, the axis labels ("position token") and which
+    rows are the text's own tokens (not [CLS] or [SEP])."""
+    inputs = bundle.tokenizer(text, text_b, return_tensors="pt", return_special_tokens_mask=True)
+    special = inputs.pop("special_tokens_mask")[0].numpy().astype(bool)
+    with torch.no_grad():
+        own = bundle.model.bert(**inputs, output_attentions=True).attentions
+    ids = inputs["input_ids"][0].numpy()
+    labels = [f"{i} {token}" for i, token in enumerate(bundle.tokenizer.convert_ids_to_tokens(ids.tolist()))]
+    return np.stack([layer[0].numpy() for layer in own]), {"ids": ids, "labels": labels, "text_rows": ~special}
+
+
+def click_point(at, chart_key: str, point: dict):
+    """Rerun the page as a click on ``point`` of the chart keyed ``chart_key`` does in the browser: the chart's
+    selection goes to the server as that chart's widget value, and its on_select callback runs (AppTest has no
+    plotly element to click)."""
+    [drawn] = [c for c in at.get("plotly_chart") if c.proto.id.endswith(chart_key)]
+    states = at._tree.get_widget_states()
+    clicked = states.widgets.add()
+    clicked.id = drawn.proto.id
+    clicked.string_value = json.dumps(
+        {"selection": {"points": [point], "point_indices": [point["point_index"]], "box": [], "lasso": []}}
+    )
+    return at._run(states)
+
+
+def point_at(spec: dict, x: float, y: float) -> dict:
+    """The clickable point drawn at (x, y), as plotly reports a clicked point (with its customdata)."""
+    for number, trace in enumerate(spec["data"]):
+        if "customdata" not in trace or trace.get("type") != "scatter":
+            continue
+        xs, ys, custom = listed(trace["x"]), listed(trace["y"]), listed(trace["customdata"])
+        for i in range(len(xs)):
+            if np.isclose(xs[i], x) and np.isclose(ys[i], y):
+                return {"curve_number": number, "point_number": i, "point_index": i, "x": x, "y": y,
+                        "customdata": custom[i]}  # fmt: skip
+    raise AssertionError(f"no clickable point at ({x}, {y})")
 
 
 def test_link_selects_layer_and_head_and_draws_the_models_matrix(open_page, bundled):
@@ -343,3 +389,192 @@ def test_each_tabs_content_is_inside_its_panel(open_page, tiny_pretraining_dir, 
     panel = at.tabs[TABS.index(tab)]
     assert panel.get("plotly_chart") or panel.get("html")
     assert not [chart for chart in at.get("plotly_chart") if chart not in panel.get("plotly_chart")]
+
+
+CAT = "The cat sat on the mat"
+
+
+def test_heatmap_csv_is_the_models_matrix_with_queries_as_rows(open_page, bundled, csv_downloads, monkeypatch):
+    """ "Download this matrix (CSV)" gives encoder layer 2, head 6 as the model computes it: one row per query
+    (named in the query column), one column per key; a transposed file reads every weight the wrong way round."""
+    from components import attention_views, exports
+
+    monkeypatch.setattr(attention_views, "csv_download", exports.csv_download)  # its own import: record it too
+    at = open_page(PAGE, text=CAT, layer="2", head="6")
+    assert not at.exception
+    attentions, encoding = model_attentions(bundled, CAT)
+    labels = encoding["labels"]
+    table = csv_downloads["attention-layer2-head6"]
+    assert table["query"].tolist() == labels and list(table.columns[1:]) == labels
+    weights = table.drop(columns="query").to_numpy(dtype=float)
+    assert not np.allclose(attentions[2, 6], attentions[2, 6].T, atol=1e-3)  # a transposed file would differ
+    np.testing.assert_allclose(weights, attentions[2, 6], atol=1e-6)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)  # each query's row sums to 1
+
+
+def test_heatmap_hover_names_the_query_row_and_the_key_column(open_page, bundled):
+    """Hovering a cell says "query <row token>, key <column token>" and the cell's weight is that query's
+    attention to that key: with x and y swapped the hover named the key as the query."""
+    at = open_page(PAGE, text=CAT, layer="2", head="6")
+    (heatmap,) = specs(at)
+    trace = heatmap["data"][0]
+    template = trace["hovertemplate"]
+    assert (re.search(r"query %\{(\w)\}", template)[1], re.search(r"key %\{(\w)\}", template)[1]) == ("y", "x")
+    assert "weight %{z" in template
+    attentions, encoding = model_attentions(bundled, CAT)
+    labels = encoding["labels"]
+    assert trace["y"] == labels and trace["x"] == labels
+    np.testing.assert_allclose(drawn_z(heatmap), attentions[2, 6], atol=1e-7)  # z[row = query][column = key]
+
+
+def test_layer_caption_describes_the_chosen_encoder_layer(open_page):
+    """Under the layer slider, layer 2's caption names encoder layer 2 and the hidden states it reads and
+    writes (numbered from 0: it reads hidden state 2 and writes 3), not the next layer's."""
+    at = open_page(PAGE, text=CAT, layer="2", head="6")
+    captions = [c.value for c in at.caption]
+    assert "Encoder layer 2 (reads hidden state 2, writes hidden state 3)." in captions
+    at = open_page(PAGE, text=CAT, layer="0")
+    assert "Encoder layer 0 (reads hidden state 0, writes hidden state 1)." in [c.value for c in at.caption]
+
+
+def thumbnail_ticks(spec: dict) -> tuple[dict[int, float], dict[int, float]]:
+    """Where the overview's axes put each head (x) and each encoder layer (y): {number shown: coordinate}."""
+    layout = spec["layout"]
+    return tuple(
+        dict(zip(listed(layout[axis]["ticktext"]), listed(layout[axis]["tickvals"]), strict=True))
+        for axis in ("xaxis", "yaxis")
+    )
+
+
+def test_all_heads_numbers_from_0_and_outlines_the_chosen_head(open_page, bundled):
+    """The thumbnails are numbered from 0 (heads 0-11, layers 0-5, as the sliders are), and the red outline sits
+    on encoder layer 1, head 4: the thumbnail inside it is that head's attention from the model."""
+    at = open_page(PAGE, text=CAT, layer="1", head="4", attn_tab="All heads")
+    assert not at.exception
+    (overview,) = specs(at)
+    assert listed(overview["layout"]["xaxis"]["ticktext"]) == list(range(12))
+    assert listed(overview["layout"]["yaxis"]["ticktext"]) == list(range(6))
+    heads, layers = thumbnail_ticks(overview)
+    [outline] = [s for s in overview["layout"]["shapes"] if s["type"] == "rect"]
+    centre = ((outline["x0"] + outline["x1"]) / 2, (outline["y0"] + outline["y1"]) / 2)
+    assert centre == pytest.approx((heads[4], layers[1]))
+    attentions, _ = model_attentions(bundled, CAT)
+    grid = drawn_z(overview)  # 8 tokens: every thumbnail is the whole 8 × 8 matrix
+    rows = [r for r in range(grid.shape[0]) if outline["y0"] < r < outline["y1"]]
+    columns = [c for c in range(grid.shape[1]) if outline["x0"] < c < outline["x1"]]
+    np.testing.assert_allclose(grid[np.ix_(rows, columns)], attentions[1, 4], atol=1e-6)
+
+
+def test_clicking_a_thumbnail_opens_that_head_in_the_heatmap(open_page, bundled):
+    """A click on the thumbnail in row "encoder layer 1", column "head 4" opens encoder layer 1, head 4 in the
+    heatmap (not layer 4, head 1), with the model's matrix."""
+    at = open_page(PAGE, text=CAT, attn_tab="All heads")
+    (overview,) = specs(at)
+    heads, layers = thumbnail_ticks(overview)
+    at = click_point(at, "overview_pick", point_at(overview, heads[4], layers[1]))
+    assert not at.exception
+    assert (at.slider(key="attn_layer").value, at.slider(key="head").value) == (1, 4)
+    (heatmap,) = specs(at)
+    assert heatmap["layout"]["title"]["text"] == "Encoder layer 1, head 4"
+    attentions, _ = model_attentions(bundled, CAT)
+    np.testing.assert_allclose(drawn_z(heatmap), attentions[1, 4], atol=1e-7)
+
+
+def statistics_of(bundle, text: str, text_b: str | None = None) -> dict[str, np.ndarray]:
+    """Reference head statistics, (layers, heads) each: means over the text's own tokens as queries (no [CLS],
+    no [SEP] row) of the attention to the [SEP] tokens, to the token just before, to the token just after."""
+    attentions, encoding = model_attentions(bundle, text, text_b)
+    queries = np.flatnonzero(encoding["text_rows"])  # never the first or the last position: those are special
+    sep = encoding["ids"] == bundle.tokenizer.sep_token_id
+    return {
+        "sep": attentions[:, :, queries][..., sep].sum(axis=-1).mean(axis=-1),
+        "previous": attentions[:, :, queries, queries - 1].mean(axis=-1),
+        "next": attentions[:, :, queries, queries + 1].mean(axis=-1),
+    }
+
+
+def test_statistics_heatmap_draws_each_heads_attention_to_sep(open_page, bundled):
+    """The "To [SEP]" heatmap shows, in the row of encoder layer L and the column of head H, that head's mean
+    attention to [SEP]: layers drawn upside down put layer 5's values in layer 0's row."""
+    at = open_page(PAGE, attn_tab="Head statistics", stat="To [SEP]", **PAIR)
+    assert not at.exception
+    chart = specs(at)[0]
+    assert chart["layout"]["title"]["text"].startswith("To [SEP]")
+    heatmap = chart["data"][0]
+    assert listed(heatmap["y"]) == list(range(6)) and listed(heatmap["x"]) == list(range(12))
+    expected = statistics_of(bundled, PAIR["text"], PAIR["b"])["sep"]
+    np.testing.assert_allclose(drawn_z(chart), expected, atol=1e-6)
+
+
+def test_find_the_head_buttons_name_the_head_where_the_statistic_peaks(open_page, bundled):
+    """Each "Find the head" button names the encoder layer and head where the model's statistic is largest, and
+    its value: with layer and head swapped, "Next word" named head 1 of layer 8 (this model has 6 layers)."""
+    at = open_page(PAGE, attn_tab="Head statistics", **PAIR)
+    assert not at.exception
+    labels = {b.key: b.label for b in at.button}
+    stats = statistics_of(bundled, PAIR["text"], PAIR["b"])
+    found = {}
+    for key, name, statistic in (
+        ("sep", "[SEP] sink", "To [SEP]"),
+        ("previous", "Previous word", "To previous token"),
+        ("next", "Next word", "To next token"),
+    ):
+        layer, head = np.unravel_index(np.argmax(stats[key]), stats[key].shape)
+        found[key] = (layer, head)
+        expected = f"{name}: encoder layer {layer}, head {head} ({statistic}: {stats[key][layer, head]:.2f})"
+        assert labels[f"find_{key}"] == expected
+    assert any(layer != head for layer, head in found.values())  # else a swap would go unseen
+
+
+def test_token_focus_bars_show_where_the_token_looks(open_page, bundled):
+    """The Token focus bars are the chosen token's own row of the matrix (how much it attends to each key), not
+    its column (how much each token attends to it)."""
+    at = open_page(PAGE, tab="Token focus", layer="4", head="1")
+    assert not at.exception
+    text = at.text_input(key="text").value
+    token = at.selectbox(key="token").value
+    attentions, encoding = model_attentions(bundled, text)
+    labels = encoding["labels"]
+    bars = specs(at)[0]["data"][0]
+    assert listed(bars["x"]) == labels
+    row = attentions[4, 1, token]
+    assert not np.allclose(row, attentions[4, 1, :, token], atol=1e-3)  # the column would differ
+    np.testing.assert_allclose(listed(bars["y"]), row, atol=1e-6)
+
+
+def test_head_view_focuses_a_token_as_the_query_with_every_line(open_page, bundled):
+    """Focusing "cat" on what it attends to draws a line to every key it gives any weight, the faint ones (under
+    0.02) too, and the words name its strongest key with that weight."""
+    at = open_page(
+        PAGE, text=CAT, attn_tab="Head view", attn_layer="1", head="3", focus="2 cat", focus_side="what it attends to"
+    )
+    assert not at.exception and at.radio(key="focus_side").value == "what it attends to"
+    (view,) = specs(at)
+    pairs = set().union(*(line_pairs(t) for t in view["data"] if t.get("mode") == "lines"))
+    attentions, encoding = model_attentions(bundled, CAT)
+    row, column = attentions[1, 3, 2], attentions[1, 3, :, 2]
+    assert ((row > 0) & (row < 0.02)).any()  # faint lines exist to be lost
+    assert pairs == {(2, k) for k in np.flatnonzero(row > 0)}
+    labels = encoding["labels"]
+    strongest = int(np.argmax(row))
+    assert strongest != int(np.argmax(column))  # the strongest query of "cat" is another token
+    assert literal(f"strongest line of 2 cat: 2 cat → {labels[strongest]} ({row[strongest]:.3f})") in words(at)
+
+
+def test_clicking_a_token_in_the_head_view_focuses_it_on_that_side(open_page, bundled):
+    """A click on "cat" in the right-hand (key) column focuses it as the key: who attends to it; a click on "sat"
+    in the left-hand (query) column focuses that one as the query: what it attends to."""
+    at = open_page(PAGE, text=CAT, attn_tab="Head view", attn_layer="1", head="3")
+    attentions, _ = model_attentions(bundled, CAT)
+    (view,) = specs(at)
+    at = click_point(at, "head_view_pick", point_at(view, 1, 2))  # x 1: the keys, y 2: "cat"
+    assert not at.exception
+    assert at.selectbox(key="focus").value == 2 and at.radio(key="focus_side").value == "who attends to it"
+    (view,) = specs(at)
+    pairs = set().union(*(line_pairs(t) for t in view["data"] if t.get("mode") == "lines"))
+    assert pairs == {(q, 2) for q in np.flatnonzero(attentions[1, 3, :, 2] > 0)}
+    at = click_point(at, "head_view_pick", point_at(view, 0, 3))  # x 0: the queries, y 3: "sat"
+    assert at.selectbox(key="focus").value == 3 and at.radio(key="focus_side").value == "what it attends to"
+    (view,) = specs(at)
+    pairs = set().union(*(line_pairs(t) for t in view["data"] if t.get("mode") == "lines"))
+    assert pairs == {(3, k) for k in np.flatnonzero(attentions[1, 3, 3] > 0)}
