@@ -394,12 +394,9 @@ def test_each_tabs_content_is_inside_its_panel(open_page, tiny_pretraining_dir, 
 CAT = "The cat sat on the mat"
 
 
-def test_heatmap_csv_is_the_models_matrix_with_queries_as_rows(open_page, bundled, csv_downloads, monkeypatch):
+def test_heatmap_csv_is_the_models_matrix_with_queries_as_rows(open_page, bundled, csv_downloads):
     """ "Download this matrix (CSV)" gives encoder layer 2, head 6 as the model computes it: one row per query
     (named in the query column), one column per key; a transposed file reads every weight the wrong way round."""
-    from components import attention_views, exports
-
-    monkeypatch.setattr(attention_views, "csv_download", exports.csv_download)  # its own import: record it too
     at = open_page(PAGE, text=CAT, layer="2", head="6")
     assert not at.exception
     attentions, encoding = model_attentions(bundled, CAT)
