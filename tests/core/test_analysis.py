@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from bertlens.analysis import analyze, encode, input_problem
+from bertlens.analysis import analyze, encode, input_problem, max_tokens
 
 
 def test_seed_token_ids(bundled):
@@ -57,6 +57,16 @@ def test_long_input_is_truncated_to_model_positions(bundled):
     assert len(a.encoding) == 512 and a.encoding.full_length == 702 and a.encoding.truncated
     assert a.encoding.tokens[-1] == "[SEP]"
     assert analyze(bundled, "word " * 700, token_cap=64).encoding.input_ids.__len__() == 64
+
+
+def test_a_token_cap_above_the_position_embeddings_still_stops_at_them(bundled):
+    """A server's token cap of 1,000 cannot let 700 words past the model's 512 position embeddings."""
+    positions = bundled.model.config.max_position_embeddings
+    assert positions == bundled.model.bert.embeddings.position_embeddings.weight.shape[0] == 512
+    assert max_tokens(bundled, 10_000) == max_tokens(bundled, 512) == max_tokens(bundled) == positions
+    assert max_tokens(bundled, 100) == 100
+    a = analyze(bundled, "word " * 700, token_cap=1000)
+    assert len(a.encoding) == positions and a.attentions.shape[-1] == positions and a.encoding.truncated
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t"])

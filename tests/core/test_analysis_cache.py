@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import torch
 
 from bertlens.analysis import (
     ANALYSIS_CACHE_BYTES,
@@ -59,3 +60,21 @@ def test_the_cache_key_holds_the_token_cap(tiny_bundle):
     assert len(capped.encoding) == 8
     assert len(remembered_analysis(tiny_bundle, text).encoding) > 8  # not the capped result
     assert remembered_analysis(tiny_bundle, text, token_cap=8) is capped
+
+
+def test_editing_sentence_b_gives_the_new_pairs_analysis(tiny_bundle, nsp_model):
+    """After sentence B is edited, the verdict and tokens are the new pair's, not the old B's remembered ones."""
+    analysis_cache(tiny_bundle).clear()
+    tokenizer = tiny_bundle.tokenizer
+    text, text_b = "I went to the store.", ("At the store, I bought fresh strawberries.", "Penguins cannot fly.")
+    first = remembered_analysis(tiny_bundle, text, text_b[0])
+    second = remembered_analysis(tiny_bundle, text, text_b[1])
+    for b, result in zip(text_b, (first, second)):
+        inputs = tokenizer(text, b, return_tensors="pt")
+        assert result.encoding.input_ids == tuple(inputs["input_ids"][0].tolist())
+        with torch.no_grad():
+            reference = nsp_model(**inputs).logits[0].numpy()
+        np.testing.assert_allclose(result.nsp_logits, reference, atol=1e-5)
+    assert remembered_analysis(tiny_bundle, text, text_b[0]) is first  # each pair remembered on its own
+    single = remembered_analysis(tiny_bundle, text)
+    assert single.encoding.input_ids == tuple(tokenizer(text)["input_ids"])

@@ -1,3 +1,4 @@
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -9,6 +10,7 @@ from transformers import BertConfig, BertForPreTraining
 from bertlens.analysis import analyze
 from bertlens.anatomy import (
     NOT_IN_CHECKPOINT,
+    PoolerCheck,
     architecture,
     bundle_architecture,
     bundle_named_parameters,
@@ -83,6 +85,13 @@ def test_heads_count_the_tied_decoder_once(bert_base):
     assert counts[("NSP head", "is-next classifier")] == 1_538
     assert table.loc[table["adds up to total"], "parameters"].sum() == unique_total
     assert table["% of total"].iloc[-1] == 100
+    # Every share to two decimals, from the model's own parameters (position embeddings: 0.36 %, not 0 %).
+    position = bert_base.bert.embeddings.position_embeddings.weight.numel()
+    assert table.set_index("component").loc["position embeddings", "% of total"] == 0.36
+    present = table["parameters"].notna()
+    expected = (100 * table.loc[present, "parameters"].astype(float) / unique_total).round(2)
+    np.testing.assert_array_equal(table.loc[present, "% of total"].astype(float), expected)
+    assert round(100 * position / unique_total, 2) == 0.36
     # seed 003: "encoder layers contain 77.7 %" (of the base encoder, 109,482,240); of the checkpoint it is 77.25 %
     shares = table.set_index(["part", "component"])["% of base encoder"]
     assert shares[("Encoder", "all 12 layers")] == round(100 * 85_054_464 / 109_482_240, 2) == 77.69
@@ -151,6 +160,15 @@ def test_config_summary(bert_base):
     assert summary["head size"] == "64" and summary["intermediate_size"] == "3072"
 
 
+def test_config_summary_head_size_is_the_models_own(bundled):
+    """MiniLM has 6 layers and 12 heads of 384: its heads are 32 wide (384 / 6 = 64 would be wrong)."""
+    summary = config_summary(bundled.model.config).set_index("setting")["value"]
+    self_attention = bundled.model.bert.encoder.layer[0].attention.self
+    assert self_attention.attention_head_size == self_attention.query.out_features // 12 == 32
+    assert summary["head size"] == str(self_attention.attention_head_size)
+    assert (summary["num_hidden_layers"], summary["num_attention_heads"], summary["hidden_size"]) == ("6", "12", "384")
+
+
 def test_bundled_encoder_has_no_heads(bundled):
     table = bundle_parameter_counts(bundled)
     counts = counts_by_name(table)
@@ -200,6 +218,12 @@ def test_pooler_check(bundled, tiny_bundle):
     assert pooler_check(tiny_bundle, analyze(tiny_bundle, "hello")).max_abs_difference < 1e-6
     no_pooler = replace(bundled, capabilities=replace(bundled.capabilities, has_pooler=False))
     assert pooler_check(no_pooler, analysis) is None
+
+
+def test_pooler_check_reports_the_largest_difference():
+    """One value off by 1 among three: the check says 1, not the mean 1/3."""
+    assert PoolerCheck(by_hand=np.array([0.0, 0.0, 1.0]), pooler_output=np.zeros(3)).max_abs_difference == 1.0
+    assert PoolerCheck(by_hand=np.array([0.5, -2.0]), pooler_output=np.array([0.25, 0.0])).max_abs_difference == 2.0
 
 
 def test_a_one_layer_one_head_model_is_counted_in_the_singular():
@@ -254,6 +278,10 @@ def test_forward_outputs_are_what_transformers_returns(tiny_pretraining_dir, tin
         value = returned[row.output]
         assert row.shape == shape_of(value), row.output
         assert row.values == (sum(v.numel() for v in value) if isinstance(value, tuple) else value.numel())
+    # The index the table names for last_hidden_state is the one that holds it (not the layer before).
+    [index] = re.findall(r"hidden_states\[(\d+)\]", table.set_index("output").loc["last_hidden_state", "holds"])
+    assert torch.equal(base.hidden_states[int(index)], base.last_hidden_state)
+    assert not torch.equal(base.hidden_states[int(index) - 1], base.last_hidden_state)
 
 
 def test_forward_outputs_name_the_heads_a_checkpoint_lacks(bundled):

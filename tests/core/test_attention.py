@@ -17,9 +17,11 @@ from bertlens.attention import (
     matching_preset,
     mosaic,
     preset_focus,
+    preset_hint,
     rollout,
     sentence_b_start,
     statistics_table,
+    strongest_targets,
     thumbnail_size,
     token_labels,
 )
@@ -95,6 +97,34 @@ def test_statistics_find_planted_heads(tiny_bundle):
     assert stats["entropy"][0, 0] == pytest.approx(np.log2(n), rel=1e-5)  # uniform rows
     assert stats["entropy"][1, 2] == pytest.approx(0.0, abs=1e-6)
     assert stats["cls"][0, 0] == pytest.approx(1.0 / n)
+    # The table labels every row with its own layer and head: 3 layers ≠ 4 heads, so a swap shows.
+    table = statistics_table(stats)
+    assert len(table) == 12 and table["layer"].max() == 2 and table["head"].max() == 3
+    assert list(zip(table["layer"], table["head"])) == [(layer, head) for layer in range(3) for head in range(4)]
+    perfect = lambda label: table.loc[np.isclose(table[label], 1.0), ["layer", "head"]].values.tolist()  # noqa: E731
+    assert perfect("To next token") == [[1, 2]] and perfect("To previous token") == [[2, 1]]
+    assert perfect("To [SEP]") == [[0, 3]] and perfect("To same token in other sentence") == [[2, 3]]
+
+
+def test_to_cls_averages_over_the_text_rows_only(tiny_bundle):
+    """A head whose [CLS] row looks at [CLS] and whose words never do scores 0 "To [CLS]": the [CLS] and
+    [SEP] query rows are not the text (averaging them in would show 1/n)."""
+    encoding = encode(tiny_bundle.tokenizer, *PAIR)
+    n = len(encoding)
+    last_sep = n - 1
+    assert encoding.tokens[0] == "[CLS]" and encoding.tokens[last_sep] == "[SEP]"
+    attentions = constructed(encoding, layers=2, heads=3)
+    attentions[1, 2] = one_hot_rows(n, lambda q: 0 if q == 0 else last_sep)
+    attentions[0, 1] = one_hot_rows(n, lambda q: last_sep if encoding.sequence_ids[q] is None else 0)
+    stats = head_statistics(attentions, encoding)
+    assert stats["cls"][1, 2] == 0.0  # only the [CLS] row looks at [CLS]
+    assert stats["cls"][0, 1] == pytest.approx(1.0)  # every word looks at [CLS]; the special rows do not
+    # Against numpy on random rows: the mean attention to [CLS] over the text query rows.
+    rng = np.random.default_rng(3)
+    random = rng.random((2, 3, n, n)).astype(np.float32)
+    random /= random.sum(-1, keepdims=True)
+    text = [q for q in range(n) if encoding.sequence_ids[q] is not None]
+    np.testing.assert_allclose(head_statistics(random, encoding)["cls"], random[:, :, text, 0].mean(axis=-1), rtol=1e-6)
 
 
 def test_same_word_elsewhere_and_single_sentence(tiny_bundle):
@@ -106,7 +136,14 @@ def test_same_word_elsewhere_and_single_sentence(tiny_bundle):
     assert find_head(stats, "same_token") == (1, 0)
     assert stats["same_token"][1, 0] == pytest.approx(1.0)
     assert find_head(stats, "other_sentence") is None  # no pair: undefined, never a guess
-    assert statistics_table(stats).shape == (4, 2 + len(stats))
+    table = statistics_table(stats)
+    assert table.shape == (4, 2 + len(stats))
+    # Each row names its own head: only layer 1, head 0 sends all to the other "the"/"cat"; uniform rows
+    # send 1/n to the one other occurrence.
+    same = table.set_index(["layer", "head"])["To same token elsewhere"]
+    assert same[(1, 0)] == pytest.approx(1.0)
+    assert same.drop((1, 0)).to_numpy() == pytest.approx([1.0 / n] * 3)
+    assert table["To same token in other sentence"].isna().all()
 
 
 def test_rollout_matches_hand_computation():
@@ -196,6 +233,26 @@ def test_presets_find_their_tokens(bundled, preset):
     assert encoding.tokens[focus].lower() == preset.focus.lower()
     assert [encoding.tokens[t].lower() for t in targets] == [w.lower() for w in preset.targets]
     assert matching_preset(preset.text, preset.text_b) is preset
+
+
+def test_default_focus_targets_are_the_most_attended_words(tiny_bundle):
+    """The two words a token attends to most (never itself, [CLS] or [SEP]), in sentence order."""
+    encoding = encode(tiny_bundle.tokenizer, "the cat sat on the mat")
+    assert encoding.tokens == ("[CLS]", "the", "cat", "sat", "on", "the", "mat", "[SEP]")
+    row = np.array([0.30, 0.05, 0.20, 0.10, 0.01, 0.04, 0.15, 0.15])  # [CLS] and "sat" itself are left out
+    assert strongest_targets(row, 3, encoding) == [2, 6]  # cat, mat
+    assert strongest_targets(row, 3, encoding, count=3) == [1, 2, 6]
+    assert strongest_targets(row, 2, encoding, count=1) == [6]  # "cat" itself left out: mat
+
+
+def test_a_preset_layer_hint_only_names_a_layer_the_model_has():
+    """France points to encoder layer 10: a model with 11 layers (0-10) has it, one with 10 (0-9) does not."""
+    france = next(p for p in PRESETS if p.name == "France [MASK]")
+    assert france.layer == 10
+    assert "look at encoder layer 10" in preset_hint(france, 11)
+    assert "this model has 10" in preset_hint(france, 10)
+    assert "look at encoder layer" not in preset_hint(france, 10)
+    assert preset_hint(france, 12).startswith(france.questions)
 
 
 def test_animal_it_focus_across_layers(bundled):

@@ -9,6 +9,7 @@ from bertlens.compare import (
     SEED_SECOND,
     align_tokens,
     attention_difference,
+    default_second,
     guess_difference,
     paired,
     unaligned_note,
@@ -47,20 +48,45 @@ def test_attention_difference_is_second_minus_first_over_paired_tokens(bundled):
     np.testing.assert_allclose(diff, second[np.ix_(map_b, map_b)] - first, atol=1e-7)
 
 
+def mask_probabilities(bundle, masked_lm, text: str) -> np.ndarray:
+    """The reference: BertForMaskedLM's own softmax over the vocabulary at the first [MASK]."""
+    inputs = bundle.tokenizer(text, return_tensors="pt")
+    with torch.no_grad():
+        logits = masked_lm(**inputs).logits[0, inputs["input_ids"][0].tolist().index(bundle.tokenizer.mask_token_id)]
+    return logits.double().softmax(-1).numpy()
+
+
 def test_guess_difference_equals_the_two_softmaxes(tiny_bundle, masked_lm):
     texts = ("The animal was too [MASK].", "The street was too [MASK].")
     table = guess_difference(*(analyze(tiny_bundle, t) for t in texts), 1, tiny_bundle.tokenizer, 5)
-    probabilities = []
-    for text in texts:
-        inputs = tiny_bundle.tokenizer(text, return_tensors="pt")
-        with torch.no_grad():
-            logits = masked_lm(**inputs).logits[
-                0, inputs["input_ids"][0].tolist().index(tiny_bundle.tokenizer.mask_token_id)
-            ]
-        probabilities.append(logits.double().softmax(-1).numpy())
+    probabilities = [mask_probabilities(tiny_bundle, masked_lm, text) for text in texts]
     expected_ids = set(np.argsort(-probabilities[0])[:5]) | set(np.argsort(-probabilities[1])[:5])
     assert set(table["token_id"]) == expected_ids
     np.testing.assert_allclose(table["P (first)"], probabilities[0][table["token_id"]], rtol=1e-4)
     np.testing.assert_allclose(table["P (second)"], probabilities[1][table["token_id"]], rtol=1e-4)
     change = table["change (second − first)"].abs().to_numpy()
     assert (np.diff(change) <= 0).all()  # the largest move first
+
+
+def test_guess_ranks_are_each_sentences_own_rank_in_the_vocabulary(tiny_bundle, masked_lm):
+    """ "rank (first)" and "rank (second)" are each token's place (1 = top guess) in its own sentence's guesses."""
+    texts = ("[MASK] is here.", "Paris is the capital of France and this is a long sentence about [MASK].")
+    table = guess_difference(*(analyze(tiny_bundle, t) for t in texts), 1, tiny_bundle.tokenizer, 5)
+    for column, text in zip(("rank (first)", "rank (second)"), texts):
+        p = mask_probabilities(tiny_bundle, masked_lm, text)
+        # 1 + how many tokens are more probable; a random model's near-ties (within float noise) may go either way.
+        fewest = np.array([1 + int((p > p[i] * (1 + 1e-5)).sum()) for i in table["token_id"]])
+        most = np.array([int((p >= p[i] * (1 - 1e-5)).sum()) for i in table["token_id"]])  # i itself too
+        ranks = table[column].to_numpy()
+        assert ((fewest <= ranks) & (ranks <= most)).all(), column
+        assert (fewest == most).sum() >= 5  # most ranks are exact: an off-by-one shows
+        assert ranks.min() == 1  # the sentence's own top guess is in the table, at rank 1
+    assert (table["rank (first)"] != table["rank (second)"]).sum() >= 5  # the two columns can tell each other apart
+
+
+def test_the_default_second_sentence_changes_tired_to_wide_or_is_the_seeds():
+    """A first sentence without "tired" is compared with the seed's second sentence, never with itself."""
+    assert default_second("The cat sat.") == SEED_SECOND
+    assert default_second(SEED_FIRST) == SEED_SECOND
+    assert default_second("She couldn't walk, she was tired, so tired.") == "She couldn't walk, she was wide, so tired."
+    assert default_second("He is retired.") == SEED_SECOND  # "retired" is not the word "tired"

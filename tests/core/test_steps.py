@@ -63,6 +63,10 @@ def test_head_steps_equal_the_weights_and_the_forward_pass(tiny_bundle, bundled,
     assert steps.head_size == bundle.capabilities.hidden_size // bundle.capabilities.num_heads
     table = steps.table(encode(bundle.tokenizer, SEED).tokens)
     assert table["softmax weight"].sum() == pytest.approx(1.0, abs=1e-5) and len(table) == 16
+    # What each key adds to the output: ‖weight · value‖ from the layer's own value projection.
+    contribution = (ref["weights"][:, None] * ref["values"]).norm(dim=1).numpy()
+    np.testing.assert_allclose(table["‖weight · v‖"], contribution, atol=2e-5, rtol=1e-4)
+    np.testing.assert_allclose(table["softmax weight"], ref["weights"].numpy(), atol=2e-5)
     vectors = steps.vectors(encode(bundle.tokenizer, SEED).tokens)
     assert vectors["vector"].value_counts().to_dict() == {"key": 16, "value": 16, "query": 1, "output": 1}
 
@@ -95,6 +99,11 @@ def test_guesses_at_every_layer_equal_the_mlm_head_on_each_hidden_state(tiny_bun
     assert tuple(ours.token_ids[-1]) == page.token_ids and ours.tokens[-1] == page.tokens
     np.testing.assert_allclose(ours.probabilities[-1], page.probabilities, rtol=1e-5)
     assert ours.tracked_ids[:7] == page.token_ids and ours.tracked_ids[-1] == paris
+    # The tracked lines follow the same tokens through every layer: their probability at each hidden state.
+    np.testing.assert_allclose(
+        ours.tracked_probabilities, probabilities[:, list(ours.tracked_ids)].numpy(), rtol=1e-4, atol=1e-8
+    )
+    assert ours.tracked_tokens == tuple(tokenizer.convert_ids_to_tokens(list(ours.tracked_ids)))
     summary = ours.summary()
     assert summary["after"].tolist()[-1] == f"after encoder layer {tiny_bundle.capabilities.num_layers - 1}"
     assert summary["rank of paris"].tolist() == ours.true_ranks.tolist()
