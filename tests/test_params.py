@@ -1,0 +1,106 @@
+"""A link's parameters as the student sees them (``components.params``, ``components.state``): what a malformed,
+repeated or differently spelt value opens, and what the page says about it."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from bertlens.curriculum import LESSONS
+from bertlens.mlm import DEFAULT_K
+from components.layout import PRESENTATION_CSS
+from components.text import literal
+from tests.conftest import APPTEST_TIMEOUT, ROOT
+from tests.pages.test_lessons_page import app, step_link
+from tests.pages.test_presentation import styles
+
+
+def warnings(at: AppTest) -> str:
+    return " ".join(w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("raw", ["100000", "0", "-3"])
+def test_an_out_of_range_number_in_the_link_opens_the_default_the_warning_promises(
+    open_page, tiny_pretraining_dir, raw
+):
+    """Not the nearest value in range: the warning says "using the default", and the slider must show it."""
+    at = open_page("pages/fill_mask.py", tiny_pretraining_dir, text="A [MASK] here.", k=raw)
+    assert not at.exception
+    assert (
+        f"The link's `k` parameter ({literal(raw)}) is not a whole number from 1 to 50; using the default."
+        in warnings(at)
+    )
+    assert at.slider(key="k").value == DEFAULT_K
+    assert "k" not in at.query_params  # the default needs no link value
+
+
+def test_an_out_of_range_layer_in_an_old_link_opens_layer_0(open_page, tiny_pretraining_dir):
+    at = open_page("pages/attention.py", tiny_pretraining_dir, layer="99")  # two layers: 0 and 1
+    assert "`layer` parameter (99) is not a whole number from 0 to 1; using the default." in warnings(at)
+    assert at.slider(key="attn_layer").value == 0
+
+
+def test_a_parameter_given_twice_is_named_with_its_count_and_the_last_value_is_used(open_page, bundled):
+    at = open_page("pages/tokenizer.py", bundled.name, text=["First one.", "Second one."])
+    assert not at.exception
+    assert "The link gives `text` 2 times; the last value is used." in [i.value for i in at.info]
+    assert at.text_input(key="text").value == "Second one."
+    once = open_page("pages/tokenizer.py", bundled.name, text="First one.")
+    assert not any("times" in i.value for i in once.info)
+
+
+@pytest.mark.parametrize("spelt", ["true", "True", "TRUE"])
+def test_a_link_turns_presentation_mode_on_however_true_is_spelt(open_page, spelt):
+    """The switch accepts true in any case without a warning, so a page on its own must present too."""
+    at = open_page("pages/tokenizer.py", present=spelt)
+    assert not at.exception and "`present`" not in warnings(at)
+    assert styles(at) == [PRESENTATION_CSS]
+
+
+def test_a_lesson_step_opens_every_head_it_draws_together(monkeypatch, tiny_pretraining_dir):
+    """Discover step 7 draws heads 0-3 together; the step's view (in session state, as in its link) keeps all four."""
+    discover = LESSONS["discover"]
+    at = app(monkeypatch, tiny_pretraining_dir, "attention", **step_link(discover, 5, 2))
+    at.button(key="_lesson_next").click().run()
+    assert not at.exception and at.session_state["attn_tab"] == "Head view"
+    assert at.multiselect(key="heads").value == ["0", "1", "2", "3"]
+    assert at.query_params["heads"] == ["0", "1", "2", "3"]
+
+
+def test_app_presentation_switch_follows_a_capitalised_true(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
+    at.query_params["present"] = "True"
+    at.run()
+    assert not at.exception
+    assert at.sidebar.toggle(key="present").value is True and styles(at) == [PRESENTATION_CSS]
+
+
+@pytest.mark.parametrize("raw", ["First line\rsecond", "First line\r\nsecond", "First line\n\nsecond"])
+def test_a_line_break_in_the_links_sentence_becomes_a_space(open_page, bundled, raw):
+    """The one-line input would join the words ("linesecond") and the page would analyse them apart."""
+    at = open_page("pages/tokenizer.py", bundled.name, text=raw)
+    assert at.text_input(key="text").value == "First line second"
+
+
+def test_old_word_and_lines_links_open_word_senses_with_their_values(open_page, bundled):
+    """``word`` and ``lines`` are the tokenizer's names now; an old Word senses link still means its own."""
+    at = open_page("pages/senses.py", bundled.name, word="river", lines="a river | water\nthe river | flow")
+    assert not at.exception
+    assert at.text_input(key="senses_word").value == "river"
+    assert at.query_params["senses_word"] == "river" and "word" not in at.query_params
+    assert at.query_params["senses_lines"] == "a river | water\nthe river | flow" and "lines" not in at.query_params
+
+
+def test_a_value_the_students_own_edit_puts_out_of_range_is_no_fault_of_the_link(open_page, tiny_pretraining_dir):
+    """The browser's address keeps the widget's last value: after a new sentence with fewer masks, a warning
+    about "the link's `at_mask`" named a link the student never used."""
+    at = open_page("pages/fill_mask.py", tiny_pretraining_dir, text="[MASK] then [MASK] then [MASK].")
+    at.selectbox(key="at_mask").set_value(3).run()
+    assert not at.exception and at.selectbox(key="at_mask").value == 3
+    at.query_params["at_mask"] = "3"  # as the browser's address still has it (AppTest does not write it)
+    at.text_input(key="text").set_value("[MASK] then [MASK].").run()
+    assert not at.exception and "`at_mask`" not in warnings(at)
+    assert at.selectbox(key="at_mask").value == 2
+    linked = open_page("pages/fill_mask.py", tiny_pretraining_dir, text="[MASK] then [MASK].", at_mask="3")
+    assert "The link's `at_mask` parameter (3) is not a mask number from 1 to 2" in warnings(linked)

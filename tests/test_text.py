@@ -1,0 +1,74 @@
+"""User text is shown literally (``components.text``): rendered as Markdown, it comes out exactly as typed.
+
+The page tests check that user text appears only as ``literal(text)``; these check what ``literal`` itself gives
+once a Markdown renderer reads it (markdown-it, CommonMark with GitHub's tables and strikethrough, as Streamlit's
+renderer reads them), so an escape it leaves out is caught here.
+"""
+
+from __future__ import annotations
+
+import pytest
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+
+from components.text import chart_text, code_span, literal
+
+MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+TYPED = [
+    "**bold** and *italic* and __under__ and _one_",
+    "<b>bold</b> <script>alert(1)</script> <img src=x onerror=alert(1)>",
+    "[link](https://example.com) ![img](x.png) <https://example.com>",
+    "`code` and ``double``",
+    "# heading",
+    "- item",
+    "+ item",
+    "1. item",
+    "> quote",
+    "~~struck~~",
+    "| a | b |",
+    "a\\*b back\\slash",
+    "&lt;b&gt; &amp; &#60;",
+    "x \\ y ! # $ % & ( ) * + - . / : ; < = > ? @ [ ] ^ _ { | } ~",
+]
+
+
+def paragraph(text: str) -> str:
+    """How a renderer shows ``text`` typed as a paragraph of plain words (no Markdown at all)."""
+    return f"<p>{escapeHtml(text)}</p>\n"
+
+
+@pytest.mark.parametrize("text", TYPED)
+def test_literal_text_renders_as_typed(text):
+    assert MARKDOWN.render(literal(text)) == paragraph(text)
+
+
+@pytest.mark.parametrize("text", ["a\nb", "a\r\nb", "a\rb", "warning\r===\r", "x\r- item", "a\n# heading"])
+def test_a_line_break_in_literal_text_is_a_space_not_a_new_block(text):
+    """A link's ``%0D===%0D`` would turn a warning into a heading; any line break shows as a space."""
+    typed_on_one_line = text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ").strip()
+    assert MARKDOWN.render(literal(text)) == paragraph(typed_on_one_line)
+
+
+@pytest.mark.parametrize("text", [":red[colour]", ":material/home:", "$x^2$", "~strike~"])
+def test_streamlits_own_markup_characters_are_escaped(text):
+    """Streamlit also reads ``:colour[…]`` and ``:icon:`` directives, ``$`` maths and ``~`` (markdown-it does not):
+    each of their characters comes backslash-escaped, so none opens markup."""
+    escaped = literal(text)
+    for char in set(text) & set(":$~[]"):
+        assert escaped.count("\\" + char) == text.count(char), (char, escaped)
+    assert escaped.replace("\\", "") == text
+
+
+@pytest.mark.parametrize("text", ["a`b", "``", "`start", "end`", "plain"])
+def test_a_code_span_holds_the_whole_text_even_with_backticks(text):
+    """A backtick in a model name or a parameter once ended the code span early: the rest rendered as Markdown."""
+    rendered = MARKDOWN.render(code_span(text))
+    assert rendered.count("<code>") == 1 and rendered.startswith("<p><code>") and rendered.endswith("</code></p>\n")
+    shown = rendered.removeprefix("<p><code>").removesuffix("</code></p>\n")
+    assert shown.replace("ˋ", "`") == escapeHtml(text)
+
+
+def test_chart_text_escapes_tags_and_leaves_quotes_as_typed():
+    """Plotly draws ``<b>`` and reads entities, but shows ``&quot;`` as typed."""
+    assert chart_text('<b>x</b> & "y" it\'s') == '&lt;b&gt;x&lt;/b&gt; &amp; "y" it\'s'
