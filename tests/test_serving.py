@@ -106,3 +106,36 @@ def test_a_port_is_never_handed_out_twice(monkeypatch):
     monkeypatch.setattr(server, "socket", SimpleNamespace(socket=Probe))  # this module's sockets only
     monkeypatch.setattr(server, "_HANDED_OUT", set())
     assert [server.free_port(), server.free_port()] == [40001, 40002]
+
+
+def test_a_package_is_imported_once_however_many_sessions_ask(tmp_path, monkeypatch):
+    """Every script run calls import_package; only the first imports the modules (one at a time), the rest return."""
+    import importlib
+    import sys
+    import threading
+
+    from bertlens import serving
+
+    package = "bertlens_audit_pages"
+    folder = tmp_path / package
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    for name in ("first", "second"):
+        (folder / f"{name}.py").write_text(f"NAME = {name!r}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(serving, "_imported", set())
+    calls: list[str] = []
+    real = importlib.import_module
+    monkeypatch.setattr(serving.importlib, "import_module", lambda name: calls.append(name) or real(name))
+    try:
+        sessions = [threading.Thread(target=serving.import_package, args=(folder, package)) for _ in range(6)]
+        for session in sessions:
+            session.start()
+        for session in sessions:
+            session.join()
+        serving.import_package(folder, package)  # a later run
+        assert sorted(calls) == [f"{package}.first", f"{package}.second"]
+        assert sys.modules[f"{package}.second"].NAME == "second"
+    finally:
+        for name in [m for m in sys.modules if m.startswith(package)]:
+            del sys.modules[name]

@@ -24,6 +24,7 @@ from bertlens.engine import (
     Engine,
     RequestTimeout,
     ThreadSafeTokenizer,
+    Ticket,
     background_priority,
     batch_pays,
     engine_settings,
@@ -384,3 +385,155 @@ def test_every_model_running_function_goes_through_the_engine(tiny_bundle):
     embed_word(tiny_bundle, ["The field is green.", "A field of study."], "field")
     mask_effect(tiny_bundle, pad_batch(tiny_bundle.tokenizer, SEED_BATCH, "longest", 8, truncation=True))
     assert engine.executions - before == 4
+
+
+# --------------------------------------------------------------------------- mutation audit 2: batching limits,
+# results to the right engine, estimates, reports
+
+
+def test_a_batch_holds_at_most_eight_inputs(admission):
+    batches: list[list[int]] = []
+    engine = Engine(lambda items: batches.append(list(items)) or list(items), admission(1), 10)
+    release, blocker = occupy(engine)
+    with ThreadPoolExecutor(10) as pool:
+        futures = []
+        for i in range(10):
+            futures.append(pool.submit(engine.analyze, f"short{i}", i, 16))
+            until(lambda i=i: engine.admission.queued == i + 1)
+        release.set()
+        assert [f.result(10) for f in futures] == list(range(10))
+    blocker.join()
+    assert batches == [list(range(8)), [8, 9]]
+
+
+def test_inputs_of_exactly_the_batch_limit_are_still_batched(admission):
+    batches: list[list[str]] = []
+    engine = Engine(lambda items: batches.append(list(items)) or list(items), admission(1), 10)
+    release, blocker = occupy(engine)
+    with ThreadPoolExecutor(2) as pool:
+        futures = []
+        for count, name in enumerate(("x", "y"), 1):
+            futures.append(pool.submit(engine.analyze, name, name, engine_module.BATCH_MAX_TOKENS))
+            until(lambda count=count: engine.admission.queued == count)
+        release.set()
+        assert [f.result(10) for f in futures] == ["x", "y"]
+    blocker.join()
+    assert batches == [["x", "y"]]  # two 128-token inputs, no padding: one pass
+
+
+def test_two_models_inputs_never_share_a_batch(admission):
+    """Two models share the cores (one admission): each model's inputs go through its own forward only."""
+    shared = admission(1)
+    seen: dict[str, list[list[str]]] = {"A": [], "B": []}
+
+    def forward(model: str):
+        return lambda items: seen[model].append(list(items)) or [f"{model}({item})" for item in items]
+
+    model_a, model_b = Engine(forward("A"), shared, 10), Engine(forward("B"), shared, 10)
+    release, blocker = occupy(model_a)
+    with ThreadPoolExecutor(4) as pool:
+        futures = []
+        for count, (engine, item) in enumerate([(model_a, "a1"), (model_b, "b1"), (model_a, "a2"), (model_b, "b2")], 1):
+            futures.append(pool.submit(engine.analyze, item, item, 16))
+            until(lambda count=count: shared.queued == count)
+        release.set()
+        assert [f.result(10) for f in futures] == ["A(a1)", "B(b1)", "A(a2)", "B(b2)"]
+    blocker.join()
+    assert seen == {"A": [["a1", "a2"]], "B": [["b1", "b2"]]}
+
+
+def test_the_estimate_is_the_work_ahead_shared_by_the_passes_plus_ones_own(admission):
+    """Planted queue: 1 s running (just started), 1 s and 3 s queued, two passes at once: the second queued
+    ticket waits (1 + 1) / 2 s, then runs 3 s."""
+    engine = Engine(None, admission(2), 10, seconds_per_token=0.01)
+    running, first, second = (Ticket(engine, key, cost, None) for key, cost in (("r", 100), ("q1", 100), ("q2", 300)))
+    gate = engine.admission
+    with gate._cond:  # no worker runs: nothing was submitted
+        running.state, running.started = engine_module.RUNNING, time.monotonic()
+        gate._running.append(running)
+        gate._queue.extend([first, second])
+    ahead, seconds = gate.position(second)
+    assert ahead == 2 and seconds == pytest.approx((1.0 + 1.0) / 2 + 3.0, abs=0.05)
+    assert gate.position(first) == (1, pytest.approx(1.0 / 2 + 1.0, abs=0.05))
+    assert gate.position(running) == (0, pytest.approx(1.0, abs=0.05))
+    gate._queue.clear()
+    gate._running.clear()
+
+
+def test_the_engine_learns_seconds_per_token_as_a_moving_average():
+    engine = Engine(None, Admission(1), 10, seconds_per_token=1e-3)
+    engine.learn(cost=100, seconds=1.0)  # this pass: 0.01 s per token
+    assert engine.seconds_per_token == pytest.approx(0.7 * 1e-3 + 0.3 * 0.01)
+    engine.learn(cost=0, seconds=1.0)  # nothing to learn from
+    assert engine.seconds_per_token == pytest.approx(0.0037)
+
+
+def test_a_request_first_in_line_hears_its_place_before_its_budget_runs_out(admission):
+    """Behind one running pass, the waiting student is told "1 ahead" at once, not only after half a second."""
+    engine = Engine(None, admission(1), request_seconds=0.3)
+    release, blocker = occupy(engine)
+    reports = []
+    with reporting_waits(lambda ahead, seconds: reports.append(ahead)), pytest.raises(RequestTimeout):
+        engine.run("next", lambda: "next", 16)
+    release.set()
+    blocker.join()
+    assert reports and reports[0] == 1
+
+
+def test_a_long_wait_is_reported_about_twice_a_second(admission):
+    engine = Engine(None, admission(1), 30)
+    release, blocker = occupy(engine)
+    reports: list[int] = []
+
+    def request() -> str:
+        with reporting_waits(lambda ahead, seconds: reports.append(ahead)):
+            return engine.run("waits", lambda: "ran", 16)
+
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(request)
+        until(lambda: engine.admission.queued == 1)
+        time.sleep(1.8)
+        heard = len(reports)
+        release.set()
+        assert waiting.result(10) == "ran"
+    blocker.join()
+    assert heard >= 3 and set(reports) == {1}  # at once, then every REPORT_EVERY_SECONDS (not once, then silence)
+
+
+def test_settings_accept_their_smallest_values():
+    assert engine_settings({MAX_PASSES_ENV: "1", REQUEST_SECONDS_ENV: "0.001"}) == engine_module.EngineSettings(
+        1, 0.001
+    )
+
+
+def test_both_ways_to_the_backend_are_locked_and_left_neutral(tiny_pretraining_dir):
+    from transformers import AutoTokenizer
+
+    tokenizer = ThreadSafeTokenizer(AutoTokenizer.from_pretrained(tiny_pretraining_dir))
+    for name in ("backend_tokenizer", "_tokenizer"):
+        backend = getattr(tokenizer, name)
+        assert isinstance(backend, ThreadSafeTokenizer) and backend._lock is tokenizer._lock, name
+        backend.enable_truncation(max_length=8)  # what a fast tokenizer's own call does on the shared backend
+        assert tokenizer.wrapped.backend_tokenizer.truncation is None, name  # undone as the call returns
+
+
+def test_a_student_who_leaves_does_not_cost_the_one_who_stays_their_place(admission):
+    """Two students wait for the same result; one leaves. The other keeps its place ahead of later requests."""
+    engine = Engine(None, admission(1), 10)
+    release, blocker = occupy(engine)
+    ran: list[str] = []
+
+    def stopped(ahead: int, seconds: float) -> None:
+        raise SessionStopped
+
+    with ThreadPoolExecutor(2) as pool:
+        staying = pool.submit(engine.run, "shared", lambda: ran.append("shared") or "result", 16)
+        until(lambda: engine.admission.queued == 1)
+        later = pool.submit(engine.run, "later", lambda: ran.append("later"), 16)
+        until(lambda: engine.admission.queued == 2)
+        with reporting_waits(stopped), pytest.raises(SessionStopped):
+            engine.run("shared", lambda: ran.append("never"), 16)
+        release.set()
+        assert staying.result(10) == "result" and later.result(10) is None
+    blocker.join()
+    assert ran == ["shared", "later"]

@@ -128,3 +128,46 @@ def test_every_hub_request_gets_finite_waits_and_none_past_the_deadline():
         assert max(request.extensions["timeout"].values()) <= 2.0
     with models.hub_deadline(0.0), pytest.raises(models.HubTooSlow):
         models._cap_hub_timeouts(request)
+
+
+# bert-base-uncased's config.json on the Hub (the fields a BertConfig has), as published.
+BERT_BASE_UNCASED_PUBLISHED = {
+    "attention_probs_dropout_prob": 0.1,
+    "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.1,
+    "hidden_size": 768,
+    "initializer_range": 0.02,
+    "intermediate_size": 3072,
+    "layer_norm_eps": 1e-12,
+    "max_position_embeddings": 512,
+    "model_type": "bert",
+    "num_attention_heads": 12,
+    "num_hidden_layers": 12,
+    "pad_token_id": 0,
+    "type_vocab_size": 2,
+    "vocab_size": 30522,
+}
+
+
+def test_the_benchmarks_random_bert_has_bert_base_uncaseds_configuration():
+    config = random_bert_config().to_dict()
+    assert {key: config[key] for key in BERT_BASE_UNCASED_PUBLISHED} == BERT_BASE_UNCASED_PUBLISHED
+    assert random_bert_config(**TINY_CONFIG).to_dict()["hidden_size"] == 32
+
+
+def test_a_random_bert_is_reproducible_from_its_seed(tmp_path):
+    """The tests' models are the same on every run (a seed gives the same weights; another seed, others)."""
+    import torch
+    from safetensors.torch import load_file
+
+    from bertlens.synthetic import save_random_bert
+
+    config = random_bert_config(**TINY_CONFIG)
+    saved = {
+        name: load_file(save_random_bert(tmp_path / name, config, seed=seed) / "model.safetensors")
+        for name, seed in (("first", 0), ("again", 0), ("other", 1))
+    }
+    assert saved["first"].keys() == saved["again"].keys()
+    assert all(torch.equal(saved["first"][k], saved["again"][k]) for k in saved["first"])
+    weight = "bert.embeddings.word_embeddings.weight"
+    assert not torch.equal(saved["first"][weight], saved["other"][weight])

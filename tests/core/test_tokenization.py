@@ -251,3 +251,56 @@ def test_messages_list_each_item_once_and_say_how_many_more():
     assert listed(["😀"] * 510) == "😀"
     assert listed(map(str, range(20)), limit=3) == "0, 1, 2 … and 17 more"
     assert listed(["a → b", "a → b", "c → d"], "; ") == "a → b; c → d"
+
+
+# --- counts and flags against the tokenizer called directly (mutation audit 2) ---------------
+
+
+def test_a_typed_hash_is_not_a_continuation_piece(bundled):
+    """Only WordPiece's own "##…" pieces continue a word; "#" typed in the text is a token of its own."""
+    text = "C# and ##s #1 Sinan"
+    table = table_for(bundled.tokenizer, text)
+    assert table["token"].tolist() == ["[CLS]", "c", "#", "and", "#", "#", "s", "#", "1", "sin", "##an", "[SEP]"]
+    assert table["continuation (##)"].tolist() == [False] * 10 + [True, False]
+
+
+def test_pair_counts_equal_the_tokenizers_special_tokens_mask(bundled):
+    text, text_b = "Sinan left.", "Sinan stayed home."
+    direct = bundled.tokenizer(text, text_b, return_special_tokens_mask=True)
+    assert sum(direct["special_tokens_mask"]) == 3  # [CLS] A [SEP] B [SEP]
+    encoding = encode(bundled.tokenizer, text, text_b)
+    table = token_table(encoding, text, text_b)
+    counts = token_counts(table, bundled.tokenizer.unk_token, spaced_words(encoding, text, text_b))
+    assert table["special"].tolist() == [bool(m) for m in direct["special_tokens_mask"]]
+    assert (counts.tokens, counts.special, counts.words) == (len(direct["input_ids"]), 3, 5)
+    assert counts.tokens_per_word == pytest.approx((12 - 3) / 5)
+
+
+def test_the_same_split_word_in_both_sentences_is_listed_twice(bundled):
+    """Word indices restart in sentence B: "Sinan" is word 0 of both, and each is its own split word."""
+    text, text_b = "Sinan left.", "Sinan stayed."
+    split = split_words(table_for(bundled.tokenizer, text, text_b))
+    assert split.to_dict("records") == [
+        {"sentence": "A", "word": "Sinan", "pieces": "sin ##an", "count": 2},
+        {"sentence": "B", "word": "Sinan", "pieces": "sin ##an", "count": 2},
+    ]
+
+
+def test_every_unknown_token_is_counted(bundled):
+    table = table_for(bundled.tokenizer, "I love 🤖 and 🙂")
+    assert table["token"].tolist().count("[UNK]") == 2
+    assert token_counts(table, "[UNK]", 5).unknown == 2
+
+
+def test_vocabulary_kinds_of_bert_base_uncased(bundled):
+    """bert-base-uncased's 30,522 entries: 5 special, 994 [unused…], 5,828 "##" pieces, 997 single characters."""
+    kinds = vocabulary_facts(bundled.tokenizer).kinds.set_index("kind of entry")["entries"].to_dict()
+    vocab = bundled.tokenizer.get_vocab()
+    assert sum(t.startswith("##") for t in vocab) == 5828 and sum(len(t) == 1 for t in vocab) == 997
+    assert kinds == {
+        "word or word start": 22698,
+        "continuation piece (##…)": 5828,
+        "single character": 997,
+        "[unused…] (reserved, never seen in training)": 994,
+        "special": 5,
+    }
