@@ -391,33 +391,32 @@ def test_every_model_running_function_goes_through_the_engine(tiny_bundle):
 # results to the right engine, estimates, reports
 
 
+def queued_behind_one_pass(engine: Engine, requests: list[tuple[str, object, int]]) -> list:
+    """Each (key, item, tokens) queued in turn behind one running pass, then all let through: their results."""
+    release, blocker = occupy(engine)
+    with ThreadPoolExecutor(len(requests)) as pool:
+        futures = []
+        for count, (key, item, tokens) in enumerate(requests, 1):
+            futures.append(pool.submit(engine.analyze, key, item, tokens))
+            until(lambda count=count: engine.admission.queued == count)
+        release.set()
+        results = [f.result(10) for f in futures]
+    blocker.join()
+    return results
+
+
 def test_a_batch_holds_at_most_eight_inputs(admission):
     batches: list[list[int]] = []
     engine = Engine(lambda items: batches.append(list(items)) or list(items), admission(1), 10)
-    release, blocker = occupy(engine)
-    with ThreadPoolExecutor(10) as pool:
-        futures = []
-        for i in range(10):
-            futures.append(pool.submit(engine.analyze, f"short{i}", i, 16))
-            until(lambda i=i: engine.admission.queued == i + 1)
-        release.set()
-        assert [f.result(10) for f in futures] == list(range(10))
-    blocker.join()
+    assert queued_behind_one_pass(engine, [(f"short{i}", i, 16) for i in range(10)]) == list(range(10))
     assert batches == [list(range(8)), [8, 9]]
 
 
 def test_inputs_of_exactly_the_batch_limit_are_still_batched(admission):
     batches: list[list[str]] = []
     engine = Engine(lambda items: batches.append(list(items)) or list(items), admission(1), 10)
-    release, blocker = occupy(engine)
-    with ThreadPoolExecutor(2) as pool:
-        futures = []
-        for count, name in enumerate(("x", "y"), 1):
-            futures.append(pool.submit(engine.analyze, name, name, engine_module.BATCH_MAX_TOKENS))
-            until(lambda count=count: engine.admission.queued == count)
-        release.set()
-        assert [f.result(10) for f in futures] == ["x", "y"]
-    blocker.join()
+    limit = engine_module.BATCH_MAX_TOKENS
+    assert queued_behind_one_pass(engine, [("x", "x", limit), ("y", "y", limit)]) == ["x", "y"]
     assert batches == [["x", "y"]]  # two 128-token inputs, no padding: one pass
 
 

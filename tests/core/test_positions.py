@@ -14,6 +14,17 @@ from bertlens.positions import (
 )
 
 
+def reference_sinusoids(count: int, size: int) -> np.ndarray:
+    """Vaswani et al. (2017), one value at a time: PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(…)."""
+    pe = np.zeros((count, size))
+    for pos in range(count):
+        for i in range(0, size, 2):
+            pe[pos, i] = np.sin(pos / 10000 ** (i / size))
+            if i + 1 < size:
+                pe[pos, i + 1] = np.cos(pos / 10000 ** (i / size))
+    return pe
+
+
 def weights(bundle):
     embeddings = bundle.model.bert.embeddings
     return (
@@ -77,12 +88,7 @@ def test_cosine_matrix_by_hand():
 @pytest.mark.parametrize(("count", "size"), [(24, 384), (5, 7), (50, 32)])
 def test_sinusoidal_encoding_is_vaswanis_formula(count, size):
     """PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i + 1) = cos(pos / 10000^(2i/d)), one value at a time."""
-    expected = np.zeros((count, size))
-    for pos in range(count):
-        for i in range(0, size, 2):
-            expected[pos, i] = np.sin(pos / 10000 ** (i / size))
-            if i + 1 < size:
-                expected[pos, i + 1] = np.cos(pos / 10000 ** (i / size))
+    expected = reference_sinusoids(count, size)
     np.testing.assert_allclose(sinusoidal_encoding(count, size), expected, atol=1e-12)
     view = sinusoidal_embeddings(count, size)
     np.testing.assert_allclose(view.norms, np.linalg.norm(expected, axis=1), rtol=1e-9)

@@ -8,6 +8,7 @@ from sklearn.decomposition import PCA
 from sklearn.metrics.pairwise import cosine_similarity
 
 from components.text import literal
+from tests.core.test_positions import reference_sinusoids
 from tests.pages.test_attention_page import typed
 from tests.pages.test_tokenizer_page import frame, shown
 
@@ -59,17 +60,6 @@ def test_token_types_beside_them(open_page, tiny_pretraining_dir, tiny_bundle):
     mean = np.linalg.norm(positions.astype(np.float64), axis=1).mean()
     assert f"For scale: the position embeddings shown have a mean norm of {mean:.4f}." in [c.value for c in at.caption]
     assert "learns one vector per position" in shown(at)
-
-
-def reference_sinusoids(count: int, size: int) -> np.ndarray:
-    """Vaswani et al. (2017), one value at a time: PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(…)."""
-    pe = np.zeros((count, size))
-    for pos in range(count):
-        for i in range(0, size, 2):
-            pe[pos, i] = np.sin(pos / 10000 ** (i / size))
-            if i + 1 < size:
-                pe[pos, i + 1] = np.cos(pos / 10000 ** (i / size))
-    return pe
 
 
 def test_the_sinusoidal_encoding_beside_the_learned_one(open_page, bundled):
