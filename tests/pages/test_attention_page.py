@@ -69,7 +69,7 @@ def model_attentions(bundle, text: str, text_b: str | None = None) -> tuple[np.n
 def click_point(at, chart_key: str, point: dict):
     """Rerun the page as a click on ``point`` of the chart keyed ``chart_key`` does in the browser: the chart's
     selection goes to the server as that chart's widget value, and its on_select callback runs (AppTest has no
-    plotly element to click)."""
+    plotly element to click; ``_tree`` and ``_run`` are AppTest internals, which a Streamlit upgrade may move)."""
     [drawn] = [c for c in at.get("plotly_chart") if c.proto.id.endswith(chart_key)]
     states = at._tree.get_widget_states()
     clicked = states.widgets.add()
