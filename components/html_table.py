@@ -103,8 +103,9 @@ def render_table(df: pd.DataFrame, label: str, formats: Mapping[str, str | None]
 
 
 class _Reader(HTMLParser):
-    def __init__(self) -> None:
+    def __init__(self, shown: bool) -> None:
         super().__init__()
+        self.shown = shown
         self.header: list[str] = []
         self.rows: list[list[object]] = []
         self._cell: dict[str, str | None] | None = None
@@ -128,20 +129,23 @@ class _Reader(HTMLParser):
         if tag == "th":
             self.header.append(text)
             return
-        kind, exact = cell.get("data-kind"), cell.get("data-value") or ""
-        value: object = text
-        if kind == "int":
-            value = int(exact)
-        elif kind == "float":
-            value = float(exact)
-        elif kind == "bool":
-            value = exact == "true"
-        self.rows[-1].append(value)
+        self.rows[-1].append(text if self.shown else _exact(text, cell.get("data-kind"), cell.get("data-value") or ""))
 
 
-def read_table(markup: str) -> pd.DataFrame:
-    """The table ``render_table`` wrote, with its exact numbers."""
-    reader = _Reader()
+def _exact(text: str, kind: str | None, exact: str) -> object:
+    """A cell's value: the exact number or flag it was drawn from, else its text."""
+    if kind == "int":
+        return int(exact)
+    if kind == "float":
+        return float(exact)
+    if kind == "bool":
+        return exact == "true"
+    return text
+
+
+def read_table(markup: str, shown: bool = False) -> pd.DataFrame:
+    """The table ``render_table`` wrote, with its exact numbers; ``shown``: every cell as the text on screen."""
+    reader = _Reader(shown)
     reader.feed(markup)
     return pd.DataFrame(reader.rows, columns=reader.header).infer_objects()
 

@@ -1,7 +1,6 @@
 """Fill-mask page opened from a link: the numbers on screen equal transformers' fill-mask pipeline."""
 
 import json
-from html.parser import HTMLParser
 
 import numpy as np
 import pytest
@@ -11,6 +10,7 @@ from transformers import AutoTokenizer
 from bertlens.mlm import LOSS_IF_RIGHT
 from bertlens.models import BUNDLED_MODEL
 from bertlens.wording import percent
+from components.html_table import is_table, read_table
 from tests.conftest import tables
 from tests.core.test_mlm import mlm_loss, reference_fill_mask, reference_mask_logits
 from tests.pages.test_attention_page import typed
@@ -28,42 +28,10 @@ def guess_tables(at):
     return [t for t in tables(at) if "rank" in t.columns]
 
 
-class _ShownCells(HTMLParser):
-    """The header and each cell's text as the browser shows it (``tables`` reads the exact ``data-value``)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.header: list[str] = []
-        self.rows: list[list[str]] = []
-        self.cell: list[str] | None = None
-
-    def handle_starttag(self, tag, attrs) -> None:
-        if tag == "tr" and self.header:
-            self.rows.append([])
-        if tag in ("th", "td"):
-            self.cell = []
-
-    def handle_data(self, data) -> None:
-        if self.cell is not None:
-            self.cell.append(data)
-
-    def handle_endtag(self, tag) -> None:
-        if tag in ("th", "td") and self.cell is not None:
-            (self.header if tag == "th" else self.rows[-1]).append("".join(self.cell))
-            self.cell = None
-
-
 def shown_guess_cells(at) -> list[dict[str, list[str]]]:
     """Each mask's guess table as shown on screen: column name → the cells' text."""
-    found = []
-    for e in at.get("html"):
-        if 'class="bl-table"' not in e.proto.body:
-            continue
-        reader = _ShownCells()
-        reader.feed(e.proto.body)
-        if "rank" in reader.header:
-            found.append({name: [row[i] for row in reader.rows] for i, name in enumerate(reader.header)})
-    return found
+    shown_tables = [read_table(e.proto.body, shown=True) for e in at.get("html") if is_table(e.proto.body)]
+    return [{name: list(table[name]) for name in table.columns} for table in shown_tables if "rank" in table.columns]
 
 
 def drawn(values) -> np.ndarray:
