@@ -11,12 +11,9 @@ from bertlens.mlm import DEFAULT_K
 from components.layout import PRESENTATION_CSS
 from components.text import literal
 from tests.conftest import APPTEST_TIMEOUT, ROOT
+from tests.pages.test_attention_page import warnings
 from tests.pages.test_lessons_page import app, step_link
 from tests.pages.test_presentation import styles
-
-
-def warnings(at: AppTest) -> str:
-    return " ".join(w.value for w in at.warning)
 
 
 @pytest.mark.parametrize("raw", ["100000", "0", "-3"])

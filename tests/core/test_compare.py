@@ -14,6 +14,7 @@ from bertlens.compare import (
     paired,
     unaligned_note,
 )
+from tests.core.test_influence import reference_guesses
 
 
 def test_the_seed_pair_aligns_token_by_token_with_one_change(bundled):
@@ -50,10 +51,8 @@ def test_attention_difference_is_second_minus_first_over_paired_tokens(bundled):
 
 def mask_probabilities(bundle, masked_lm, text: str) -> np.ndarray:
     """The reference: BertForMaskedLM's own softmax over the vocabulary at the first [MASK]."""
-    inputs = bundle.tokenizer(text, return_tensors="pt")
-    with torch.no_grad():
-        logits = masked_lm(**inputs).logits[0, inputs["input_ids"][0].tolist().index(bundle.tokenizer.mask_token_id)]
-    return logits.double().softmax(-1).numpy()
+    ids = bundle.tokenizer(text)["input_ids"]
+    return reference_guesses(masked_lm, ids, ids.index(bundle.tokenizer.mask_token_id))
 
 
 def test_guess_difference_equals_the_two_softmaxes(tiny_bundle, masked_lm):

@@ -51,16 +51,11 @@ def test_bundled_encoder_counts_checks_and_missing_heads(open_page, bundled):
     ) in (" ".join(c.value for c in at.caption))
 
 
-def values(array) -> np.ndarray:
-    """A figure's numbers as sent to the browser: a plain list or plotly's base64 typed array."""
-    return typed(array) if isinstance(array, dict) else np.asarray(array)
-
-
 def sunburst_adds_up(at, bundle) -> None:
     """The sunburst's parts are the base encoder's modules, each the sum of its pieces, together the total: a part
     drawn smaller than its pieces leaves them spilling out of its ring."""
     [sunburst] = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
-    ids, parents, drawn = sunburst["ids"], sunburst["parents"], values(sunburst["values"])
+    ids, parents, drawn = sunburst["ids"], sunburst["parents"], typed(sunburst["values"])
     bert = bundle.model.bert
     modules = {"Embeddings": bert.embeddings, "Encoder": bert.encoder, "Pooler": bert.pooler}
     tops = {name: int(value) for name, parent, value in zip(ids, parents, drawn, strict=True) if not parent}
@@ -152,7 +147,7 @@ def test_filter_and_token_from_the_link(open_page, bundled):
     heatmap = next(c for c in at.get("plotly_chart") if "Token 2" in c.proto.spec)
     assert "##an" in heatmap.proto.spec
     trace = json.loads(heatmap.proto.spec)["data"][0]
-    drawn = dict(zip(trace["y"], values(trace["customdata"]), strict=True))  # the hover's real values, by row
+    drawn = dict(zip(trace["y"], typed(trace["customdata"]), strict=True))  # the hover's real values, by row
     for row, expected in embedding_rows(bundled, text, 2).items():
         np.testing.assert_allclose(drawn[row], expected, atol=1e-5, err_msg=row)
 

@@ -25,8 +25,10 @@ def specs(at) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
 
-def typed(array: dict) -> np.ndarray:
-    """Values exactly as sent to the browser (plotly's base64 typed array)."""
+def typed(array: dict | list) -> np.ndarray:
+    """Values exactly as sent to the browser: plotly's base64 typed array, or a plain JSON list."""
+    if not isinstance(array, dict):
+        return np.asarray(array)
     values = np.frombuffer(base64.b64decode(array["bdata"]), dtype=np.dtype(array["dtype"]))
     return values.reshape([int(d) for d in str(array["shape"]).split(",")]) if "shape" in array else values
 

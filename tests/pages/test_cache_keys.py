@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import json
 
 import numpy as np
 import streamlit as st
@@ -11,6 +10,7 @@ import torch
 
 from components import cache
 from tests.conftest import tables
+from tests.pages.test_anatomy_positions import chart
 from tests.pages.test_attention_page import typed
 
 LONG = " ".join(f"word{i}" for i in range(40))
@@ -53,11 +53,6 @@ def test_forget_model_drops_only_that_models_results(tiny_pretraining_dir, bundl
     assert len(computed) == 3  # the forgotten model's result was computed again; the other one was kept
 
 
-def charts_by_key(at) -> dict[str, dict]:
-    """Every chart on the page by its key."""
-    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
-
-
 def test_a_new_true_word_is_followed_through_the_layers(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
     """Fill-mask's Layer by layer tab: type paris, then london. The true word's rank and probability after every
     layer must follow london; a cache keyed without the word kept showing paris."""
@@ -81,6 +76,6 @@ def test_a_new_true_word_is_followed_through_the_layers(open_page, tiny_pretrain
     assert "rank of paris" not in summary.columns
     assert summary["rank of london"].tolist() == ranks
     np.testing.assert_allclose(summary["P(london)"], probabilities[:, london].numpy(), rtol=1e-4)
-    true_line = charts_by_key(at)["layer_probabilities"]["data"][-1]
+    true_line = chart(at, "layer_probabilities")["data"][-1]
     assert true_line["name"] == "london (true word)"
     np.testing.assert_allclose(typed(true_line["y"]), probabilities[:, london].numpy(), rtol=1e-4)

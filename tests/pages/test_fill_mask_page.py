@@ -34,11 +34,6 @@ def shown_guess_cells(at) -> list[dict[str, list[str]]]:
     return [{name: list(table[name]) for name in table.columns} for table in shown_tables if "rank" in table.columns]
 
 
-def drawn(values) -> np.ndarray:
-    """A plotly trace's values as sent to the browser: a list, or a base64 typed array."""
-    return typed(values) if isinstance(values, dict) else np.asarray(values)
-
-
 def guess_charts(at) -> list[dict]:
     """Each mask's bar chart of guesses (plotly spec's first trace)."""
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
@@ -269,7 +264,7 @@ def test_guess_charts_and_tables_show_the_pipelines_probabilities(
     for bars, shown_cells, expected in zip(charts, cells, reference, strict=True):
         scores = [e["score"] for e in expected]
         assert max(scores) < 1e-3  # the tiny model: where a fixed-point format shows nothing but zeros
-        np.testing.assert_allclose(drawn(bars["x"]), scores, rtol=1e-5, atol=1e-9)
+        np.testing.assert_allclose(typed(bars["x"]), scores, rtol=1e-5, atol=1e-9)
         assert list(bars["y"]) == shown_cells["token"]  # each bar beside its own token
         assert bars["text"] == [f"{s:.3g}" for s in scores]
         assert shown_cells["probability"] == [f"{s:.4g}" for s in scores]  # the column's printf "%.4g"

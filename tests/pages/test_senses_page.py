@@ -7,6 +7,7 @@ import pandas as pd
 import torch
 from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
+from sklearn.metrics.pairwise import cosine_similarity
 
 from bertlens.models import BUNDLED_MODEL
 from bertlens.sense_presets import PRESETS
@@ -14,7 +15,7 @@ from bertlens.senses import project, stress_verdict
 from components import cache
 from components.text import literal
 from tests.conftest import tables
-from tests.core.test_senses import COARSE_CLASSES, COARSE_DATA, COARSE_GOLD
+from tests.core.test_senses import COARSE_CLASSES, COARSE_DATA, COARSE_GOLD, model_vectors
 from tests.pages.test_attention_page import typed
 
 PAGE = "pages/senses.py"
@@ -332,33 +333,12 @@ def test_points_on_one_spot_are_named_with_the_reason(open_page):
 # ---------------------------------------------------------------- against the model's own hidden states
 
 
-def word_states(bundle, sentences, word: str) -> np.ndarray:
-    """(sentences, hidden states, hidden): the model's own hidden states at ``word`` (one token, once in each
-    sentence), each sentence read alone."""
-    word_id = bundle.tokenizer.convert_tokens_to_ids(word)
-    states = []
-    for sentence in sentences:
-        inputs = bundle.tokenizer(sentence, return_tensors="pt")
-        [position] = [i for i, t in enumerate(inputs.input_ids[0].tolist()) if t == word_id]
-        with torch.no_grad():
-            hidden = bundle.model.bert(**inputs, output_hidden_states=True).hidden_states
-        states.append(torch.stack(hidden)[:, 0, position].numpy())
-    return np.stack(states)
-
-
 def read_alone(bundle, word: str) -> np.ndarray:
     """(hidden states, hidden): ``word`` read on its own, the mean of its pieces between [CLS] and [SEP]."""
     inputs = bundle.tokenizer(word, return_tensors="pt")
     with torch.no_grad():
         hidden = bundle.model.bert(**inputs, output_hidden_states=True).hidden_states
     return torch.stack(hidden)[:, 0, 1:-1].mean(dim=1).numpy()
-
-
-def cosines(a: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
-    """Cosine similarity of every row of ``a`` with every row of ``b`` (of ``a`` when none), in numpy."""
-    b = a if b is None else b
-    a, b = a / np.linalg.norm(a, axis=1, keepdims=True), b / np.linalg.norm(b, axis=1, keepdims=True)
-    return a @ b.T
 
 
 PYTHON = [s.sentence for s in PRESETS["python"].sentences]
@@ -369,7 +349,7 @@ def test_the_separation_caption_gives_the_chosen_hidden_states_silhouette(open_p
     """ "Silhouette at hidden state 2: …" gave another hidden state's score."""
     at = open_page(PAGE, BUNDLED_MODEL, preset="python", senses_layer="2", senses_tab="Separation by layer")
     assert not at.exception, at.exception
-    states = word_states(bundled, PYTHON, "python")
+    states = model_vectors(bundled, PYTHON, "python")
     expected = silhouette_score(states[:, 2], PYTHON_SENSES, metric="cosine")
     last = silhouette_score(states[:, -1], PYTHON_SENSES, metric="cosine")
     assert f"{expected:.3f}" != f"{last:.3f}"  # else this test could not tell the layers apart
@@ -384,7 +364,7 @@ def test_the_similarity_heatmap_is_the_chosen_hidden_states_cosines_with_labels_
     at = open_page(PAGE, BUNDLED_MODEL, preset="python", senses_layer="0", senses_tab="Similarity")
     assert not at.exception, at.exception
     [spec] = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
-    reference = cosines(word_states(bundled, PYTHON, "python")[:, 0])
+    reference = cosine_similarity(model_vectors(bundled, PYTHON, "python")[:, 0])
     order = sorted(range(len(PYTHON)), key=lambda i: PYTHON_SENSES[i])
     assert order != list(range(len(PYTHON)))  # the preset is not already grouped: the labels must move with z
     names = [f"{i + 1}. {PYTHON_SENSES[i]}" for i in order]
@@ -394,14 +374,14 @@ def test_the_similarity_heatmap_is_the_chosen_hidden_states_cosines_with_labels_
     # each cell is the cosine of the two points its labels name
     point = [int(name.split(".")[0]) - 1 for name in spec["x"]]
     np.testing.assert_allclose(z, reference[np.ix_(point, point)], atol=1e-5)
-    assert not np.allclose(reference, cosines(word_states(bundled, PYTHON, "python")[:, -1]), atol=1e-3)
+    assert not np.allclose(reference, cosine_similarity(model_vectors(bundled, PYTHON, "python")[:, -1]), atol=1e-3)
 
 
 def test_the_nearest_neighbours_are_the_most_similar_other_points(open_page, bundled):
     """Neighbour numbers were one off: point 3's neighbour "4" was point 5's sentence."""
     at = open_page(PAGE, BUNDLED_MODEL, preset="python", senses_tab="Similarity")
     table = next(d for d in tables(at) if "neighbour" in d.columns)
-    reference = cosines(word_states(bundled, PYTHON, "python")[:, -1])
+    reference = cosine_similarity(model_vectors(bundled, PYTHON, "python")[:, -1])
     np.fill_diagonal(reference, -np.inf)
     nearest = np.argsort(-reference, axis=1, kind="stable")[:, :3]
     assert table["point"].tolist() == [p for p in range(1, len(PYTHON) + 1) for _ in range(3)]
@@ -418,9 +398,9 @@ def test_the_reference_word_cosines_are_at_the_chosen_hidden_state(open_page, bu
     refs = PRESETS["python"].references
     columns = [f"cosine with “{r}”" for r in refs]
     alone = np.stack([read_alone(bundled, r)[2] for r in refs])
-    reference = pd.DataFrame(cosines(word_states(bundled, PYTHON, "python")[:, 2], alone), columns=columns).assign(
-        sense=PYTHON_SENSES
-    )
+    reference = pd.DataFrame(
+        cosine_similarity(model_vectors(bundled, PYTHON, "python")[:, 2], alone), columns=columns
+    ).assign(sense=PYTHON_SENSES)
     every = next(d for d in tables(at) if "sentence" in d.columns and columns[0] in d.columns)
     assert every["sense"].tolist() == PYTHON_SENSES
     np.testing.assert_allclose(every[columns].to_numpy(dtype=float), reference[columns].to_numpy(), atol=1e-5)
@@ -435,7 +415,7 @@ def test_the_static_panel_gives_the_contextual_range_at_the_chosen_hidden_state(
     """The contextual vectors' range repeated the static one ("1.000 for every pair" twice)."""
     at = open_page(PAGE, BUNDLED_MODEL, preset="python", senses_layer="2", senses_tab="Static vs contextual")
     assert not at.exception, at.exception
-    pairs = cosines(word_states(bundled, PYTHON, "python")[:, 2])[np.triu_indices(len(PYTHON), k=1)]
+    pairs = cosine_similarity(model_vectors(bundled, PYTHON, "python")[:, 2])[np.triu_indices(len(PYTHON), k=1)]
     said = messages(at, "markdown")
     assert "Pairwise cosine of these static vectors: **1.000 for every pair**" in said  # one row of the table
     assert (
