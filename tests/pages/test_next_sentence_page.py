@@ -16,7 +16,6 @@ from components.exports import safe_csv
 from tests.conftest import tables
 from tests.core.test_nsp import reference_p_is_next
 from tests.pages.test_attention_page import typed
-from tests.pages.test_fill_mask_page import drawn
 
 PAGE = "pages/next_sentence.py"
 A, B = "The capital of France is Paris.", "It is a big city."
@@ -99,7 +98,7 @@ def test_ranking_bars_stand_beside_their_candidates(open_page, decisive_nsp_dir)
     labels = list(bars["y"])
     assert [label.split(". ", 1)[0] for label in labels] == [str(r) for r in range(1, len(candidates) + 1)]
     by_label = [expected[label.split(". ", 1)[1]] for label in labels]
-    assert drawn(bars["x"]).tolist() == pytest.approx(by_label, abs=1e-5)
+    assert typed(bars["x"]).tolist() == pytest.approx(by_label, abs=1e-5)
     assert by_label == sorted(p, reverse=True)
 
 
