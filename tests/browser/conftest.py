@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlencode
@@ -98,12 +99,38 @@ def page(browser_context, server_log, request) -> Iterator[Page]:
     page.set_default_timeout(RUN_TIMEOUT_MS)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    timeline = _tab_timeline(page)
     yield page
     page.close()
     report = getattr(request.node, "outcome_call", None)
     if report is not None and report.failed:
         print("browser errors:", errors or "none")
+        print("tab timeline (s since the tab opened):\n" + "\n".join(timeline))
         print("server log (end):\n" + server_log.read_text()[-4000:])
+
+
+def _tab_timeline(page: Page) -> list[str]:
+    """What the tab did, for a failure report: documents loaded, websockets opened and closed, console warnings."""
+    started = time.monotonic()
+    timeline: list[str] = []
+
+    def note(event: str) -> None:
+        timeline.append(f"{time.monotonic() - started:7.2f}  {event}")
+
+    def socket(websocket) -> None:
+        note(f"websocket opened {websocket.url}")
+        websocket.on("close", lambda _: note("websocket closed"))
+
+    page.on("framenavigated", lambda frame: note(f"at {frame.url}") if frame == page.main_frame else None)
+    page.on("load", lambda _: note("document loaded"))
+    page.on("websocket", socket)
+    page.on(
+        "console",
+        lambda message: (
+            note(f"console {message.type}: {message.text[:300]}") if message.type in ("error", "warning") else None
+        ),
+    )
+    return timeline
 
 
 def wait_for_run(page: Page) -> None:
