@@ -6,7 +6,9 @@ question above another step's page), a page that wrote its settings on opening a
 and each lesson Next added 3-4 entries. This script makes the first entry after a click or key press a new
 one and every later one of the same action replace it; without an action (a page opening, the browser's own
 Back) nothing is added. Back and Forward mark the address they open (``FROM_HISTORY``), and the page shows
-that view (``components.state.follow_history``). Our own constant script, installed once per page load.
+that view (``components.state.follow_history``); Back passes over the entries Streamlit pushed before the script
+was installed (a bare lesson link's first run opening its step's view), which would only reopen the same view.
+Our own constant script, installed once per page load.
 """
 
 from __future__ import annotations
@@ -25,21 +27,38 @@ ONE_ENTRY_PER_ACTION = """<script data-bertlens="one-history-entry-per-action">
   const act = (event) => { if (event.isTrusted && !event.target.closest?.(".st-key-QUIET")) acted = true; };
   window.addEventListener("pointerdown", act, true);
   window.addEventListener("keydown", act, true);
+  // Every entry this script makes or replaces is marked as ours in its state, and so is the view shown when it
+  // is installed. An entry of this page that is not ours is older than that view: an address the first run
+  // rewrote before the script was there (a bare lesson link opening its step's view, a bad parameter dropped),
+  // which Streamlit kept as an entry of its own. Back passes over such entries: one press leaves a link's view.
+  const ours = (state) => ({...(state ?? {}), bertlensEntry: true});
+  const isOurs = () => history.state?.bertlensEntry === true;
   // The first change of the address after an action is a new entry, whichever way Streamlit makes it (a bound
   // widget's own change replaces the address); every other change replaces the entry.
   const push = history.pushState.bind(history);
   const replace = history.replaceState.bind(history);
+  let onOurs = true;  // the entry shown is ours (false only while Back passes over older ones)
   const record = (state, title, url) => {
     const changes = url != null && new URL(url, location.href).href !== location.href;
-    if (!(acted && changes)) return replace(state, title, url);
+    onOurs = true;
+    if (!(acted && changes)) return replace(ours(state), title, url);
     acted = false;
-    return push(state, title, url);
+    return push(ours(state), title, url);
   };
+  replace(ours(history.state), "", location.href);
   // Back or Forward: Streamlit's own listener (which ran first) has asked for the entry's view, but the
   // session's newer sentence and settings would win. Mark the address and let Streamlit read it again: the
   // server then shows the view the entry holds (components.state.follow_history).
+  let passing = false;
   window.addEventListener("popstate", () => {
     acted = false;
+    if (!isOurs() && (onOurs || passing)) {  // Back from our entries (or on over older ones): pass over it
+      onOurs = false;
+      passing = true;
+      return history.back();
+    }
+    passing = false;
+    onOurs = isOurs();
     const url = new URL(location.href);
     if (url.searchParams.has("MARK")) return;
     url.searchParams.set("MARK", "1");

@@ -22,13 +22,20 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="needs Node.js to run the p
 # entries the browser holds are printed at the end (each push adds one, each replace rewrites the last).
 HARNESS = r"""
 const listeners = {};
-const entries = ["http://app/tokenizer"];
+const entries = [OPENED];  // the address the page was opened at
+const states = [null];  // a document's first entry has no state; Streamlit's pushes and replaces give {}
 const location = {get href() { return entries[at]; }};
+const performance = {getEntriesByType: (type) => (type === "navigation" ? [{name: OPENED}] : [])};
 let at = 0;
+let left = false;  // Back past this page's first entry: the browser leaves the page
 const history = {
-  state: null,
-  pushState(state, title, url) { entries.splice(at + 1); entries.push(new URL(url, location.href).href); at += 1; },
-  replaceState(state, title, url) { entries[at] = new URL(url, location.href).href; },
+  get state() { return states[at]; },
+  pushState(state, title, url) {
+    entries.splice(at + 1); states.splice(at + 1);
+    entries.push(new URL(url, location.href).href); states.push(state); at += 1;
+  },
+  replaceState(state, title, url) { entries[at] = new URL(url, location.href).href; states[at] = state; },
+  back() { if (at === 0) left = true; else { at -= 1; window.dispatchEvent(new PopStateEvent("popstate", {})); } },
 };
 class PopStateEvent { constructor(type, init) { this.type = type; this.state = init.state; } }
 const window = {
@@ -37,7 +44,8 @@ const window = {
 };
 const target = (quiet) => ({closest: (selector) => (quiet && selector === ".st-key-QUIET" ? {} : null)});
 globalThis.window = window; globalThis.history = history; globalThis.location = location;
-globalThis.PopStateEvent = PopStateEvent;
+globalThis.PopStateEvent = PopStateEvent; globalThis.performance = performance;
+for (const url of BEFORE) history.pushState({}, "", url);  // Streamlit's own, before the script is installed
 SCRIPT
 SCRIPT
 const steps = STEPS;
@@ -46,23 +54,26 @@ for (const [action, argument] of steps) {
     const type = action === "click" ? "pointerdown" : "keydown";
     (listeners[type] || []).forEach((fn) => fn({isTrusted: true, target: target(argument === "quiet")}));
   } else if (action === "push" || action === "replace") {
-    history[action + "State"](null, "", argument);
+    history[action + "State"]({}, "", argument);
   } else if (action === "back") {
-    at -= 1;
-    window.dispatchEvent(new PopStateEvent("popstate", {state: null}));
+    history.back();
   }
 }
-console.log(JSON.stringify({entries, at}));
+console.log(JSON.stringify({entries, at, left}));
 """
 
 
-def browse(*steps: tuple[str, str]) -> dict:
-    """Run the script (installed twice, as two runs of a page would) through ``steps``; the history it leaves."""
+def browse(*steps: tuple[str, str], opened: str = "http://app/tokenizer", before: tuple[str, ...] = ()) -> dict:
+    """Run the script (installed twice, as two runs of a page would) through ``steps`` on a page opened at
+    ``opened``, whose address Streamlit changed to each of ``before`` before the script was installed; the
+    history it leaves."""
     body = ONE_ENTRY_PER_ACTION.split(">", 1)[1].rsplit("</script>", 1)[0]
     program = (
         HARNESS.replace("QUIET", NO_HISTORY_ENTRY)
         .replace("SCRIPT\nSCRIPT", body + "\n" + body)
         .replace("STEPS", json.dumps([list(s) for s in steps]))
+        .replace("OPENED", json.dumps(opened))
+        .replace("BEFORE", json.dumps(list(before)))
     )
     done = subprocess.run([NODE, "-e", program], capture_output=True, text=True, timeout=30, check=True)
     return json.loads(done.stdout)
@@ -89,3 +100,30 @@ def test_back_marks_the_address_it_opens_and_adds_no_entry():
     history = browse(("click", ""), ("push", "?a=1"), ("back", ""))
     assert history["at"] == 0
     assert history["entries"] == [f"http://app/tokenizer?{FROM_HISTORY}=1", "http://app/tokenizer?a=1"]
+
+
+BARE = "http://app/fill_mask?lesson=discover&step=2"
+VIEW = "http://app/fill_mask?text=The+%5BMASK%5D+sat.&lesson=discover&step=2"
+
+
+def test_back_passes_over_a_first_entry_rewritten_before_the_script_was_there():
+    """A bare lesson link's first run opens the step's view before the script is installed: Streamlit pushes it,
+    and Back from the view landed on the bare link, which reopened the same view (one Back press did nothing)."""
+    history = browse(("back", ""), opened=BARE, before=(VIEW,))
+    assert history["left"] and history["entries"] == [BARE, VIEW]  # gone to the page before, the entry unmarked
+    half_way = "http://app/fill_mask?lesson=discover&step=2&text=The+%5BMASK%5D+sat."  # the sentence came first
+    history = browse(("back", ""), opened=BARE, before=(half_way, VIEW))
+    assert history["left"] and history["entries"] == [BARE, half_way, VIEW]
+
+
+def test_back_to_a_first_entry_stays_when_the_page_did_not_rewrite_it_or_returned_to_it():
+    # The script was there first: the rewrite replaced the first entry, and Back from the next view reaches it
+    history = browse(("push", VIEW), ("click", ""), ("push", "?x=1"), ("back", ""), opened=BARE)
+    assert not history["left"] and history["at"] == 0 and history["entries"][0].startswith(VIEW + f"&{FROM_HISTORY}")
+    history = browse(("click", ""), ("push", "?other=1"), ("back", ""), opened=VIEW)
+    assert not history["left"] and history["at"] == 0 and FROM_HISTORY in history["entries"][0]
+    # Entries after the first with the same address (a later step back at the bare link's address) are views
+    history = browse(
+        ("click", ""), ("push", BARE), ("click", ""), ("push", "?x=1"), ("back", ""), opened=BARE, before=(VIEW,)
+    )
+    assert not history["left"] and history["at"] == 2 and FROM_HISTORY in history["entries"][2]

@@ -28,6 +28,9 @@ SETTLED = """() => !document.querySelector('[data-testid="stSkeleton"], [data-te
 # Fonts and images in: until then text wraps in a fallback font and the layout is not final (home's lesson
 # button was once measured 190 px lower, once, in a full run).
 LAID_OUT = "() => document.fonts.status === 'loaded' && [...document.images].every(image => image.complete)"
+# app.py's own page scripts (history, reconnect, focus) come in st.html, whose code Streamlit loads lazily: up to a
+# second after the first run on a chart page. Until then Streamlit's own history rules apply.
+PAGE_SCRIPTS_IN = "() => window.bertlensHistory && window.bertlensReloadOnReconnect && window.bertlensFocus"
 
 try:
     from playwright.sync_api import Page, expect, sync_playwright
@@ -134,12 +137,14 @@ def _tab_timeline(page: Page) -> list[str]:
 
 
 def wait_for_run(page: Page) -> None:
-    """Wait until Streamlit is connected and the script has finished running (no fixed sleeps)."""
+    """Wait until Streamlit is connected, the script has finished running and app.py's page scripts are in (no
+    fixed sleeps)."""
     app = page.locator('[data-testid="stApp"]')
     expect(app).to_have_attribute("data-test-connection-state", "CONNECTED", timeout=RUN_TIMEOUT_MS)
     expect(page.locator('[data-testid="stMain"] h1').first).to_be_visible(timeout=RUN_TIMEOUT_MS)  # the page ran
     expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=RUN_TIMEOUT_MS)
     expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=RUN_TIMEOUT_MS)
+    page.wait_for_function(PAGE_SCRIPTS_IN, timeout=RUN_TIMEOUT_MS)
 
 
 def wait_for_layout(page: Page) -> None:
