@@ -340,7 +340,7 @@ def test_the_back_button_walks_the_views_and_then_leaves(page, open_url):
 def test_one_back_leaves_a_link_that_the_page_rewrites(page, server_url, path, params):
     """A link's first run rewrites its address (a bare lesson link opens its step's view, bad values are dropped)
     before app.py's history script is in, and Streamlit kept each rewrite as an entry of its own: Back reopened
-    the same view, and a student needed two presses (six for the bad values) to leave."""
+    the same view, and a student needed two presses (five for the bad values) to leave."""
     link = f"{server_url}/{path}?{urlencode(params)}"
     page.goto(link)
     wait_for_run(page)
