@@ -30,7 +30,8 @@ ONE_ENTRY_PER_ACTION = """<script data-bertlens="one-history-entry-per-action">
   // Every entry this script makes or replaces is marked as ours in its state, and so is the view shown when it
   // is installed. An entry of this page that is not ours is older than that view: an address the first run
   // rewrote before the script was there (a bare lesson link opening its step's view, a bad parameter dropped),
-  // which Streamlit kept as an entry of its own. Back passes over such entries: one press leaves a link's view.
+  // which Streamlit kept as an entry of its own. Back passes over such entries: one press leaves a link's view
+  // (in a tab the link opened, there is nothing before them, and Back stays on the view as it did before).
   const ours = (state) => ({...(state ?? {}), bertlensEntry: true});
   const isOurs = () => history.state?.bertlensEntry === true;
   // The first change of the address after an action is a new entry, whichever way Streamlit makes it (a bound
