@@ -31,7 +31,7 @@ ONE_ENTRY_PER_ACTION = """<script data-bertlens="one-history-entry-per-action">
   // is installed. An entry of this page that is not ours is older than that view: an address the first run
   // rewrote before the script was there (a bare lesson link opening its step's view, a bad parameter dropped),
   // which Streamlit kept as an entry of its own. Back passes over such entries: one press leaves a link's view
-  // (in a tab the link opened, there is nothing before them, and Back stays on the view as it did before).
+  // (a tab the link opened has nothing before them: there Back cannot leave).
   const ours = (state) => ({...(state ?? {}), bertlensEntry: true});
   const isOurs = () => history.state?.bertlensEntry === true;
   // The first change of the address after an action is a new entry, whichever way Streamlit makes it (a bound
