@@ -21,6 +21,7 @@ from bertlens.lessons import GET_THE_HEADS, PAGE_HEADS, Lesson, Question, Step, 
 from bertlens.models import ModelBundle
 from bertlens.senses import WordVectors
 from components import cache
+from components.answers import MAX_ANSWER_CHARS, keep_answers, question_key, restore_answers
 from components.history import NO_HISTORY_ENTRY
 from components.model import active_model_name, settings
 from components.params import (
@@ -140,6 +141,7 @@ def lesson_panel(bundle: ModelBundle, page: str) -> bool:
     if (found := _linked_step()) is None:
         return False
     lesson, index = found
+    restore_answers()
     step, layers = lesson.steps[index], bundle.capabilities.num_layers
     if step.page == page and st.session_state.get(OPENED) != (lesson.key, index):
         st.session_state[OPENED] = (lesson.key, index)
@@ -151,6 +153,7 @@ def lesson_panel(bundle: ModelBundle, page: str) -> bool:
         waits = _step_body(bundle, page, lesson, index)
         if index == len(lesson.steps) - 1:
             st.success("Last step of this lesson. The pages stay open for you to explore.")
+        keep_answers()
     return waits
 
 
@@ -189,7 +192,7 @@ def _step_navigation(lesson: Lesson, index: int, layers: int) -> None:
 def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int) -> bool:
     """The step's title, text and callouts beside its question, and the control it talks about; True while the
     page waits for the answer."""
-    step, key = lesson.steps[index], f"_lesson_{lesson.key}_{index}"
+    step, key = lesson.steps[index], question_key(lesson.key, index)
     st.header(step.title, anchor=False)  # h2 under the page title (axe: heading order)
     head = PAGE_HEADS.get(step.page)
     missing = needs_head(bundle, head) if head else None
@@ -333,7 +336,7 @@ def question_box(question: Question, live: CachedLive, key: str) -> bool:
         if question.choices:
             guess = st.radio("Your answer", question.choices, index=None, key=guess_key, horizontal=True)  # 2.5.8
         else:
-            guess = st.text_input("Your answer (one word)", key=guess_key, max_chars=40)
+            guess = st.text_input("Your answer (one word)", key=guess_key, max_chars=MAX_ANSWER_CHARS)
         if st.form_submit_button("Check my answer", key=f"{key}_check"):
             if guess:
                 st.session_state[answered] = guess

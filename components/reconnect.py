@@ -5,8 +5,8 @@ its sessions with it: Streamlit's frontend reconnects to another replica but, wh
 rerun (it expects the old server to resume the session), so the tab would keep a stale page that no
 server holds (its downloads and media gone). A reload opens the same URL on a live replica: same page,
 sentence, settings and numbers. On a single server the same holds after a restart; after a mere network blip
-the reload costs one extra run and what lived only in the session (an uploaded CSV, answered lesson questions,
-edited evaluation pairs), since it opens a new session.
+the reload costs one extra run and what lived only in the session (an uploaded CSV, edited evaluation pairs),
+since it opens a new session; lesson answers are kept in the browser (``components.answers``).
 
 The student whose replica died had already waited in its queue, and usually was waiting when it died (a
 class keeps every replica busy). So the reload carries a short-lived cookie, and the reopened view's forward

@@ -312,6 +312,32 @@ def test_answering_or_skipping_a_question_adds_no_history_entry(page, server_url
     expect(main(page).get_by_text("step 2 of")).to_be_visible()
 
 
+def test_a_reload_keeps_the_answers_and_a_new_tab_asks_again(page, server_url, browser_context):
+    """A reload opens a new session (the connection back after a blip reloads the page by itself): the lesson's
+    questions were asked again, and their pages waited again, although the student had answered. A new tab (the
+    link opened again, the next class on the projector) still asks first: the answer would be given away."""
+    link = f"{server_url}/fill_mask?lesson=discover&step=2"
+    page.goto(link)
+    wait_for_run(page)
+    answer(page, ())
+    expect(main(page).get_by_text("you said “paris”")).to_be_visible()
+    page.wait_for_function("sessionStorage.getItem('bertlens_answers')")  # kept once its script's code is in
+    page.reload()
+    wait_for_run(page)
+    expect(main(page).get_by_text("you said “paris”")).to_be_visible()
+    expect(main(page).get_by_text("Your answer first")).to_have_count(0)
+    expect(main(page).get_by_role("textbox", name="Your answer (one word)")).to_have_value("paris")
+    page.wait_for_function("window.bertlensAnswers")  # the reloaded page's script is in
+    assert "bertlens_answers" not in page.evaluate("document.cookie")  # handed over, then removed
+    other = browser_context.new_page()
+    try:
+        other.goto(link)
+        wait_for_run(other)
+        expect(main(other).get_by_text("Your answer first")).to_be_visible()
+    finally:
+        other.close()
+
+
 def test_a_bare_lesson_links_bad_class_setting_is_still_reported(open_url):
     """A bare lesson link opened on its step's page reruns into the step's view; the run that warned about the
     link's bad value was replaced, so the class silently got the default (a hosted-mode audit)."""
