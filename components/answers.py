@@ -5,8 +5,9 @@ the balancer) and when the student reloads it; either opens a new session, and t
 questions lived only in the old one. A tiny script keeps them in the tab's own storage (``sessionStorage``:
 it survives a reload, and a new tab or a class link opened again starts afresh, so "predict first" is not given
 away to the next class on the projector). When the page goes (``pagehide``), the script hands them to the next
-page in a cookie that lives a minute (``ANSWERS_COOKIE``, at most ``MAX_ANSWERS_CHARS`` characters); the new
-session reads it when it starts, and its page removes it. The cookie never travels in a link. What it holds is
+page in a cookie that lives ``HANDOVER_SECONDS`` (``ANSWERS_COOKIE``, at most ``MAX_ANSWERS_CHARS`` characters);
+the new session reads it when it starts, and its page removes it. A browser does not say whether a page goes
+for a reload or for good: a tab of the same browser opened within those seconds of closing one gets its answers. The cookie never travels in a link. What it holds is
 read strictly: only this curriculum's questions, each answer one of the question's choices or a word as long as
 the answer box takes.
 """
@@ -25,7 +26,7 @@ ANSWERS_COOKIE = "bertlens_answers"
 MAX_ANSWERS_CHARS = 3000  # the cookie's value, quoted (browsers keep 4 KB a cookie)
 MAX_ANSWER_CHARS = 40  # the answer box's max_chars
 RESTORED = "_lesson_answers_restored"  # session flag: the cookie has been read
-HANDOVER_SECONDS = 60  # the cookie's life: from a page's pagehide to the reloaded page's first run
+HANDOVER_SECONDS = 30  # the cookie's life: from a page's pagehide to the reloaded page's first run
 HANDOVER_SCRIPT = """<script>
 (() => {
   sessionStorage.setItem("COOKIE", VALUE);

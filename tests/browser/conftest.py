@@ -97,7 +97,10 @@ def browser_context(browser):
 
 @pytest.fixture
 def page(browser_context, server_log, request) -> Iterator[Page]:
-    """A fresh tab (its own Streamlit session). On failure, the browser's errors and the server's log are shown."""
+    """A fresh tab (its own Streamlit session), with none of the cookies an earlier test's tabs left (a closed
+    tab hands its lesson answers to the next page for half a minute: components.answers). On failure, the
+    browser's errors and the server's log are shown."""
+    browser_context.clear_cookies()
     page = browser_context.new_page()
     page.set_default_timeout(RUN_TIMEOUT_MS)
     errors: list[str] = []
