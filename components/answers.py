@@ -7,9 +7,9 @@ it survives a reload, and a new tab or a class link opened again starts afresh, 
 away to the next class on the projector). When the page goes (``pagehide``), the script hands them to the next
 page in a cookie that lives ``HANDOVER_SECONDS`` (``ANSWERS_COOKIE``, at most ``MAX_ANSWERS_CHARS`` characters);
 the new session reads it when it starts, and its page removes it. A browser does not say whether a page goes
-for a reload or for good: a tab of the same browser opened within those seconds of closing one gets its answers. The cookie never travels in a link. What it holds is
-read strictly: only this curriculum's questions, each answer one of the question's choices or a word as long as
-the answer box takes.
+for a reload or for good, so a tab of the same browser opened within those seconds of closing one gets its
+answers. The cookie never travels in a link. What it holds is read strictly: only this curriculum's questions,
+each answer one of the question's choices or a word as long as the answer box takes.
 """
 
 from __future__ import annotations
