@@ -51,9 +51,18 @@ Kept = dict[str, str | None]  # "lesson:step index" -> the answer, or None for a
 
 
 def question_key(lesson: str, index: int) -> str:
-    """The session-state prefix of a step's question: ``<prefix>_answer`` holds the answer, ``<prefix>_skipped``
-    whether the student opened the page without answering."""
+    """The session-state prefix of a step's question (its widgets' keys, ``answer_key``, ``skipped_key``)."""
     return f"_lesson_{lesson}_{index}"
+
+
+def answer_key(question: str) -> str:
+    """Where the session keeps the answer checked for ``question`` (a ``question_key``)."""
+    return f"{question}_answer"
+
+
+def skipped_key(question: str) -> str:
+    """Where the session keeps that the student opened ``question``'s page without answering."""
+    return f"{question}_skipped"
 
 
 _ASKED = [(lesson.key, index, step.question) for lesson in LESSONS.values() for index, step in enumerate(lesson.steps)]
@@ -66,9 +75,9 @@ def kept_answers(state: SessionState) -> Kept:
     """The answers and skips this session holds, in the curriculum's order."""
     kept: Kept = {}
     for name, prefix in QUESTIONS.items():
-        if isinstance(answer := state.get(f"{prefix}_answer"), str) and answer:
+        if isinstance(answer := state.get(answer_key(prefix)), str) and answer:
             kept[name] = answer
-        elif state.get(f"{prefix}_skipped"):
+        elif state.get(skipped_key(prefix)):
             kept[name] = None
     return kept
 
@@ -109,12 +118,12 @@ def restore(state: SessionState, kept: Kept) -> None:
     """Put kept answers and skips into a session that has none of its own for those questions."""
     for name, answer in kept.items():
         prefix = QUESTIONS[name]
-        if state.get(f"{prefix}_answer") or state.get(f"{prefix}_skipped"):
+        if state.get(answer_key(prefix)) or state.get(skipped_key(prefix)):
             continue
         if answer is None:
-            state[f"{prefix}_skipped"] = True
+            state[skipped_key(prefix)] = True
         else:
-            state[f"{prefix}_answer"] = answer
+            state[answer_key(prefix)] = answer
 
 
 def restore_answers() -> None:

@@ -21,7 +21,14 @@ from bertlens.lessons import GET_THE_HEADS, PAGE_HEADS, Lesson, Question, Step, 
 from bertlens.models import ModelBundle
 from bertlens.senses import WordVectors
 from components import cache
-from components.answers import MAX_ANSWER_CHARS, keep_answers, question_key, restore_answers
+from components.answers import (
+    MAX_ANSWER_CHARS,
+    answer_key,
+    keep_answers,
+    question_key,
+    restore_answers,
+    skipped_key,
+)
 from components.history import NO_HISTORY_ENTRY
 from components.model import active_model_name, settings
 from components.params import (
@@ -215,14 +222,14 @@ def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int) -> bo
         # Back could not undo it (the answer is the session's, not the address's).
         with ask, st.container(key=NO_HISTORY_ENTRY):
             answered = question_box(question, CachedLive(bundle), key)
-            waits = step.page == page and not answered and not st.session_state.get(f"{key}_skipped")
+            waits = step.page == page and not answered and not st.session_state.get(skipped_key(key))
             if waits:
                 st.info("**Your answer first.** The page opens below once you check it: it would give the answer away.")
                 st.button(
                     "Show the page without answering",
                     key=f"{key}_skip",
                     on_click=st.session_state.__setitem__,
-                    args=(f"{key}_skipped", True),
+                    args=(skipped_key(key), True),
                 )
     if not waits and step.control and step.page == page and not missing:
         st.html(outline(step.control))
@@ -326,7 +333,7 @@ def question_box(question: Question, live: CachedLive, key: str) -> bool:
     about (its sentences) is shown with it: the page, which shows them too, waits for the answer. The answer
     is kept apart from the answer box, which Streamlit forgets on a page that does not draw it: Back to the
     step, or its page opened after answering on another, find the question answered."""
-    answered, guess_key = f"{key}_answer", f"{key}_guess"
+    answered, guess_key = answer_key(key), f"{key}_guess"
     if st.session_state.get(answered) and guess_key not in st.session_state:
         st.session_state[guess_key] = st.session_state[answered]  # the box shows the answer it gave
     with st.form(f"{key}_form", border=False):
