@@ -34,7 +34,9 @@ MAX_MODEL_NAME_CHARS = 512  # a Hub id has at most 96 + 1 + 96; a folder path lo
 HOSTED_RETRY_INTERVAL_SECONDS = 60.0  # hosted: a failed model is tried again at most this often
 
 _load_finished: dict[str, float] = {}  # when each name's last load attempt ended (absent: one is under way)
-_custom_loaded: set[str] = set()  # custom (not offered) models this process holds, within the custom-models budget
+_custom_lock = threading.Lock()
+_custom_loaded: set[str] = set()  # custom (not offered) models this process holds or is loading, within the budget
+_custom_failed: set[str] = set()  # custom names whose load fell back to the bundled encoder: they hold no model
 _retry_lock = threading.Lock()
 
 
@@ -49,8 +51,14 @@ def cached_bundle(name: str) -> ModelBundle:
     bundle = load_with_fallback(name, load=cached_bundle)
     freeze_long_lived_objects()
     _load_finished[name] = time.monotonic()
-    if not bundle.is_fallback and name not in settings().model_options:
-        _custom_loaded.add(name)
+    if name not in settings().model_options:
+        with _custom_lock:  # a failed load gives its slot back
+            if bundle.is_fallback:
+                _custom_loaded.discard(name)
+                _custom_failed.add(name)
+            else:
+                _custom_loaded.add(name)
+                _custom_failed.discard(name)
     return bundle
 
 
@@ -70,6 +78,8 @@ def retry_load(name: str, min_interval: float) -> float:
         if wait > 0:
             return wait
         del _load_finished[name]  # under way until cached_bundle has loaded it again
+    with _custom_lock:
+        _custom_failed.discard(name)  # tried again: a custom name needs a slot again
     from components.cache import forget_model  # here: components.cache imports this module
 
     forget_model(name)
@@ -184,7 +194,7 @@ def active_model_name() -> str:
     chosen = chosen_option()
     if chosen == CUSTOM and config.allow_custom_models:
         custom = chosen_custom_model()
-        return custom if custom and not over_custom_budget(custom) else config.default_model
+        return custom if custom and claim_custom_slot(custom) else config.default_model
     return chosen if chosen in config.model_options else config.default_model
 
 
@@ -200,21 +210,28 @@ def chosen_custom_model() -> str:
     return str(Path(name).resolve()) if name and Path(name).is_dir() else name
 
 
-def over_custom_budget(name: str) -> bool:
-    """Whether loading ``name`` would hold more custom models than the budget allows (one already held is fine)."""
+def claim_custom_slot(name: str) -> bool:
+    """Whether ``name`` may be loaded: a model held, being loaded or failed (no slot needed), or a new one that
+    a free slot of the custom-models budget is now reserved for. Under a lock, so that two new names chosen at
+    the same instant cannot both take the last slot (the check alone let every session that asked before the
+    first load ended through)."""
     config = settings()
-    return (
-        name not in config.model_options
-        and name not in _custom_loaded
-        and (len(_custom_loaded) >= config.budgets.custom_models)
-    )
+    with _custom_lock:
+        if name in config.model_options or name in _custom_loaded or name in _custom_failed:
+            return True
+        if len(_custom_loaded) >= config.budgets.custom_models:
+            return False
+        _custom_loaded.add(name)
+        return True
 
 
 def refuse_custom_over_budget() -> None:
     """Say so when the custom model chosen is not loaded because the server holds its budget of them."""
     config = settings()
-    if chosen_option() == CUSTOM and config.allow_custom_models and over_custom_budget(custom := chosen_custom_model()):
-        held = ", ".join(code_span(name) for name in sorted(_custom_loaded))
+    custom = chosen_custom_model() if chosen_option() == CUSTOM and config.allow_custom_models else ""
+    if custom and not claim_custom_slot(custom):
+        with _custom_lock:
+            held = ", ".join(code_span(name) for name in sorted(_custom_loaded))
         st.warning(
             f"{code_span(custom)} is not loaded, and {code_span(config.default_model)} is used instead. This server "
             f"holds {held}: {config.budgets.limit('custom_models')}."

@@ -299,5 +299,59 @@ def test_custom_models_are_loaded_within_their_budget(monkeypatch, tmp_path):
     assert not again.warning and f"Model: `{Path(first).resolve()}`" in " ".join(c.value for c in again.caption)
 
 
+def test_custom_models_chosen_at_once_stay_within_their_budget(monkeypatch):
+    """Eight students choose eight new custom models at the same instant, with room for one: one is loaded, the
+    others get the default (a check without a reservation let every one through until the first load ended)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from components import model
+
+    monkeypatch.setattr(model, "_custom_loaded", set())
+    monkeypatch.setattr(model, "_custom_failed", set())
+    monkeypatch.setenv("BERTLENS_MAX_CUSTOM_MODELS", "1")
+    names = [f"someone/model-{i}" for i in range(8)]
+    together = threading.Barrier(len(names))
+
+    def choose(name: str) -> bool:
+        together.wait()
+        return model.claim_custom_slot(name)
+
+    with ThreadPoolExecutor(len(names)) as pool:
+        admitted = [name for name, ok in zip(names, pool.map(choose, names), strict=True) if ok]
+    assert len(admitted) == 1 and model._custom_loaded == set(admitted)
+    assert model.claim_custom_slot(admitted[0])  # the one admitted is still admitted
+    assert not model.claim_custom_slot(next(n for n in names if n not in admitted))
+
+
+def test_a_custom_model_that_fails_to_load_gives_its_slot_back(monkeypatch, tmp_path):
+    """A custom name that falls back to the bundled encoder holds no model, so it takes no slot from the next."""
+    from components import model
+
+    monkeypatch.setattr(model, "_custom_loaded", set())
+    monkeypatch.setattr(model, "_custom_failed", set())
+    monkeypatch.setenv("BERTLENS_MAX_CUSTOM_MODELS", "1")
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", BUNDLED_MODEL)
+    not_a_model = tmp_path / "not-a-model"
+    not_a_model.mkdir()
+    good = str(save_random_bert(tmp_path / "good", random_bert_config(**TINY_CONFIG)))
+
+    def open_with(folder: str) -> AppTest:
+        at = AppTest.from_file(str(ROOT / "pages/tokenizer.py"), default_timeout=APPTEST_TIMEOUT)
+        at.query_params.update(model=CUSTOM, custom_model=folder)
+        return at.run()
+
+    failed = open_with(str(not_a_model))
+    assert not failed.exception and f"Model: `{BUNDLED_MODEL}`" in " ".join(c.value for c in failed.caption)
+    assert "Could not load" in " ".join(w.value for w in failed.warning)
+    assert model._custom_failed == {str(not_a_model.resolve())} and not model._custom_loaded
+    loaded = open_with(good)
+    assert not loaded.warning and f"Model: `{Path(good).resolve()}`" in " ".join(c.value for c in loaded.caption)
+    again = open_with(str(not_a_model))  # the failed name, chosen again: its fallback with the reason, not the budget
+    assert "Could not load" in " ".join(w.value for w in again.warning)
+    assert "This server holds" not in " ".join(w.value for w in again.warning)
+
+
 def active_model(at) -> str:
     return next(m.value for m in at.sidebar.markdown if m.value.startswith("**Active model:**")).split("`")[1]
