@@ -244,17 +244,21 @@ def attention_received(matrix: np.ndarray, influence: Influence) -> np.ndarray:
 
 
 def influence_table(influence: Influence, tokens: tuple[str, ...], received: np.ndarray) -> pd.DataFrame:
-    return pd.DataFrame(
+    """One row per hidden token. Ranks (1 = the most) only when several tokens were hidden: one token ranked
+    among itself is always 1 (the page says where its attention stands among every hideable token)."""
+    table = pd.DataFrame(
         {
             "position": influence.tested,
             "token": [tokens[i] for i in influence.tested],
             "attention received": received,
             influence.effect_label: influence.effect,
             AFTER_LABELS[influence.measure]: influence.after,
-            "attention rank": pd.Series(received).rank(ascending=False, method="min").astype(int).to_numpy(),
-            "influence rank": pd.Series(influence.effect).rank(ascending=False, method="min").astype(int).to_numpy(),
         }
     )
+    if len(influence.tested) > 1:
+        table["attention rank"] = pd.Series(received).rank(ascending=False, method="min").astype(int).to_numpy()
+        table["influence rank"] = pd.Series(influence.effect).rank(ascending=False, method="min").astype(int).to_numpy()
+    return table
 
 
 def rank_correlation(received: np.ndarray, effect: np.ndarray) -> float | None:

@@ -188,6 +188,20 @@ def test_rank_columns_rank_the_largest_first_ties_sharing_the_best_rank():
     assert table["token"].tolist() == list("abcde") and AFTER_LABELS["verdict"] in table.columns
 
 
+def test_one_hidden_token_has_no_rank_columns():
+    """Ranked among itself one token is always 1: the table once said "attention rank 1" beside a sentence
+    giving that token's rank among every hideable token (e.g. 6 of 6)."""
+    influence = Influence("verdict", "mask", 0, (3,), np.array([0.2]), ("0.5",), 5, "0.5")
+    table = influence_table(influence, ("[CLS]", "a", "b", "c", "d", "e", "[SEP]"), np.array([0.05]))
+    assert table.columns.tolist() == [
+        "position",
+        "token",
+        "attention received",
+        influence.effect_label,
+        AFTER_LABELS["verdict"],
+    ]
+
+
 def test_rank_columns_of_a_real_run_equal_scipy(tiny_bundle):
     analysis = analyze(tiny_bundle, "The capital of France is [MASK].")
     ours = mask_and_see(tiny_bundle, analysis, "mask")

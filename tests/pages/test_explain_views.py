@@ -234,6 +234,7 @@ def test_mask_and_see_hides_the_most_attended_token_in_one_more_pass(
     )
     table = frame(at, "attention received")
     assert table["position"].tolist() == [hidden]
+    assert "attention rank" not in table and "influence rank" not in table  # one token ranked among itself: 1
     with torch.no_grad():
         before = masked_lm(input_ids=torch.tensor([ids])).logits[0, mask].double().softmax(-1)
         masked = list(ids)
