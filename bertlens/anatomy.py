@@ -314,15 +314,20 @@ class EmbeddingParts:
     def max_abs_difference(self) -> float:
         return float(np.abs(self.normalized - self.module_output).max())
 
-    def norms(self) -> pd.DataFrame:
-        """The L2 norm of each part, per token."""
-        parts = {
+    def named(self) -> dict[str, np.ndarray]:
+        """Each part by its name on screen, in the order of the sum: (tokens, hidden) each."""
+        return {
             "word": self.word,
             "position": self.position,
             "token type": self.token_type,
             "sum": self.summed,
             "LayerNorm(sum)": self.normalized,
+            "embeddings output": self.module_output,
         }
+
+    def norms(self) -> pd.DataFrame:
+        """The L2 norm of each part computed by hand, per token, and how far LayerNorm(sum) is from the module."""
+        parts = {name: v for name, v in self.named().items() if name != "embeddings output"}
         return pd.DataFrame({f"‖{name}‖": np.linalg.norm(v, axis=-1) for name, v in parts.items()}).assign(
             **{"max |difference|": np.abs(self.normalized - self.module_output).max(axis=-1)}
         )

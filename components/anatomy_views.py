@@ -184,16 +184,17 @@ def parameter_sunburst(counts: pd.DataFrame) -> go.Figure:
     return fig
 
 
+def embedding_words(parts: EmbeddingParts, position: int, token: str) -> str:
+    """The heatmap in words, from the real values (its colours are scaled row by row: reading them would not do)."""
+    ranges = "; ".join(
+        f"{name} from {v[position].min():.3g} to {v[position].max():.3g}" for name, v in parts.named().items()
+    )
+    return f"token {position} ({token}), {parts.word.shape[1]} dimensions, each row on its own colour scale: {ranges}"
+
+
 def embedding_heatmap(parts: EmbeddingParts, position: int, token: str) -> go.Figure:
-    rows = {
-        "word": parts.word,
-        "position": parts.position,
-        "token type": parts.token_type,
-        "sum": parts.summed,
-        "LayerNorm(sum)": parts.normalized,
-        "embeddings output": parts.module_output,
-    }
-    values = np.stack([v[position] for v in rows.values()])
+    rows = {name: vectors[position] for name, vectors in parts.named().items()}
+    values = np.stack(list(rows.values()))
     # Each row on its own colour scale (raw look-ups are ~100x smaller than LayerNorm's output);
     # the hover shows the real value.
     scale = np.percentile(np.abs(values), 99, axis=1, keepdims=True)
@@ -403,7 +404,13 @@ def embeddings_section(model_name: str, text: str, text_b: str) -> None:
     )
     check_result("LayerNorm(word + position + type) vs embeddings output", difference)
     position = bound_int_slider("Token position", "pos", 0, len(encoding) - 1, 0)
-    exports.chart(embedding_heatmap(parts, position, encoding.tokens[position]), "embeddings", key="embedding_heatmap")
+    token = encoding.tokens[position]
+    exports.chart(
+        embedding_heatmap(parts, position, token),
+        "embeddings",
+        key="embedding_heatmap",
+        words=embedding_words(parts, position, token),
+    )
     norms = parts.norms()
     norms.insert(0, "token", encoding.tokens)
     norms.insert(1, "token_type_ids", encoding.token_type_ids)

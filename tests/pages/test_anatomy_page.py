@@ -148,8 +148,20 @@ def test_filter_and_token_from_the_link(open_page, bundled):
     assert "##an" in heatmap.proto.spec
     trace = json.loads(heatmap.proto.spec)["data"][0]
     drawn = dict(zip(trace["y"], typed(trace["customdata"]), strict=True))  # the hover's real values, by row
-    for row, expected in embedding_rows(bundled, text, 2).items():
+    expected_rows = embedding_rows(bundled, text, 2)
+    for row, expected in expected_rows.items():
         np.testing.assert_allclose(drawn[row], expected, atol=1e-5, err_msg=row)
+    # In words: each row's real range (the colours are scaled row by row; read from them it once said -1 to 1).
+    words = next(c.value for c in at.caption if c.value.startswith("In words — token 2")).replace("\\", "")
+    for row, expected in expected_rows.items():
+        shown = re.search(rf"{re.escape(row)} from (\S+) to ([^;]+)", words)
+        assert shown, row
+        np.testing.assert_allclose([float(shown[1]), float(shown[2])], [expected.min(), expected.max()], rtol=5e-3)
+    # The norms table, column by column, from the model's own tables.
+    norms = frame(at, "‖word‖")
+    for row, expected in expected_rows.items():
+        if row != "embeddings output":
+            assert norms[f"‖{row}‖"].iloc[2] == pytest.approx(float(np.linalg.norm(expected)), rel=1e-5), row
 
 
 def embedding_rows(bundle, text: str, position: int) -> dict[str, np.ndarray]:
