@@ -113,11 +113,19 @@ def parameter_counts(
     subtotal = table["component"].isin(["all embeddings", "one layer", "total"]) | (table["part"] == "Encoder layer 0")
     table["adds up to total"] = ~subtotal & table["parameters"].notna()
     table["parameters"] = table["parameters"].astype("Int64")
-    table["% of total"] = (100 * table["parameters"].astype("Float64") / total).round(2)
+    table["% of total"] = share(table["parameters"], total)
     # Seed 003 counts shares of the base encoder ("encoder layers contain 77.7 %"): the heads are not part of it
     in_base = ~table["part"].isin(["MLM head", "NSP head", "Checkpoint"])
-    table["% of base encoder"] = (100 * table["parameters"].astype("Float64") / base).round(2).where(in_base)
+    table["% of base encoder"] = share(table["parameters"], base).where(in_base)
     return table
+
+
+def share(counts: pd.Series, whole: int) -> pd.Series:
+    """Each count as a percentage of ``whole`` to two decimals; below 0.01 %, two significant figures, so that
+    a small part (the NSP head: 1,538 of 110 million) does not read 0.00."""
+    percent = 100 * counts.astype("Float64") / whole
+    small = percent.map(lambda p: float(f"{p:.2g}"), na_action="ignore").astype("Float64")
+    return percent.round(2).mask(percent < 0.01, small)
 
 
 def bundle_parameter_counts(bundle: ModelBundle) -> pd.DataFrame:

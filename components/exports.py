@@ -151,8 +151,9 @@ def labelled_matrix(matrix: np.ndarray, labels: list[str], rows_are: str) -> pd.
     return pd.DataFrame(matrix, columns=labels).assign(**{rows_are: labels})[[rows_are, *labels]]
 
 
-# Shares already rounded to 2 decimals (padding %, % of total): shown with 2, not "48.7500".
-PERCENT_COLUMN = st.column_config.NumberColumn(format="%.2f")
+# Shares already rounded (padding %, % of total: to 2 decimals, a small one to 2 significant figures), shown as
+# rounded: "48.75", not "48.7500"; "0.0014", not "0.00".
+PERCENT_COLUMN = st.column_config.NumberColumn(format="%g")
 
 
 def _number_formats(column_config: dict | None) -> dict[str, str | None]:

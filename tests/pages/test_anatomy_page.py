@@ -130,6 +130,10 @@ def test_pretraining_checkpoint_counts_its_heads(open_page, tiny_pretraining_dir
     assert counts.loc["is-next classifier", "parameters"] == 2 * tiny_bundle.capabilities.hidden_size + 2
     assert counts["parameters"].iloc[-1] == sum(p.numel() for p in tiny_bundle.model.parameters())
     assert "weight tying" in shown(at)
+    # Each share as rounded: 2 decimals, a tiny one to 2 significant figures (the NSP head once read 0.00).
+    nsp_share = 100 * counts.loc["is-next classifier", "parameters"] / counts["parameters"].iloc[-1]
+    (markup,) = [e.value for e in at.get("html") if 'aria-label="parameter counts"' in e.value]
+    assert nsp_share < 0.01 and f">{nsp_share:.2g}</td>" in markup and ">0.00</td>" not in markup
 
 
 def test_filter_and_token_from_the_link(open_page, bundled):
