@@ -417,6 +417,15 @@ def embeddings_section(model_name: str, text: str, text_b: str) -> None:
     exports.table(norms, "embedding-norms", key="embedding_norms")
 
 
+def pooler_words(check: PoolerCheck) -> str:
+    """The pooler's scatter in words: on the diagonal only when the check holds."""
+    on_diagonal = check.max_abs_difference < CHECK_TOLERANCE
+    return (
+        f"{len(check.by_hand):,} dimensions, one dot each: by hand against pooler_output, which differ by at most "
+        f"{check.max_abs_difference:.2g}, so {'every dot lies on' if on_diagonal else 'some dots leave'} the diagonal"
+    )
+
+
 def pooler_section(model_name: str, text: str, text_b: str) -> None:
     check = cache.pooler(cache.query(model_name, text, text_b))
     if check is None:
@@ -424,11 +433,7 @@ def pooler_section(model_name: str, text: str, text_b: str) -> None:
         return
     st.markdown("The pooler is one dense layer with tanh on the final `[CLS]` vector. Done by hand:")
     check_result("tanh(dense(final [CLS])) vs pooler_output", check.max_abs_difference)
-    words = (
-        f"{len(check.by_hand):,} dimensions, one dot each: by hand against pooler_output, which differ by at most "
-        f"{check.max_abs_difference:.2g}, so every dot lies on the diagonal"
-    )
-    exports.chart(pooler_scatter(check), "pooler-check", key="pooler_scatter", words=words)
+    exports.chart(pooler_scatter(check), "pooler-check", key="pooler_scatter", words=pooler_words(check))
     values = pd.DataFrame(
         {"dimension": range(len(check.by_hand)), "by hand": check.by_hand, "pooler_output": check.pooler_output}
     )

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from bertlens.analysis import encode
-from bertlens.anatomy import NOT_IN_CHECKPOINT, bundle_architecture
-from components.anatomy_views import CHARS_PER_UNIT, architecture_figure
+from bertlens.anatomy import NOT_IN_CHECKPOINT, PoolerCheck, bundle_architecture
+from components.anatomy_views import CHARS_PER_UNIT, architecture_figure, pooler_words
 from components.text import literal
 from tests.conftest import tables
 from tests.pages.test_attention_page import typed
@@ -49,6 +49,14 @@ def test_bundled_encoder_counts_checks_and_missing_heads(open_page, bundled):
     assert literal(
         f"384 dimensions, one dot each: by hand against pooler_output, which differ by at most {difference:.2g}"
     ) in (" ".join(c.value for c in at.caption))
+
+
+def test_the_pooler_in_words_says_the_dots_leave_the_diagonal_when_they_do():
+    by_hand = np.array([0.5, -0.25, 0.0], dtype=np.float32)
+    assert pooler_words(PoolerCheck(by_hand, by_hand + 1e-7)).endswith("so every dot lies on the diagonal")
+    assert pooler_words(PoolerCheck(by_hand, by_hand + 0.5)).endswith(
+        "differ by at most 0.5, so some dots leave the diagonal"
+    )
 
 
 def sunburst_adds_up(at, bundle) -> None:
