@@ -9,7 +9,14 @@ import pytest
 import torch
 
 from bertlens.analysis import analyze
-from bertlens.attention import find_head, head_statistics, rollout, sentence_b_start, token_labels
+from bertlens.attention import (
+    STATISTIC_BY_KEY,
+    find_head,
+    head_statistics,
+    rollout,
+    sentence_b_start,
+    token_labels,
+)
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from components.attention_figures import page_payload
 from components.attention_views import TABS
@@ -181,6 +188,52 @@ def test_a_statistic_no_head_has_says_why_instead_of_an_empty_chart(open_page):
     assert "No head has a value for this statistic: it needs a word that occurs in both sentences." in [
         i.value for i in at.info
     ]
+
+
+def every_statistic_of(bundle, text: str, text_b: str) -> dict[str, np.ndarray]:
+    """Reference for every head statistic, (layers, heads) each, query by query from the model's own attentions:
+    the mean over the text's own tokens (no [CLS] or [SEP] row) that the statistic applies to."""
+    inputs = bundle.tokenizer(text, text_b, return_special_tokens_mask=True)
+    ids, segments = inputs["input_ids"], inputs["token_type_ids"]
+    text_rows = [q for q, special in enumerate(inputs["special_tokens_mask"]) if not special]
+    attentions, _ = model_attentions(bundle, text, text_b)
+
+    def mean(rule) -> np.ndarray:  # rule(row, q) -> a value, or None where the statistic does not apply
+        values = [[[rule(row[q], q) for q in text_rows] for row in layer] for layer in attentions]
+        return np.array([[np.mean([v for v in head if v is not None]) for head in layer] for layer in values])
+
+    def twins(q: int, other_sentence: bool) -> list[int]:
+        return [
+            k for k in text_rows
+            if k != q and ids[k] == ids[q] and (segments[k] != segments[q] or not other_sentence)
+        ]  # fmt: skip
+
+    return {
+        "entropy": mean(lambda p, q: -sum(x * np.log2(x) for x in p if x > 0)),
+        "cls": mean(lambda p, q: p[0]),
+        "sep": mean(lambda p, q: sum(p[k] for k, i in enumerate(ids) if i == bundle.tokenizer.sep_token_id)),
+        "previous": mean(lambda p, q: p[q - 1]),
+        "next": mean(lambda p, q: p[q + 1]),
+        "same_token": mean(lambda p, q: sum(p[twins(q, False)]) if twins(q, False) else None),
+        "other_sentence": mean(lambda p, q: sum(p[twins(q, True)]) if twins(q, True) else None),
+    }
+
+
+def test_statistics_table_gives_every_statistic_of_every_head(open_page, bundled):
+    """The Head statistics table: one row per (encoder layer, head), each statistic equal to the reference
+    computed query by query from the model's own attentions (the heatmap shows one statistic; the table all)."""
+    pair = {"text": "The cat saw the dog.", "b": "The dog ran to the cat."}  # "the" within and across sentences
+    at = open_page(PAGE, attn_tab="Head statistics", **pair)
+    assert not at.exception
+    (table,) = [t for t in tables(at) if "Entropy (bits)" in t]
+    expected = every_statistic_of(bundled, pair["text"], pair["b"])
+    assert not np.allclose(expected["same_token"], expected["other_sentence"])  # so the two cannot stand in
+    assert table["layer"].tolist() == [layer for layer in range(6) for _ in range(12)]
+    assert table["head"].tolist() == list(range(12)) * 6
+    for key, values in expected.items():
+        assert not np.isnan(values).any(), key  # the pair has a word in both sentences: every statistic applies
+        label = STATISTIC_BY_KEY[key].label
+        np.testing.assert_allclose(table[label].to_numpy(float), values.ravel(), atol=1e-5, err_msg=label)
 
 
 def test_statistics_tab_has_a_table_with_csv(open_page):
