@@ -411,4 +411,7 @@ def test_512_tokens_compare_stays_under_5_mb_and_mask_and_see_keeps_to_its_budge
 def test_compare_follows_a_token_both_sentences_have_by_default(open_page):
     at = open_page(ATTENTION, tab="Compare", text="The cat sat on the mat.")  # the default second sentence differs
     assert not at.exception and "That token has no partner" not in text_of(at)
-    assert at.selectbox(key="compare_query").value is not None
+    query = at.selectbox(key="compare_query").value
+    tokens = at.selectbox(key="compare_query").options
+    assert 0 < query < len(tokens) - 1  # a token of the text, not [CLS] or [SEP]
+    assert "compare_row" in charts(at)  # its row in both sentences is drawn
