@@ -7,12 +7,11 @@ import pandas as pd
 import torch
 from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
-from sklearn.metrics.pairwise import cosine_similarity
+from sklearn.metrics.pairwise import cosine_distances, cosine_similarity, euclidean_distances
 
 from bertlens.models import BUNDLED_MODEL
 from bertlens.sense_presets import PRESETS
-from bertlens.senses import project, stress_verdict
-from components import cache
+from bertlens.senses import stress_verdict
 from components.text import literal
 from tests.conftest import tables
 from tests.core.test_senses import COARSE_CLASSES, COARSE_DATA, COARSE_GOLD, model_vectors
@@ -123,7 +122,7 @@ def test_line_breaks_in_a_linked_word_become_spaces(open_page):
     assert at.text_input(key="refs").value == "money, river"
 
 
-def test_preset_link_alone_uses_the_presets_word(open_page):
+def test_preset_link_alone_uses_the_presets_word(open_page, bundled):
     at = open_page(PAGE, BUNDLED_MODEL, preset="bank", layer="0", projection="MDS 2D")
     assert not at.exception
     assert at.text_input(key="senses_word").value == "bank"
@@ -133,8 +132,11 @@ def test_preset_link_alone_uses_the_presets_word(open_page):
     assert "MDS approximates the cosine distances in 2D" in messages(at, "caption")
     assert "keeps cosine distances" not in at.radio(key="projection").help
     sentences = tuple(s.sentence for s in PRESETS["bank"].sentences)
-    vectors = cache.word_vectors(cache.Query(BUNDLED_MODEL), "bank", sentences, ()).contextual[:, 0]
-    stress = project(vectors, "MDS 2D").stress
+    # Kruskal's stress-1 of the map drawn, against the cosine distances of the model's own hidden state 0
+    wanted = cosine_distances(model_vectors(bundled, sentences, "bank")[:, 0])
+    drawn = euclidean_distances(coordinates(at)[["x", "y"]].to_numpy(float))
+    pairs = np.triu_indices(len(sentences), 1)
+    stress = np.sqrt(((wanted[pairs] - drawn[pairs]) ** 2).sum() / (drawn[pairs] ** 2).sum())
     assert f"Stress-1 (Kruskal): **{stress:.3f}** ({stress_verdict(stress)})" in messages(at, "caption")
     # the verdict and the scale beside it agree (0.111 was "poor" beside "≤ 0.1 fair, above 0.2 poor")
     assert "≤ 0.025 excellent, ≤ 0.05 good, ≤ 0.1 fair, ≤ 0.2 poor, above that bad" in messages(at, "caption")
