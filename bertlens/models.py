@@ -210,7 +210,7 @@ def hub_reachable(timeout: float = HUB_PROBE_SECONDS) -> bool:
         return False
 
 
-def _is_folder(name: str) -> bool:
+def is_folder(name: str) -> bool:
     """``name`` is an existing folder (a name the file system cannot even hold, e.g. too long, is none)."""
     try:
         return Path(name).expanduser().is_dir()
@@ -219,7 +219,7 @@ def _is_folder(name: str) -> bool:
 
 
 def _is_local(name: str) -> bool:
-    return name == BUNDLED_MODEL or _is_folder(name)
+    return name == BUNDLED_MODEL or is_folder(name)
 
 
 def _looks_like_path(name: str) -> bool:
@@ -229,7 +229,7 @@ def _looks_like_path(name: str) -> bool:
 def resolve_source(name: str) -> str:
     if name == BUNDLED_MODEL:
         return str(bundled_model_path())
-    return str(Path(name).expanduser()) if _is_folder(name) else name
+    return str(Path(name).expanduser()) if is_folder(name) else name
 
 
 def needs_download(name: str, cache_dir: str | None = None) -> bool:
@@ -316,7 +316,7 @@ def private_weights(name: str, source: str) -> tuple[str, dict[str, Any]]:
     are never rewritten in place (new versions are new files renamed into place) and load directly.
     Without a place for a snapshot the weights are copied into this process's memory (``disable_mmap``).
     """
-    if name == BUNDLED_MODEL or not _is_folder(source):
+    if name == BUNDLED_MODEL or not is_folder(source):
         return source, {}
     try:
         return str(snapshot_folder(source)), {}

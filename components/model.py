@@ -19,7 +19,7 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx, in_cached_function
 
 from bertlens.engine import RequestTimeout, reporting_waits
-from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, ModelBundle, load_with_fallback, needs_download
+from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, ModelBundle, is_folder, load_with_fallback, needs_download
 from bertlens.serving import freeze_long_lived_objects
 from bertlens.settings import Settings, SettingsError, load_settings, merged_environment
 from components.params import bound
@@ -207,7 +207,7 @@ def chosen_custom_model() -> str:
     """The Hub id or folder typed as the custom model (or a link's), "" when none. A folder is named by its resolved
     path: /models/bert/ and ../models/bert are one model (loaded once, counted once)."""
     name = (st.session_state.get(CUSTOM_KEY) or st.query_params.get(CUSTOM_KEY) or "")[:MAX_MODEL_NAME_CHARS].strip()
-    return str(Path(name).resolve()) if name and Path(name).is_dir() else name
+    return str(Path(name).expanduser().resolve()) if name and is_folder(name) else name
 
 
 def claim_custom_slot(name: str) -> bool:

@@ -299,6 +299,23 @@ def test_custom_models_are_loaded_within_their_budget(monkeypatch, tmp_path):
     assert not again.warning and f"Model: `{Path(first).resolve()}`" in " ".join(c.value for c in again.caption)
 
 
+def test_a_custom_name_too_long_for_a_file_name_falls_back_with_the_reason(monkeypatch):
+    """300 characters are a legal Hub-id box entry but no file name: asking the file system whether it is a
+    folder raised (OSError: File name too long) on every page while the name stayed in the link."""
+    from components import model
+
+    monkeypatch.setattr(model, "_custom_loaded", set())
+    monkeypatch.setattr(model, "_custom_failed", set())
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", BUNDLED_MODEL)
+    at = AppTest.from_file(str(ROOT / "pages/tokenizer.py"), default_timeout=APPTEST_TIMEOUT)
+    at.query_params.update(model=CUSTOM, custom_model="x" * 300)
+    at.run()
+    assert not at.exception
+    assert "running on the bundled encoder" in " ".join(w.value for w in at.warning)  # a Hub id, offline here
+    assert f"Model: `{BUNDLED_MODEL}`" in " ".join(c.value for c in at.caption)
+
+
 def test_custom_models_chosen_at_once_stay_within_their_budget(monkeypatch):
     """Eight students choose eight new custom models at the same instant, with room for one: one is loaded, the
     others get the default (a check without a reservation let every one through until the first load ended)."""
