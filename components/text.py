@@ -7,11 +7,22 @@ import re
 
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
 _LINE_BREAKS = re.compile(r"\r\n|\r|\n")
+# Explicit bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069): invisible, and inside a
+# message they reorder the app's own words around the user's text ("abc<U+202E>def" reversed the rest of the
+# line). BERT's tokenizer drops them too (format characters), so the message shows what the model reads.
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+# Streamlit's Markdown turns web and e-mail addresses into links, and :material/…: into icons, even when escaped
+# (both work on the text after its escapes). An invisible word joiner after ":", inside "www." and before "@"
+# keeps them the user's plain text.
+_LINK_STARTS = re.compile(r"(?i)(?<=www)(?=\.)|(?=@)|(?<=:)")
+WORD_JOINER = "\u2060"
 
 
 def literal(text: str) -> str:
-    """Escape ``text`` so ``st.markdown``/``st.warning`` show it exactly as typed."""
-    escaped = _MARKDOWN_SPECIALS.sub(r"\\\1", text)
+    """Escape ``text`` so ``st.markdown``/``st.warning`` show it exactly as typed: no Markdown, no HTML, no links
+    or icons, no bidi controls reordering the message around it."""
+    plain = _LINK_STARTS.sub(WORD_JOINER, BIDI_CONTROLS.sub("", text))
+    escaped = _MARKDOWN_SPECIALS.sub(r"\\\1", plain)
     return _LINE_BREAKS.sub(" ", escaped)  # CR is a line break in Markdown too: "x\r===" would be a heading
 
 
@@ -23,4 +34,4 @@ def code_span(text: str) -> str:
 def chart_text(text: str) -> str:
     """``text`` for a plotly label, title or hover: plotly draws a few HTML tags (``<b>``, ``<br>``) and reads
     ``&lt;``, ``&gt;`` and ``&amp;``, but shows ``&quot;`` as typed, so quotes are left alone."""
-    return html.escape(text, quote=False)
+    return html.escape(BIDI_CONTROLS.sub("", text), quote=False)

@@ -148,4 +148,4 @@ def test_a_download_label_shows_user_text_literally(monkeypatch):
     monkeypatch.setattr(st, "download_button", lambda label, *args, **kwargs: labels.append(label))
     monkeypatch.setattr(exports, "show_table", lambda *args, **kwargs: None)
     exports.table(pd.DataFrame({"a": [1]}), "senses-![x](https://e.com/p.png)-coordinates")
-    assert labels == ["Download CSV: senses \\!\\[x\\]\\(https\\://e\\.com/p\\.png\\) coordinates"]
+    assert labels == ["Download CSV: senses \\!\\[x\\]\\(https\\:\u2060//e\\.com/p\\.png\\) coordinates"]

@@ -7,11 +7,13 @@ renderer reads them), so an escape it leaves out is caught here.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 
-from components.text import chart_text, code_span, literal
+from components.text import WORD_JOINER, chart_text, code_span, literal
 
 MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
@@ -38,16 +40,21 @@ def paragraph(text: str) -> str:
     return f"<p>{escapeHtml(text)}</p>\n"
 
 
+def rendered(text: str) -> str:
+    """``literal(text)`` through the renderer, without the invisible word joiners that keep addresses plain."""
+    return MARKDOWN.render(literal(text)).replace(WORD_JOINER, "")
+
+
 @pytest.mark.parametrize("text", TYPED)
 def test_literal_text_renders_as_typed(text):
-    assert MARKDOWN.render(literal(text)) == paragraph(text)
+    assert rendered(text) == paragraph(text)
 
 
 @pytest.mark.parametrize("text", ["a\nb", "a\r\nb", "a\rb", "warning\r===\r", "x\r- item", "a\n# heading"])
 def test_a_line_break_in_literal_text_is_a_space_not_a_new_block(text):
     """A link's ``%0D===%0D`` would turn a warning into a heading; any line break shows as a space."""
     typed_on_one_line = text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ").strip()
-    assert MARKDOWN.render(literal(text)) == paragraph(typed_on_one_line)
+    assert rendered(text) == paragraph(typed_on_one_line)
 
 
 @pytest.mark.parametrize("text", [":red[colour]", ":material/home:", "$x^2$", "~strike~"])
@@ -57,7 +64,38 @@ def test_streamlits_own_markup_characters_are_escaped(text):
     escaped = literal(text)
     for char in set(text) & set(":$~[]"):
         assert escaped.count("\\" + char) == text.count(char), (char, escaped)
-    assert escaped.replace("\\", "") == text
+    assert escaped.replace("\\", "").replace(WORD_JOINER, "") == text
+
+
+# GitHub's autolink literals, as Streamlit's renderer finds them in text (mdast-util-gfm-autolink-literal), and
+# Streamlit's icon shortcode: they work on the text after its escapes, so escaping alone left them live.
+AUTOLINKS = [
+    re.compile(r"(?:^|[\s\W])(?:https?://|www\.)[-.\w]+", re.IGNORECASE),
+    re.compile(r"[-.\w+]+@[-\w]+(?:\.[-\w]+)+"),
+    re.compile(r":material/\w+:"),
+]
+
+
+@pytest.mark.parametrize(
+    "text", ["www.example.com", "WWW.Example.org/x", "http://example.com", "see https://x.y/z", "me@example.com",
+             "mailto:a@b.co", ":material/home:"],
+)  # fmt: skip
+def test_addresses_and_icons_in_literal_text_stay_plain_text(text):
+    """The page showed a link (or an icon) made from the user's text; a word joiner breaks each pattern."""
+    assert any(pattern.search(text) for pattern in AUTOLINKS)  # the pattern matches what was typed
+    unescaped = literal(text).replace("\\", "")
+    assert not any(pattern.search(unescaped) for pattern in AUTOLINKS)
+    assert unescaped.replace(WORD_JOINER, "") == text  # nothing else changed
+
+
+@pytest.mark.parametrize(
+    "control", ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"]
+)
+def test_bidi_controls_cannot_reorder_the_message_around_user_text(control):
+    """An override in the user's word (``abc<U+202E>def``) reversed the rest of the app's sentence; BERT's own
+    tokenizer drops these format characters, so the message shows what the model reads."""
+    assert literal(f"abc{control}def") == "abcdef" and chart_text(f"<{control}>") == "&lt;&gt;"
+    assert literal("שלום \u200f world") == "שלום \u200f world"  # a right-to-left mark only marks: kept
 
 
 @pytest.mark.parametrize("text", ["a`b", "``", "`start", "end`", "plain"])

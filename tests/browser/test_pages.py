@@ -119,6 +119,19 @@ def test_tokenizer_counts_tokens_and_follows_typing(open_url, reference):
     expect(page).to_have_url(re.compile(r"text=Tokenization"))
 
 
+def test_addresses_icons_and_bidi_controls_in_user_text_stay_plain(open_url):
+    """Streamlit's Markdown links web and e-mail addresses and draws :material/…: icons even when escaped, and a
+    right-to-left override in the word reversed the rest of the app's sentence around it."""
+    typed = "www.example.com me@example.com http://example.com :material/home: abc\u202edef"
+    page = open_url("tokenizer", tokenizer_tab="Vocabulary", word=typed)
+    message = main(page).locator('[data-testid="stMarkdownContainer"]').filter(has_text="is not in the vocabulary")
+    expect(message).to_have_count(1)
+    shown = message.inner_text()
+    assert "www.example.com me@example.com http://example.com :material/home: abcdef" in shown.replace("\u2060", "")
+    assert "\u202e" not in shown and message.locator("a").count() == 0  # no link made from the user's text
+    assert main(page).get_by_role("img", name="home icon").count() == 0
+
+
 def test_anatomy_counts_parameters_and_follows_typing(open_url, reference):
     page = open_url("anatomy", text=MARKUP)
     total = sum(p.numel() for p in reference[1].parameters())  # tied decoder weight counted once
