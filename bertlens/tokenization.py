@@ -36,6 +36,9 @@ SEED_BATCH = (
 )
 
 
+MAX_LOOKUP_CHARS = 200  # the Vocabulary lookup box takes at most this many characters
+
+
 def longest_spelled_word(tokenizer: PreTrainedTokenizerBase) -> int | None:
     """The longest word WordPiece tries to spell (its ``max_input_chars_per_word``: 100 for BERT); a longer word
     becomes [UNK] whatever its letters. None when the tokenizer does not say."""
@@ -228,7 +231,7 @@ def look_up(tokenizer: PreTrainedTokenizerBase, word: str) -> WordLookup:
     after normalisation (lowercasing, accents). A continuation piece such as ``##s`` is an entry of its
     own even though typing it gives ``#`` ``#`` ``s``.
     """
-    word = word.strip()[:200]
+    word = word.strip()[:MAX_LOOKUP_CHARS]
     normalizer = tokenizer.backend_tokenizer.normalizer
     normalized = normalizer.normalize_str(word) if normalizer else word
     vocab = tokenizer.get_vocab()

@@ -96,6 +96,10 @@ def linked_text(widget: Callable[..., str | None], label: str, key: str, default
         if getattr(widget, "__name__", "") == "text_input":  # st.text_input or a column's
             start = one_line(start)
         limit = kwargs.get("max_chars")
+        if limit and len(start) > limit:
+            st.info(
+                f"The link's `{key}` has {len(start):,} characters; this box takes {limit:,}: the first {limit:,} are used."
+            )
         st.session_state[key] = start[:limit] if limit else start
     value = widget(label, key=key, **kwargs) or ""
     _link_text(key, value, default)

@@ -9,6 +9,7 @@ import streamlit as st
 
 from bertlens.budgets import Budgets
 from bertlens.tokenization import (
+    MAX_LOOKUP_CHARS,
     SEED_BATCH,
     STRATEGIES,
     PaddedBatch,
@@ -169,7 +170,7 @@ def vocabulary_section(model_name: str) -> None:
         exports.table(facts.special, "special-tokens", key="special_tokens", column_config={"id": INT_COLUMN})
     with right:
         exports.table(facts.kinds, "vocabulary-kinds", key="vocab_kinds")
-    word = linked_text(st.text_input, "Look up a word", "word", "Sinan")
+    word = linked_text(st.text_input, "Look up a word", "word", "Sinan", max_chars=MAX_LOOKUP_CHARS)
     if not word.strip():
         st.info("Type a word to look it up.")
         return

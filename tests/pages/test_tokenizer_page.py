@@ -119,6 +119,16 @@ def test_one_piece_is_singular(open_page):
     assert "spells it as 1 piece: \\[UNK\\]." in " ".join(i.value for i in at.info)
 
 
+def test_a_linked_word_longer_than_the_box_says_so(open_page):
+    """The lookup read the first 200 characters and said nothing ("100 pieces" for 150 words)."""
+    at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello", word="a " * 150)
+    assert at.text_input(key="word").value == ("a " * 150)[:200]
+    assert "The link's `word` has 300 characters; this box takes 200: the first 200 are used." in [
+        i.value for i in at.info
+    ]
+    assert "spells it as 100 pieces" in " ".join(i.value for i in at.info)  # the 100 words of the box, as shown
+
+
 def test_mask_demo_keeps_truncation_off(open_page):
     """With "Truncate to N" off, the demo runs the uncut sentences, as the lab draws them."""
     lines = "hello world and a few more words here\nhello"
