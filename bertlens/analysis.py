@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from bertlens.budgets import MAX_TEXT_CHARS
 from bertlens.engine import Engine, engine_for
 from bertlens.lru import BytesLRU, PerModel
 from bertlens.models import ModelBundle
@@ -16,7 +17,6 @@ from bertlens.models import ModelBundle
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
-MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenization; 512 tokens never need more
 # Analyses kept for every session, per loaded model (so a server offering several models holds up to this
 # much for each), least recently used out first. Bounded in bytes, not entries: a bert-base analysis is
 # ~1 MB at 20 tokens, ~48 MB at 256 and ~170 MB at 512. 384 MiB holds the inputs a class of 30 is working

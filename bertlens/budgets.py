@@ -52,12 +52,16 @@ class Budgets:
         return f"{given:,} {noun} given; only the first {limit:,} are {verb}: {self.limit(name)}."
 
 
+MAX_TEXT_CHARS = 20_000  # longer text is cut before tokenization (512 tokens never need more): the chars ceiling
+
+
 @dataclass(frozen=True)
 class BudgetSpec:
     key: str  # secrets key; the environment variable is BERTLENS_ + key.upper()
     hosted: int
     local: int | None  # None: the model's own limit
     unit: str  # what is counted, as it reads after "at most N"
+    ceiling: int | None = None  # the most a setting may ask for (more would be cut without a word)
 
     @property
     def env_var(self) -> str:
@@ -66,7 +70,7 @@ class BudgetSpec:
 
 BUDGETS: dict[str, BudgetSpec] = {
     "tokens": BudgetSpec("max_tokens", 256, None, "tokens per text"),
-    "chars": BudgetSpec("max_chars", 5_000, 20_000, "characters per text"),
+    "chars": BudgetSpec("max_chars", 5_000, MAX_TEXT_CHARS, "characters per text", ceiling=MAX_TEXT_CHARS),
     "sentences": BudgetSpec("max_sentences", 50, 200, "sentences on the word-senses page"),
     "occurrences_per_sentence": BudgetSpec(
         "max_occurrences_per_sentence", 10, 50, "occurrences of the word per sentence"

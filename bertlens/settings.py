@@ -77,9 +77,10 @@ def _budget(env: Mapping[str, str], name: str, hosted: bool) -> int | None:
     raw = _set(env, spec.env_var)
     if raw is None:
         return spec.hosted if hosted else spec.local
-    if not WHOLE_NUMBER.fullmatch(raw) or int(raw) < 1:
+    if not WHOLE_NUMBER.fullmatch(raw) or not 1 <= int(raw) <= (spec.ceiling or int(raw)):
+        accepted = f"from 1 to {spec.ceiling:,}" if spec.ceiling else "≥ 1"
         raise SettingsError(
-            f"{spec.env_var} (secrets key '{spec.key}') is {raw[:40]!r}. Accepted: a whole number ≥ 1 "
+            f"{spec.env_var} (secrets key '{spec.key}') is {raw[:40]!r}. Accepted: a whole number {accepted} "
             f"(the {unit_name(name)}; hosted default {spec.hosted:,})."
         )
     return int(raw)

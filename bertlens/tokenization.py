@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from bertlens.analysis import MAX_TEXT_CHARS, Encoding, ids_of, model_engine, text_of, tokens_of
+from bertlens.analysis import Encoding, ids_of, model_engine, text_of, tokens_of
+from bertlens.budgets import MAX_TEXT_CHARS
 from bertlens.models import ModelBundle, is_cased
 
 if TYPE_CHECKING:
@@ -263,8 +264,8 @@ def case_variants(tokenizer: PreTrainedTokenizerBase, word: str) -> pd.DataFrame
 
 
 def batch_lines(text: str) -> list[str]:
-    """The non-empty lines of ``text``: one sentence per line."""
-    return [line.strip()[:MAX_TEXT_CHARS] for line in text.splitlines() if line.strip()]
+    """The non-empty lines of ``text``: one sentence per line (the page cuts each to the characters budget, and says so)."""
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 @dataclass(frozen=True)
@@ -333,7 +334,7 @@ def padded_batches(
     """The batch under every padding strategy, as ``tokenizer(sentences, padding=..., truncation=...,
     max_length=...)`` gives it. The sentences are tokenized once (and once more untruncated, for their full
     lengths); each strategy then pads those rows with the tokenizer's own ``pad`` (no second tokenization)."""
-    sentences = list(sentences)
+    sentences = [sentence[:MAX_TEXT_CHARS] for sentence in sentences]  # the page has cut them to its budget already
     full = tokenizer(sentences, truncation=False)["input_ids"] if sentences else []
     rows = (
         tokenizer(sentences, truncation=True, max_length=max_length)["input_ids"] if truncation and sentences else full

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 import components.cache
-from bertlens.budgets import BUDGETS, Budgets, default_budgets, select_occurrences
+from bertlens.budgets import BUDGETS, MAX_TEXT_CHARS, Budgets, default_budgets, select_occurrences
 from bertlens.models import BUNDLED_MODEL
-from bertlens.settings import load_settings
+from bertlens.settings import SettingsError, load_settings
 from components import exports
 from components.senses_views import TABS as SENSES_TABS
 from components.text import literal
@@ -291,6 +291,26 @@ def test_every_text_a_page_reads_has_the_characters_budget(
     warning = shown(at, "warning")
     assert literal(label) in warning and "1,000" in warning and "`BERTLENS_MAX_CHARS`" in warning
     assert all(len(str(cell)) <= 1_000 for table in tables(at) for column in table for cell in table[column])
+
+
+def test_a_lab_line_over_the_default_characters_budget_is_cut_with_a_word(open_page, tiny_pretraining_dir):
+    """With local defaults the lab cut each line at 20,000 characters before the budget's check, which allows as
+    many, so a 25,600-character line was cut without a word."""
+    lines = "abc def " * 3_200 + "\nshort one"
+    at = open_page(TOKENIZER, tiny_pretraining_dir, tokenizer_tab="Padding lab", trunc="false", lines=lines)
+    assert not at.exception
+    warning = shown(at, "warning")
+    assert "sentence 1 is longer than 20,000 characters" in warning and "`BERTLENS_MAX_CHARS`" in warning
+
+
+def test_the_characters_budget_cannot_ask_for_more_than_pages_read():
+    """Text is cut at 20,000 characters before tokenization whatever the setting: a larger one would be cut
+    without a word, so it is refused at start-up."""
+    assert load_settings({"BERTLENS_MAX_CHARS": str(MAX_TEXT_CHARS)}).budgets.chars == MAX_TEXT_CHARS
+    with pytest.raises(
+        SettingsError, match="BERTLENS_MAX_CHARS .* is '20001'. Accepted: a whole number from 1 to 20,000"
+    ):
+        load_settings({"BERTLENS_MAX_CHARS": "20001"})
 
 
 def test_labelled_pairs_have_the_characters_budget(open_page, tiny_pretraining_dir, monkeypatch):
