@@ -254,13 +254,13 @@ def within_chars_budget(text: str, label: str) -> str:
     return text[: budgets.chars]
 
 
-def lines_within_chars_budget(lines: list[str], label: str, noun: str) -> list[str]:
+def lines_within_chars_budget(lines: list[str], label: str, noun: str, first: int = 1) -> list[str]:
     """Each of ``lines`` (the sentences or candidates a page reads from a text) at most the characters budget, with
-    one warning naming those cut by their place among ``lines`` ("sentences 2, 5")."""
+    one warning naming those cut by their place among ``lines``, counted from ``first`` ("sentences 2, 5")."""
     from components.model import settings  # here, not at the top: components.model imports this module
 
     budgets = settings().budgets
-    if cut := [n for n, line in enumerate(lines, start=1) if len(line) > budgets.chars]:
+    if cut := [n for n, line in enumerate(lines, start=first) if len(line) > budgets.chars]:
         st.warning(
             f"{literal(label)}: {noun if len(cut) == 1 else noun + 's'} {listed(map(str, cut))} "
             f"{agree(len(cut), 'is', 'are')} longer than {budgets.chars:,} characters; pages read only the first "

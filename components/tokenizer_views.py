@@ -219,7 +219,7 @@ def padding_controls(
     if over := budgets.first_only("lab_lines", len(lines), "lines", "used"):
         st.warning(over)
         lines = lines[: budgets.lab_lines]
-    lines = lines_within_chars_budget(lines, label, "sentence")  # of those used
+    lines = lines_within_chars_budget(lines, label, "sentence", first=0)  # of those used; 0 as the batch's rows
     warn_bad_param("pad", lambda v: v in STRATEGIES, f"one of {', '.join(STRATEGIES)}")
     left, mid, right = st.columns([2, 3, 2])
     strategy = left.radio("Padding", STRATEGIES, **bound("pad"), horizontal=True) or "longest"

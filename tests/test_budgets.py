@@ -271,7 +271,11 @@ def test_candidates_and_evaluation_rows_have_budgets(open_page, tiny_pretraining
     ("page", "params", "label"),
     [
         (NEXT_SENTENCE, {"nsp_tab": "Ranking", "candidates": "It rained.\n\n" + "rain " * 1_200}, "candidate 2 is"),
-        (TOKENIZER, {**LAB, "lines": "It rained.\n\n" + "rain " * 1_200}, "sentence 2 is"),
+        (
+            TOKENIZER,
+            {**LAB, "lines": "It rained.\n\n" + "rain " * 1_200},
+            "sentence 1 is",
+        ),  # the batch's rows count from 0
         ("pages/attention.py", {"attn_tab": "Compare", "compare": "rain " * 1_200}, "Second sentence (try"),
         (
             SENSES,
@@ -300,7 +304,8 @@ def test_a_lab_line_over_the_default_characters_budget_is_cut_with_a_word(open_p
     at = open_page(TOKENIZER, tiny_pretraining_dir, tokenizer_tab="Padding lab", trunc="false", lines=lines)
     assert not at.exception
     warning = shown(at, "warning")
-    assert "sentence 1 is longer than 20,000 characters" in warning and "`BERTLENS_MAX_CHARS`" in warning
+    assert "sentence 0 is longer than 20,000 characters" in warning and "`BERTLENS_MAX_CHARS`" in warning
+    assert "Sentence 0 is longer than the model's" in warning  # one numbering: the batch's rows, from 0
 
 
 def test_the_characters_budget_cannot_ask_for_more_than_pages_read():
