@@ -28,6 +28,7 @@ from components import cache
 from components.attention_figures import Choice, default_focus, matrix_figure, token_grid_layout
 from components.attention_views import PageInput, _token_picker, matrices
 from components.exports import chart, csv_download, table
+from components.layout import truncation_notice
 from components.model import cached_bundle
 from components.state import linked_text, within_chars_budget
 from components.text import chart_text, literal
@@ -143,6 +144,7 @@ def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> No
         return
     second_query = page.query.with_text(second_text)
     second = PageInput(second_query, cache.analysis(second_query))
+    truncation_notice(second.encoding, second=True)
     tokens_a, tokens_b = page.encoding.tokens, second.encoding.tokens
     first_matrix, second_matrix = (matrices(p, choice)[choice.layer] for p in (page, second))
     title = choice.title(heads)
@@ -235,6 +237,7 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
         st.info(missing)
         return
     second = cache.cached_analysis(model_name, second_text)
+    truncation_notice(second.encoding, second=True)
     if len(second.mask_positions) < mask_number:
         st.info(
             f"The second sentence has {plural(len(second.mask_positions), '[MASK] token')} the model sees; "

@@ -152,20 +152,21 @@ def require_text(text: str) -> bool:
     return problem is None
 
 
-def truncation_notice(encoding: Encoding) -> None:
+def truncation_notice(encoding: Encoding, second: bool = False) -> None:
+    """Say what the model reads of an input over the token limit (``second``: a Compare tab's second input)."""
     if encoding.truncated:
         budgets = settings().budgets
         cap = budgets.tokens is not None and len(encoding) <= budgets.tokens  # this server's budget, not the model's
         reads = f"the limit is {budgets.limit('tokens')}" if cap else f"the model reads at most {len(encoding)}"
         if not encoding.full_length_b:
             st.warning(
-                f"The input is {encoding.full_length} tokens long; {reads}. {len(encoding)} tokens are analysed: "
+                f"{'The second sentence' if second else 'The input'} is {encoding.full_length} tokens long; {reads}. {len(encoding)} tokens are analysed: "
                 f"[CLS], the text's first {len(encoding) - 2} tokens and [SEP]; the rest of the text is left out."
             )
             return
         kept_a, kept_b = encoding.sequence_ids.count(0), encoding.sequence_ids.count(1)
         st.warning(  # transformers cuts a pair longest-first: the longer sentence loses its end, token by token
-            f"The pair is {encoding.full_length} tokens long; {reads}. {len(encoding)} tokens are analysed: the "
+            f"{'The second pair' if second else 'The pair'} is {encoding.full_length} tokens long; {reads}. {len(encoding)} tokens are analysed: the "
             f"longer sentence lost its end first (A keeps {kept_a} of its {encoding.full_length_a} tokens, B {kept_b} of "
             f"{encoding.full_length_b})."
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -105,7 +105,7 @@ def tables(at) -> list:
 
 
 @pytest.fixture
-def csv_downloads(monkeypatch) -> dict:
+def csv_downloads(monkeypatch) -> Iterator[dict]:
     """Every CSV the pages offer from now on, by file name, as the table the button would download (a table
     built on click is built here)."""
     from components import exports
@@ -120,4 +120,9 @@ def csv_downloads(monkeypatch) -> dict:
     for module in [m for name, m in sys.modules.items() if name.startswith("components.")]:
         if getattr(module, "csv_download", None) is original:
             monkeypatch.setattr(module, "csv_download", record)
-    return offered
+    yield offered
+    # A module first imported during this test took ``record`` by name, out of monkeypatch's reach: give it back
+    # the real one (else a later test's fixture passed it over, and its downloads went to this test's dict).
+    for module in [m for name, m in sys.modules.items() if name.startswith("components.")]:
+        if getattr(module, "csv_download", None) is record:
+            module.csv_download = original  # type: ignore[attr-defined]

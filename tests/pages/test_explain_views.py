@@ -332,6 +332,34 @@ def test_guesses_at_every_layer_from_the_link(open_page, tiny_pretraining_dir, t
     np.testing.assert_allclose(last["probability"], own["probability"], rtol=1e-5)
 
 
+@pytest.mark.parametrize(
+    ("page", "params"),
+    [
+        (ATTENTION, {"attn_tab": "Compare", "text": "The cat sat.", "compare": "The dog sat. " + "x " * 600}),
+        (
+            FILL_MASK,
+            {
+                "fill_tab": "Compare two sentences",
+                "text": "The capital of France is [MASK].",
+                "fill_compare": "The capital of Italy is [MASK]. " + "x " * 600,
+            },
+        ),
+    ],
+)
+def test_a_second_sentence_over_the_token_limit_says_so(open_page, tiny_pretraining_dir, tiny_bundle, page, params):
+    """The first sentence said it was cut to the model's limit; the second was cut without a word."""
+    at = open_page(page, tiny_pretraining_dir, **params)
+    assert not at.exception
+    second = next(value for key, value in params.items() if key in ("compare", "fill_compare"))
+    tokens = len(tiny_bundle.tokenizer(second)["input_ids"])
+    limit = tiny_bundle.capabilities.max_positions
+    assert tokens > limit
+    notice = (
+        f"The second sentence is {tokens} tokens long; the model reads at most {limit}. {limit} tokens are analysed"
+    )
+    assert any(w.value.startswith(notice) for w in at.warning)
+
+
 def test_compare_two_masked_sentences(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
     first, second = "The animal was too [MASK].", "The street was too [MASK]."
     at = open_page(FILL_MASK, tiny_pretraining_dir, text=first, k="3", fill_tab="Compare two sentences")
