@@ -187,11 +187,6 @@ def parse_pairs(data: bytes | str) -> pd.DataFrame:
     )
 
 
-def candidate_lines(text: str) -> list[str]:
-    """One candidate per non-empty line, duplicates dropped."""
-    return list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
-
-
 @dataclass(frozen=True)
 class Evaluation:
     table: pd.DataFrame  # one row per scored pair, with prediction, confidence and correctness

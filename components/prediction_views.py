@@ -15,6 +15,7 @@ from bertlens.analysis import Analysis
 from bertlens.models import ModelBundle, PretrainingHead
 from bertlens.steps import LayerGuesses
 from bertlens.table_input import TableInputError
+from bertlens.tokenization import batch_lines
 from bertlens.wording import agree, percent, plural
 from components import cache
 from components.exports import chart, table
@@ -33,6 +34,7 @@ from components.state import (
     set_shared_text,
     shared_text,
     warn_bad_param,
+    without_repeats,
 )
 from components.text import chart_text, code_span, literal
 from components.uploads import read_once, uploaded
@@ -71,8 +73,10 @@ def sentence_pair_inputs() -> tuple[str, str]:
 def candidate_inputs() -> list[str]:
     """The candidate Bs the ranking scores, one per line, each within the characters budget."""
     label = "Candidate Bs, one per line"
-    lines = nsp.candidate_lines(linked_text(st.text_area, label, "candidates", nsp.DEFAULT_CANDIDATES))
-    return lines_within_chars_budget(lines, label, "candidate")
+    lines = without_repeats(
+        batch_lines(linked_text(st.text_area, label, "candidates", nsp.DEFAULT_CANDIDATES)), "each candidate"
+    )
+    return lines_within_chars_budget(list(lines), label, "candidate")
 
 
 def ranking(model_name: str, sentence_a: str, candidates: list[str]) -> pd.DataFrame:

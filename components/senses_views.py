@@ -46,7 +46,7 @@ from components.cache import Query
 from components.model import cached_bundle
 from components.palette import INK, PALETTE, SYMBOLS  # each sense: a colour and a marker shape (2D and 3D)
 from components.params import bound
-from components.state import DEFAULT_TEXT, lines_within_chars_budget, linked_text, warn_bad_param
+from components.state import DEFAULT_TEXT, lines_within_chars_budget, linked_text, warn_bad_param, without_repeats
 from components.text import chart_text, literal
 from components.uploads import read_once, uploaded
 
@@ -155,9 +155,7 @@ def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[S
     if problem := word_problem(word):
         st.info(problem)
         return None, own
-    if len(unique := tuple(dict.fromkeys(items))) < len(items):
-        st.caption(f"{plural(len(items) - len(unique), 'repeated line')} left out: each sentence counts once.")
-        items = unique
+    items = without_repeats(items, "each sentence")
     if len(items) < 2:
         st.info("Give at least two sentences: one sentence gives nothing to compare.")
         return None, own

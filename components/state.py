@@ -12,11 +12,12 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Iterator, Sequence
+from typing import TypeVar
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import RerunException
 
-from bertlens.wording import agree, listed
+from bertlens.wording import agree, listed, plural
 from components.params import KEPT, LINKED, declared, drop_foreign, page_params, warn_bad_param
 from components.text import literal
 
@@ -25,6 +26,9 @@ SHARED_TEXTS = ("text", "a", "b")  # the texts that follow the student from page
 FROM_HISTORY = "bertlens_history"  # components/history.py marks the address the browser's Back or Forward opens
 REMEMBERED = "_shared_"  # session: + a shared text's key, its last value (kept across page switches)
 DRAWN_TEXTS = "_shared_drawn"  # the shared texts the running page has drawn (each writes its own to the URL)
+
+
+Line = TypeVar("Line")  # a line of an input: a sentence, or a sentence with its sense
 
 
 def int_in_range(lo: int, hi: int) -> Callable[[str], bool]:
@@ -252,6 +256,14 @@ def within_chars_budget(text: str, label: str) -> str:
         f"{budgets.limit('chars')}."
     )
     return text[: budgets.chars]
+
+
+def without_repeats(lines: Sequence[Line], counts_once: str) -> tuple[Line, ...]:
+    """``lines`` with each repeat left out, and a caption saying how many were (``counts_once``: "each sentence")."""
+    unique = tuple(dict.fromkeys(lines))
+    if len(unique) < len(lines):
+        st.caption(f"{plural(len(lines) - len(unique), 'repeated line')} left out: {counts_once} counts once.")
+    return unique
 
 
 def lines_within_chars_budget(lines: list[str], label: str, noun: str, first: int = 1) -> list[str]:

@@ -23,10 +23,11 @@ from bertlens.curriculum import LESSONS
 from bertlens.engine import background_priority
 from bertlens.lessons import Step
 from bertlens.mlm import DEFAULT_K, mask_span, word_spans
-from bertlens.nsp import DEFAULT_A, DEFAULT_B, DEFAULT_CANDIDATES, DEFAULT_PAIRS, candidate_lines
+from bertlens.nsp import DEFAULT_A, DEFAULT_B, DEFAULT_CANDIDATES, DEFAULT_PAIRS
 from bertlens.sense_presets import DEFAULT_PRESET
 from bertlens.sense_presets import PRESETS as SENSE_PRESETS
 from bertlens.serving import freeze_long_lived_objects
+from bertlens.tokenization import batch_lines
 from components import cache, prediction_views
 from components.cache import query
 from components.lessons import CachedLive
@@ -69,7 +70,7 @@ def preset_requests(model_name: str) -> list[Callable[[], object]]:
         pairs = list(map(tuple, DEFAULT_PAIRS.itertuples(index=False)))
         requests += [
             lambda: cache.analysis(query(model_name, DEFAULT_A, DEFAULT_B)),
-            lambda: prediction_views.ranking(model_name, DEFAULT_A, candidate_lines(DEFAULT_CANDIDATES)),
+            lambda: prediction_views.ranking(model_name, DEFAULT_A, batch_lines(DEFAULT_CANDIDATES)),
             lambda: prediction_views.evaluation(model_name, pairs),
         ]
     preset = SENSE_PRESETS[DEFAULT_PRESET]

@@ -70,11 +70,6 @@ def test_ranking_is_sorted_and_equals_the_reference(tiny_bundle, nsp_model):
     np.testing.assert_allclose(ranked["p_is_next"] + ranked["p_not_next"], 1.0)
 
 
-def test_candidate_lines():
-    assert nsp.candidate_lines("  one \n\n two\none\n   \n") == ["one", "two"]
-    assert nsp.candidate_lines("") == []
-
-
 def test_long_pairs_are_truncated_not_refused(tiny_bundle):
     (p,), (cut,) = nsp.score_pairs(tiny_bundle, [("word " * 400, "other " * 400)])
     assert 0 < p < 1 and cut

@@ -83,6 +83,14 @@ def test_ranking_of_candidates(open_page, tiny_pretraining_dir, tiny_bundle, nsp
     assert ranked["p_is_next"].tolist() == pytest.approx([expected[c] for c in ranked["candidate_b"]], abs=1e-6)
 
 
+def test_repeated_candidates_are_ranked_once_and_the_page_says_so(open_page, tiny_pretraining_dir):
+    """Repeats were dropped without a word (Word senses says so for its sentences)."""
+    at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Ranking", a=A, b=B, candidates="x\nx\n\n\ny\n   \nx")
+    (ranked,) = tables(at)
+    assert sorted(ranked["candidate_b"]) == ["x", "y"]
+    assert "2 repeated lines left out: each candidate counts once." in [c.value for c in at.caption]
+
+
 def test_ranking_bars_stand_beside_their_candidates(open_page, decisive_nsp_dir):
     """Each bar of the ranking chart is its own candidate's P(IsNext) from the model's NSP head, and the bars are
     ranked from the most probable down."""
