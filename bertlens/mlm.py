@@ -286,10 +286,16 @@ def mask_notices(text: str, analysis: Analysis, mask_token: str = "[MASK]") -> l
     return notes
 
 
-def missing_mask_message(text: str, mask_token: str = "[MASK]") -> str | None:
-    """A message when ``text`` has no mask; None when it has one."""
+def missing_mask_message(text: str, typed: str | None = None, mask_token: str = "[MASK]") -> str | None:
+    """A message when ``text`` (what the page reads) has no mask; None when it has one. ``typed``: the text as
+    typed, of which the page reads only the start when it is over the characters budget."""
     if mask_token in text:
         return None
+    if typed is not None and mask_token in typed:
+        return (
+            f"Your {mask_token} lies beyond the first {len(text):,} characters, which is all the page reads of this "
+            f"text (see the warning above): move it nearer the start, or shorten the text."
+        )
     hint = ""
     if mask_token.casefold() in text.casefold():
         hint = f" It must be written exactly {mask_token}, in capitals."

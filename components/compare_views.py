@@ -228,11 +228,11 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
         "fill_compare",
         placeholder="e.g. the same sentence with one word changed",
     )
-    second_text = within_chars_budget(second_text, label)
+    typed, second_text = second_text, within_chars_budget(second_text, label)
     if not second_text.strip():
         st.info("Type a second sentence with a [MASK] — e.g. the first with one word changed — to compare the guesses.")
         return
-    missing = mlm.missing_mask_message(second_text)
+    missing = mlm.missing_mask_message(second_text, typed)
     if missing:
         st.info(missing)
         return

@@ -244,6 +244,11 @@ def shared_text(label: str = "Sentence", key: str = "text", default: str = DEFAU
     return within_chars_budget(value, label)
 
 
+def typed_text(key: str = "text") -> str:
+    """A shared text as typed: ``shared_text`` gives what pages read of it (at most the characters budget)."""
+    return st.session_state.get(key, "")
+
+
 def within_chars_budget(text: str, label: str) -> str:
     """What pages read of a text: at most the characters budget, with a warning (naming the input) when it is cut."""
     from components.model import settings  # here, not at the top: components.model imports this module

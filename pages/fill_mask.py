@@ -7,7 +7,7 @@ from bertlens.mlm import DEFAULT_K, MAX_K, mask_notices, missing_mask_message
 from components import cache, compare_views
 from components import prediction_views as views
 from components.layout import page_header, require_text, stop_page, truncation_notice
-from components.state import bound_int_slider, lazy_tabs, note_b_not_read, shared_text
+from components.state import bound_int_slider, lazy_tabs, note_b_not_read, shared_text, typed_text
 
 bundle = page_header(
     "Fill-mask",
@@ -22,7 +22,7 @@ if not bundle.capabilities.predicts("MLM"):
 if not require_text(text):
     stop_page()
 
-missing = missing_mask_message(text)
+missing = missing_mask_message(text, typed_text())
 learning = views.pretraining_shown()  # pre-training chooses its own tokens: it needs no [MASK]
 if missing and not learning:
     st.info(missing)

@@ -308,6 +308,19 @@ def test_a_lab_line_over_the_default_characters_budget_is_cut_with_a_word(open_p
     assert "Sentence 0 is longer than the model's" in warning  # one numbering: the batch's rows, from 0
 
 
+def test_a_mask_beyond_the_characters_budget_is_named(open_page, tiny_pretraining_dir, monkeypatch):
+    """The page said "A [MASK] is needed" when the student's [MASK] lay past the characters it reads."""
+    monkeypatch.setenv("BERTLENS_MAX_CHARS", "100")
+    text = "abc def " * 20 + "abc [MASK] def"
+    at = open_page(FILL_MASK, tiny_pretraining_dir, text=text)
+    assert not at.exception
+    assert "Your [MASK] lies beyond the first 100 characters" in shown(at, "info")
+    assert "A [MASK] is needed" not in shown(at, "info")
+    compare = open_page(FILL_MASK, tiny_pretraining_dir, text="The [MASK] sat.", fill_tab="Compare two sentences",
+                        fill_compare=text)  # fmt: skip
+    assert "Your [MASK] lies beyond the first 100 characters" in shown(compare, "info")
+
+
 def test_the_characters_budget_cannot_ask_for_more_than_pages_read():
     """Text is cut at 20,000 characters before tokenization whatever the setting: a larger one would be cut
     without a word, so it is refused at start-up."""

@@ -145,6 +145,9 @@ def test_missing_mask_message():
     assert "A [MASK] is needed" in mlm.missing_mask_message("The cat chased the mouse.")
     assert "in capitals" in mlm.missing_mask_message("The [mask] chased the mouse.")
     assert mlm.missing_mask_message(ONE_MASK) is None
+    # The mask typed, but beyond what the page reads: said so, not "a [MASK] is needed".
+    beyond = mlm.missing_mask_message("abc def " * 3, typed="abc def " * 3 + "[MASK] x")
+    assert beyond is not None and beyond.startswith("Your [MASK] lies beyond the first 24 characters")
 
 
 @pytest.mark.parametrize("text", [ONE_MASK, "x[MASK]y [MASK][MASK]", "[mask] and [ MASK ]", "[MASK]"])
