@@ -183,7 +183,12 @@ def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> No
         focus = partnered[0]  # by default, a token both sentences have
     query = _token_picker(st.selectbox, "Follow one query token in both", page.encoding, "compare_query", focus)
     partner = next((r for r in pairs if r.first == query), None)
-    if partner is None:
+    if not partnered:
+        st.info(
+            "No token of your sentence has a partner in the second one: make the second sentence a variant of the "
+            "first (change one word) to follow a token in both."
+        )
+    elif partner is None:
         st.info("That token has no partner in the second sentence; pick another.")
     else:
         fig = paired_bars_figure(

@@ -436,6 +436,14 @@ def test_512_tokens_compare_stays_under_5_mb_and_mask_and_see_keeps_to_its_budge
     assert len(frame(at, "attention received")) == budget
 
 
+def test_compare_says_when_no_token_has_a_partner(open_page):
+    """It said "pick another" where every token gave the same answer."""
+    at = open_page(ATTENTION, tab="Compare", text="I love 🍕 and pizza", compare="Completely different words here")
+    assert not at.exception
+    assert any(i.value.startswith("No token of your sentence has a partner in the second one") for i in at.info)
+    assert "pick another" not in text_of(at)
+
+
 def test_compare_follows_a_token_both_sentences_have_by_default(open_page):
     at = open_page(ATTENTION, tab="Compare", text="The cat sat on the mat.")  # the default second sentence differs
     assert not at.exception and "That token has no partner" not in text_of(at)
