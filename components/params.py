@@ -22,6 +22,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
+from bertlens.wording import shortened
 from components.page_titles import PAGE_TITLES
 from components.text import code_span, literal
 
@@ -291,7 +292,7 @@ def drop_foreign(name: str) -> Param:
         value = st.session_state[name]
         del st.session_state[name]
         st.warning(
-            f"The `{name}` setting ({literal(str(value)[:80])}) is not {param.kind.__name__}-valued "
+            f"The `{name}` setting ({literal(shortened(str(value), 80))}) is not {param.kind.__name__}-valued "
             "here; using the default."
         )
     return param
@@ -329,7 +330,7 @@ def _from_the_link(param: str) -> bool:
 
 def _warn_bad_link_value(param: str, raw: str, expected: str, outcome: str) -> None:
     shown, note = link_name(param)
-    message = f"The link's `{shown}` parameter ({literal(raw[:80])}) is not {expected}; {outcome}.{note}"
+    message = f"The link's `{shown}` parameter ({literal(shortened(raw, 80))}) is not {expected}; {outcome}.{note}"
     warned = st.session_state.setdefault(LINK_WARNINGS, [])
     if message not in warned:  # once per run (a replaced run's are shown by app.py: show_carried_warnings)
         warned.append(message)

@@ -16,7 +16,7 @@ from bertlens.models import ModelBundle, PretrainingHead
 from bertlens.steps import LayerGuesses
 from bertlens.table_input import TableInputError
 from bertlens.tokenization import batch_lines
-from bertlens.wording import agree, percent, plural
+from bertlens.wording import agree, percent, plural, shortened
 from components import cache
 from components.exports import chart, table
 from components.layout import truncation_notice
@@ -564,7 +564,7 @@ def ranking_view(ranked: pd.DataFrame, model_name: str) -> None:
     """The candidates ``model_name`` ranked."""
     limit = cache.query(model_name).max_length  # the scoring model's tokens per pair
     cut_notice(ranked, [f"rank {r}" for r in ranked["rank"]], "candidate", limit)
-    labels = [f"{r}. {b[:60]}" for r, b in zip(ranked["rank"], ranked["candidate_b"])]
+    labels = [f"{r}. {shortened(b, 60)}" for r, b in zip(ranked["rank"], ranked["candidate_b"])]
     chart(
         bar_figure(labels, ranked["p_is_next"].tolist(), "Candidates for B, by P(IsNext)", "P(IsNext)"), "nsp-ranking"
     )

@@ -12,6 +12,7 @@ from transformers import AutoTokenizer, BertForNextSentencePrediction, BertForPr
 from bertlens import nsp
 from bertlens.models import BUNDLED_MODEL
 from bertlens.nsp import DEFAULT_PAIRS
+from bertlens.wording import shortened
 from components.exports import safe_csv
 from tests.conftest import tables
 from tests.core.test_nsp import reference_p_is_next
@@ -99,7 +100,9 @@ def test_ranking_bars_stand_beside_their_candidates(open_page, decisive_nsp_dir)
     assert not at.exception
     model = BertForNextSentencePrediction.from_pretrained(decisive_nsp_dir).eval()
     p = reference_p_is_next(model, AutoTokenizer.from_pretrained(decisive_nsp_dir), [(a, c) for c in candidates])
-    expected = {c[:60]: x for c, x in zip(candidates, p)}  # a bar's label: its rank and the candidate's first 60
+    expected = {
+        shortened(c, 60): x for c, x in zip(candidates, p)
+    }  # a bar's label: its rank and the candidate, shortened
     assert len(expected) == len(set(p)) == len(p)  # distinct: bars in another order could not pass
     (chart,) = at.get("plotly_chart")
     bars = json.loads(chart.proto.spec)["data"][0]
