@@ -58,7 +58,9 @@ def read_rows(
             if missing != list(columns)
             else ""
         )
-        raise TableInputError(f"The CSV file needs a header row with {wanted}{also}{lacks}.")
+        separator = next((s for s in (";", "\t", "|") if len(rows[0]) == 1 and s in rows[0][0]), None)
+        hint = f" Its cells are separated by {separator!r}: save it with commas." if separator else ""
+        raise TableInputError(f"The CSV file needs a header row with {wanted}{also}{lacks}.{hint}")
     at = {name: header.index(name) for name in (*columns, *optional) if name in header}
     read = []
     for number, row in enumerate(rows[1:], start=2):

@@ -164,6 +164,7 @@ def test_pairs_from_a_csv_file():
         (b"a,b\n", "a header row with the columns `sentence_a`, `sentence_b`, `is_next`."),
         (b"sentence_a,sentence_b,is_next\nA.,B.,maybe\n", "row 2: `is_next` must be true or false"),
         (b"sentence_a,sentence_b,is_next\n", "no pairs"),
+        (b"sentence_a;sentence_b;is_next\nA.;B.;true\n", "Its cells are separated by ';': save it with commas."),
     ],
 )
 def test_a_pairs_file_that_cannot_be_read_says_why(data, message):
