@@ -12,9 +12,9 @@ _LINE_BREAKS = re.compile(r"\r\n|\r|\n")
 # line). BERT's tokenizer drops them too (format characters), so the message shows what the model reads.
 BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 # Streamlit's Markdown turns web and e-mail addresses into links, and :material/…: into icons, even when escaped
-# (both work on the text after its escapes). An invisible word joiner after ":", inside "www." and before "@"
-# keeps them the user's plain text.
-_LINK_STARTS = re.compile(r"(?i)(?<=www)(?=\.)|(?=@)|(?<=:)")
+# (both work on the text after its escapes). An invisible word joiner inside "www.", "://" and ":material/", and
+# before "@", keeps them the user's plain text (any other ":" is left alone: "IsNext: B follows A").
+_LINK_STARTS = re.compile(r"(?i)(?<=www)(?=\.)|(?=@)|(?<=:)(?=//|material/)")
 WORD_JOINER = "\u2060"
 
 

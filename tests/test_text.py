@@ -88,6 +88,11 @@ def test_addresses_and_icons_in_literal_text_stay_plain_text(text):
     assert unescaped.replace(WORD_JOINER, "") == text  # nothing else changed
 
 
+def test_a_colon_in_words_gets_no_joiner():
+    """A lesson's choice "IsNext: B follows A" quoted back must read (and copy) as the choice itself."""
+    assert literal("IsNext: B follows A") == "IsNext\\: B follows A"
+
+
 @pytest.mark.parametrize(
     "control", ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"]
 )
