@@ -7,6 +7,7 @@ inside ``app.py`` or on its own (a shared link, ``AppTest.from_file("pages/x.py"
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import threading
 import time
@@ -33,7 +34,8 @@ MAX_MODEL_NAME_CHARS = 512  # a Hub id has at most 96 + 1 + 96; a folder path lo
 
 HOSTED_RETRY_INTERVAL_SECONDS = 60.0  # hosted: a failed model is tried again at most this often
 
-_load_finished: dict[str, float] = {}  # when each name's last load attempt ended (absent: one is under way)
+_load_finished: dict[str, float] = {}  # when each name's last load attempt ended
+_loading: set[str] = set()  # names whose load is under way
 _custom_lock = threading.Lock()
 _custom_loaded: set[str] = set()  # custom (not offered) models this process holds or is loading, within the budget
 _custom_failed: set[str] = set()  # custom names whose load fell back to the bundled encoder: they hold no model
@@ -48,9 +50,15 @@ def cached_bundle(name: str) -> ModelBundle:
     catches every error), and that fallback is cached like any result: one attempt, not one per click.
     Derived results are keyed by ``bundle.name``, the model actually loaded, never by the request.
     """
-    bundle = load_with_fallback(name, load=cached_bundle)
-    freeze_long_lived_objects()
-    _load_finished[name] = time.monotonic()
+    with _retry_lock:
+        _loading.add(name)
+    try:
+        bundle = load_with_fallback(name, load=cached_bundle)
+        freeze_long_lived_objects()
+    finally:
+        with _retry_lock:
+            _loading.discard(name)
+            _load_finished[name] = time.monotonic()
     if name not in settings().model_options:
         with _custom_lock:  # a failed load gives its slot back
             if bundle.is_fallback:
@@ -66,20 +74,19 @@ def retry_load(name: str, min_interval: float) -> float:
     """Forget ``name``'s failed load so the next run tries again; 0.0 when done, else seconds to wait.
 
     Only ``name``'s own entries are dropped (``forget_model``: its bundle and its results): every derived
-    result is keyed by the model actually loaded, so the bundled encoder's results stay valid for everybody. One attempt at a time per model, and
-    none sooner than ``min_interval`` seconds after the last one ended: thirty students clicking
-    Retry together start one load (clearing again mid-load would discard it and start another).
+    result is keyed by the model actually loaded, so the bundled encoder's results stay valid for everybody. Not
+    while a load of it is under way (clearing mid-load would discard it and start another), and none sooner than
+    ``min_interval`` seconds after the last one ended: thirty students clicking Retry together start one load
+    (the clicks before the next run loads it drop nothing more; Streamlit runs one load per name at a time).
+    The state is "under way", not "no record yet": a click that landed after a load's end but before Streamlit
+    stored its result once left no record for ever, and every later Retry waited for a load that never came.
     """
     with _retry_lock:
-        finished = _load_finished.get(name)
-        if finished is None:  # a load is under way
+        if name in _loading:
             return max(min_interval, 1.0)
-        wait = finished + min_interval - time.monotonic()
+        wait = _load_finished.get(name, -math.inf) + min_interval - time.monotonic()
         if wait > 0:
             return wait
-        del _load_finished[name]  # under way until cached_bundle has loaded it again
-    with _custom_lock:
-        _custom_failed.discard(name)  # tried again: a custom name needs a slot again
     from components.cache import forget_model  # here: components.cache imports this module
 
     forget_model(name)

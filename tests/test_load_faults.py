@@ -399,11 +399,47 @@ def test_retry_is_one_attempt_at_a_time_and_rate_limited(checkpoint):
     assert model_component.cached_bundle(name).is_fallback
     assert 0 < model_component.retry_load(name, min_interval=60) <= 60  # hosted: it failed just now
     assert model_component.retry_load(name, min_interval=0) == 0  # dropped: the next run loads it again
-    assert model_component.retry_load(name, min_interval=0) > 0  # that load is still to come: no second one
+    assert model_component.retry_load(name, min_interval=0) == 0  # before that run: nothing more to drop
     assert LOAD_COUNTS[name] == 1
     model_component.cached_bundle(name)
-    assert LOAD_COUNTS[name] == 2
+    assert LOAD_COUNTS[name] == 2  # one load for both clicks
     assert model_component.retry_load(name, min_interval=0) == 0  # local: whenever no load is under way
+
+
+def test_retry_is_refused_during_a_load_and_never_stuck_after_one(checkpoint, monkeypatch):
+    """A click after a load's end but before Streamlit stored its result left no record of the load, so every
+    later Retry waited, for ever, for a load that never came (concurrency review). Clicks during a load are
+    refused; a click at that moment is taken, and the next one still is."""
+    import threading
+
+    break_header(checkpoint)
+    name = str(checkpoint)
+    slow, store = threading.Event(), threading.Event()
+    loading, finished_not_stored = threading.Event(), threading.Event()
+    real_load, real_settings = model_component.load_with_fallback, model_component.settings
+
+    def slow_load(*args, **kwargs):
+        loading.set()
+        slow.wait(10)
+        return real_load(*args, **kwargs)
+
+    def settings_after_the_load():  # cached_bundle's last step before Streamlit stores its result
+        finished_not_stored.set()
+        store.wait(10)
+        return real_settings()
+
+    monkeypatch.setattr(model_component, "load_with_fallback", slow_load)
+    monkeypatch.setattr(model_component, "settings", settings_after_the_load)
+    loader = threading.Thread(target=model_component.cached_bundle, args=(name,))
+    loader.start()
+    assert loading.wait(10)
+    assert model_component.retry_load(name, min_interval=0) > 0  # under way: refused
+    slow.set()
+    assert finished_not_stored.wait(10)
+    assert model_component.retry_load(name, min_interval=0) == 0  # ended, not yet stored: taken
+    store.set()
+    loader.join(10)
+    assert model_component.retry_load(name, min_interval=0) == 0  # and the next click still is
 
 
 def test_hosted_retry_clicks_start_one_load(checkpoint, monkeypatch):
