@@ -113,8 +113,9 @@ def token_grid_layout(fig: go.Figure, title: str, tokens: int, x_title: str, y_t
         title=title,
         height=int(np.clip(16 * tokens + 180, 420, 900)),
         margin=dict(l=10, r=10, t=60, b=10),
-        xaxis=dict(title=x_title, tickangle=-60, nticks=60),
-        yaxis=dict(title=y_title, autorange="reversed", nticks=60),
+        # One category per token: labels such as "2 911" or "8 ." would otherwise turn the axis numeric (an empty grid)
+        xaxis=dict(title=x_title, tickangle=-60, nticks=60, type="category"),
+        yaxis=dict(title=y_title, autorange="reversed", nticks=60, type="category"),
     )
 
 
@@ -360,7 +361,7 @@ def focus_row_figure(row: np.ndarray, encoding: Encoding, token: int, targets: l
         title=f"Where {labels[token]!r} looks — {title}",
         height=380,
         margin=dict(l=10, r=10, t=50, b=10),
-        xaxis=dict(title="key", tickangle=-60, nticks=60),
+        xaxis=dict(title="key", tickangle=-60, nticks=60, type="category"),
         yaxis=dict(title="attention weight"),
     )
     _mark_segments(fig, encoding, rows=False)

@@ -203,7 +203,8 @@ def _watched_words(seen: Watch, labels: list[str]) -> tuple[str, str]:
     if seen.measure == "verdict":
         return "the next-sentence verdict P(IsNext), read from [CLS]", f"attention from {labels[0]}"
     return (
-        "every other token's last hidden state (this model has no head to watch, or nothing for it to do)",
+        "every other token's last hidden state (a [MASK] would have its guesses watched, and a sentence B the "
+        "next-sentence verdict, where this model has those heads)",
         "mean attention from the other tokens",
     )
 
@@ -215,7 +216,7 @@ def mask_and_see_section(page: PageInput, choice: Choice, heads: int) -> None:
     labels = [literal(label) for label in token_labels(encoding)]  # for Markdown; the figures escape their own
     watched, received_from = _watched_words(seen, labels)
     st.markdown(
-        f"**Attention is not explanation.** Hide a token and see how {watched} changes, next to the attention "
+        f"**Attention is not explanation.** Hide a token and see what happens to {watched}, next to the attention "
         f"that token received ({received_from}) in the head you chose. High attention and high influence are "
         "different things."
     )

@@ -50,7 +50,7 @@ def difference_figure(diff: np.ndarray, labels: list[str], title: str) -> go.Fig
             zmid=0,
             zmin=-limit,
             zmax=limit,
-            colorbar=dict(title="second − first"),
+            colorbar=dict(title="second − first", exponentformat="e"),  # 5e-04, not the SI "500μ"
             hovertemplate="query %{y}<br>key %{x}<br>change %{z:+.6f}<extra></extra>",
         )
     )

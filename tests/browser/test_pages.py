@@ -132,6 +132,13 @@ def test_addresses_icons_and_bidi_controls_in_user_text_stay_plain(open_url):
     assert main(page).get_by_role("img", name="home icon").count() == 0
 
 
+def test_a_heatmap_of_number_tokens_keeps_its_token_labels(open_url):
+    """Tokens such as "2 911" made plotly read the axis as numbers: an empty grid with ticks -1 to 6."""
+    page = open_url("attention", text="Call 911 or 112 now.")
+    expect(charts(page).first).to_contain_text("2 911")
+    assert "3 or" in chart_text(page) and "-0.8" not in chart_text(page)
+
+
 def test_anatomy_counts_parameters_and_follows_typing(open_url, reference):
     page = open_url("anatomy", text=MARKUP)
     total = sum(p.numel() for p in reference[1].parameters())  # tied decoder weight counted once

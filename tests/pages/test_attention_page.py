@@ -545,6 +545,25 @@ def statistics_of(bundle, text: str, text_b: str | None = None) -> dict[str, np.
     }
 
 
+@pytest.mark.parametrize(
+    ("tab", "params"),
+    [("Heatmap", {}), ("Token focus", {}), ("Compare", {"compare": "Call 911 or 112 later."})],
+)
+def test_token_axes_stay_one_label_per_token_when_the_tokens_look_like_numbers(open_page, tab, params):
+    """Plotly reads labels such as "2 911" or "8 ." as numbers and turned the axis numeric: an empty grid with
+    ticks -1 to 6 (browser review). Every token-labelled axis of the tab is a category axis."""
+    at = open_page(PAGE, attn_tab=tab, text="Call 911 or 112 now.", **params)
+    assert not at.exception
+    token_axes = [
+        (spec["layout"]["title"]["text"], name, axis)
+        for spec in specs(at)
+        for name, axis in spec["layout"].items()
+        if name.startswith(("xaxis", "yaxis")) and axis.get("title", {}).get("text", "").startswith(("key", "query"))
+    ]
+    assert token_axes  # the tab draws token axes
+    assert all(axis.get("type") == "category" for _, _, axis in token_axes), token_axes
+
+
 def test_statistics_heatmap_draws_each_heads_attention_to_sep(open_page, bundled):
     """The "To [SEP]" heatmap shows, in the row of encoder layer L and the column of head H, that head's mean
     attention to [SEP]: layers drawn upside down put layer 5's values in layer 0's row."""
