@@ -497,7 +497,8 @@ def similarity_section(vectors: np.ndarray, words: WordVectors, labels: list[str
         go.Heatmap(z=sims, x=names, y=names, colorscale="Viridis", colorbar_title="cosine", hovertemplate=hover)
     )
     fig.update_layout(title="Cosine similarity between occurrences (grouped by sense)", height=560)
-    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(type="category")  # one per occurrence, whatever its sense label looks like ("1. 2")
+    fig.update_yaxes(autorange="reversed", type="category")
     points = [f"{i + 1}. {labels[i]}" for i in order]
     exports.chart(
         fig,

@@ -390,6 +390,9 @@ def test_the_nearest_neighbours_are_the_most_similar_other_points(open_page, bun
     assert table["neighbour"].tolist() == (nearest + 1).ravel().tolist()
     np.testing.assert_allclose(table["cosine"], np.take_along_axis(reference, nearest, axis=1).ravel(), atol=1e-5)
     assert table["neighbour sense"].tolist() == [PYTHON_SENSES[j] for j in nearest.ravel()]
+    (heatmap,) = [c for c in at.get("plotly_chart") if "Cosine similarity" in c.proto.spec]
+    layout = json.loads(heatmap.proto.spec)["layout"]  # one label per point, whatever a sense label looks like
+    assert layout["xaxis"]["type"] == layout["yaxis"]["type"] == "category"
 
 
 def test_the_reference_word_cosines_are_at_the_chosen_hidden_state(open_page, bundled):
