@@ -36,10 +36,10 @@ HOSTED_RETRY_INTERVAL_SECONDS = 60.0  # hosted: a failed model is tried again at
 
 _load_finished: dict[str, float] = {}  # when each name's last load attempt ended
 _loading: set[str] = set()  # names whose load is under way
+_load_lock = threading.Lock()  # guards _loading and _load_finished
 _custom_lock = threading.Lock()
 _custom_loaded: set[str] = set()  # custom (not offered) models this process holds or is loading, within the budget
 _custom_failed: set[str] = set()  # custom names whose load fell back to the bundled encoder: they hold no model
-_retry_lock = threading.Lock()
 
 
 @st.cache_resource(show_spinner=False)
@@ -50,13 +50,13 @@ def cached_bundle(name: str) -> ModelBundle:
     catches every error), and that fallback is cached like any result: one attempt, not one per click.
     Derived results are keyed by ``bundle.name``, the model actually loaded, never by the request.
     """
-    with _retry_lock:
+    with _load_lock:
         _loading.add(name)
     try:
         bundle = load_with_fallback(name, load=cached_bundle)
         freeze_long_lived_objects()
     finally:
-        with _retry_lock:
+        with _load_lock:
             _loading.discard(name)
             _load_finished[name] = time.monotonic()
     if name not in settings().model_options:
@@ -81,7 +81,7 @@ def retry_load(name: str, min_interval: float) -> float:
     The state is "under way", not "no record yet": a click that landed after a load's end but before Streamlit
     stored its result once left no record for ever, and every later Retry waited for a load that never came.
     """
-    with _retry_lock:
+    with _load_lock:
         if name in _loading:
             return max(min_interval, 1.0)
         wait = _load_finished.get(name, -math.inf) + min_interval - time.monotonic()

@@ -76,7 +76,7 @@ def candidate_inputs() -> list[str]:
     lines = without_repeats(
         batch_lines(linked_text(st.text_area, label, "candidates", nsp.DEFAULT_CANDIDATES)), "each candidate"
     )
-    return lines_within_chars_budget(list(lines), label, "candidate")
+    return lines_within_chars_budget(lines, label, "candidate")
 
 
 def ranking(model_name: str, sentence_a: str, candidates: list[str]) -> pd.DataFrame:

@@ -271,7 +271,7 @@ def without_repeats(lines: Sequence[Line], counts_once: str) -> tuple[Line, ...]
     return unique
 
 
-def lines_within_chars_budget(lines: list[str], label: str, noun: str, first: int = 1) -> list[str]:
+def lines_within_chars_budget(lines: Sequence[str], label: str, noun: str, first: int = 1) -> list[str]:
     """Each of ``lines`` (the sentences or candidates a page reads from a text) at most the characters budget, with
     one warning naming those cut by their place among ``lines``, counted from ``first`` ("sentences 2, 5")."""
     from components.model import settings  # here, not at the top: components.model imports this module
