@@ -4,6 +4,7 @@ temporary folder (over the real bert-base-uncased vocabulary) or the bundled Min
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -76,6 +77,23 @@ def open_page(monkeypatch) -> Callable[..., AppTest]:
         return at.run()
 
     return run
+
+
+def assert_shows(text: str, template: str, *values: float, places: int, percent: bool = False) -> None:
+    """Assert that ``text`` shows ``template`` with each ``{}`` a number of ``places`` decimals that rounds one of
+    ``values`` (a percentage of it with ``percent``). A reference computed another way (in float64, summed in
+    another order, on another CPU's kernels) can sit on the other side of a rounding boundary from the page's own
+    value: 5.64475 is shown 5.6447 and formatted 5.6448. So each number shown may differ from its reference by
+    half a unit of its last place, plus float noise; a wrong number (another layer, another token) differs more."""
+    number = rf"([+\-−]?\d[\d,]*\.\d{{{places}}})" if places else r"([+\-−]?\d[\d,]*)"
+    pattern = number.join(re.escape(part) for part in template.split("{}"))
+    scale = 100 if percent else 1
+    slack = 0.5 * 10.0**-places
+    for match in re.finditer(pattern, text):
+        shown = [float(group.replace("−", "-").replace(",", "")) for group in match.groups()]
+        if all(abs(s - scale * v) <= slack + 1e-6 * max(1.0, abs(scale * v)) for s, v in zip(shown, values)):
+            return
+    raise AssertionError(f"{template!r} with {values} to {places} places is not shown in {text!r}")
 
 
 def popover(at, label: str):

@@ -14,7 +14,7 @@ from bertlens.models import BUNDLED_MODEL
 from components.attention_steps import SCOPES
 from components.attention_views import TABS
 from components.text import literal
-from tests.conftest import tables
+from tests.conftest import assert_shows, tables
 from tests.core.test_steps import reference_head
 from tests.pages.test_attention_page import typed
 
@@ -83,8 +83,8 @@ def test_step_by_step_draws_the_heads_real_numbers(
     d = ref["q"].shape[0]
     best = int(ref["weights"].argmax())
     dot = float(ref["q"] @ ref["keys"][best])
-    assert f"q·k = {dot:.4f}; ÷ √{d} → {dot / np.sqrt(d):.4f};" in text_of(at)
-    assert f"softmax → {ref['model_row'][best].item():.4f}, the largest weight" in text_of(at)
+    assert_shows(text_of(at), f"q·k = {{}}; ÷ √{d} → {{}};", dot, dot / np.sqrt(d), places=4)
+    assert_shows(text_of(at), "softmax → {}, the largest weight", ref["model_row"][best].item(), places=4)
     # "Download every vector": each row named by the tokenizer's token at its position, with its real numbers.
     tokens = bundle.tokenizer.tokenize(SEED_FIRST, add_special_tokens=True)
     vectors = csv_downloads[f"step-vectors-layer{layer}-head{head}-query{query}"]
