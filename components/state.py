@@ -121,6 +121,17 @@ def _link_text(key: str, value: str, default: str) -> None:
     if value == default:
         st.query_params.pop(key, None)
     else:
+        set_in_link(key, value)
+
+
+def set_in_link(key: str, value: str) -> None:
+    """``st.query_params[key] = value``, only when that changes the URL.
+
+    Each write sends the browser the whole address as the server holds it, which can be older than the browser's:
+    Streamlit's frontend writes a bound widget's change (a tab, a choice) straight into the address, and the run
+    it starts can set off with the address from before it. A write on every run then put the old address back
+    (seen once in a full browser run: a Step by step choice left the link 0.3 s after it entered it)."""
+    if st.query_params.get_all(key) != [value]:
         st.query_params[key] = value
 
 
@@ -210,7 +221,7 @@ def shared_texts_in_link() -> Iterator[None]:
         drawn = st.session_state.get(DRAWN_TEXTS, set())
         for key in SHARED_TEXTS:
             if not replaced and key not in drawn and (value := st.session_state.get(REMEMBERED + key)):
-                st.query_params[key] = value
+                set_in_link(key, value)
 
 
 def remembered_shared_text(key: str = "text", default: str = DEFAULT_TEXT) -> str:

@@ -4,6 +4,7 @@ repeated or differently spelt value opens, and what the page says about it."""
 from __future__ import annotations
 
 import pytest
+from streamlit.runtime.state.query_params import QueryParams
 from streamlit.testing.v1 import AppTest
 
 from bertlens.curriculum import LESSONS
@@ -101,3 +102,26 @@ def test_a_value_the_students_own_edit_puts_out_of_range_is_no_fault_of_the_link
     assert at.selectbox(key="at_mask").value == 2
     linked = open_page("pages/fill_mask.py", tiny_pretraining_dir, text="[MASK] then [MASK].", at_mask="3")
     assert "The link's `at_mask` parameter (3) is not a mask number from 1 to 2" in warnings(linked)
+
+
+@pytest.mark.parametrize(
+    "page, params",
+    [
+        ("attention", {"text": "The cat sat on the mat.", "attn_layer": "1", "head": "2", "attn_tab": "Step by step"}),
+        ("next_sentence", {"text": "The cat sat on the mat.", "a": "I was hungry.", "b": "So I ate."}),
+        ("tokenizer", {"tokenizer_tab": "Padding lab", "pad_len": "16", "lines": "one\ntwo words"}),
+    ],
+)
+def test_a_run_that_changes_nothing_writes_nothing_to_the_link(
+    open_page, tiny_pretraining_dir, monkeypatch, page, params
+):
+    """Each write sends the server's copy of the address, which can be older than the browser's (a bound widget's
+    change is written straight into the browser's address): a run may write only what it changes."""
+    at = open_page(f"pages/{page}.py", tiny_pretraining_dir, **params)
+    assert not at.exception, at.exception
+    sent: list[str] = []
+    monkeypatch.setattr(QueryParams, "_send_query_param_msg", lambda self: sent.append(str(self)))
+    at.run()
+    assert not at.exception, at.exception
+    assert sent == []
+    assert {k: at.query_params.get(k) for k in params} == params  # the link still holds every setting
