@@ -199,8 +199,9 @@ THIRDS = ("early (first third)", "middle third", "late (last third)")
 
 
 def third_of(index: int, count: int) -> str:
-    """Which third of ``count`` layers (or hidden states) numbered from 0 ``index`` falls in."""
-    return THIRDS[min(2, 3 * index // count)]
+    """Which third of ``count`` layers (or hidden states) numbered from 0 ``index`` falls in. The last is late
+    however few there are (the second of 2 layers fell in the "middle third")."""
+    return THIRDS[2] if index == count - 1 else THIRDS[min(2, 3 * index // count)]
 
 
 @dataclass(frozen=True)

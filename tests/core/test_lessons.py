@@ -195,6 +195,7 @@ def test_third_of_splits_the_hidden_states():
         "late (last third)",
         "late (last third)",
     ]
+    assert [lessons.third_of(layer, 2) for layer in (0, 1)] == ["early (first third)", "late (last third)"]
 
 
 def test_encoder_only_model_says_what_is_missing(bundled):
