@@ -19,6 +19,7 @@ from bertlens.analysis import encode
 from bertlens.anatomy import parameter_counts
 from bertlens.attention import STATISTICS, VIEWS
 from bertlens.curriculum import LESSONS
+from bertlens.layers import encoder_layer_label, hidden_state_label
 from bertlens.lessons import (
     AttendsMore,
     BestSeparation,
@@ -40,6 +41,7 @@ from bertlens.tokenization import STRATEGIES
 from bertlens.wording import percent
 from components import anatomy_views, attention_views, prediction_views, senses_views, tokenizer_views
 from components.params import PAGES, PARAMS, SHARED
+from tests.conftest import assert_shows
 from tests.core.test_mlm import reference_fill_mask
 from tests.core.test_senses import model_vectors
 
@@ -156,7 +158,8 @@ def test_attention_check_is_the_models_own_weights(tiny_bundle):
     weights = attentions[-1][0].mean(0)[10]  # "it" is token 10; animal 2, street 8
     expected = "animal" if weights[2] > weights[8] else "street"
     assert reveal.answer == expected
-    assert f"{float(weights[2]):.3f}" in reveal.detail and "encoder layer 1" in reveal.detail
+    assert_shows(reveal.detail, "“animal” {} and “street” {}", float(weights[2]), float(weights[8]), places=3)
+    assert "encoder layer 1" in reveal.detail
 
 
 def test_separation_check_is_the_best_hidden_state(tiny_bundle):
@@ -167,7 +170,7 @@ def test_separation_check_is_the_best_hidden_state(tiny_bundle):
     scores = np.array([s if s is not None else -np.inf for s in separation_by_layer(words.contextual, labels)])
     best = int(np.argmax(scores))
     assert reveal.answer == lessons.third_of(best, 3)  # hidden states 0, 1, 2
-    assert f"{scores[best]:.3f}" in reveal.detail
+    assert_shows(reveal.detail, f"peaks at {hidden_state_label(best)}: {{}}", scores[best], places=3)
 
 
 def test_separation_check_names_the_silhouette_at_the_embeddings_output(bundled):
@@ -180,10 +183,15 @@ def test_separation_check_names_the_silhouette_at_the_embeddings_output(bundled)
     reference = model_vectors(bundled, sentences, "apple")
     labels = [s.sense for s in preset.sentences]
     scores = [silhouette_score(reference[:, h], labels, metric="cosine") for h in range(reference.shape[1])]
-    assert f"{scores[0]:.3f}" != f"{scores[1]:.3f}"  # the check below can tell hidden state 0 from 1
-    assert f"; at the embeddings output it is {scores[0]:.3f}." in reveal.detail
+    assert abs(scores[0] - scores[1]) > 1e-3  # the check below can tell hidden state 0 from 1
     best = int(np.argmax(scores))
-    assert f"peaks at hidden state {best}" in reveal.detail and f": {scores[best]:.3f}" in reveal.detail
+    assert_shows(
+        reveal.detail,
+        f"peaks at {hidden_state_label(best)}: {{}}; at the embeddings output it is {{}}.",
+        scores[best],
+        scores[0],
+        places=3,
+    )
     assert reveal.answer == lessons.third_of(best, reference.shape[1])
 
 
@@ -234,7 +242,7 @@ def test_next_sentence_check_is_the_nsp_heads_verdict(tiny_bundle):
         with torch.no_grad():
             p = tiny_bundle.model(**inputs).seq_relationship_logits[0].softmax(-1)
         assert reveal.answer == question.choices[0 if p[0] >= p[1] else 1]
-        assert f"IsNext {float(p[0]):.1%} and NotNext {float(p[1]):.1%}." in reveal.detail
+        assert_shows(reveal.detail, "IsNext {}% and NotNext {}%.", float(p[0]), float(p[1]), places=1, percent=True)
 
 
 def same_token_keys(ids: list[int], segments: list[int | None], q: int, other_only: bool) -> list[int]:
@@ -264,8 +272,8 @@ def test_strongest_head_check_is_the_attention_itself(tiny_bundle):
             keys = {q: same_token_keys(ids, segments, q, other_only) for q in text_rows}
             share = torch.stack([att[:, :, q, ks].sum(-1) for q, ks in keys.items() if ks]).mean(0)
         layer, head = divmod(int(share.argmax()), share.shape[1])
-        assert f"head {head} of encoder layer {layer} " in reveal.detail
-        assert f"{float(share[layer, head]):.1%}" in reveal.detail
+        template = f"head {head} of {encoder_layer_label(layer)}: {{}}% ("
+        assert_shows(reveal.detail, template, float(share[layer, head]), places=1, percent=True)
         assert reveal.answer == lessons.third_of(layer, att.shape[0])
     assert {q.statistic for q in questions_of(StrongestHead)} >= {"same_token", "other_sentence"}
 
@@ -301,9 +309,8 @@ def test_mask_check_is_the_batch_run_with_and_without_the_mask(tiny_bundle):
         without = tiny_bundle.model.bert(**batch).last_hidden_state[:, 0]
     distances = (with_mask - without).norm(dim=-1)
     assert reveal.answer == question.lines[int(distances.argmax())]
-    assert f"{float(distances.max()):.3f}" in reveal.detail
-    each = "; ".join(f"{float(d):.3f} with {pad} padding tokens" for d, pad in zip(distances, padding))
-    assert f"without the mask: {each}." in reveal.detail
+    each = "; ".join(f"{{}} with {pad} padding tokens" for pad in padding)
+    assert_shows(reveal.detail, f"without the mask: {each}.", *distances.tolist(), places=3)
     assert float(distances.min()) < 1e-5  # the longest sentence has no padding: it does not move
 
 
@@ -322,7 +329,8 @@ def test_reference_check_is_the_cosine_at_the_last_hidden_state(tiny_bundle):
         word = last_state(question.sentence, question.word)
         sims = [torch.cosine_similarity(word, last_state(r, r), dim=0) for r in question.choices]
         assert reveal.answer == question.choices[int(np.argmax(sims))]
-        assert f"{float(sims[0]):.3f}" in reveal.detail
+        a, b = question.choices
+        assert_shows(reveal.detail, f"“{a}” {{}} and “{b}” {{}}", float(sims[0]), float(sims[1]), places=3)
 
 
 def test_parameter_check_counts_the_checkpoint(tiny_bundle, bundled):

@@ -8,6 +8,7 @@ from sklearn.decomposition import PCA
 from sklearn.metrics.pairwise import cosine_similarity
 
 from components.text import literal
+from tests.conftest import assert_shows
 from tests.core.test_positions import reference_sinusoids
 from tests.pages.test_attention_page import typed
 from tests.pages.test_tokenizer_page import frame, shown
@@ -38,13 +39,14 @@ def test_positions_from_the_link_equal_the_weights(open_page, bundled, count):
     signs = np.sign((xy * expected).sum(axis=0))  # PCA axes are defined up to sign
     np.testing.assert_allclose(xy, expected * signs, atol=1e-4)
     assert list(typed(chain["marker"]["color"])) == list(range(count))  # coloured by position, in order
-    assert f"{pca.explained_variance_ratio_[0]:.1%}" in chart(at, "position_chain")["layout"]["xaxis"]["title"]["text"]
+    title = chart(at, "position_chain")["layout"]["xaxis"]["title"]["text"]
+    assert_shows(title, "PC1 ({}% of the variance)", pca.explained_variance_ratio_[0], places=1, percent=True)
     coordinates = frame(at, "PC1")
     np.testing.assert_allclose(coordinates[["PC1", "PC2"]].to_numpy(), xy, atol=1e-9)
     steps = np.linalg.norm(np.diff(expected, axis=0), axis=1)  # in words: how far apart neighbours are
     words = " ".join(c.value for c in at.caption if c.value.startswith("In words"))
     assert literal(f"neighbours are {steps.min():.3g} to {steps.max():.3g} apart") in words
-    assert literal(f"{pca.explained_variance_ratio_.sum():.0%} of the variance") in words
+    assert_shows(words, "{}% of the variance", pca.explained_variance_ratio_.sum(), places=0, percent=True)
 
 
 def test_token_types_beside_them(open_page, tiny_pretraining_dir, tiny_bundle):
@@ -55,10 +57,11 @@ def test_token_types_beside_them(open_page, tiny_pretraining_dir, tiny_bundle):
     types = tiny_bundle.model.bert.embeddings.token_type_embeddings.weight.detach().numpy()
     np.testing.assert_allclose(frame(at, "‖t‖")["‖t‖"], np.linalg.norm(types, axis=1), rtol=1e-6)
     metric = {m.label: m.value for m in at.metric}["cosine(type 0, type 1)"]
-    assert metric == f"{cosine_similarity(types)[0, 1]:.4f}"
+    assert_shows(metric, "{}", cosine_similarity(types)[0, 1], places=4)
     positions = tiny_bundle.model.bert.embeddings.position_embeddings.weight.detach().numpy()[:64]
     mean = np.linalg.norm(positions.astype(np.float64), axis=1).mean()
-    assert f"For scale: the position embeddings shown have a mean norm of {mean:.4f}." in [c.value for c in at.caption]
+    [scale] = [c.value for c in at.caption if c.value.startswith("For scale")]
+    assert_shows(scale, "For scale: the position embeddings shown have a mean norm of {}.", mean, places=4)
     assert "learns one vector per position" in shown(at)
 
 

@@ -11,7 +11,7 @@ from bertlens.mlm import LOSS_IF_RIGHT
 from bertlens.models import BUNDLED_MODEL
 from bertlens.wording import percent
 from components.html_table import is_table, read_table
-from tests.conftest import tables
+from tests.conftest import assert_shows, tables
 from tests.core.test_mlm import mlm_loss, reference_fill_mask, reference_mask_logits
 from tests.pages.test_attention_page import typed
 
@@ -85,7 +85,7 @@ def test_true_word_check_from_the_link(open_page, tiny_pretraining_dir, tiny_bun
     at = open_page(PAGE, tiny_pretraining_dir, text=ONE_MASK, true_word="Paris")
     loss = mlm_loss(masked_lm, tiny_bundle.tokenizer, ONE_MASK, "The capital of France is Paris.")
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Loss −log p"] == f"{loss:.4f}"
+    assert_shows(metrics["Loss −log p"], "{}", loss, places=4)
     assert metrics["P(paris)"] == f"{np.exp(-loss):.4g}"
     with torch.no_grad():
         probs = masked_lm(**tiny_bundle.tokenizer(ONE_MASK, return_tensors="pt")).logits[0, 6].softmax(-1)
@@ -99,7 +99,7 @@ def test_true_word_check_from_the_link(open_page, tiny_pretraining_dir, tiny_bun
     inputs = tiny_bundle.tokenizer(ONE_MASK, return_tensors="pt")
     with torch.no_grad():  # these labels give the model's own loss: the one shown
         own = masked_lm(**inputs, labels=torch.tensor([labels["label"].tolist()])).loss.item()
-    assert f"{own:.4f}" == metrics["Loss −log p"]
+    assert_shows(metrics["Loss −log p"], "{}", own, places=4)
     two = open_page(PAGE, tiny_pretraining_dir, text="The [MASK] sat on the [MASK].", true_word="cat,mat", at_mask="2")
     two.session_state["loss_labels"] = True
     two.run()
@@ -212,7 +212,7 @@ def test_pretraining_masking_on_the_sentence_equals_the_models_own_loss(open_pag
     with torch.no_grad():
         loss = masked_lm(input_ids=torch.tensor([seen]), labels=labels).loss.item()
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Loss of this draw (mean −log p)"] == f"{loss:.4f}"
+    assert_shows(metrics["Loss of this draw (mean −log p)"], "{}", loss, places=4)
     assert metrics["Tokens chosen"] == f"{len(draw)} of {len(original) - 2}" and len(draw) == round(
         0.15 * len(original)
     )

@@ -16,7 +16,7 @@ from bertlens.wording import percent
 from components import layout
 from components.lessons import FOLLOWED, SHARED_TEXTS
 from components.params import EVERY_TOKEN, PAGE_TITLES, PARAMS, session_value
-from tests.conftest import APPTEST_TIMEOUT, ROOT, tables
+from tests.conftest import APPTEST_TIMEOUT, ROOT, assert_shows, tables
 from tests.core.test_mlm import reference_fill_mask
 
 DISCOVER = LESSONS["discover"]
@@ -165,7 +165,7 @@ def test_choice_question_reveals_the_attention_answer(open_page, tiny_pretrainin
     animal, street = mean_last_layer_attention(
         tiny_pretraining_dir, curriculum.ANIMAL_TIRED, "it", ("animal", "street")
     )
-    assert f"“animal” {animal:.3f} and “street” {street:.3f}" in shown(at)
+    assert_shows(shown(at), "“animal” {} and “street” {}", animal, street, places=3)
     winner = "animal" if animal > street else "street"
     assert f"attends more to **{winner}** here" in shown(at)
     assert ("Right" in shown(at)) == (winner == "street")

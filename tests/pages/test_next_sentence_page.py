@@ -14,7 +14,7 @@ from bertlens.models import BUNDLED_MODEL
 from bertlens.nsp import DEFAULT_PAIRS
 from bertlens.wording import shortened
 from components.exports import safe_csv
-from tests.conftest import tables
+from tests.conftest import assert_shows, tables
 from tests.core.test_nsp import reference_p_is_next
 from tests.pages.test_attention_page import typed
 
@@ -35,14 +35,14 @@ def test_pair_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, nsp_mo
     assert not at.exception
     assert at.text_input(key="a").value == A and at.text_input(key="b").value == B
     (p,) = reference_p_is_next(nsp_model, tiny_bundle.tokenizer, [(A, B)])
-    assert metrics(at)["P(IsNext)"] == f"{p:.4f}" and metrics(at)["P(NotNext)"] == f"{1 - p:.4f}"
+    assert_shows(metrics(at)["P(IsNext)"], "{}", p, places=4)
+    assert_shows(metrics(at)["P(NotNext)"], "{}", 1 - p, places=4)
     verdict = "B follows A (IsNext)" if p >= 0.5 else "B does not follow A (NotNext)"
-    assert f"{verdict} — {max(p, 1 - p):.1%} sure" in shown(at)
+    assert_shows(shown(at), f"{verdict} — {{}}% sure", max(p, 1 - p), places=1, percent=True)
     with torch.no_grad():
         is_next, not_next = nsp_model(**tiny_bundle.tokenizer(A, B, return_tensors="pt")).logits[0].tolist()
-    assert f"IsNext {is_next:.4f} (index 0), NotNext {not_next:.4f} (index 1)" in shown(at)
-    difference = f"{is_next - not_next:+.4f}".replace("-", "−")  # the page's minus sign
-    assert f"IsNext − NotNext = {difference}." in shown(at)
+    assert_shows(shown(at), "IsNext {} (index 0), NotNext {} (index 1)", is_next, not_next, places=4)
+    assert_shows(shown(at), "IsNext − NotNext = −{}.", not_next - is_next, places=4)  # the page's minus sign
     assert is_next != not_next and not_next > is_next  # the tiny model: a NotNext pair, shown as a warning
     assert [w for w in at.warning if "**Verdict:**" in w.value] and not [s for s in at.success if "Verdict" in s.value]
     assert not tables(at)  # the segments table is drawn when its expander is opened
@@ -64,7 +64,7 @@ def test_swap_puts_b_before_a(open_page, tiny_pretraining_dir, tiny_bundle, nsp_
     assert not at.exception
     assert at.text_input(key="a").value == B and at.text_input(key="b").value == A
     (p,) = reference_p_is_next(nsp_model, tiny_bundle.tokenizer, [(B, A)])
-    assert metrics(at)["P(IsNext)"] == f"{p:.4f}"
+    assert_shows(metrics(at)["P(IsNext)"], "{}", p, places=4)
 
 
 def test_use_the_shared_sentence_as_a(open_page, tiny_pretraining_dir):
@@ -123,12 +123,12 @@ def test_verdict_is_a_success_only_when_the_model_says_isnext(open_page, decisiv
     for i in one_of_each:
         a, b = pairs[i]
         at = open_page(PAGE, decisive_nsp_dir, a=a, b=b)
-        assert not at.exception and metrics(at)["P(IsNext)"] == f"{p[i]:.4f}"
+        assert not at.exception
+        assert_shows(metrics(at)["P(IsNext)"], "{}", p[i], places=4)
         verdict = "B follows A (IsNext)" if p[i] >= 0.5 else "B does not follow A (NotNext)"
         right, wrong = (at.success, at.warning) if p[i] >= 0.5 else (at.warning, at.success)
-        assert [e.value for e in right if "**Verdict:**" in e.value] == [
-            f"**Verdict:** {verdict} — {max(p[i], 1 - p[i]):.1%} sure"
-        ]
+        [box] = [e.value for e in right if "**Verdict:**" in e.value]
+        assert_shows(box, f"**Verdict:** {verdict} — {{}}% sure", max(p[i], 1 - p[i]), places=1, percent=True)
         assert not [e for e in wrong if "Verdict" in e.value]
 
 
@@ -181,7 +181,7 @@ def test_evaluation_of_the_seed_pairs(open_page, decisive_nsp_dir):
         ("F1", f1_score),
     ]:
         kwargs = {} if name == "Accuracy" else {"zero_division": 0}
-        assert shown_metrics[name] == f"{score(y_true, y_pred, **kwargs):.4f}"
+        assert_shows(shown_metrics[name], "{}", score(y_true, y_pred, **kwargs), places=4)
     results = tables(at)[-1]
     assert results["p_is_next"].tolist() == pytest.approx(p, abs=1e-5)  # the sharpened head: 200 × the rounding
     best = max(range(10), key=lambda i: max(p[i], 1 - p[i]))
@@ -208,7 +208,7 @@ def test_most_confident_pair_says_how_sure_the_model_is(open_page, tiny_pretrain
     assert confidence[best] == pytest.approx(max(confidence), abs=1e-6)  # the most confident, up to rounding
     assert results["p_is_next"][best] < 0.5  # NotNext: confidence and P(IsNext) differ
     (box,) = [e for e in [*at.success, *at.warning] if "Most confident pair" in e.value]
-    assert f"(row {best + 1}, {confidence[best]:.2%} sure, " in box.value
+    assert_shows(box.value, f"(row {best + 1}, {{}}% sure, ", confidence[best], places=2, percent=True)
 
 
 def test_the_students_own_pairs_from_a_file(open_page, decisive_nsp_dir, monkeypatch):
@@ -230,7 +230,7 @@ def test_the_students_own_pairs_from_a_file(open_page, decisive_nsp_dir, monkeyp
     assert results["sentence_a"].tolist() == own["sentence_a"].tolist()
     assert results["p_is_next"].tolist() == pytest.approx(p, abs=1e-5)
     y_pred = [x >= 0.5 for x in p]
-    assert metrics(at)["Accuracy"] == f"{accuracy_score(own['is_next'].tolist(), y_pred):.4f}"
+    assert_shows(metrics(at)["Accuracy"], "{}", accuracy_score(own["is_next"].tolist(), y_pred), places=4)
 
     many = pd.concat([DEFAULT_PAIRS] * 15, ignore_index=True)  # 150 pairs, over the local budget of 100
     at.file_uploader(key="pairs_csv").set_value(("many.csv", many.to_csv(index=False).encode(), "text/csv")).run()
