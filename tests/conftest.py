@@ -96,6 +96,14 @@ def assert_shows(text: str, template: str, *values: float, places: int, percent:
     raise AssertionError(f"{template!r} with {values} to {places} places is not shown in {text!r}")
 
 
+def rounded(value: float, places: int) -> re.Pattern[str]:
+    """``value`` as a page shows it to ``places`` decimals, either way where float noise puts it on a rounding
+    boundary (as ``assert_shows`` allows): for Playwright's ``to_have_text``, which waits for it."""
+    noise = 1e-6 * max(1.0, abs(value))
+    shown = sorted({re.escape(f"{v:.{places}f}") for v in (value - noise, value + noise)})
+    return re.compile(f"^({'|'.join(shown)})$")
+
+
 def popover(at, label: str):
     """The popover block labelled ``label`` (AppTest has no accessor for popovers)."""
 

@@ -26,6 +26,7 @@ from scripts.serve import Cluster
 from scripts.server import free_port
 from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_run
 from tests.browser.test_pages import metric, p_is_next, reference, type_into  # noqa: F401 (reference: a fixture)
+from tests.conftest import rounded
 
 RESTORE_SECONDS = 15  # from the kill to the same view drawn again by the other replica
 A, B = "The weather is nice today.", "Let's go for a walk."
@@ -81,7 +82,7 @@ def test_killed_replica_costs_no_student_their_view(cluster, reference, browser)
         served_by = response.headers["x-bertlens-replica"]
         wait_for_run(page)
         type_into(page, "a", NEW_A)  # the view now differs from the link the student opened
-        expected = f"{p_is_next(reference, NEW_A, B):.4f}"
+        expected = rounded(p_is_next(reference, NEW_A, B), 4)
         expect(metric(page, "P(IsNext)")).to_have_text(expected)
         wait_for_run(page)
         url = page.url

@@ -17,6 +17,7 @@ from transformers import AutoTokenizer, BertForPreTraining
 
 from components.page_titles import PAGE_TITLES
 from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_layout, wait_for_run
+from tests.conftest import rounded
 
 MARKUP = "Hello <b>bold</b> and *stars* [MASK] here."
 
@@ -178,12 +179,12 @@ def test_next_sentence_probability_matches_the_head(open_url, reference):
     a, b = "<b>The weather</b> is *nice*.", "Let's go for a walk."
     page = open_url("next_sentence", a=a, b=b)
     expect(page.locator(".st-key-a input")).to_have_value(a)
-    expect(metric(page, "P(IsNext)")).to_have_text(f"{p_is_next(reference, a, b):.4f}")
+    expect(metric(page, "P(IsNext)")).to_have_text(rounded(p_is_next(reference, a, b), 4))
     assert_shown_literally(page)
 
     new_a = "Deep learning is a branch of machine learning."
     type_into(page, "a", new_a)
-    expect(metric(page, "P(IsNext)")).to_have_text(f"{p_is_next(reference, new_a, b):.4f}")
+    expect(metric(page, "P(IsNext)")).to_have_text(rounded(p_is_next(reference, new_a, b), 4))
 
 
 def test_attention_deep_link_draws_the_chosen_head(open_url, reference):
