@@ -354,31 +354,39 @@ class MaskMatters:
 
 
 @dataclass(frozen=True)
-class CloserReference:
-    """ "Is *word* in this sentence closer to A or to B?" — cosine at the last hidden state, A and B read alone."""
+class CloserInContext:
+    """ "In which sentence is *word* closer to *reference*?" — seed 004's comparison: the word's vector in each
+    sentence against the reference word read alone, at the last hidden state (the pet's python is closer to "snake"
+    than the coder's is, the coder's closer to "programming")."""
 
-    sentence: str
+    sentences: tuple[str, ...]  # the choices: one occurrence of the word in each
     word: str
-    choices: tuple[str, ...]  # the reference words
-    given: Given = ()  # the prompt quotes the sentence
+    reference: str
+    given: Given = ()  # the choices quote the sentences
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return self.sentences
 
     @property
     def prompt(self) -> str:
-        a, b = self.choices
-        return f"In “{self.sentence}”, is the vector of “{self.word}” closer to “{a}” or to “{b}” (each read alone)?"
+        return f"In which sentence is the vector of “{self.word}” closer to “{self.reference}” (read alone)?"
 
     def reveal(self, live: Live) -> Reveal:
-        words = live.word_vectors(self.word, (self.sentence,), self.choices)
-        if not words.occurrences or set(words.references) != set(self.choices):
-            return Reveal(None, "This model's tokenizer does not find these words; the check cannot run.")
-        top = words.contextual.shape[1] - 1
-        refs = np.stack([words.references[r][top] for r in self.choices])
-        sims = cosine_similarity(words.contextual[:1, top], refs)[0]
-        winner = self.choices[int(np.argmax(sims))]
-        numbers = " and ".join(f"“{r}” {s:.3f}" for r, s in zip(self.choices, sims))
+        words = live.word_vectors(self.word, self.sentences, (self.reference,))
+        found = [o.sentence_index for o in words.occurrences]
+        if found != list(range(len(self.sentences))) or self.reference not in words.references:
+            return Reveal(
+                None, "This model's tokenizer does not find these words once per sentence; the check cannot run."
+            )
+        top = words.num_layers
+        sims = cosine_similarity(words.contextual[:, top], words.references[self.reference][top][None])[:, 0]
+        winner = self.sentences[int(np.argmax(sims))]
+        numbers = " and in ".join(f"“{sentence}” {sim:.3f}" for sentence, sim in zip(self.sentences, sims))
         return Reveal(
             winner,
-            f"Cosine similarity at the last {hidden_state_label(top)}: {numbers}. So it is closer to **{winner}**.",
+            f"Cosine similarity with “{self.reference}” at the last {hidden_state_label(top)}: in {numbers}. "
+            f"So “{self.word}” is closer to it in **“{winner}”**: the same word, moved by its sentence.",
         )
 
 
@@ -441,7 +449,7 @@ Question = (
     | StrongestHead
     | LessPadding
     | MaskMatters
-    | CloserReference
+    | CloserInContext
     | BestSeparation
     | ParameterCount
     | LargestPart

@@ -23,7 +23,7 @@ from bertlens.layers import encoder_layer_label, hidden_state_label
 from bertlens.lessons import (
     AttendsMore,
     BestSeparation,
-    CloserReference,
+    CloserInContext,
     DirectLive,
     FillMaskTop1,
     LargestPart,
@@ -73,7 +73,7 @@ def test_lessons_follow_the_notebooks_and_have_questions():
         StrongestHead,
         LessPadding,
         MaskMatters,
-        CloserReference,
+        CloserInContext,
         BestSeparation,
         ParameterCount,
         LargestPart,
@@ -314,7 +314,11 @@ def test_mask_check_is_the_batch_run_with_and_without_the_mask(tiny_bundle):
     assert float(distances.min()) < 1e-5  # the longest sentence has no padding: it does not move
 
 
-def test_reference_check_is_the_cosine_at_the_last_hidden_state(tiny_bundle):
+def test_reference_check_compares_the_word_across_sentences(tiny_bundle):
+    """Seed 004's comparison: python's last hidden state in each sentence against the reference word read alone
+    (asked the other way, within one sentence, bert-base-uncased's own numbers would say the coder's python is
+    closer to "snake": 0.584 against 0.561)."""
+
     def last_state(text: str, word: str) -> torch.Tensor:
         inputs = tiny_bundle.tokenizer(text, return_tensors="pt")
         with torch.no_grad():
@@ -324,13 +328,18 @@ def test_reference_check_is_the_cosine_at_the_last_hidden_state(tiny_bundle):
         start = next(i for i in range(len(tokens)) if tokens[i : i + len(pieces)] == pieces)
         return states[start : start + len(pieces)].mean(0)
 
-    for question in questions_of(CloserReference):
+    questions = questions_of(CloserInContext)
+    assert [(q.sentences, q.reference) for q in questions] == [
+        ((curriculum.PET, curriculum.CODING), "snake"),  # the notebook: 0.693 in the pet's, 0.584 in the coder's
+        ((curriculum.PET, curriculum.CODING), "programming"),  # 0.499 in the pet's, 0.561 in the coder's
+    ]
+    for question in questions:
         reveal = question.reveal(DirectLive(tiny_bundle))
-        word = last_state(question.sentence, question.word)
-        sims = [torch.cosine_similarity(word, last_state(r, r), dim=0) for r in question.choices]
-        assert reveal.answer == question.choices[int(np.argmax(sims))]
-        a, b = question.choices
-        assert_shows(reveal.detail, f"“{a}” {{}} and “{b}” {{}}", float(sims[0]), float(sims[1]), places=3)
+        reference = last_state(question.reference, question.reference)
+        sims = [float(torch.cosine_similarity(last_state(s, "python"), reference, dim=0)) for s in question.sentences]
+        assert reveal.answer == question.sentences[int(np.argmax(sims))]
+        pet, coding = question.sentences
+        assert_shows(reveal.detail, f"in “{pet}” {{}} and in “{coding}” {{}}", *sims, places=3)
 
 
 def test_parameter_check_counts_the_checkpoint(tiny_bundle, bundled):
