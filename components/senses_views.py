@@ -27,6 +27,7 @@ from bertlens.senses import (
     SenseInputError,
     WordVectors,
     at_layer,
+    drawn_at_random,
     layer_label,
     layer_options,
     layer_range,
@@ -159,7 +160,13 @@ def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[S
     if len(items) < 2:
         st.info("Give at least two sentences: one sentence gives nothing to compare.")
         return None, own
-    if over := budgets.first_only("sentences", len(items), "sentences"):
+    if source == "Upload CSV" and len(items) > (most := budgets.sentences):
+        st.warning(
+            f"{len(items):,} sentences uploaded; {most:,} of them are drawn at random (the same draw every time, in "
+            f"the file's order), as seed notebook 001 draws 100 of CoarseWSD-20's: {budgets.limit('sentences')}."
+        )
+        items = drawn_at_random(items, most)
+    elif over := budgets.first_only("sentences", len(items), "sentences"):
         st.warning(over)
         items = items[: budgets.sentences]
     sentences = lines_within_chars_budget([item.sentence for item in items], "Sentences", "sentence")

@@ -18,6 +18,7 @@ from bertlens.senses import (
     SentenceVectorCache,
     at_layer,
     coinciding,
+    drawn_at_random,
     embed_word,
     find_word,
     layer_label,
@@ -420,6 +421,15 @@ def test_points_a_hundred_thousandth_apart_are_not_one_spot():
 COARSE_DATA = b"3\tI ate an apple today.\n1\tApple released a phone.\n\n5\tShe peeled the apple slowly.\n"
 COARSE_GOLD = b"1\n0\n1\n"
 COARSE_CLASSES = b'{"0": "apple_inc", "1": "apple_fruit"}'
+
+
+def test_a_draw_at_random_is_the_same_every_time_in_the_files_order():
+    items = [LabelledSentence(f"Sentence {n} about an apple.", "fruit" if n < 300 else "company") for n in range(600)]
+    drawn = drawn_at_random(items, 200)
+    assert len(drawn) == len(set(drawn)) == 200 and drawn == drawn_at_random(items, 200)
+    assert [items.index(item) for item in drawn] == sorted(items.index(item) for item in drawn)
+    assert 70 < sum(item.sense == "fruit" for item in drawn) < 130  # from the whole file: both senses, as many
+    assert drawn_at_random(items[:150], 200) == tuple(items[:150])  # within the budget: all of them
 
 
 def test_coarsewsd_files_as_seed_001_reads_them():

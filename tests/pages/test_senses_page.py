@@ -192,6 +192,28 @@ def test_uploaded_csv(open_page, tiny_pretraining_dir):
     assert "`sentence` column" in messages(at, "error") and not tables(at)
 
 
+def test_an_upload_over_the_budget_is_drawn_at_random_from_the_whole_file(open_page, tiny_pretraining_dir, monkeypatch):
+    """A CoarseWSD-20 file can list its senses one after another: its first 50 sentences were all one sense. Seed
+    001 draws its sentences at random; so does the page, the same draw every time, and says so."""
+    monkeypatch.setenv("BERTLENS_MAX_SENTENCES", "50")
+    monkeypatch.setenv("BERTLENS_MAX_OCCURRENCES", "100")
+    count = 120
+    data = "".join(f"3\tI ate apple number {n} today.\n" for n in range(count)).encode()
+    gold = "".join("1\n" if n < count // 2 else "0\n" for n in range(count)).encode()  # fruit first, then Inc
+    at = open_page(PAGE, tiny_pretraining_dir, source="Upload CSV", senses_word="apple")
+    files = [("train.data.txt", data, "text/plain"), ("train.gold.txt", gold, "text/plain")]
+    at.file_uploader(key="csv_upload").set_value(files).run()
+    assert not at.exception, at.exception
+    assert f"{count} sentences uploaded; 50 of them are drawn at random" in messages(at, "warning")
+    drawn = coordinates(at)
+    assert len(drawn) == 50 and set(drawn.sense) == {"0", "1"}  # both senses, from the whole file
+    numbers = [int(sentence.split("number ")[1].split()[0]) for sentence in drawn.sentence]
+    assert numbers == sorted(numbers) and max(numbers) >= count // 2  # in the file's order, past its first half
+    again = open_page(PAGE, tiny_pretraining_dir, source="Upload CSV", senses_word="apple")
+    again.file_uploader(key="csv_upload").set_value(files).run()
+    assert coordinates(again).sentence.tolist() == drawn.sentence.tolist()  # the same draw
+
+
 def test_coarsewsd_files_as_seed_001_uses_them(open_page, tiny_pretraining_dir):
     """Seed 001 maps CoarseWSD-20's real "apple" sentences: its data and gold files (and the senses' names) load."""
     at = open_page(PAGE, tiny_pretraining_dir, source="Upload CSV", word="apple")
