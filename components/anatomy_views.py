@@ -15,6 +15,7 @@ from bertlens.anatomy import (
     Block,
     EmbeddingParts,
     PoolerCheck,
+    base_encoder_named,
     matrices_and_vectors,
 )
 from bertlens.positions import PositionEmbeddings
@@ -351,7 +352,8 @@ def architecture_section(model_name: str) -> None:
     st.markdown(
         f"**{total:,} parameters** in this checkpoint: embeddings {int(base[('Embeddings', 'all embeddings')]):,}, "
         f"one encoder layer {int(base[('Encoder layer 0', 'one layer')]):,}, "
-        f"base encoder {int(base[('Base encoder', 'total')]):,}, {len(named)} named parameters."
+        f"base encoder {int(base[('Base encoder', 'total')]):,}; {len(named)} named parameters, "
+        f"{len(base_encoder_named(named))} of them the base encoder's (the list `BertModel` prints)."
     )
     matrices, vectors = matrices_and_vectors(named)
     st.caption(

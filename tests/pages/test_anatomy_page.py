@@ -23,7 +23,8 @@ def test_bundled_encoder_counts_checks_and_missing_heads(open_page, bundled):
     at = open_page(PAGE, anatomy_tab="Parameters", text="Sinan loves a beautiful day")
     assert not at.exception
     total = sum(p.numel() for p in bundled.model.bert.parameters())
-    assert f"**{total:,} parameters**" in shown(at) and "103 named parameters" in shown(at)
+    assert f"**{total:,} parameters**" in shown(at)
+    assert "103 named parameters, 103 of them the base encoder's" in shown(at)  # no heads
     matrices = sum(p.numel() for p in bundled.model.bert.parameters() if p.dim() == 2)  # seed 004's count
     assert f"{matrices:,} sit in weight matrices and {total - matrices:,} in vectors" in shown(at)
     assert at.text[0].value == repr(bundled.model.bert)  # the module tree, as print(model) shows it
@@ -138,6 +139,9 @@ def test_pretraining_checkpoint_counts_its_heads(open_page, tiny_pretraining_dir
     assert counts.loc["is-next classifier", "parameters"] == 2 * tiny_bundle.capabilities.hidden_size + 2
     assert counts["parameters"].iloc[-1] == sum(p.numel() for p in tiny_bundle.model.parameters())
     assert "weight tying" in shown(at)
+    base = len(list(tiny_bundle.model.bert.named_parameters()))  # BertModel's list (seed 004: 199 for bert-base)
+    heads = len(list(tiny_bundle.model.cls.named_parameters()))  # the tied decoder weight is the word embeddings'
+    assert f"{base + heads - 1} named parameters, {base} of them the base encoder's" in shown(at)
     # Each share as rounded: 2 decimals, a tiny one to 2 significant figures (the NSP head once read 0.00).
     nsp_share = 100 * counts.loc["is-next classifier", "parameters"] / counts["parameters"].iloc[-1]
     (markup,) = [e.value for e in at.get("html") if 'aria-label="parameter counts"' in e.value]
