@@ -460,8 +460,8 @@ INSIDE = Lesson(
     "inside",
     "Inside BERT: parameters, the pooler, WordPiece, a word in context",
     "Introduction to BERT (seed 004)",
-    "The named parameters layer by layer, the pooler on [CLS], words the vocabulary lacks, and “python” the "
-    "snake against “python” the language.",
+    "The named parameters layer by layer, the pooler on [CLS], words the vocabulary lacks, “python” the "
+    "snake against “python” the language, and the three embeddings every token starts from.",
     (
         Step(
             "Every named parameter",
@@ -507,6 +507,18 @@ INSIDE = Lesson(
             TWO_PYTHONS,
             CloserInContext((PET, CODING), "python", "programming"),
             control="refs",
+        ),
+        Step(
+            "The many embeddings",
+            "Before any layer, each token's vector is three table look-ups added and normalised: its word "
+            "(WordPiece) embedding, the embedding of its position, and that of its segment (token type 0 or 1). "
+            "The *Embeddings* tab computes it by hand for the notebook's “I am Sinan” and compares with the model's "
+            "own output. Move the token position: a token's word embedding is the same in every input (the "
+            "notebook compares “I am Sinan” with “I am Matt”: `[CLS]`, “i”, “am” and `[SEP]` give the same rows); "
+            "context only comes from the layers above.",
+            "anatomy",
+            {"text": "I am Sinan", "anatomy_tab": "Embeddings"},
+            control="pos",
         ),
     ),
 )
