@@ -7,7 +7,7 @@ declared in ``components.params`` (tests check every one against its page). Ques
 
 from __future__ import annotations
 
-from bertlens.attention import STATISTIC_BY_KEY, VIEWS
+from bertlens.attention import PRESETS, STATISTIC_BY_KEY, VIEWS
 from bertlens.lessons import (
     LAST_ENCODER_LAYER,
     LAST_HIDDEN_STATE,
@@ -75,6 +75,7 @@ PADDING_IS_FREE = (
 QUICK_FOX_MASKED = "The [MASK] brown fox [MASK] over the [MASK] dog"  # seed 003's exercise 4
 ANIMAL_TIRED = "The animal couldn't cross the street because it was too tired."
 ANIMAL_WIDE = "The animal couldn't cross the street because it was too wide."
+CALCULATORS = next(p.text for p in PRESETS if p.name == "Calculators")  # seed 000's own sentence
 RAW: dict[str, str | tuple[str, ...]] = {"view": VIEWS["raw"]}  # not rollout, whatever the student chose before
 IT_FOCUS: dict[str, str | tuple[str, ...]] = {  # "it" against "animal" and "street", heads averaged
     **RAW,
@@ -173,6 +174,28 @@ DISCOVER = Lesson(
             "senses",
             {"source": "Preset", "preset": "field", "senses_tab": "Map", "senses_layer": LAST_HIDDEN_STATE},
             control="senses_layer",
+        ),
+        Step(
+            "Every layer and head at once",
+            "Back to attention, for two more of the notebook's views. bertviz's *model view* draws every head of "
+            "every layer as a small map; so does the *All heads* tab, "
+            "here for the “too wide” sentence: one row per encoder layer, one column per head. Which heads look at "
+            "the next or the previous token (a line beside the diagonal), and which send nearly everything to "
+            "`[CLS]` or `[SEP]` (one bright column)? Click a head to open it in the *Heatmap* tab.",
+            "attention",
+            {**RAW, "text": ANIMAL_WIDE, "attn_tab": "All heads"},
+            control="attn_tab",
+        ),
+        Step(
+            "Explore on your own",
+            "The sentence the notebook gives to explore on your own: "
+            f"“{CALCULATORS}” "
+            "Does **digit** attend to *arithmetical*, *keyboard* or *electronic* in the early layers? Do the higher "
+            "layers gather on `[SEP]`, or spread evenly? Which layer seems to link the words by meaning? Click "
+            "**digit** in the *Head view* and move the *Encoder layer* slider.",
+            "attention",
+            {**RAW, "text": CALCULATORS, "attn_tab": "Head view", "attn_layer": "0", "mean": "false"},
+            control="attn_layer",
         ),
     ),
 )

@@ -60,7 +60,7 @@ def test_a_link_opens_the_step_and_the_reveal_is_the_models_answer(
     at = open_page("pages/fill_mask.py", tiny_pretraining_dir, **step_link(DISCOVER, 1, 2))
     assert not at.exception
     assert f"step 2 of {len(DISCOVER.steps)}" in shown(at) and "Predict the hidden word" in [s.value for s in at.header]
-    assert len(DISCOVER.steps) == 8 and [p.value for p in at.get("progress")] == [25]  # 2 of 8 steps: a quarter
+    assert len(DISCOVER.steps) == 10 and [p.value for p in at.get("progress")] == [20]  # 2 of 10 steps
     assert "does not" in shown(at)  # the "next word" misconception callout
     assert page_waits(at) and r"Sentence: **The \[MASK\] chased the mouse\.**" in shown(at)  # what to predict on
     at.button(key="_lesson_discover_1_check").click().run()  # nothing to check before a guess
