@@ -104,6 +104,13 @@ def rounded(value: float, places: int) -> re.Pattern[str]:
     return re.compile(f"^({'|'.join(shown)})$")
 
 
+def renderings(value: float, show: Callable[[float], str]) -> set[str]:
+    """How ``show`` (a page's format: ``percent``, ``f"{v:.3g}"``) writes ``value`` and its float-noise neighbours:
+    for significant-figure formats, which ``assert_shows`` does not read, where a reference computed another way
+    can round apart from the page's own value on a boundary."""
+    return {show(value * (1 + noise)) for noise in (-1e-5, 0.0, 1e-5)}
+
+
 def popover(at, label: str):
     """The popover block labelled ``label`` (AppTest has no accessor for popovers)."""
 
