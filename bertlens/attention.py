@@ -256,6 +256,9 @@ class Preset:
     questions: str = ""  # what seed 000 asks about it
 
 
+# The sentence seed 000 gives to explore on your own (a preset here, a lesson step too).
+CALCULATORS = "modern electronic calculators contain a keyboard with buttons for digit and arithmetical operations."
+
 PRESETS: tuple[Preset, ...] = (
     Preset("Cat on the mat", "The cat sat on the mat", focus="sat", targets=("cat", "mat")),
     Preset(
@@ -289,7 +292,7 @@ PRESETS: tuple[Preset, ...] = (
     ),
     Preset(
         "Calculators",
-        "modern electronic calculators contain a keyboard with buttons for digit and arithmetical operations.",
+        CALCULATORS,
         focus="digit",
         targets=("arithmetic", "keyboard", "electronic"),
         questions=(

@@ -129,8 +129,9 @@ def set_in_link(key: str, value: str) -> None:
 
     Each write sends the browser the whole address as the server holds it, which can be older than the browser's:
     Streamlit's frontend writes a bound widget's change (a tab, a choice) straight into the address, and the run
-    it starts can set off with the address from before it. A write on every run then put the old address back
-    (seen once in a full browser run: a Step by step choice left the link 0.3 s after it entered it)."""
+    it starts can set off with the address from before it. A write on every run could then put the old address
+    back: the likely cause of a Step by step choice seen leaving the link 0.3 s after it entered it (once, in a full
+    browser run; not reproduced since)."""
     if st.query_params.get_all(key) != [value]:
         st.query_params[key] = value
 
