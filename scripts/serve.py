@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from scripts.preloaded import LaunchedProcess, Launcher, die_with_parent  # noqa: E402
-from scripts.server import free_port, streamlit_command  # noqa: E402
+from scripts.server import PORT_ATTEMPTS, free_port, port_was_taken, streamlit_command  # noqa: E402
 from scripts.streamlit_client import Session, run_to_end  # noqa: E402
 
 TEMPLATE = ROOT / "deploy" / "haproxy.cfg"
@@ -231,6 +231,18 @@ class Cluster:
             time.sleep(0.5)
         raise RuntimeError(f"{replica.name} was not ready in {seconds:.0f} s:\n{replica.log.read_text()[-3000:]}")
 
+    def wait_ready_on_a_free_port(self, replica: Replica) -> None:
+        """``wait_ready``, starting the replica again on another free port when its own was taken before it bound it
+        (before HAProxy's config names the ports; a restart keeps its port)."""
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            try:
+                return self.wait_ready(replica)
+            except RuntimeError:
+                if attempt == PORT_ATTEMPTS or replica.alive or not port_was_taken(replica.log, replica.port):
+                    raise
+            replica.port = free_port()
+            self.start_replica(replica)
+
     def wait_balancer(self, want: dict[str, str], seconds: float = START_SECONDS) -> None:
         """Until HAProxy reports each named replica in exactly the wanted status ("UP", "MAINT").
 
@@ -255,7 +267,7 @@ class Cluster:
         for replica in self.members:
             self.start_replica(replica)
         for replica in self.members:  # before HAProxy exists: no student reaches a replica still warming
-            self.wait_ready(replica)
+            self.wait_ready_on_a_free_port(replica)
             warm_every_page(replica.url)
         config = self.workdir / "haproxy.cfg"
         config.write_text(render_config(f"{self.bind_address}:{self.port}", [f"127.0.0.1:{r.port}" for r in self.members],

@@ -32,6 +32,8 @@ sys.argv = ["streamlit", *sys.argv[1:]]
 sys.exit(cli.main())
 """
 LOAD_LINE = "bertlens INFO Loading model"
+PORT_TAKEN = "Port {port} is not available"  # Streamlit's words when it cannot bind its port
+PORT_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -97,21 +99,38 @@ def running_server(
     ``env`` adds environment variables; ``BERTLENS_HOSTED`` is off unless given there. ``watcher`` is
     Streamlit's ``server.fileWatcherType`` (the shipped config's "none"; "auto" is Streamlit's default).
     """
-    port = free_port()
-    with log.open("w") as out:
-        server = subprocess.Popen(streamlit_command(port, script, watcher), cwd=ROOT, env=server_environment(model, **env),
-                                  stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        port = free_port()
+        with log.open("w") as out:
+            server = subprocess.Popen(streamlit_command(port, script, watcher), cwd=ROOT, env=server_environment(model, **env),
+                                      stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_healthy(url, server, log)
+            break
+        except RuntimeError:
+            _stop(server)
+            if attempt == PORT_ATTEMPTS or not port_was_taken(log, port):
+                raise
     try:
-        _wait_healthy(url, server, log)
         yield Server(url, server.pid, log)
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        _stop(server)
+
+
+def port_was_taken(log: Path, port: int) -> bool:
+    """Whether the server in ``log`` exited because ``port`` was taken after ``free_port`` probed it: by another
+    process probing at the same moment (a test worker) or an outgoing connection's ephemeral port."""
+    return PORT_TAKEN.format(port=port) in log.read_text()
+
+
+def _stop(server: subprocess.Popen) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
 
 
 @contextmanager

@@ -350,3 +350,27 @@ def test_class_through_the_balancer_survives_a_killed_replica(tiny_pretraining_d
     # The only errors are the runs the kill interrupted: one per affected student.
     interrupted = [e for e in summary.examples if "ConnectionClosed" in e]
     assert summary.errors == result.affected and len(interrupted) == min(summary.errors, 5), summary.examples
+
+
+def test_a_replica_whose_port_was_taken_starts_on_another(tiny_pretraining_dir, tmp_path):
+    """Replica ports are probed when the cluster is made and bound when each replica starts; one taken in between
+    (another test worker, an outgoing connection) gets another port before HAProxy's config names them."""
+    import socket
+
+    from scripts.serve import Cluster, stop_group
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "BERTLENS_MODEL": str(tiny_pretraining_dir)}
+    env.pop("BERTLENS_HOSTED", None)
+    cluster = Cluster(1, free_port(), tmp_path, "127.0.0.1", env, preload=False)
+    (replica,) = cluster.members
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))  # bound, not listening: as an outgoing connection's port
+        replica.port = busy = taken.getsockname()[1]
+        cluster.start_replica(replica)
+        try:
+            cluster.wait_ready_on_a_free_port(replica)
+            assert replica.port != busy and replica.alive
+            assert json.loads((tmp_path / "state.json").read_text())["replicas"][0]["port"] == replica.port
+        finally:
+            if replica.process is not None:
+                stop_group(replica.process)

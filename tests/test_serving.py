@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import tomllib
+import urllib.request
 from types import SimpleNamespace
 
 from bertlens.models import load_model
@@ -139,3 +140,25 @@ def test_a_package_is_imported_once_however_many_sessions_ask(tmp_path, monkeypa
     finally:
         for name in [m for m in sys.modules if m.startswith(package)]:
             del sys.modules[name]
+
+
+def test_a_server_whose_port_was_taken_starts_on_another(monkeypatch, tmp_path):
+    """The port ``free_port`` probed can be taken before Streamlit binds it (another test worker probing at the
+    same moment, an outgoing connection): the server starts again on another port instead of failing the test."""
+    import socket
+
+    from scripts import server
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))  # bound, not listening: as an outgoing connection's port
+        busy = taken.getsockname()[1]
+        ports = iter([busy])
+        real = server.free_port
+        monkeypatch.setattr(server, "free_port", lambda: next(ports, None) or real())
+        app = tmp_path / "bare.py"
+        app.write_text("import streamlit as st\nst.write('hi')\n")
+        log = tmp_path / "server.log"
+        with server.running_server("unused", log, script=str(app)) as running:
+            assert not running.url.endswith(f":{busy}")
+            with urllib.request.urlopen(f"{running.url}/_stcore/health", timeout=5) as response:
+                assert response.status == 200
