@@ -191,7 +191,8 @@ DISCOVER = Lesson(
             f"“{CALCULATORS}” "
             "Does **digit** attend to *arithmetical*, *keyboard* or *electronic* in the early layers? Do the higher "
             "layers gather on `[SEP]`, or spread evenly? Which layer seems to link the words by meaning? Click "
-            "**digit** in the *Head view* and move the *Encoder layer* slider.",
+            "**digit** in the *Head view*, step through the heads with the *Head* slider (or draw them all with "
+            "**All … heads**), and move the *Encoder layer* slider.",
             "attention",
             {**RAW, "text": CALCULATORS, "attn_tab": "Head view", "attn_layer": "0", "mean": "false"},
             control="attn_layer",
@@ -523,8 +524,8 @@ INSIDE = Lesson(
         ),
         Step(
             "Python the language",
-            "Now with *programming*: the table's second column, the pet's python (*snake*) above the coder's "
-            "(*programming language*).",
+            "Now with *programming*: the column *cosine with “programming”*, the pet's python (*snake*) above the "
+            "coder's (*programming language*).",
             "senses",
             TWO_PYTHONS,
             CloserInContext((PET, CODING), "python", "programming"),

@@ -353,7 +353,7 @@ def architecture_section(model_name: str) -> None:
         f"**{total:,} parameters** in this checkpoint: embeddings {int(base[('Embeddings', 'all embeddings')]):,}, "
         f"one encoder layer {int(base[('Encoder layer 0', 'one layer')]):,}, "
         f"base encoder {int(base[('Base encoder', 'total')]):,}; {len(named)} named parameters, "
-        f"{len(base_encoder_named(named))} of them the base encoder's (the list `BertModel` prints)."
+        f"{len(base_encoder_named(named))} of them the base encoder's (seed 004's `BertModel.named_parameters()`)."
     )
     matrices, vectors = matrices_and_vectors(named)
     st.caption(

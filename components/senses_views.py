@@ -162,8 +162,8 @@ def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[S
         return None, own
     if source == "Upload CSV" and len(items) > (most := budgets.sentences):
         st.warning(
-            f"{len(items):,} sentences uploaded; {most:,} of them are drawn at random (the same draw every time, in "
-            f"the file's order), as seed notebook 001 draws 100 of CoarseWSD-20's: {budgets.limit('sentences')}."
+            f"{len(items):,} different sentences uploaded; {most:,} of them are drawn at random (the same draw every "
+            f"time, in the file's order), as seed notebook 001 draws 100 of CoarseWSD-20's: {budgets.limit('sentences')}."
         )
         items = drawn_at_random(items, most)
     elif over := budgets.first_only("sentences", len(items), "sentences"):

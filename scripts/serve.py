@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from scripts.preloaded import LaunchedProcess, Launcher, die_with_parent  # noqa: E402
-from scripts.server import PORT_ATTEMPTS, free_port, port_was_taken, streamlit_command  # noqa: E402
+from scripts.server import PORT_ATTEMPTS, free_port, listening, port_was_taken, streamlit_command  # noqa: E402
 from scripts.streamlit_client import Session, run_to_end  # noqa: E402
 
 TEMPLATE = ROOT / "deploy" / "haproxy.cfg"
@@ -226,7 +226,7 @@ class Cluster:
                 raise Stopped
             if not replica.alive:
                 raise RuntimeError(f"{replica.name} exited:\n{replica.log.read_text()[-3000:]}")
-            if http_status(replica.url + READY_PATH, timeout=65) == 200:
+            if http_status(replica.url + READY_PATH, timeout=65) == 200 and listening(replica.log, replica.url):
                 return
             time.sleep(0.5)
         raise RuntimeError(f"{replica.name} was not ready in {seconds:.0f} s:\n{replica.log.read_text()[-3000:]}")

@@ -33,6 +33,7 @@ sys.exit(cli.main())
 """
 LOAD_LINE = "bertlens INFO Loading model"
 PORT_TAKEN = "Port {port} is not available"  # Streamlit's words when it cannot bind its port
+LISTENING = "URL: {url}"  # and its words once it has bound it (with --server.address)
 PORT_ATTEMPTS = 3
 
 
@@ -65,7 +66,7 @@ def _wait_healthy(url: str, server: subprocess.Popen, log: Path) -> None:
             raise RuntimeError(f"streamlit exited with {server.returncode}:\n{log.read_text()[-3000:]}")
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
+                if response.status == 200 and listening(log, url):
                     return
         except OSError:
             pass
@@ -108,14 +109,20 @@ def running_server(
         try:
             _wait_healthy(url, server, log)
             break
-        except RuntimeError:
+        except BaseException as error:  # a stopped run (Ctrl+C, a test's timeout) stops its server too
             _stop(server)
-            if attempt == PORT_ATTEMPTS or not port_was_taken(log, port):
+            if not isinstance(error, RuntimeError) or attempt == PORT_ATTEMPTS or not port_was_taken(log, port):
                 raise
     try:
         yield Server(url, server.pid, log)
     finally:
         _stop(server)
+
+
+def listening(log: Path, url: str) -> bool:
+    """Whether the server logging to ``log`` has bound ``url``'s port itself: a health check's answer can come from
+    another process that took the port first, while this one is about to exit for want of it."""
+    return LISTENING.format(url=url) in log.read_text()
 
 
 def port_was_taken(log: Path, port: int) -> bool:

@@ -85,13 +85,18 @@ def assert_shows(text: str, template: str, *values: float, places: int, percent:
     another order, on another CPU's kernels) can sit on the other side of a rounding boundary from the page's own
     value: 5.64475 is shown 5.6447 and formatted 5.6448. So each number shown may differ from its reference by
     half a unit of its last place, plus float noise; a wrong number (another layer, another token) differs more."""
-    number = rf"([+\-−]?\d[\d,]*\.\d{{{places}}})" if places else r"([+\-−]?\d[\d,]*)"
-    pattern = number.join(re.escape(part) for part in template.split("{}"))
+    parts = template.split("{}")
+    assert len(parts) - 1 == len(values), f"{template!r} has {len(parts) - 1} numbers, not {len(values)}"
+    digits = rf"\d[\d,]*\.\d{{{places}}}" if places else r"\d[\d,]*"
+    number = rf"(?<![\d.,])([+\-−]?{digits})(?![\d])"  # the whole number shown, not a part of a longer one
+    pattern = number.join(re.escape(part) for part in parts)
     scale = 100 if percent else 1
     slack = 0.5 * 10.0**-places
     for match in re.finditer(pattern, text):
         shown = [float(group.replace("−", "-").replace(",", "")) for group in match.groups()]
-        if all(abs(s - scale * v) <= slack + 1e-6 * max(1.0, abs(scale * v)) for s, v in zip(shown, values)):
+        if all(
+            abs(s - scale * v) <= slack + 1e-6 * max(1.0, abs(scale * v)) for s, v in zip(shown, values, strict=True)
+        ):
             return
     raise AssertionError(f"{template!r} with {values} to {places} places is not shown in {text!r}")
 

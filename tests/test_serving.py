@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import gc
+import http.server
 import os
+import threading
 import tomllib
 import urllib.request
 from types import SimpleNamespace
+
+import pytest
 
 from bertlens.models import load_model
 from bertlens.serving import GC_FREEZE_ENV, freeze_long_lived_objects
@@ -142,9 +146,22 @@ def test_a_package_is_imported_once_however_many_sessions_ask(tmp_path, monkeypa
             del sys.modules[name]
 
 
-def test_a_server_whose_port_was_taken_starts_on_another(monkeypatch, tmp_path):
-    """The port ``free_port`` probed can be taken before Streamlit binds it (another test worker probing at the
-    same moment, an outgoing connection): the server starts again on another port instead of failing the test."""
+class _Healthy(http.server.BaseHTTPRequestHandler):
+    """Another process's server on the port: it answers every health check."""
+
+    def do_GET(self):  # noqa: N802 (the http.server name)
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("taker", ["bound", "serving"])
+def test_a_server_whose_port_was_taken_starts_on_another(monkeypatch, tmp_path, taker):
+    """The port ``free_port`` probed can be taken before Streamlit binds it (an outgoing connection's ephemeral port;
+    another test worker's server, which answers health checks while ours exits): the server starts again on another
+    port instead of failing the test, or of letting it run against the other server."""
     import socket
 
     from scripts import server
@@ -152,13 +169,23 @@ def test_a_server_whose_port_was_taken_starts_on_another(monkeypatch, tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))  # bound, not listening: as an outgoing connection's port
         busy = taken.getsockname()[1]
+        rival = None
+        if taker == "serving":
+            taken.close()
+            rival = http.server.HTTPServer(("127.0.0.1", busy), _Healthy)
+            threading.Thread(target=rival.serve_forever, daemon=True).start()
         ports = iter([busy])
         real = server.free_port
         monkeypatch.setattr(server, "free_port", lambda: next(ports, None) or real())
         app = tmp_path / "bare.py"
         app.write_text("import streamlit as st\nst.write('hi')\n")
         log = tmp_path / "server.log"
-        with server.running_server("unused", log, script=str(app)) as running:
-            assert not running.url.endswith(f":{busy}")
-            with urllib.request.urlopen(f"{running.url}/_stcore/health", timeout=5) as response:
-                assert response.status == 200
+        try:
+            with server.running_server("unused", log, script=str(app)) as running:
+                assert not running.url.endswith(f":{busy}")
+                with urllib.request.urlopen(f"{running.url}/_stcore/health", timeout=5) as response:
+                    assert response.status == 200
+        finally:
+            if rival is not None:
+                rival.shutdown()
+                rival.server_close()

@@ -204,7 +204,7 @@ def test_an_upload_over_the_budget_is_drawn_at_random_from_the_whole_file(open_p
     files = [("train.data.txt", data, "text/plain"), ("train.gold.txt", gold, "text/plain")]
     at.file_uploader(key="csv_upload").set_value(files).run()
     assert not at.exception, at.exception
-    assert f"{count} sentences uploaded; 50 of them are drawn at random" in messages(at, "warning")
+    assert f"{count} different sentences uploaded; 50 of them are drawn at random" in messages(at, "warning")
     drawn = coordinates(at)
     assert len(drawn) == 50 and set(drawn.sense) == {"0", "1"}  # both senses, from the whole file
     numbers = [int(sentence.split("number ")[1].split()[0]) for sentence in drawn.sentence]
