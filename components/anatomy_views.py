@@ -157,6 +157,7 @@ def architecture_figure(arch: Architecture) -> go.Figure:
         # larger text: each box is drawn to fit its lines).
         dragmode=False,
     )
+    exports.fit_title(fig)  # shared: its title is fitted to a phone here, once
     return fig
 
 
@@ -214,8 +215,7 @@ def embedding_heatmap(parts: EmbeddingParts, position: int, token: str) -> go.Fi
         )
     )
     fig.update_layout(
-        title=f"Token {position} ({chart_text(token)}): its embeddings, dimension by dimension "
-        "(each row on its own colour scale)",
+        title=f"Token {position} ({chart_text(token)}): embeddings, each row on its own colour scale",
         xaxis_title="hidden dimension",
         height=330,
         margin=dict(l=140),

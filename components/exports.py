@@ -10,7 +10,10 @@ Streamlit ships), so it works offline and needs no server-side image engine.
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
+import textwrap
 from collections.abc import Callable
 from typing import TypeAlias
 
@@ -86,6 +89,7 @@ def chart(
             fig.update_layout(dragmode=False)
         if presenting():
             for_the_back_row(fig)
+        fit_title(fig)
     alt = name(fig, _readable(filename))  # its accessible name (role "figure")
     drawn = st.plotly_chart(fig, config=png_config(filename), key=key, alt=alt, **kwargs)
     if words := words or describe(fig):
@@ -126,6 +130,40 @@ def for_the_back_row(fig: go.Figure) -> None:
         }
     )
     fig.update_annotations(font_size=PROJECTOR_TITLES)  # subplot titles, and a label or two ("sentence B →")
+
+
+# A chart title's line, in characters: plotly never wraps a title, and at 16 px a 320-pixel screen (WCAG's reflow
+# width) shows 36–40 of them (by the letters); a longer title is cut off at the chart's edge. Plotly's default top margin.
+TITLE_LINE, TITLE_TEXT, PLOTLY_TOP_MARGIN = 36, 16, 100
+TITLE_BREAKS = ("—", ":", ",", ";", "→")  # a two-line title breaks after one of these where it can
+
+
+def title_lines(title: str) -> list[str]:
+    """``title`` in as few lines of at most ``TITLE_LINE`` characters as it needs (a longer word gets a line of its
+    own), as even as they can be; two lines break after a dash, colon or comma where both then fit."""
+    widest = max(TITLE_LINE, *(len(word) for word in title.split()))
+    for count in itertools.count(math.ceil(len(title) / widest)):
+        if count == 2:
+            after_a_break = [i for i, c in enumerate(title) if c == " " and title[i - 1] in TITLE_BREAKS]
+            if fits := [i for i in after_a_break if max(i, len(title) - i - 1) <= widest]:
+                cut = min(fits, key=lambda i: abs(len(title) - 2 * i))  # the most even of them
+                return [title[:cut], title[cut + 1 :]]
+        for width in range(math.ceil(len(title) / count), widest + 1):  # the shortest lines that hold it
+            if len(lines := textwrap.wrap(title, width, break_long_words=False)) <= count:
+                return lines
+    raise AssertionError("unreachable: at the widest word's width, some count of lines holds any title")
+
+
+def fit_title(fig: go.Figure) -> None:
+    """A title longer than a phone's line, written to ``fig`` in lines (``title_lines``), with the top margin grown
+    by a line for each line added. A title with markup of its own (``<``: a tag, or lines already set) stays."""
+    title = fig.layout.title.text
+    if not title or len(title) <= TITLE_LINE or "<" in title:
+        return
+    lines = title_lines(title)
+    line_height = 1.3 * (fig.layout.title.font.size or TITLE_TEXT)  # plotly's line spacing
+    top = (fig.layout.margin.t or PLOTLY_TOP_MARGIN) + round((len(lines) - 1) * line_height)
+    fig.update_layout(title_text="<br>".join(lines), margin_t=top)
 
 
 def grown_height(height: int) -> int:

@@ -116,6 +116,11 @@ def renderings(value: float, show: Callable[[float], str]) -> set[str]:
     return {show(value * (1 + noise)) for noise in (-1e-5, 0.0, 1e-5)}
 
 
+def chart_title(spec: dict) -> str:
+    """A drawn chart's title as one line: long titles come in lines fitted to a phone (``exports.fit_title``)."""
+    return spec["layout"]["title"]["text"].replace("<br>", " ")
+
+
 def popover(at, label: str):
     """The popover block labelled ``label`` (AppTest has no accessor for popovers)."""
 

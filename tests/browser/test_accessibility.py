@@ -192,6 +192,41 @@ def test_no_page_scrolls_sideways_at_200_percent_zoom_or_on_a_phone(viewport, br
         context.close()
 
 
+# Chart titles that leave their chart (plotly never wraps one): each sticks out of its chart's picture or runs into
+# its plot area, named by its text.
+TITLES_OUTSIDE = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].flatMap(chart => {
+  const picture = chart.querySelector('.main-svg').getBoundingClientRect();
+  const plot = chart.querySelector('.bglayer .bg, .nsewdrag');
+  const plotTop = plot ? plot.getBoundingClientRect().top : picture.bottom;
+  return [...chart.querySelectorAll('.gtitle')].filter(title => {
+    const box = title.getBoundingClientRect();
+    return box.left < picture.left - 1 || box.right > picture.right + 1 || box.top < picture.top - 1
+      || box.bottom > plotTop + 1;
+  }).map(title => title.textContent);
+})"""
+
+
+def test_every_chart_title_fits_its_chart_at_320_px(browser, server_url):
+    """1.4.10 reflow at WCAG's 320 px: a long chart title was cut off at the chart's edge ('"field" — hidden state 2
+    (after encoder layer 1), PC'); it wraps instead, above the plot, on every view that draws a chart."""
+    context = browser.new_context(viewport={"width": 320, "height": 640})
+    page = context.new_page()
+    try:
+        outside, charts = {}, 0
+        for view in VIEWS:
+            path, params = view
+            page.goto(f"{server_url}/{path}?{urlencode(params)}")
+            wait_for_run(page)
+            page.wait_for_function(SETTLED, timeout=RUN_TIMEOUT_MS)
+            charts += page.locator('[data-testid="stPlotlyChart"]').count()
+            if titles := page.evaluate(TITLES_OUTSIDE):
+                outside[view_id(view)] = titles
+        assert charts >= 10, f"only {charts} charts drawn: the views changed?"
+        assert not outside, f"chart titles outside their chart at 320 px: {outside}"
+    finally:
+        context.close()
+
+
 LESSON_VIEWS = [
     ("fill_mask", {"lesson": "discover", "step": "2", "text": "The [MASK] chased the mouse."}),  # a typed answer
     (

@@ -8,7 +8,7 @@ from sklearn.decomposition import PCA
 from sklearn.metrics.pairwise import cosine_similarity
 
 from components.text import literal
-from tests.conftest import assert_shows, renderings
+from tests.conftest import assert_shows, chart_title, renderings
 from tests.core.test_positions import reference_sinusoids
 from tests.pages.test_attention_page import typed
 from tests.pages.test_tokenizer_page import frame, shown
@@ -76,7 +76,7 @@ def test_the_sinusoidal_encoding_beside_the_learned_one(open_page, bundled):
     encoding = reference_sinusoids(24, bundled.capabilities.hidden_size)
     drawn = chart(at, "sinusoid_cosine")
     np.testing.assert_allclose(typed(drawn["data"][0]["z"]), cosine_similarity(encoding), atol=1e-6)
-    assert drawn["layout"]["title"]["text"] == "Cosine similarity of sinusoidal encodings 0–23"
+    assert chart_title(drawn) == "Cosine similarity of sinusoidal encodings 0–23"
     chain = chart(at, "sinusoid_chain")["data"][1]
     xy = np.column_stack([typed(chain["x"]), typed(chain["y"])])
     expected = PCA(n_components=2).fit_transform(encoding)

@@ -20,7 +20,7 @@ from bertlens.attention import (
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from components.attention_figures import page_payload
 from components.attention_views import TABS
-from tests.conftest import assert_shows, tables
+from tests.conftest import assert_shows, chart_title, tables
 
 PAGE = "pages/attention.py"
 PAIR = {"text": "I went to the store.", "b": "At the store, I bought fresh strawberries."}
@@ -112,7 +112,7 @@ def test_link_selects_layer_and_head_and_draws_the_models_matrix(open_page, bund
     assert not at.exception
     assert at.slider(key="attn_layer").value == 2 and at.slider(key="head").value == 6
     (heatmap,) = specs(at)
-    assert heatmap["layout"]["title"]["text"] == "Encoder layer 2, head 6"
+    assert chart_title(heatmap) == "Encoder layer 2, head 6"
     expected = analyze(bundled, text).attentions[2, 6]
     np.testing.assert_allclose(drawn_z(heatmap), expected, atol=1e-7)
     np.testing.assert_allclose(drawn_z(heatmap).sum(axis=1), 1.0, atol=1e-5)
@@ -151,7 +151,7 @@ def test_mean_and_rollout_views(open_page, bundled):
     attentions = analyze(bundled, text).attentions
     at = open_page(PAGE, text=text, layer="3", mean="true")
     (heatmap,) = specs(at)
-    assert heatmap["layout"]["title"]["text"] == "Encoder layer 3, mean of 12 heads"
+    assert chart_title(heatmap) == "Encoder layer 3, mean of 12 heads"
     np.testing.assert_allclose(drawn_z(heatmap), attentions[3].mean(axis=0), atol=1e-6)
     at = open_page(PAGE, text=text, layer="3", view="Rollout")
     (heatmap,) = specs(at)
@@ -174,7 +174,7 @@ def test_find_the_head_selects_the_strongest_head(open_page, bundled):
     at.button(key="find_previous").click().run()
     assert (at.slider(key="attn_layer").value, at.slider(key="head").value) == (layer, head)
     (heatmap,) = specs(at)  # the heatmap tab opens on the chosen head
-    assert heatmap["layout"]["title"]["text"] == f"Encoder layer {layer}, head {head}"
+    assert chart_title(heatmap) == f"Encoder layer {layer}, head {head}"
 
 
 def test_a_parameter_given_twice_is_named(open_page):
@@ -243,7 +243,7 @@ def test_statistics_table_gives_every_statistic_of_every_head(open_page, bundled
 def test_statistics_tab_has_a_table_with_csv(open_page):
     at = open_page(PAGE, tab="Head statistics", text="The cat sat on the mat", stat="To [SEP]")
     assert not at.exception
-    assert specs(at)[0]["layout"]["title"]["text"].startswith("To [SEP]")
+    assert chart_title(specs(at)[0]).startswith("To [SEP]")
     assert tables(at)[0].shape == (6 * 12, 9)
     assert any(d.proto.label.startswith("Download") for d in at.get("download_button"))
 
@@ -305,7 +305,7 @@ def test_default_sentence_focuses_it_on_animal_and_street(open_page, bundled):
     assert encoding.tokens[token] == "it" and [encoding.tokens[t] for t in targets] == ["animal", "street"]
     row, layers = specs(at)
     # It follows head 1 of every layer: its title once named only "Encoder layer 4, head 1"
-    assert layers["layout"]["title"]["text"] == "'10 it' → targets: head 1 in each encoder layer"
+    assert chart_title(layers) == "'10 it' → targets: head 1 in each encoder layer"
     values = np.array([typed(trace["y"]) for trace in layers["data"] if trace.get("mode") == "lines+markers"])
     reference = analyze(bundled, at.text_input(key="text").value).attentions[:, 1, token][:, targets].T
     np.testing.assert_allclose(values, reference, atol=1e-6)
@@ -387,7 +387,7 @@ def test_head_view_draws_several_heads_together_as_bertviz_does(open_page, bundl
     at = open_page(PAGE, text=text, attn_tab="Head view", attn_layer="2", heads=["1", "4"])
     assert not at.exception and at.multiselect(key="heads").value == ["1", "4"]
     (view,) = specs(at)
-    assert view["layout"]["title"]["text"] == "Encoder layer 2, 2 heads together"
+    assert chart_title(view) == "Encoder layer 2, 2 heads together"
     legend = [t for t in view["data"] if t.get("mode") == "lines" and t.get("showlegend", True)]
     lines = [t for t in view["data"] if t.get("mode") == "lines" and t.get("showlegend") is False]
     assert [t["name"] for t in legend] == ["head 1", "head 4"]  # one legend entry each, at full strength
@@ -533,7 +533,7 @@ def test_clicking_a_thumbnail_opens_that_head_in_the_heatmap(open_page, bundled)
     assert not at.exception
     assert (at.slider(key="attn_layer").value, at.slider(key="head").value) == (1, 4)
     (heatmap,) = specs(at)
-    assert heatmap["layout"]["title"]["text"] == "Encoder layer 1, head 4"
+    assert chart_title(heatmap) == "Encoder layer 1, head 4"
     attentions, _ = model_attentions(bundled, CAT)
     np.testing.assert_allclose(drawn_z(heatmap), attentions[1, 4], atol=1e-7)
 
@@ -561,7 +561,7 @@ def test_token_axes_stay_one_label_per_token_when_the_tokens_look_like_numbers(o
     at = open_page(PAGE, attn_tab=tab, text="Call 911 or 112 now.", **params)
     assert not at.exception
     token_axes = [
-        (spec["layout"]["title"]["text"], name, axis)
+        (chart_title(spec), name, axis)
         for spec in specs(at)
         for name, axis in spec["layout"].items()
         if name.startswith(("xaxis", "yaxis")) and axis.get("title", {}).get("text", "").startswith(("key", "query"))
@@ -576,7 +576,7 @@ def test_statistics_heatmap_draws_each_heads_attention_to_sep(open_page, bundled
     at = open_page(PAGE, attn_tab="Head statistics", stat="To [SEP]", **PAIR)
     assert not at.exception
     chart = specs(at)[0]
-    assert chart["layout"]["title"]["text"].startswith("To [SEP]")
+    assert chart_title(chart).startswith("To [SEP]")
     heatmap = chart["data"][0]
     assert listed(heatmap["y"]) == list(range(6)) and listed(heatmap["x"]) == list(range(12))
     expected = statistics_of(bundled, PAIR["text"], PAIR["b"])["sep"]

@@ -14,7 +14,7 @@ from bertlens.models import BUNDLED_MODEL
 from components.attention_steps import SCOPES
 from components.attention_views import TABS
 from components.text import literal
-from tests.conftest import assert_shows, tables
+from tests.conftest import assert_shows, chart_title, tables
 from tests.core.test_steps import reference_head
 from tests.pages.test_attention_page import typed
 
@@ -413,7 +413,7 @@ def test_layer_by_layer_follows_the_chosen_mask(open_page, tiny_pretraining_dir,
     assert long["token_id"].tolist() == top[1].indices.flatten().tolist()
     np.testing.assert_allclose(long["probability"], top[1].values.flatten().numpy(), rtol=1e-4)
     figure = charts(at)["layer_probabilities"]
-    assert figure["layout"]["title"]["text"].startswith("Mask 2:")
+    assert chart_title(figure).startswith("Mask 2:")
     final = top[1].indices[-1].tolist()  # the last layer's top guesses, followed through every layer
     for line, token_id in zip(figure["data"], final, strict=True):
         np.testing.assert_allclose(typed(line["y"]), probabilities[1][:, token_id].numpy(), rtol=1e-4)

@@ -11,7 +11,7 @@ from bertlens.mlm import LOSS_IF_RIGHT
 from bertlens.models import BUNDLED_MODEL
 from bertlens.wording import percent
 from components.html_table import is_table, read_table
-from tests.conftest import assert_shows, renderings, tables
+from tests.conftest import assert_shows, chart_title, renderings, tables
 from tests.core.test_mlm import mlm_loss, reference_fill_mask, reference_mask_logits
 from tests.pages.test_attention_page import typed
 
@@ -37,7 +37,7 @@ def shown_guess_cells(at) -> list[dict[str, list[str]]]:
 def guess_charts(at) -> list[dict]:
     """Each mask's bar chart of guesses (plotly spec's first trace)."""
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    return [s["data"][0] for s in specs if s["layout"]["title"]["text"].startswith("Mask ")]
+    return [s["data"][0] for s in specs if chart_title(s).startswith("Mask ")]
 
 
 def assert_tables_equal_pipeline(at, reference):
@@ -77,7 +77,7 @@ def test_several_masks_side_by_side(open_page, tiny_pretraining_dir, tiny_bundle
     assert_tables_equal_pipeline(at, reference_fill_mask(masked_lm, tiny_bundle.tokenizer, text, 4))
     assert "predicted **independently, in one pass**: each mask gets its own softmax" in shown(at)
     assert "joint" not in shown(at)
-    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    titles = [chart_title(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
     assert titles == ["Mask 1 · token 2", "Mask 2 · token 5", "Mask 3 · token 8"]
 
 

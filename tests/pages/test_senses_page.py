@@ -13,7 +13,7 @@ from bertlens.models import BUNDLED_MODEL
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import stress_verdict
 from components.text import literal
-from tests.conftest import assert_shows, tables
+from tests.conftest import assert_shows, chart_title, tables
 from tests.core.test_senses import COARSE_CLASSES, COARSE_DATA, COARSE_GOLD, model_vectors
 from tests.pages.test_attention_page import typed
 
@@ -107,7 +107,7 @@ def test_any_two_axes_of_the_3d_map_are_drawn_flat_by_keyboard_and_link(open_pag
         np.testing.assert_allclose(typed(trace["y"]), typed(three_d[trace["name"]]["z"]))  # PC3
     layout = flat["layout"]
     assert layout["xaxis"]["title"]["text"].startswith("PC1 (") and layout["yaxis"]["title"]["text"].startswith("PC3 (")
-    assert layout["title"]["text"].endswith("PCA 3D seen flat: PC1 × PC3")
+    assert chart_title({"layout": layout}).endswith("PCA 3D seen flat: PC1 × PC3")
     assert {"x", "y", "z"} <= set(coordinates(at).columns)  # the table keeps all three
 
     bad = open_page(PAGE, BUNDLED_MODEL, preset="field", projection="PCA 3D", senses_axes="from below")
