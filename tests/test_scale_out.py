@@ -34,6 +34,7 @@ from scripts.streamlit_client import run_to_end
 DEPLOY = ROOT / "deploy"
 HEALTH = "/_stcore/health"
 COOKIE = "BERTLENS_REPLICA"
+RESTART_DELAY = 4  # seconds: serve.py's --restart-delay in these tests
 SCRIPT_CHECK_ENV = streamlit_config.get_config_options()["server.scriptHealthCheckEnabled"].env_var
 
 pytestmark = pytest.mark.skipif(not Path(HAPROXY).exists(), reason="HAProxy is not installed (apt-get install haproxy)")
@@ -147,7 +148,8 @@ class Served:
         env.pop("BERTLENS_HOSTED", None)
         self.process = subprocess.Popen(
             [sys.executable, str(ROOT / "scripts" / "serve.py"), "--replicas", str(replicas), "--port", str(self.port),
-             "--address", "127.0.0.1", "--model", str(model), "--workdir", str(workdir)],
+             "--address", "127.0.0.1", "--model", str(model), "--workdir", str(workdir),
+             "--restart-delay", str(RESTART_DELAY)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)  # fmt: skip
         self.lines: list[str] = []
         self.up = threading.Event()
@@ -274,11 +276,17 @@ def test_the_balancer_compresses_what_streamlit_sends_uncompressed(served):
     assert len(packed) < 0.6 * len(plain)
 
 
-def test_killed_replica_is_left_at_once_and_comes_back(served):
+def test_killed_replica_is_left_at_once_and_comes_back_once_its_students_moved(served):
     before = served.pids()
     os.kill(before["r1"], signal.SIGKILL)
+    killed = time.monotonic()
     status, replica, cookie = get(served.url + "/", "r1")  # r1's student, right after the kill
     assert (status, replica) == (200, "r2") and f"{COOKIE}=r2" in cookie  # re-pinned to the live replica
+    # Not started again at once: r2 serves r1's students meanwhile (serve.py's --restart-delay).
+    wait_until(lambda: any("r1 exited" in line for line in served.lines), 10, "serve.py sees r1 exit")
+    while time.monotonic() - killed < RESTART_DELAY - 1:
+        assert not any("r1: restarting" in line for line in served.lines), "r1 restarted before --restart-delay"
+        time.sleep(0.2)
     wait_until(lambda: served.pids()["r1"] != before["r1"], 30, "serve.py restarts r1")
     wait_until(lambda: served.balancer() == {"r1": "UP", "r2": "UP"}, 60, "r1 back in HAProxy")
     assert get(served.url + "/", "r1")[1] == "r1"
@@ -327,7 +335,8 @@ def test_sigterm_stops_everything(served):
 
 def test_class_through_the_balancer_survives_a_killed_replica(tiny_pretraining_dir, tmp_path):
     """scripts/scale_benchmark.py, small: 6 students x 4 inputs and one in the Padding lab through HAProxy on
-    2 replicas; the replica serving the Padding lab is SIGKILLed once 15 runs are done, and replaced."""
+    2 replicas; the replica serving the Padding lab is SIGKILLed once 15 runs are done (and replaced 20 s later,
+    if the class still runs)."""
     from scripts.class_load import DEFAULT_CAP, Options
     from scripts.scale_benchmark import Kill, Reference, class_table, run_class
 
