@@ -55,7 +55,7 @@ RESTART_SPACING = 10.0  # the only replica, dying: started again at most this of
 # A dead replica is started again this long after it died while another replica serves: first its students reopen
 # their views there; a new replica's start (model load, warm-up passes) on the same cores slowed that. Measured
 # here (2 replicas, 60 students, one killed): every student restored within 15 s in 2 of 3 runs (p50 8.5–9.2 s,
-# max 14.0–16.0 s) when it started at once; in 4 of 4 (p50 4.3–6.6 s, max 12.9–15.0 s) when it started 20–25 s later.
+# max 14.0–16.0 s) when it started at once; in 6 of 6 (p50 4.3–6.7 s, max 12.9–15.0 s) when it started 20–25 s later.
 RESTART_DELAY = 20.0
 PRELOAD_DEFAULT = sys.platform == "linux"  # forking a preloaded process: Linux (fork, PR_SET_PDEATHSIG)
 
