@@ -10,7 +10,6 @@ Streamlit ships), so it works offline and needs no server-side image engine.
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 import textwrap
@@ -142,16 +141,16 @@ def title_lines(title: str) -> list[str]:
     """``title`` in as few lines of at most ``TITLE_LINE`` characters as it needs (a longer word gets a line of its
     own), as even as they can be; two lines break after a dash, colon or comma where both then fit."""
     widest = max(TITLE_LINE, *(len(word) for word in title.split()))
-    for count in itertools.count(math.ceil(len(title) / widest)):
-        if count == 2:
-            after_a_break = [i for i, c in enumerate(title) if c == " " and title[i - 1] in TITLE_BREAKS]
-            if fits := [i for i in after_a_break if max(i, len(title) - i - 1) <= widest]:
-                cut = min(fits, key=lambda i: abs(len(title) - 2 * i))  # the most even of them
-                return [title[:cut], title[cut + 1 :]]
-        for width in range(math.ceil(len(title) / count), widest + 1):  # the shortest lines that hold it
-            if len(lines := textwrap.wrap(title, width, break_long_words=False)) <= count:
-                return lines
-    raise AssertionError("unreachable: at the widest word's width, some count of lines holds any title")
+    fewest = textwrap.wrap(title, widest, break_long_words=False)  # filled greedily: the fewest lines
+    if len(fewest) == 2:
+        after_a_break = [i for i, c in enumerate(title) if c == " " and title[i - 1] in TITLE_BREAKS]
+        if fits := [i for i in after_a_break if max(i, len(title) - i - 1) <= widest]:
+            cut = min(fits, key=lambda i: abs(len(title) - 2 * i))  # the most even of them
+            return [title[:cut], title[cut + 1 :]]
+    for width in range(math.ceil(len(title) / len(fewest)), widest):  # the narrowest lines that keep that count
+        if len(lines := textwrap.wrap(title, width, break_long_words=False)) <= len(fewest):
+            return lines
+    return fewest
 
 
 def fit_title(fig: go.Figure) -> None:
