@@ -14,9 +14,11 @@ copy; ``--separate-processes`` starts each as its own process instead. HAProxy r
 the replica that served.
 
 A replica that dies is taken out of HAProxy (maintenance); its students' browsers reconnect to another
-replica and get the same view back (it lives in the URL). Once they have (``--restart-delay``, 20 s), it is
-started again on the same port, warmed, and put back (at once if no other replica is alive). A rolling restart does the same for each replica in turn. Every child runs in its own
-process group, stopped as a group, and is told to stop if this process dies (Linux ``PR_SET_PDEATHSIG``).
+replica and get the same view back (it lives in the URL). Once they have (``--restart-delay``, 20 s; at once
+if no other replica is alive), it is started again on the same port, warmed, and put back. A rolling restart
+takes each replica out, starts it again, warms it and puts it back, one after the other. Every child runs in
+its own process group, stopped as a group, and is told to stop if this process dies (Linux
+``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
