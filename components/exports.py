@@ -132,22 +132,23 @@ def for_the_back_row(fig: go.Figure) -> None:
 
 
 # A chart title's line, in characters: plotly never wraps a title, and at 16 px a 320-pixel screen (WCAG's reflow
-# width) shows 36–40 of them (by the letters); a longer title is cut off at the chart's edge. Plotly's default top margin.
+# width) shows 36–40 of them (by the letters); a longer title is cut off at the chart's edge. Lines are set on every
+# screen (the server does not know its width), counted in characters (text with no spaces, e.g. Chinese, stays one
+# line), and kept at 36 in presentation mode's larger titles (a projector is wide). Then plotly's default top margin.
 TITLE_LINE, TITLE_TEXT, PLOTLY_TOP_MARGIN = 36, 16, 100
 TITLE_BREAKS = ("—", ":", ",", ";", "→")  # a two-line title breaks after one of these where it can
 
 
 def title_lines(title: str) -> list[str]:
     """``title`` in as few lines of at most ``TITLE_LINE`` characters as it needs (a longer word gets a line of its
-    own), as even as they can be; two lines break after a dash, colon or comma where both then fit."""
-    widest = max(TITLE_LINE, *(len(word) for word in title.split()))
-    fewest = textwrap.wrap(title, widest, break_long_words=False)  # filled greedily: the fewest lines
+    own), as even as they can be; two lines break after a dash, colon, comma, semicolon or arrow where both fit."""
+    fewest = textwrap.wrap(title, TITLE_LINE, break_long_words=False)  # filled greedily: the fewest lines
     if len(fewest) == 2:
         after_a_break = [i for i, c in enumerate(title) if c == " " and title[i - 1] in TITLE_BREAKS]
-        if fits := [i for i in after_a_break if max(i, len(title) - i - 1) <= widest]:
+        if fits := [i for i in after_a_break if max(i, len(title) - i - 1) <= TITLE_LINE]:
             cut = min(fits, key=lambda i: abs(len(title) - 2 * i))  # the most even of them
             return [title[:cut], title[cut + 1 :]]
-    for width in range(math.ceil(len(title) / len(fewest)), widest):  # the narrowest lines that keep that count
+    for width in range(math.ceil(len(title) / len(fewest)), TITLE_LINE):  # the narrowest lines that keep that count
         if len(lines := textwrap.wrap(title, width, break_long_words=False)) <= len(fewest):
             return lines
     return fewest
@@ -161,7 +162,9 @@ def fit_title(fig: go.Figure) -> None:
         return
     lines = title_lines(title)
     line_height = 1.3 * (fig.layout.title.font.size or TITLE_TEXT)  # plotly's line spacing
-    top = (fig.layout.margin.t or PLOTLY_TOP_MARGIN) + round((len(lines) - 1) * line_height)
+    top = (PLOTLY_TOP_MARGIN if fig.layout.margin.t is None else fig.layout.margin.t) + round(
+        (len(lines) - 1) * line_height
+    )
     fig.update_layout(title_text="<br>".join(lines), margin_t=top)
 
 

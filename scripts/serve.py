@@ -53,7 +53,7 @@ READY_PATH = "/_stcore/script-health-check"  # 200 once app.py ran without error
 REPLICA_OPTIONS = ("--server.scriptHealthCheckEnabled", "true")
 START_SECONDS = 180  # a replica's start and model load (bert-large from a cold disk included)
 STOP_SECONDS = 10  # SIGTERM, then SIGKILL, per process group
-RESTART_SPACING = 10.0  # the only replica, dying: started again at most this often
+RESTART_SPACING = 10.0  # a replica that keeps dying is started at most this often
 # A dead replica is started again this long after it died while another replica serves: first its students reopen
 # their views there; a new replica's start (model load, warm-up passes) on the same cores slowed that. Measured
 # here (2 replicas, 60 students, one killed): every student restored within 15 s in 2 of 3 runs (p50 8.5–9.2 s,
@@ -295,7 +295,7 @@ class Cluster:
         if replica.process is not None:
             stop_group(replica.process)
         self.start_replica(replica)
-        replica.restarts += 1
+        replica.restarts, replica.found_dead = replica.restarts + 1, None
         try:
             self.wait_ready(replica)
             warm_every_page(replica.url)
@@ -311,19 +311,20 @@ class Cluster:
             self.restart(replica)
 
     def replace_dead(self) -> list[str]:
-        """Restart every replica that exited: ``restart_delay`` seconds after it was found dead while another
-        replica is alive (its students reopen their views there first); when none is, at once, or RESTART_SPACING
-        seconds after it last started (one that keeps dying)."""
-        restarted, now = [], time.monotonic()
+        """Restart every replica that exited, RESTART_SPACING seconds after it last started at the earliest (one that
+        keeps dying), and while another replica is alive, ``restart_delay`` seconds after it was found dead (its
+        students reopen their views there first)."""
+        restarted = []
         for replica in self.members:
+            now = time.monotonic()  # a restart before this one in the loop took a while
             if replica.alive:
-                replica.found_dead = None
                 continue
             if replica.found_dead is None:
                 replica.found_dead = now
                 print(f"{replica.name} exited ({replica.process.returncode if replica.process else None})", flush=True)
-            others_serve = any(other.alive for other in self.members if other is not replica)
-            due = replica.found_dead + self.restart_delay if others_serve else replica.started + RESTART_SPACING
+            due = replica.started + RESTART_SPACING
+            if any(other.alive for other in self.members if other is not replica):
+                due = max(due, replica.found_dead + self.restart_delay)
             if now >= due:
                 print(f"{replica.name}: restarting", flush=True)
                 self.restart(replica)

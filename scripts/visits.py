@@ -235,8 +235,10 @@ def settle_rows(model: str, query: str) -> list[tuple[str, ...]] | None:
         also = f"; {value / like:.2f} × a bare second page" if like else ""
         return f"{value:,.0f} ms ({value / bare:.2f} × {'✅' if value <= TARGET_SETTLE_RATIO * bare else '❌'}{also})"
 
-    own_link = {name: second_new for name in settle if name not in (BARE, BARE_SECOND, "home")}
+    def own_link(name: str) -> bool:  # an app page opened by its own link, not the app's root
+        return name not in (BARE, BARE_SECOND, "home")
+
     return [
-        (name, cell(new, bare_new, own_link.get(name)), cell(click, bare_click))
+        (name, cell(new, bare_new, second_new if own_link(name) else None), cell(click, bare_click))
         for name, (new, click) in settle.items()
     ]

@@ -24,6 +24,16 @@ def test_a_long_title_keeps_every_word_in_lines_that_fit(title):
     assert len(lines) >= 2
 
 
+def test_a_long_word_takes_a_line_of_its_own_and_the_others_keep_to_the_limit():
+    title = (
+        "the head of the encoder layer reads the token supercalifragilisticexpialidociousnessandmoremore "
+        "and the other words of the sentence after it are long enough"
+    )
+    lines = title_lines(title)
+    assert "supercalifragilisticexpialidociousnessandmoremore" in lines
+    assert all(len(line) <= TITLE_LINE for line in lines if " " in line), lines
+
+
 def test_two_lines_break_after_the_dash_or_colon_where_both_fit():
     assert title_lines("'10 it' → targets: head 1 in each encoder layer") == [
         "'10 it' → targets:",  # the most even of the breaks after "→" and ":"
@@ -49,6 +59,9 @@ def test_fit_title_wraps_a_long_title_and_grows_the_top_margin_by_a_line():
     unset = go.Figure(layout={"title": TITLES[2], "title_font_size": 19})  # plotly's default margin, larger text
     fit_title(unset)
     assert unset.layout.margin.t == PLOTLY_TOP_MARGIN + round(2 * 1.3 * 19)
+    flush = go.Figure(layout={"title": TITLES[1], "margin": {"t": 0}})  # a margin of 0 is a margin, not "unset"
+    fit_title(flush)
+    assert flush.layout.margin.t == round(1.3 * 16)
 
 
 @pytest.mark.parametrize("title", ["Encoder layer 0, head 0", "A title <i>with its own markup</i> of some length here"])
