@@ -162,10 +162,8 @@ def fit_title(fig: go.Figure) -> None:
         return
     lines = title_lines(title)
     line_height = 1.3 * (fig.layout.title.font.size or TITLE_TEXT)  # plotly's line spacing
-    top = (PLOTLY_TOP_MARGIN if fig.layout.margin.t is None else fig.layout.margin.t) + round(
-        (len(lines) - 1) * line_height
-    )
-    fig.update_layout(title_text="<br>".join(lines), margin_t=top)
+    top = PLOTLY_TOP_MARGIN if fig.layout.margin.t is None else fig.layout.margin.t
+    fig.update_layout(title_text="<br>".join(lines), margin_t=top + round((len(lines) - 1) * line_height))
 
 
 def grown_height(height: int) -> int:
