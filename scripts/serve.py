@@ -43,7 +43,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from scripts.preloaded import LaunchedProcess, Launcher, die_with_parent  # noqa: E402
-from scripts.server import PORT_ATTEMPTS, free_port, listening, port_was_taken, streamlit_command  # noqa: E402
+from scripts.server import (  # noqa: E402
+    PORT_ATTEMPTS,
+    another_port_worth_trying,
+    free_port,
+    listening,
+    streamlit_command,
+)
 from scripts.streamlit_client import Session, run_to_end  # noqa: E402
 
 TEMPLATE = ROOT / "deploy" / "haproxy.cfg"
@@ -247,7 +253,7 @@ class Cluster:
             try:
                 return self.wait_ready(replica)
             except RuntimeError:
-                if attempt == PORT_ATTEMPTS or replica.alive or not port_was_taken(replica.log, replica.port):
+                if replica.alive or not another_port_worth_trying(replica.log, replica.port, attempt):
                     raise
             replica.port = free_port()
             self.start_replica(replica)

@@ -111,7 +111,7 @@ def running_server(
             break
         except BaseException as error:  # a stopped run (Ctrl+C, a test's timeout) stops its server too
             _stop(server)
-            if not isinstance(error, RuntimeError) or attempt == PORT_ATTEMPTS or not port_was_taken(log, port):
+            if not isinstance(error, RuntimeError) or not another_port_worth_trying(log, port, attempt):
                 raise
     try:
         yield Server(url, server.pid, log)
@@ -125,10 +125,11 @@ def listening(log: Path, url: str) -> bool:
     return LISTENING.format(url=url) in log.read_text()
 
 
-def port_was_taken(log: Path, port: int) -> bool:
-    """Whether the server in ``log`` exited because ``port`` was taken after ``free_port`` probed it: by another
-    process probing at the same moment (a test worker) or an outgoing connection's ephemeral port."""
-    return PORT_TAKEN.format(port=port) in log.read_text()
+def another_port_worth_trying(log: Path, port: int, attempt: int) -> bool:
+    """Whether a server that failed to start should start again on another port: it exited because ``port`` was
+    taken after ``free_port`` probed it (by another process probing at the same moment, a test worker, or an
+    outgoing connection's ephemeral port), and attempt ``attempt`` of PORT_ATTEMPTS was not the last."""
+    return attempt < PORT_ATTEMPTS and PORT_TAKEN.format(port=port) in log.read_text()
 
 
 def _stop(server: subprocess.Popen) -> None:
