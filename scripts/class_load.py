@@ -52,7 +52,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from bertlens.budgets import default_budgets  # noqa: E402
-from scripts.server import model_loads, peak_rss_bytes, running_server  # noqa: E402
+from scripts.server import cpu_seconds, model_loads, peak_rss_bytes, running_server  # noqa: E402
 from scripts.streamlit_client import Run, Session, plotly_array, plotly_figure, run_to_end  # noqa: E402
 
 PAGES = ("tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses")
@@ -319,16 +319,17 @@ class Reference:
                 found.append(out["hidden"][:, positions].mean(axis=1))
         return found
 
-    def bare_forward_seconds(self, bundle, text: str, text_b: str = "") -> float:
-        """A ``bundle.model.bert(input_ids)`` call on the capped input (the floor of serving it): the
-        faster of two, so that a moment of other load on the machine does not inflate the floor."""
+    def bare_forward(self, bundle, text: str, text_b: str = "") -> tuple[float, float]:
+        """A ``bundle.model.bert(input_ids)`` call on the capped input (the floor of serving it): (wall seconds,
+        CPU seconds of all this process's threads) of the faster of two, so that a moment of other load on the
+        machine does not inflate the floor."""
         input_ids = torch.tensor([self.encode(text, text_b)["ids"]])
         times = []
         with torch.inference_mode():
             for _ in range(2):
-                started = time.perf_counter()
+                started, cpu = time.perf_counter(), time.process_time()
                 bundle.model.bert(input_ids)
-                times.append(time.perf_counter() - started)
+                times.append((time.perf_counter() - started, time.process_time() - cpu))
         return min(times)
 
 
@@ -609,6 +610,8 @@ class Summary:
     ideal_p95_seconds: float
     cores: int
     torch_threads: int
+    bare_forward_cpu_seconds: float | None = None  # the bare passes' own CPU time (all threads)
+    server_cpu_seconds: float | None = None  # the server process's CPU time during the burst (None: not read)
     warm_start_seconds: float | None = None  # the server warmed before the class arrived (None: it came cold)
     padding_pause: float = 0.0  # seconds the Padding-lab student waited between batches
     pages: dict[str, dict] = field(default_factory=dict)
@@ -679,6 +682,14 @@ def markdown(summary: Summary) -> str:
         f"| serving efficiency = Σ bare forwards ÷ burst wall time | {summary.serving_efficiency:.0%} |",
         f"| ideal p95 = Σ bare forwards ÷ {summary.cores} cores | {seconds_text(summary.ideal_p95_seconds)} |",
     ]  # fmt: skip
+    if summary.server_cpu_seconds and summary.bare_forward_cpu_seconds is not None:
+        cpu, passes = summary.server_cpu_seconds, summary.bare_forward_cpu_seconds
+        lines += [
+            f"| server CPU during the burst | {cpu:.1f} core-s ({cpu / summary.burst_seconds / summary.cores:.0%} of "
+            f"{summary.cores} cores); the bare passes alone: {passes:.1f} core-s, the rest {cpu - passes:.1f} core-s |",
+            f"| highest efficiency that much server work allows = Σ bare forwards × {summary.cores} cores ÷ server CPU "
+            f"| {summary.bare_forward_seconds * summary.cores / cpu:.0%} |",
+        ]
     if summary.examples:
         lines += ["", "First problems seen:", *(f"- {e}" for e in summary.examples)]
     return "\n".join(lines)
@@ -721,12 +732,15 @@ def measure(url: str, model: str, options: Options, log: Path | None, pid: int |
     recorder = Recorder(options.run_timeout)
     # The burst gets what is left of the time, minus a share for checking and timing afterwards.
     seconds = max(10.0, (deadline - time.monotonic()) * 0.75)
+    cpu_before = cpu_seconds(pid) if pid else 0.0
     wall, in_time = burst(url, steps, recorder, seconds, options.padding_limit, options.padding_pause)
+    server_cpu = cpu_seconds(pid) - cpu_before if pid else None
     rss = peak_rss_bytes(pid) if pid else None
     verdicts, inputs = check_all(recorder.observations, ref, deadline)
     bundle = load_model(model)  # the app's own loading path: the floor is its model's bare forward
-    ref.bare_forward_seconds(bundle, "warm up")
-    bare = sum(ref.bare_forward_seconds(bundle, text, text_b) for text, text_b in sorted(inputs))
+    ref.bare_forward(bundle, "warm up")
+    passes = [ref.bare_forward(bundle, *item) for item in sorted(inputs)]
+    bare, bare_cpu = sum(wall for wall, _ in passes), sum(cpu for _, cpu in passes)
     cores = os.cpu_count() or 1
     return summarise(
         verdicts,
@@ -746,6 +760,8 @@ def measure(url: str, model: str, options: Options, log: Path | None, pid: int |
         ideal_p95_seconds=bare / cores,
         cores=cores,
         torch_threads=torch.get_num_threads(),
+        bare_forward_cpu_seconds=bare_cpu,
+        server_cpu_seconds=server_cpu,
     )
 
 

@@ -388,9 +388,9 @@ def bare_forwards(model: str, ref: Reference, inputs: set) -> float:
 
     bundle = load_model(model)
     if not BARE_SECONDS:
-        ref.bare_forward_seconds(bundle, "warm up")
+        ref.bare_forward(bundle, "warm up")
     for item in sorted(inputs - BARE_SECONDS.keys()):
-        BARE_SECONDS[item] = ref.bare_forward_seconds(bundle, *item)
+        BARE_SECONDS[item] = ref.bare_forward(bundle, *item)[0]
     return sum(BARE_SECONDS[item] for item in inputs)
 
 

@@ -153,6 +153,12 @@ def model_loads(log: Path) -> list[str]:
     return [line for line in log.read_text().splitlines() if line.startswith(LOAD_LINE)]
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far, all its threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def peak_rss_bytes(pid: int) -> int | None:
     """The process's peak resident memory so far (Linux ``VmHWM``), or None when it cannot be read."""
     try:

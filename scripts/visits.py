@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from components.page_titles import PAGE_TITLES
-from scripts.server import running_server
+from scripts.server import cpu_seconds, running_server
 from scripts.streamlit_client import Session, run_to_end
 
 PAGES = ("", "tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses")
@@ -74,12 +74,6 @@ SETTLED = """() => {
             && window.__lastChange > 0 && performance.now() - window.__lastChange > {quiet_ms},
           window.__lastChange];
 }""".replace("{quiet_ms}", str(QUIET_MS))
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def _timed(visit: Callable[[], Awaitable[object]], count: int) -> list[float]:

@@ -28,5 +28,11 @@ def test_class_gets_right_results_one_model_load_and_the_cap(tiny_pretraining_di
     assert summary.errors == 0, summary.examples
     assert summary.wrong == 0, summary.examples
     assert summary.model_loads == 1
+    # The server's CPU time over the burst is its own (no more than its cores allow in that time), and it bounds
+    # the efficiency: no server serves faster than the work it did on these cores.
+    assert summary.server_cpu_seconds is not None and summary.bare_forward_cpu_seconds
+    assert 0 < summary.server_cpu_seconds <= summary.burst_seconds * summary.cores * 1.05
+    assert summary.serving_efficiency <= summary.bare_forward_seconds * summary.cores / summary.server_cpu_seconds
+    assert "| highest efficiency that much server work allows" in markdown(summary)
     # Inputs of 300 and 512 tokens were cut to the cap (checked: the token ids and the notice).
     assert summary.capped_runs > 0
