@@ -2,9 +2,10 @@
 
 from pathlib import Path
 
-from bertlens.serving import import_package, prepare_threads
+from bertlens.serving import import_package, prepare_threads, send_small_messages_at_once
 
 prepare_threads()  # before anything loads torch: OpenMP reads its settings once, at load
+send_small_messages_at_once()  # no ~40 ms wait at the end of each run (Nagle's algorithm); once per process
 import_package(Path(__file__).parent / "components", "components")  # one thread imports the app, the others wait
 
 import streamlit as st

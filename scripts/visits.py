@@ -7,7 +7,7 @@ Used by ``scripts/benchmark.py`` (sections "Cached visits" and "Browser settle")
   Reported as the median wall time of the run (loopback, nothing else queued) and the server
   process's CPU time per visit (``/proc/PID/stat``: user + system). Measured twice in one run: with
   the shipped serving configuration, and as before it (file watcher ``auto``, the long-lived objects
-  not frozen: ``BERTLENS_GC_FREEZE=0``).
+  not frozen: ``BERTLENS_GC_FREEZE=0``, Nagle's algorithm left on: ``BERTLENS_TCP_NODELAY=0``).
 - **Browser settle**: headless Chromium opens each page in a new tab (1280×720, HTTP cache warm,
   server caches warm) and waits until Streamlit is idle and the page has not changed for
   ``QUIET_MS``; settle = the time of the page's last DOM change after navigation. A bare one-line
@@ -23,6 +23,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from bertlens.serving import GC_FREEZE_ENV, NODELAY_ENV
 from components.page_titles import PAGE_TITLES
 from scripts.server import cpu_seconds, running_server
 from scripts.streamlit_client import Session, run_to_end
@@ -106,7 +107,7 @@ async def _page_visits(url: str, pid: int, page: str, query: str) -> dict[str, f
 
 def cached_visits(model: str, query: str, before: bool) -> dict[str, dict[str, float]]:
     """Each page's cached-visit cost on a server with the shipped options, or as before them."""
-    env = {"BERTLENS_GC_FREEZE": "0"} if before else {}
+    env = {GC_FREEZE_ENV: "0", NODELAY_ENV: "0"} if before else {}
     with (
         tempfile.TemporaryDirectory() as tmp,
         running_server(model, Path(tmp) / "server.log", watcher="auto" if before else "none", **env) as server,

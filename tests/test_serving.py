@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 import http.server
 import os
+import re
+import socket
 import threading
 import tomllib
 import urllib.request
@@ -12,8 +14,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from bertlens import serving
 from bertlens.models import load_model
-from bertlens.serving import GC_FREEZE_ENV, freeze_long_lived_objects
+from bertlens.serving import GC_FREEZE_ENV, NODELAY_ENV, freeze_long_lived_objects, send_small_messages_at_once
 from tests.conftest import ROOT
 
 
@@ -75,6 +78,49 @@ def test_the_server_loads_torch_with_sleeping_openmp_threads(tiny_pretraining_di
     with running_server(tiny_pretraining_dir, log, OMP_DISPLAY_ENV="VERBOSE") as server:
         run_to_end(visit(server.url))
     assert "GOMP_SPINCOUNT = '0'" in log.read_text()
+
+
+def nodelay(sock: socket.socket) -> int:
+    return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+
+def test_the_servers_connections_send_small_messages_at_once(monkeypatch):
+    """Streamlit binds its socket with protocol 0, and asyncio then leaves Nagle's algorithm on: ~40 ms a run."""
+    monkeypatch.setattr(serving, "_nagle_off", False)
+    with socket.socket() as listener:  # as Streamlit binds it (no protocol given)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        with socket.create_connection(listener.getsockname()) as client, listener.accept()[0] as accepted:
+            assert nodelay(listener) == nodelay(accepted) == 0
+            assert send_small_messages_at_once() >= 2
+            with socket.create_connection(listener.getsockname()) as later, listener.accept()[0] as accepted_later:
+                assert nodelay(listener) and nodelay(accepted) and nodelay(accepted_later)  # later ones inherit it
+                assert nodelay(client) == nodelay(later) == 0  # a connection out of the process is not the server's
+    assert send_small_messages_at_once() == 0  # once per process
+
+
+def test_nagle_can_be_left_on(monkeypatch):
+    monkeypatch.setattr(serving, "_nagle_off", False)
+    monkeypatch.setenv(NODELAY_ENV, "0")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        assert send_small_messages_at_once() == 0 and nodelay(listener) == 0
+
+
+def test_a_server_turns_nagle_off_on_its_first_run(tiny_pretraining_dir, tmp_path):
+    from scripts.server import running_server
+    from scripts.streamlit_client import Session, run_to_end
+
+    async def visit(url: str) -> None:
+        async with Session.connect(url, "") as session:
+            await session.run()
+
+    log = tmp_path / "server.log"
+    with running_server(tiny_pretraining_dir, log) as server:
+        run_to_end(visit(server.url))
+    said = re.findall(r"TCP_NODELAY on (\d+) serving sockets", log.read_text())
+    assert len(said) == 1 and int(said[0]) >= 1  # its listener (and the visit's connection), once
 
 
 def test_an_operators_own_wait_policy_wins(monkeypatch):
