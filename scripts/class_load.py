@@ -52,7 +52,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from bertlens.budgets import default_budgets  # noqa: E402
-from scripts.server import cpu_seconds, model_loads, peak_rss_bytes, running_server  # noqa: E402
+from scripts.server import cpu_seconds, model_loads, peak_rss_bytes, running_server, thread_cpu_seconds  # noqa: E402
 from scripts.streamlit_client import Run, Session, plotly_array, plotly_figure, run_to_end  # noqa: E402
 
 PAGES = ("tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses")
@@ -612,6 +612,7 @@ class Summary:
     torch_threads: int
     bare_forward_cpu_seconds: float | None = None  # the bare passes' own CPU time (all threads)
     server_cpu_seconds: float | None = None  # the server process's CPU time during the burst (None: not read)
+    server_cpu_by_thread: dict[str, float] = field(default_factory=dict)  # that time by kind of thread (CPU_SHARES)
     warm_start_seconds: float | None = None  # the server warmed before the class arrived (None: it came cold)
     padding_pause: float = 0.0  # seconds the Padding-lab student waited between batches
     pages: dict[str, dict] = field(default_factory=dict)
@@ -690,6 +691,9 @@ def markdown(summary: Summary) -> str:
             f"| highest efficiency that much server work allows = Σ bare forwards × {summary.cores} cores ÷ server CPU "
             f"| {summary.bare_forward_seconds * summary.cores / cpu:.0%} |",
         ]
+        if summary.server_cpu_by_thread:
+            shares = "; ".join(f"{name}: {seconds:.1f}" for name, seconds in summary.server_cpu_by_thread.items())
+            lines.append(f"| server CPU by thread (core-s) | {shares} |")
     if summary.examples:
         lines += ["", "First problems seen:", *(f"- {e}" for e in summary.examples)]
     return "\n".join(lines)
@@ -732,9 +736,10 @@ def measure(url: str, model: str, options: Options, log: Path | None, pid: int |
     recorder = Recorder(options.run_timeout)
     # The burst gets what is left of the time, minus a share for checking and timing afterwards.
     seconds = max(10.0, (deadline - time.monotonic()) * 0.75)
-    cpu_before = cpu_seconds(pid) if pid else 0.0
+    cpu_before, threads_before = (cpu_seconds(pid), thread_cpu_seconds(pid)) if pid else (0.0, {})
     wall, in_time = burst(url, steps, recorder, seconds, options.padding_limit, options.padding_pause)
     server_cpu = cpu_seconds(pid) - cpu_before if pid else None
+    by_thread = cpu_shares(pid, threads_before, server_cpu) if pid and server_cpu else {}
     rss = peak_rss_bytes(pid) if pid else None
     verdicts, inputs = check_all(recorder.observations, ref, deadline)
     bundle = load_model(model)  # the app's own loading path: the floor is its model's bare forward
@@ -762,7 +767,26 @@ def measure(url: str, model: str, options: Options, log: Path | None, pid: int |
         torch_threads=torch.get_num_threads(),
         bare_forward_cpu_seconds=bare_cpu,
         server_cpu_seconds=server_cpu,
+        server_cpu_by_thread=by_thread,
     )
+
+
+# The server's CPU time over the burst, by kind of thread. Threads carry no names Linux shows, so they are told
+# apart by their lives: the main thread runs the event loop (websockets); the threads alive before and after the
+# burst are the engine's forward-pass workers and torch's thread pool (and a few idle helpers of Streamlit);
+# threads that came and went (or came) during the burst are Streamlit's script runs, one thread per run.
+CPU_SHARES = (
+    "event loop (main thread)",
+    "forward passes (threads alive through the burst)",
+    "script runs (threads started in it)",
+)
+
+
+def cpu_shares(pid: int, before: dict[int, float], total: float) -> dict[str, float]:
+    after = thread_cpu_seconds(pid)
+    loop = after.get(pid, 0.0) - before.get(pid, 0.0)
+    lasting = sum(after[t] - before[t] for t in after.keys() & before.keys() if t != pid)
+    return dict(zip(CPU_SHARES, (loop, lasting, total - loop - lasting)))
 
 
 def warm_up(url: str, log: Path, seconds: float) -> float:

@@ -153,10 +153,22 @@ def model_loads(log: Path) -> list[str]:
     return [line for line in log.read_text().splitlines() if line.startswith(LOAD_LINE)]
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far, all its threads."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def cpu_seconds(pid: int, thread: int | None = None) -> float:
+    """User + system CPU time so far of a process (all its threads), or of one of its threads."""
+    stat = Path(f"/proc/{pid}/task/{thread}/stat" if thread else f"/proc/{pid}/stat")
+    fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu_seconds(pid: int) -> dict[int, float]:
+    """CPU time so far of each thread of a process alive now (thread id → seconds)."""
+    found = {}
+    for name in os.listdir(f"/proc/{pid}/task"):
+        try:
+            found[int(name)] = cpu_seconds(pid, int(name))
+        except OSError:  # ended meanwhile
+            continue
+    return found
 
 
 def peak_rss_bytes(pid: int) -> int | None:
