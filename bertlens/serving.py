@@ -17,6 +17,7 @@ NODELAY_ENV = "BERTLENS_TCP_NODELAY"  # "0" leaves Nagle's algorithm on (e.g. to
 THREAD_ENVIRONMENT = {"OMP_WAIT_POLICY": "PASSIVE"}
 _import_lock = threading.Lock()
 _imported: set[str] = set()
+_nagle_lock = threading.Lock()
 _nagle_off = False
 log = logging.getLogger(__name__)
 
@@ -75,42 +76,64 @@ def send_small_messages_at_once() -> int:
     Streamlit 1.67's server binds its own listening socket with protocol 0, which asyncio does not take for
     TCP, so every connection kept Nagle's algorithm on: each run's last small messages waited for the
     browser's delayed acknowledgement, ~40 ms on every run (a cached rerun of a bare page: 44 → 6 ms).
-    Sets the option on this process's listening TCP sockets, which the connections they accept from then on
-    inherit (Linux), and on the connections they have already accepted. Returns how many sockets it set;
-    0 where ``/proc`` cannot say which they are.
+    Sets the option on this process's listening TCP sockets first, which the connections they accept from then
+    on inherit (Linux), then on the connections they had already accepted. Returns how many sockets it set;
+    0 where ``/proc`` cannot say which they are. Any script thread may call it; one does the work.
     """
     global _nagle_off
-    if _nagle_off or os.environ.get(NODELAY_ENV, "").strip() == "0":
-        return 0
-    _nagle_off = True
-    sockets = _serving_sockets()
-    for fd in sockets:
-        with socket.socket(fileno=os.dup(fd)) as sock:  # the same socket; closing the copy leaves it open
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    log.info("TCP_NODELAY on %d serving sockets", len(sockets))
-    return len(sockets)
+    with _nagle_lock:
+        if _nagle_off or os.environ.get(NODELAY_ENV, "").strip() == "0":
+            return 0
+        _nagle_off = True
+        listeners = _own_tcp_sockets(listening=True)
+        ports = set(listeners.values())
+        connections = {fd: port for fd, port in _own_tcp_sockets(listening=False).items() if port in ports}
+        done = sum(_no_delay(fd, inode) for fd, inode in [*listeners, *connections])
+    log.info("TCP_NODELAY on %d serving sockets", done)
+    return done
 
 
-def _serving_sockets() -> list[int]:
-    """File descriptors of this process's TCP sockets on a port it listens on (the listeners and their connections)."""
-    listening_ports, on_port = set(), {}
+def _own_tcp_sockets(listening: bool) -> dict[tuple[int, str], int]:
+    """This process's TCP sockets, listening or not: (file descriptor, socket inode) → local port.
+
+    ``/proc/net/tcp`` lists the whole host's sockets ("sl local_address rem_address st … inode", the address as hex
+    IP:PORT, state 0A = LISTEN); ``/proc/self/fd`` says which of them are this process's.
+    """
+    ports = {}
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             rows = Path(table).read_text().splitlines()[1:]
         except OSError:
             continue
-        for row in rows:  # "sl local_address rem_address st ... inode": the address as hex IP:PORT, state 0A = LISTEN
+        for row in rows:
             fields = row.split()
-            port = int(fields[1].rsplit(":", 1)[1], 16)
-            on_port[fields[9]] = port
-            if fields[3] == "0A":
-                listening_ports.add(port)
-    found = []
+            if (fields[3] == "0A") == listening:
+                ports[fields[9]] = int(fields[1].rsplit(":", 1)[1], 16)
+    found = {}
     for name in os.listdir("/proc/self/fd") if Path("/proc/self/fd").is_dir() else ():
         try:
             target = os.readlink(f"/proc/self/fd/{name}")
         except OSError:  # closed meanwhile
             continue
-        if target.startswith("socket:[") and on_port.get(target[8:-1]) in listening_ports:
-            found.append(int(name))
+        if target.startswith("socket:[") and (inode := target[8:-1]) in ports:
+            found[(int(name), inode)] = ports[inode]
     return found
+
+
+def _no_delay(fd: int, inode: str) -> bool:
+    """``TCP_NODELAY`` on the socket ``fd`` names, if it is still the socket ``inode`` (a connection may have closed
+    and its number been reused since the scan); whether it was set."""
+    try:
+        copy = os.dup(fd)  # the same socket under a number of its own, closed below: ``fd`` stays open
+    except OSError:
+        return False
+    try:
+        if str(os.fstat(copy).st_ino) != inode:
+            return False
+        with socket.socket(fileno=os.dup(copy)) as sock:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(copy)

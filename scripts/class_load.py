@@ -693,7 +693,7 @@ def markdown(summary: Summary) -> str:
         ]
         if summary.server_cpu_by_thread:
             shares = "; ".join(f"{name}: {seconds:.1f}" for name, seconds in summary.server_cpu_by_thread.items())
-            lines.append(f"| server CPU by thread (core-s) | {shares} |")
+            lines.append(f"| server CPU by thread, told apart by their lives (core-s, approximate) | {shares} |")
     if summary.examples:
         lines += ["", "First problems seen:", *(f"- {e}" for e in summary.examples)]
     return "\n".join(lines)
@@ -739,7 +739,7 @@ def measure(url: str, model: str, options: Options, log: Path | None, pid: int |
     cpu_before, threads_before = (cpu_seconds(pid), thread_cpu_seconds(pid)) if pid else (0.0, {})
     wall, in_time = burst(url, steps, recorder, seconds, options.padding_limit, options.padding_pause)
     server_cpu = cpu_seconds(pid) - cpu_before if pid else None
-    by_thread = cpu_shares(pid, threads_before, server_cpu) if pid and server_cpu else {}
+    by_thread = cpu_shares(pid, threads_before, server_cpu) if pid and server_cpu else {}  # read right after it
     rss = peak_rss_bytes(pid) if pid else None
     verdicts, inputs = check_all(recorder.observations, ref, deadline)
     bundle = load_model(model)  # the app's own loading path: the floor is its model's bare forward
@@ -774,7 +774,8 @@ def measure(url: str, model: str, options: Options, log: Path | None, pid: int |
 # The server's CPU time over the burst, by kind of thread. Threads carry no names Linux shows, so they are told
 # apart by their lives: the main thread runs the event loop (websockets); the threads alive before and after the
 # burst are the engine's forward-pass workers and torch's thread pool (and a few idle helpers of Streamlit);
-# threads that came and went (or came) during the burst are Streamlit's script runs, one thread per run.
+# threads that came and went (or came) during the burst are Streamlit's script runs, one thread per run. Approximate:
+# on a cold server torch's pool starts during the burst and counts as script runs; a warm class (the default) has it.
 CPU_SHARES = (
     "event loop (main thread)",
     "forward passes (threads alive through the burst)",

@@ -32,9 +32,9 @@ def test_class_gets_right_results_one_model_load_and_the_cap(tiny_pretraining_di
     # the efficiency: no server serves faster than the work it did on these cores.
     assert summary.server_cpu_seconds is not None and summary.bare_forward_cpu_seconds
     assert 0 < summary.server_cpu_seconds <= summary.burst_seconds * summary.cores * 1.05
-    assert summary.serving_efficiency <= summary.bare_forward_seconds * summary.cores / summary.server_cpu_seconds
     assert "| highest efficiency that much server work allows" in markdown(summary)
-    loop, passes, scripts = summary.server_cpu_by_thread.values()  # the script runs' threads came and went
-    assert scripts > 0 and min(loop, passes) >= -0.05  # (ticks of 10 ms)
+    # Told apart by their lives: most of a tiny model's class is script runs, in threads that came and went.
+    loop, passes, scripts = summary.server_cpu_by_thread.values()
+    assert scripts > max(loop, passes)
     # Inputs of 300 and 512 tokens were cut to the cap (checked: the token ids and the notice).
     assert summary.capped_runs > 0
