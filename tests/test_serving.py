@@ -99,6 +99,15 @@ def test_the_servers_connections_send_small_messages_at_once(monkeypatch):
     assert send_small_messages_at_once() == 0  # once per process
 
 
+def test_a_socket_number_reused_since_the_scan_is_left_alone():
+    """Connections close while the scan runs: a number that names another socket (or nothing) by now is skipped."""
+    with socket.socket() as sock:
+        inode = str(os.fstat(sock.fileno()).st_ino)
+        assert not serving._no_delay(sock.fileno(), inode + "0") and nodelay(sock) == 0  # another socket's inode
+        assert serving._no_delay(sock.fileno(), inode) and nodelay(sock) == 1
+    assert not serving._no_delay(10_000, inode)  # a number open no more: no exception
+
+
 def test_nagle_can_be_left_on(monkeypatch):
     monkeypatch.setattr(serving, "_nagle_off", False)
     monkeypatch.setenv(NODELAY_ENV, "0")
