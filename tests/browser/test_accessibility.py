@@ -24,7 +24,7 @@ from components.attention_views import TABS as ATTENTION_TABS
 from components.prediction_views import FILL_MASK_TABS, NSP_TABS
 from components.senses_views import TABS as SENSES_TABS
 from components.tokenizer_views import TABS as TOKENIZER_TABS
-from tests.browser.conftest import REQUIRED, RUN_TIMEOUT_MS, SETTLED, wait_for_run
+from tests.browser.conftest import REQUIRED, RUN_TIMEOUT_MS, SETTLED, wait_for_layout, wait_for_run
 from tests.live_server import streamlit_server
 
 AXE_VERSION = "4.14.1"  # pinned: a new axe release may add rules; bump it on purpose
@@ -300,6 +300,7 @@ def test_titles_chart_text_and_focus_meet_wcag(axe_page, server_url):
     # input is hidden: only Streamlit's 2.5:1 halo showed)
     page.goto(f"{server_url}/attention")
     wait_for_run(page)
+    wait_for_layout(page)  # every widget in place: a control redrawn after the key presses loses their focus
     slider = page.get_by_role("slider", name="Encoder layer")
     focus_by_keyboard(page, slider)
     expect_ring(slider.locator("xpath=../.."), offset="2px")  # the slider's thumb
