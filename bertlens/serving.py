@@ -81,14 +81,20 @@ def send_small_messages_at_once() -> int:
     0 where ``/proc`` cannot say which they are. Any script thread may call it; one does the work.
     """
     global _nagle_off
+    if _nagle_off:  # every run after the first: no lock
+        return 0
     with _nagle_lock:
-        if _nagle_off or os.environ.get(NODELAY_ENV, "").strip() == "0":
+        if _nagle_off:
             return 0
         _nagle_off = True
+        if os.environ.get(NODELAY_ENV, "").strip() == "0":
+            return 0
         listeners = _own_tcp_sockets(listening=True)
+        done = sum(_no_delay(fd, inode) for fd, inode in listeners)  # first: what they accept from now on inherits it
         ports = set(listeners.values())
-        connections = {fd: port for fd, port in _own_tcp_sockets(listening=False).items() if port in ports}
-        done = sum(_no_delay(fd, inode) for fd, inode in [*listeners, *connections])
+        done += sum(
+            _no_delay(fd, inode) for (fd, inode), port in _own_tcp_sockets(listening=False).items() if port in ports
+        )
     log.info("TCP_NODELAY on %d serving sockets", done)
     return done
 

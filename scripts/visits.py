@@ -220,7 +220,7 @@ def browser_settle(model: str, query: str, repeats: int = 5) -> dict[str, tuple[
                     new_tab[name].append(_settle_ms(context, url))
                 clicked[BARE] += [_navigation_settle_ms(bare_tab, title) for title in ("Two", "One")]
                 clicked[BARE_CHART].append(_navigation_settle_ms(bare_tab, "Chart"))
-                _navigation_settle_ms(bare_tab, "One")
+                _navigation_settle_ms(bare_tab, "One")  # back, untimed: the next "Two" leaves a page with no chart
                 for page in PAGES:
                     clicked[page or "home"].append(_navigation_settle_ms(app_tab, NAV_TITLES[page]))
             browser.close()
