@@ -177,8 +177,6 @@ def forward_batch(bundle: ModelBundle, encodings: list[Encoding]) -> list[Analys
             output_attentions=True,
             output_hidden_states=True,
         )
-        attentions = torch.stack(out.attentions, dim=1)  # (batch, layers, heads, query, key)
-        hidden = torch.stack(out.hidden_states, dim=1)  # (batch, layers + 1, tokens, hidden)
         pooled = out.pooler_output if caps.has_pooler else None
         nsp = model.cls.seq_relationship(pooled) if caps.has_nsp_head and pooled is not None else None
         results = []
@@ -186,16 +184,17 @@ def forward_batch(bundle: ModelBundle, encodings: list[Encoding]) -> list[Analys
             n = len(encoding)
             # The MLM decoder is the most expensive head (tokens x vocab): run it at the masks only.
             mlm_logits = (
-                _frozen(model.cls.predictions(hidden[row, -1, list(mask_positions)]))
+                _frozen(model.cls.predictions(out.hidden_states[-1][row, list(mask_positions)]))
                 if caps.has_mlm_head and mask_positions
                 else None
             )
             results.append(
                 Analysis(
                     encoding=encoding,
-                    # clone: a cached result must not keep the whole padded batch alive
-                    attentions=_frozen(attentions[row, :, :, :n, :n].clone()),
-                    hidden_states=_frozen(hidden[row, :, :n].clone()),
+                    # Each row's layers stacked into a tensor of its own: one copy, and a cached result
+                    # keeps nothing of the padded batch alive.
+                    attentions=_frozen(torch.stack([layer[row, :, :n, :n] for layer in out.attentions])),
+                    hidden_states=_frozen(torch.stack([layer[row, :n] for layer in out.hidden_states])),
                     pooler_output=_frozen(pooled[row].clone()) if pooled is not None else None,
                     mask_positions=mask_positions,
                     mlm_logits=mlm_logits,

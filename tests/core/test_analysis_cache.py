@@ -11,6 +11,8 @@ from bertlens.analysis import (
     ANALYSIS_CACHE_BYTES,
     analysis_cache,
     analyze,
+    encode,
+    forward_batch,
     model_engine,
     remembered_analysis,
 )
@@ -35,6 +37,18 @@ def test_an_analysis_counts_every_array_it_holds(tiny_bundle):
     arrays = [a for a in arrays if isinstance(a, np.ndarray)]
     assert len(arrays) == 5  # attentions, hidden states, pooler, MLM and NSP logits: this model has them all
     assert result.nbytes == sum(a.nbytes for a in arrays) > 0
+
+
+def test_a_batched_analysis_holds_its_own_rows_and_nothing_of_the_padded_batch(tiny_bundle):
+    """What the cache counts is what it keeps: an array that viewed the padded batch would keep the whole batch alive."""
+    short, long = (
+        encode(tiny_bundle.tokenizer, text) for text in ("A [MASK] day.", "A much longer [MASK] sentence here.")
+    )
+    for result in forward_batch(tiny_bundle, [short, long]):
+        for array in (result.attentions, result.hidden_states, result.pooler_output, result.mlm_logits):
+            assert array is not None and len(array.shape) > 0
+            held = array.base.untyped_storage().nbytes() if isinstance(array.base, torch.Tensor) else array.nbytes
+            assert held == array.nbytes
 
 
 def test_a_class_worth_of_inputs_stays_cached_where_eight_entries_did_not(tiny_bundle):
