@@ -16,6 +16,7 @@ from components.history import one_history_entry_per_action
 from components.layout import APP_TITLE, PageStopped, presentation_switch
 from components.lessons import class_link
 from components.model import active_bundle, model_picker, model_status, settings
+from components.pace import pace_this_run
 from components.params import (
     BROKEN,
     LINKED,
@@ -33,6 +34,7 @@ from components.state import shared_texts_in_link
 
 st.set_page_config(page_title=APP_TITLE, page_icon="🔎", layout="wide")
 settings()  # malformed settings fail closed: an error here, and no page is served
+pace_this_run()  # a tab asking for runs faster than its budget waits (a person clicking never does)
 
 PAGES = [
     st.Page("pages/home.py", title=PAGE_TITLES["home"], icon=":material/home:", default=True),

@@ -33,6 +33,7 @@ class Budgets:
     eval_rows: int
     masks: int
     custom_models: int
+    runs_per_minute: int
 
     def limit(self, name: str) -> str:
         """'at most 10 occurrences of the word per sentence (`BERTLENS_MAX_…` or `max_…` in secrets)'."""
@@ -83,6 +84,9 @@ BUDGETS: dict[str, BudgetSpec] = {
     "masks": BudgetSpec("max_masks", 12, 50, "masks drawn one by one (table and chart each)"),
     # A model stays loaded for the server's life (0.1-1.3 GB each); hosted servers load only their allowlist.
     "custom_models": BudgetSpec("max_custom_models", 1, 3, "custom models loaded besides the offered ones"),
+    # Python's work for a page run (figures, tables, serialisation) shares the server's cores with every
+    # forward pass: one tab asking for runs as fast as it can took ~40 % of a class's server (see pacing.py).
+    "runs_per_minute": BudgetSpec("max_runs_per_minute", 120, 1_200, "page runs a minute for one browser tab"),
 }
 assert list(BUDGETS) == [f.name for f in fields(Budgets)]  # one entry per field, same order
 
