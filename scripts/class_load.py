@@ -22,8 +22,10 @@ results, model loads (the server log's "bertlens INFO Loading model" lines), pea
 and serving efficiency = Σ bare forward pass (``bundle.model.bert(input_ids)``, timed here on the
 same model, once per distinct model input the pages need, torch on one thread) ÷ wall time of the
 burst; ideal p95 = Σ bare forwards ÷ cores (each pass on a core of its own); and the stricter
-efficiency with each bare pass on all cores (torch's default threads), which no server can beat. The class arrives once the server has loaded its model and warmed every
-page's presets, as when a teacher starts it before the lesson (``--cold``: during that). Bounded: ``--max-seconds`` (default 600) stops the whole run.
+efficiency with each bare pass on all cores (torch's default threads), which no server can beat.
+The class arrives once the server has loaded its model and warmed every page's presets, as when a
+teacher starts it before the lesson (``--cold``: during that). Bounded: ``--max-seconds`` (default
+600) stops the whole run.
 """
 
 from __future__ import annotations
@@ -359,8 +361,8 @@ class Floors:
     def facts(self, wall: float, cores: int) -> dict[str, float]:
         """The Summary's efficiency fields for a burst of ``wall`` seconds on ``cores`` cores.
 
-        The issue's ideal p95, Σ bare forwards ÷ cores, is the burst's time with each bare pass on a core of
-        its own: so its efficiency counts the passes on one core each. The all-cores figure is stricter: a
+        The ideal p95, Σ bare forwards ÷ cores, is the burst's time with each bare pass on a core of its own:
+        so the efficiency beside it counts the passes on one core each. The all-cores figure is stricter: a
         pass already on every core leaves a server nothing to overlap, and no schedule gets past 100 %.
         """
         return {
