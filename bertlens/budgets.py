@@ -85,7 +85,7 @@ BUDGETS: dict[str, BudgetSpec] = {
     # A model stays loaded for the server's life (0.1-1.3 GB each); hosted servers load only their allowlist.
     "custom_models": BudgetSpec("max_custom_models", 1, 3, "custom models loaded besides the offered ones"),
     # Python's work for a page run (figures, tables, serialisation) shares the server's cores with every
-    # forward pass: one tab asking for runs as fast as it can took ~40 % of a class's server (see pacing.py).
+    # forward pass: one tab asking for runs as fast as it could took a fifth of a class's server CPU (pacing.py).
     "runs_per_minute": BudgetSpec("max_runs_per_minute", 120, 1_200, "page runs a minute for one browser tab"),
 }
 assert list(BUDGETS) == [f.name for f in fields(Budgets)]  # one entry per field, same order

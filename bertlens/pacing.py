@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 BURST_SECONDS = 10.0  # a tab may make this many seconds' worth of its runs at once (a burst of clicks)
+MIN_WAIT_SECONDS = 0.01  # a shorter wait is not worth making (nor a message)
 
 
 @dataclass
@@ -27,14 +28,18 @@ class RunPace:
         return max(1.0, self.per_minute * BURST_SECONDS / 60)
 
     def wait(self, now: float) -> float:
-        """Seconds the run starting at ``now`` waits first (0 within the pace); counts the run."""
+        """Seconds the run starting at ``now`` waits first (0 within the pace); counts the run.
+
+        A run that was replaced before its wait was over (a newer click) owes nothing more: the next
+        run waits one run's worth from its own start, never a growing debt.
+        """
         rate = self.per_minute / 60
         if self.updated is not None:
-            self.tokens = min(self.burst, self.tokens + (now - self.updated) * rate)
+            self.tokens = min(self.burst, self.tokens + max(0.0, now - self.updated) * rate)
         self.updated = now
         self.tokens -= 1
-        if self.tokens >= 0:
-            return 0.0
         wait = -self.tokens / rate
+        if wait < MIN_WAIT_SECONDS:
+            return 0.0
         self.tokens, self.updated = 0.0, now + wait  # the run takes the token that comes at the end of its wait
         return wait

@@ -43,8 +43,8 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from contextlib import contextmanager, nullcontext
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -278,7 +278,7 @@ class Reference:
         positions = self.model.config.max_position_embeddings
         self.cap = min(cap, positions) if cap else positions
         self._outputs: dict[tuple[str, str], dict] = {}
-        self._floors: dict[tuple[str, str], Floors] = {}
+        self._bare_times: dict[tuple[str, str], BarePassTimes] = {}
 
     def encode(self, text: str, text_b: str = "") -> dict:
         enc = self.tokenizer(text, text_b or None, truncation=True, max_length=self.cap, return_offsets_mapping=True)
@@ -330,28 +330,27 @@ class Reference:
         of two, so that a moment of other load on the machine does not inflate the floor."""
         input_ids = torch.tensor([self.encode(text, text_b)["ids"]])
         times = []
-        with torch.inference_mode(), torch_threads(threads or torch.get_num_threads()):
+        with torch.inference_mode(), threads_set_to(threads) if threads else nullcontext():
             for _ in range(2):
                 started, cpu = time.perf_counter(), time.process_time()
                 bundle.model.bert(input_ids)
                 times.append((time.perf_counter() - started, time.process_time() - cpu))
         return min(times)
 
-    def floors(self, bundle, inputs: Iterable[tuple[str, str]]) -> Floors:
+    def bare_pass_times(self, bundle, inputs: Iterable[tuple[str, str]]) -> BarePassTimes:
         """The bare passes of ``inputs``, each timed once (a run reusing inputs measures only new ones)."""
-        if not self._floors:
+        if not self._bare_times:
             self.bare_forward(bundle, "warm up")
-        for item in sorted(set(inputs) - self._floors.keys()):
+            self.bare_forward(bundle, "warm up", threads=1)
+        for item in sorted(set(inputs) - self._bare_times.keys()):
             (wall, cpu), (one_core, _) = self.bare_forward(bundle, *item), self.bare_forward(bundle, *item, threads=1)
-            self._floors[item] = Floors(wall, cpu, one_core)
-        found = [self._floors[item] for item in set(inputs)]
-        return Floors(
-            *(sum(getattr(f, name) for f in found) for name in ("seconds", "cpu_seconds", "one_core_seconds"))
-        )
+            self._bare_times[item] = BarePassTimes(wall, cpu, one_core)
+        found = [self._bare_times[item] for item in set(inputs)]
+        return BarePassTimes(*(sum(getattr(t, column.name) for t in found) for column in fields(BarePassTimes)))
 
 
 @dataclass(frozen=True)
-class Floors:
+class BarePassTimes:
     """Σ bare forward passes: with torch's threads on all cores (wall and CPU seconds), and on one core each."""
 
     seconds: float
@@ -376,7 +375,8 @@ class Floors:
 
 
 @contextmanager
-def torch_threads(count: int) -> Iterator[None]:
+def threads_set_to(count: int) -> Iterator[None]:
+    """Torch on ``count`` threads inside, back to what it was after."""
     before = torch.get_num_threads()
     torch.set_num_threads(count)
     try:
@@ -660,7 +660,7 @@ class Summary:
     bare_forward_seconds: float  # Σ bare passes, torch on all cores
     bare_forward_cpu_seconds: float  # their own CPU time (all threads)
     bare_forward_one_core_seconds: float  # Σ bare passes, torch on one thread
-    serving_efficiency: float  # Σ one-core bare passes ÷ burst wall time (see Floors.facts)
+    serving_efficiency: float  # Σ one-core bare passes ÷ burst wall time (see BarePassTimes.facts)
     serving_efficiency_all_cores: float  # Σ all-cores bare passes ÷ burst wall time
     ideal_p95_seconds: float
     cores: int
@@ -800,7 +800,8 @@ def measure(url: str, model: str, options: Options, log: Path | None, pid: int |
     by_thread = cpu_shares(pid, threads_before, server_cpu) if pid and server_cpu else {}  # read right after it
     rss = peak_rss_bytes(pid) if pid else None
     verdicts, inputs = check_all(recorder.observations, ref, deadline)
-    floors = ref.floors(load_model(model), inputs)  # the app's own loading path: the floor is its model's bare forward
+    # Through the app's own loading path: the floor is its model's bare forward.
+    bare = ref.bare_pass_times(load_model(model), inputs)
     cores = os.cpu_count() or 1
     return summarise(
         verdicts,
@@ -815,7 +816,7 @@ def measure(url: str, model: str, options: Options, log: Path | None, pid: int |
         model_loads=len(model_loads(log)) if log else None,
         peak_rss_gib=rss / GIB if rss else None,
         distinct_model_inputs=len(inputs),
-        **floors.facts(wall, cores),
+        **bare.facts(wall, cores),
         cores=cores,
         torch_threads=torch.get_num_threads(),
         server_cpu_seconds=server_cpu,

@@ -403,12 +403,12 @@ def run_class(
         total_pss = cluster_memory(cluster).total_pss_gib
         loads = sum(len(model_loads(r.log)) for r in cluster.members)
     verdicts, inputs = check_all(room.recorder.observations, ref, deadline)
-    floors = ref.floors(load_model(model), inputs)
+    bare = ref.bare_pass_times(load_model(model), inputs)
     cores = os.cpu_count() or 1
     summary = summarise(
         verdicts, sessions=options.sessions, inputs_per_session=options.inputs, model=model, hosted=options.hosted,
         token_cap=ref.cap if options.hosted else None, finished_in_time=in_time, burst_seconds=wall,
-        model_loads=loads, peak_rss_gib=None, distinct_model_inputs=len(inputs), **floors.facts(wall, cores), cores=cores,
+        model_loads=loads, peak_rss_gib=None, distinct_model_inputs=len(inputs), **bare.facts(wall, cores), cores=cores,
         torch_threads=torch.get_num_threads(),
     )  # fmt: skip
     first_replica = {n: replica_of(tabs[0]) or "?" for n, tabs in room.recorder.connections.items()}

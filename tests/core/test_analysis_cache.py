@@ -45,10 +45,10 @@ def test_a_batched_analysis_holds_its_own_rows_and_nothing_of_the_padded_batch(t
         encode(tiny_bundle.tokenizer, text) for text in ("A [MASK] day.", "A much longer [MASK] sentence here.")
     )
     for result in forward_batch(tiny_bundle, [short, long]):
-        for array in (result.attentions, result.hidden_states, result.pooler_output, result.mlm_logits):
-            assert array is not None and len(array.shape) > 0
-            held = array.base.untyped_storage().nbytes() if isinstance(array.base, torch.Tensor) else array.nbytes
-            assert held == array.nbytes
+        arrays = (result.attentions, result.hidden_states, result.pooler_output, result.mlm_logits, result.nsp_logits)
+        for array in arrays:
+            assert array is not None and isinstance(array.base, torch.Tensor)  # a view of the tensor it came from
+            assert array.base.untyped_storage().nbytes() == array.nbytes  # which holds this array and nothing else
 
 
 def test_a_class_worth_of_inputs_stays_cached_where_eight_entries_did_not(tiny_bundle):

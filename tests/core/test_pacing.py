@@ -30,3 +30,19 @@ def test_an_idle_tab_gets_its_burst_back_and_no_more():
     assert pace.wait(now=3600.0) == 0.0  # an hour later: the burst is back ...
     assert pace.tokens == pace.burst - 1  # ... and only the burst, not an hour's worth
     assert RunPace(per_minute=1).burst == 1  # a slow pace still lets one run through at once
+
+
+def test_runs_replaced_before_their_wait_was_over_leave_no_debt():
+    """A newer click stops a waiting run before it sleeps: the next run waits one run's worth, not the sum."""
+    pace = RunPace(per_minute=120)
+    for _ in range(int(pace.burst)):
+        pace.wait(now=0.0)
+    waits = [pace.wait(now=0.001 * n) for n in range(200)]  # 200 runs, each replaced a millisecond later
+    assert max(waits) == pytest.approx(0.5, abs=0.002)
+
+
+def test_a_wait_too_short_to_notice_is_not_made():
+    pace = RunPace(per_minute=120)
+    for _ in range(int(pace.burst)):
+        pace.wait(now=1e9)
+    assert pace.wait(now=1e9 + 0.499) == 0.0  # 2 ms short of a whole run's worth: not worth a wait
