@@ -33,8 +33,8 @@ from components.reconnect import reload_on_reconnect, reopened_view_first
 from components.state import shared_texts_in_link
 
 st.set_page_config(page_title=APP_TITLE, page_icon="🔎", layout="wide")
-settings()  # malformed settings fail closed: an error here, and no page is served
-pace_this_run()  # a tab asking for runs faster than its budget waits (a person clicking never does)
+config = settings()  # malformed settings fail closed: an error here, and no page is served
+pace_this_run(config.budgets)  # a tab asking for runs faster than its budget waits (a person clicking never does)
 
 PAGES = [
     st.Page("pages/home.py", title=PAGE_TITLES["home"], icon=":material/home:", default=True),

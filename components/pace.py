@@ -6,15 +6,14 @@ import time
 
 import streamlit as st
 
+from bertlens.budgets import Budgets
 from bertlens.pacing import RunPace
-from components.model import settings
 
 PACE = "_bertlens_run_pace"  # session: this tab's RunPace
 
 
-def pace_this_run() -> None:
+def pace_this_run(budgets: Budgets) -> None:
     """Wait before this run if the tab has asked for runs faster than its budget (saying so), else nothing."""
-    budgets = settings().budgets
     pace = st.session_state.get(PACE)
     if not isinstance(pace, RunPace) or pace.per_minute != budgets.runs_per_minute:
         pace = st.session_state[PACE] = RunPace(budgets.runs_per_minute)
