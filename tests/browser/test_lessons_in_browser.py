@@ -115,17 +115,17 @@ def settled_view(page: Page, title: str) -> str:
     if waiting.count():
         click(page, SKIP)
     words = main(page).get_by_text("In words")  # one line of words under each chart, drawn with the page
-    expect(words.first).to_be_visible()
-    expect(main(page).locator(".js-plotly-plot")).to_have_count(words.count())
+    charts = main(page).locator(".js-plotly-plot")
     wait_for_run(page)
-    # Elements keep mounting for a moment after the run (a button of the panel was once missing from
-    # one of three reads): the view is the text once two reads, a quarter of a second apart, agree.
-    text, previous = main(page).inner_text(), None
-    for _ in range(40):
-        if text == previous:
-            return text
+    # Charts and elements keep mounting for a moment after the run (a second line of words was once drawn after
+    # the first had been counted; a button of the panel was once missing from one of three reads): the view is
+    # settled once every line of words has its chart and two reads, a quarter of a second apart, agree.
+    view, previous = (main(page).inner_text(), words.count(), charts.count()), None
+    for _ in range(RUN_TIMEOUT_MS // 250):
+        if view == previous and view[1] == view[2] > 0:
+            return view[0]
         page.wait_for_timeout(250)
-        text, previous = main(page).inner_text(), text
+        view, previous = (main(page).inner_text(), words.count(), charts.count()), view
     raise AssertionError(f"the page did not settle: {title}")
 
 
