@@ -254,6 +254,7 @@ class Preset:
     # The encoder layer seed 000 points to, in bert-base-uncased (opened when the model has it).
     layer: int | None = None
     questions: str = ""  # what seed 000 asks about it
+    also: tuple[str, ...] = ()  # other wordings of ``text`` in the seeds and lessons (the same tokens to follow)
 
 
 # The sentence seed 000 gives to explore on your own (a preset here, a lesson step too).
@@ -273,12 +274,14 @@ PRESETS: tuple[Preset, ...] = (
         "The animal didn't cross the street because it was too tired.",
         focus="it",
         targets=("animal", "street"),
+        also=("The animal couldn't cross the street because it was too tired.",),
     ),
     Preset(
         "… it was too wide",
         "The animal didn't cross the street because it was too wide.",
         focus="it",
         targets=("animal", "street"),
+        also=("The animal couldn't cross the street because it was too wide.",),
         layer=9,
         questions="With “too wide”, does “it” now attend to street more than to animal?",
     ),
@@ -304,8 +307,8 @@ PRESETS: tuple[Preset, ...] = (
 
 
 def matching_preset(text: str, text_b: str = "") -> Preset | None:
-    """The preset whose sentences these are, if any."""
-    return next((p for p in PRESETS if (p.text, p.text_b) == (text, text_b)), None)
+    """The preset whose sentences these are (in any of its wordings), if any."""
+    return next((p for p in PRESETS if text in (p.text, *p.also) and text_b == p.text_b), None)
 
 
 def preset_hint(preset: Preset, num_layers: int) -> str:

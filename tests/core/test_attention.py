@@ -228,11 +228,14 @@ def test_head_view_stays_small_and_focuses(bundled):
 
 @pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.name)
 def test_presets_find_their_tokens(bundled, preset):
-    encoding = encode(bundled.tokenizer, preset.text, preset.text_b)
-    focus, targets = preset_focus(preset, encoding)
-    assert encoding.tokens[focus].lower() == preset.focus.lower()
-    assert [encoding.tokens[t].lower() for t in targets] == [w.lower() for w in preset.targets]
-    assert matching_preset(preset.text, preset.text_b) is preset
+    """In each wording of the preset (seed 000 writes "didn't" and "couldn't"): its focus token, then its targets."""
+    for text in (preset.text, *preset.also):
+        assert matching_preset(text, preset.text_b) is preset
+        encoding = encode(bundled.tokenizer, text, preset.text_b)
+        focus, targets = preset_focus(preset, encoding)
+        assert [encoding.tokens[t].lower() for t in (focus, *targets)] == [
+            w.lower() for w in (preset.focus, *preset.targets)
+        ]
 
 
 def test_default_focus_targets_are_the_most_attended_words(tiny_bundle):
