@@ -286,9 +286,12 @@ def mask_notices(text: str, analysis: Analysis, mask_token: str = "[MASK]") -> l
     return notes
 
 
-def missing_mask_message(text: str, typed: str | None = None, mask_token: str = "[MASK]") -> str | None:
+def missing_mask_message(
+    text: str, typed: str | None = None, mask_token: str = "[MASK]", other_way: str = ", or mask a word below"
+) -> str | None:
     """A message when ``text`` (what the page reads) has no mask; None when it has one. ``typed``: the text as
-    typed, of which the page reads only the start when it is over the characters budget."""
+    typed, of which the page reads only the start when it is over the characters budget; ``other_way``: how
+    else the page can put one in ("" when it has none)."""
     if mask_token in text:
         return None
     if typed is not None and mask_token in typed:
@@ -299,4 +302,4 @@ def missing_mask_message(text: str, typed: str | None = None, mask_token: str = 
     hint = ""
     if mask_token.casefold() in text.casefold():
         hint = f" It must be written exactly {mask_token}, in capitals."
-    return f"A {mask_token} is needed: put {mask_token} where BERT should guess a word, or mask a word below.{hint}"
+    return f"A {mask_token} is needed: put {mask_token} where BERT should guess a word{other_way}.{hint}"

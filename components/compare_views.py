@@ -237,7 +237,7 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
     if not second_text.strip():
         st.info("Type a second sentence with a [MASK] — e.g. the first with one word changed — to compare the guesses.")
         return
-    missing = mlm.missing_mask_message(second_text, typed)
+    missing = mlm.missing_mask_message(second_text, typed, other_way=" in the second sentence")
     if missing:
         st.info(missing)
         return

@@ -143,6 +143,9 @@ def test_existing_masks_are_not_words():
 
 def test_missing_mask_message():
     assert "A [MASK] is needed" in mlm.missing_mask_message("The cat chased the mouse.")
+    assert mlm.missing_mask_message("No mask here.", other_way="") == (
+        "A [MASK] is needed: put [MASK] where BERT should guess a word."  # no helper to point to
+    )
     assert "in capitals" in mlm.missing_mask_message("The [mask] chased the mouse.")
     assert mlm.missing_mask_message(ONE_MASK) is None
     # The mask typed, but beyond what the page reads: said so, not "a [MASK] is needed".

@@ -367,6 +367,10 @@ def test_compare_two_masked_sentences(open_page, tiny_pretraining_dir, tiny_bund
     assert not at.exception and "Type a second sentence" in text_of(at)
     at.button(key="fill_compare_copy").click().run()
     assert at.text_input(key="fill_compare").value == first
+    at.text_input(key="fill_compare").input("The street was too wide.").run()  # no mask: it asks for one there
+    assert [i.value for i in at.info] == [
+        "A [MASK] is needed: put [MASK] where BERT should guess a word in the second sentence."
+    ]
     at.text_input(key="fill_compare").input(second).run()
     assert not at.exception
     table = frame(at, "change (second − first)")
