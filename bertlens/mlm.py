@@ -248,10 +248,6 @@ def word_spans(text: str, mask_token: str = "[MASK]") -> list[WordSpan]:
     return spans
 
 
-def mask_span(text: str, span: WordSpan, mask_token: str = "[MASK]") -> str:
-    return text[: span.start] + mask_token + text[span.end :]
-
-
 def mask_spans(text: str, spans: Sequence[WordSpan], mask_token: str = "[MASK]") -> tuple[str, str]:
     """``text`` with every span masked, and the true-word field that goes with it: one entry per mask of the
     result, in order, blank for a mask that was there before (just the word when the result has one mask)."""

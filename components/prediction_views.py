@@ -334,7 +334,7 @@ def mask_word_helper(text: str) -> None:
         "Words to mask",
         range(len(spans)),
         format_func=lambda i: spans[i].label,
-        default=[0],  # one click masks the first word, as before (its guesses are warmed at start)
+        default=[],  # none: a word the student picks is the only one masked
         key="words_to_mask",
         placeholder="Pick one word, or several",
     )

@@ -22,7 +22,7 @@ from bertlens.attention import PRESETS as ATTENTION_PRESETS
 from bertlens.curriculum import LESSONS
 from bertlens.engine import background_priority
 from bertlens.lessons import Step
-from bertlens.mlm import DEFAULT_K, mask_span, word_spans
+from bertlens.mlm import DEFAULT_K
 from bertlens.nsp import DEFAULT_A, DEFAULT_B, DEFAULT_CANDIDATES, DEFAULT_PAIRS
 from bertlens.sense_presets import DEFAULT_PRESET
 from bertlens.sense_presets import PRESETS as SENSE_PRESETS
@@ -63,8 +63,7 @@ def preset_requests(model_name: str) -> list[Callable[[], object]]:
     ]
     requests += [partial(cache.analysis, query(model_name, p.text, p.text_b)) for p in ATTENTION_PRESETS]
     if caps.has_mlm_head:
-        masked = mask_span(DEFAULT_TEXT, word_spans(DEFAULT_TEXT)[0])  # the mask helper's default word
-        examples = [masked, *(p.text for p in ATTENTION_PRESETS if "[MASK]" in p.text and not p.text_b)]
+        examples = [p.text for p in ATTENTION_PRESETS if "[MASK]" in p.text and not p.text_b]
         requests += [partial(cache.mask_guesses, query(model_name, text), DEFAULT_K) for text in examples]
     if caps.has_nsp_head and caps.has_pooler:
         pairs = list(map(tuple, DEFAULT_PAIRS.itertuples(index=False)))

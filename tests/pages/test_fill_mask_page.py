@@ -129,7 +129,9 @@ def test_malformed_k_gets_a_message_and_the_default(open_page, tiny_pretraining_
 def test_no_mask_offers_the_word_to_mask_helper(open_page, tiny_pretraining_dir):
     at = open_page(PAGE, tiny_pretraining_dir, text="The cat chased the mouse.")
     assert not at.exception and "A [MASK] is needed" in shown(at) and not tables(at)
-    at.multiselect(key="words_to_mask").unselect(0).select(1).run()  # "cat", as in seed 000
+    assert at.multiselect(key="words_to_mask").value == [] and not at.button  # nothing masked before a pick
+    at.multiselect(key="words_to_mask").select(1).run()  # "cat", as in seed 000
+    assert at.text[-1].value == "The [MASK] chased the mouse."  # the preview: only the word picked
     at.button(key="mask_word").click().run()
     assert at.text_input(key="text").value == "The [MASK] chased the mouse."
     assert at.text_input(key="true_word").value == "cat"  # the masked word is the one to check
@@ -139,7 +141,7 @@ def test_no_mask_offers_the_word_to_mask_helper(open_page, tiny_pretraining_dir)
 def test_seed_003_exercise_4_several_masks_at_a_glance(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
     """Mask quick, jumps and lazy at once: every mask's top guess, the average confidence, the true words."""
     at = open_page(PAGE, tiny_pretraining_dir, text="The quick brown fox jumps over the lazy dog", k="3")
-    picker = at.multiselect(key="words_to_mask").unselect(0)  # the first word is picked by default
+    picker = at.multiselect(key="words_to_mask")
     for index in (1, 4, 7):  # quick, jumps, lazy
         picker.select(index)
     at.run()
