@@ -15,10 +15,10 @@ def test_step_by_step_choice_lands_in_the_link_and_reopens(open_url):
     expect(main(page)).to_contain_text("computes the row of 10 it")
     page.locator(".st-key-step_query [role=combobox]").click()  # the box itself, wherever the layout puts it
     page.get_by_role("option", name="13 tired").click()
+    expect(page).to_have_url(re.compile(r"step_query=13(\+|%20)tired"))  # written by the browser, before the run
+    expect(main(page)).to_contain_text("computes the row of 13 tired")  # the run has begun: wait_for_run waits now
     wait_for_run(page)
-    expect(page).to_have_url(re.compile(r"step_query=13(\+|%20)tired"))
-    expect(main(page)).to_contain_text("computes the row of 13 tired")
-    link = page.url
+    link = page.url  # after the run's own writes to the address
     page.goto("about:blank")
     page.goto(link)
     wait_for_run(page)

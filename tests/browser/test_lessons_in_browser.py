@@ -114,18 +114,25 @@ def settled_view(page: Page, title: str) -> str:
     expect(waiting.or_(words.first)).to_be_visible()  # the page waits for the answer, or is there
     if waiting.count():
         click(page, SKIP)
+    expect(waiting).to_have_count(0)  # the skip's run is under way: wait_for_run can pass before it starts
     words = main(page).get_by_text("In words")  # one line of words under each chart, drawn with the page
     charts = main(page).locator(".js-plotly-plot")
+    app = page.locator('[data-testid="stApp"]')
     wait_for_run(page)
+
+    def read() -> tuple[str, int, int, str | None]:
+        return main(page).inner_text(), words.count(), charts.count(), app.get_attribute("data-test-script-state")
+
     # Charts and elements keep mounting for a moment after the run (a second line of words was once drawn after
-    # the first had been counted; a button of the panel was once missing from one of three reads): the view is
-    # settled once every line of words has its chart and two reads, a quarter of a second apart, agree.
-    view, previous = (main(page).inner_text(), words.count(), charts.count()), None
+    # the first had been counted; a button of the panel was once missing from one of three reads), and a slow run
+    # can rest between two charts: the view is settled once the run is over, every line of words has its chart
+    # and two reads, a quarter of a second apart, agree.
+    view, previous = read(), None
     for _ in range(RUN_TIMEOUT_MS // 250):
-        if view == previous and view[1] == view[2] > 0:
+        if view == previous and view[1] == view[2] > 0 and view[3] == "notRunning":
             return view[0]
         page.wait_for_timeout(250)
-        view, previous = (main(page).inner_text(), words.count(), charts.count()), view
+        view, previous = read(), view
     raise AssertionError(f"the page did not settle: {title}")
 
 

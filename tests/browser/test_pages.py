@@ -234,7 +234,8 @@ def test_sidebar_navigation_keeps_the_shared_sentence(open_url):
     expect(shared_box(page)).to_have_value(sentence)
     for title, path in (("Attention", "attention"), ("Fill-mask", "fill_mask"), ("Model anatomy", "anatomy")):
         page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()
-        expect(page).to_have_url(re.compile(rf"/{path}\b"))
+        expect(page).to_have_url(re.compile(rf"/{path}\b"))  # at the click, before the page's run
+        expect(main(page).locator("h1")).to_have_text(title)  # its run has begun: the old page's box held it too
         expect(shared_box(page)).to_have_value(sentence)
         wait_for_run(page)
         assert_shown_literally(page)
