@@ -32,6 +32,7 @@ UNKNOWN_CHARS = 40  # an unknown word quoted in a message: a 20,000-character on
 PAD_GREY = "#e6e6e6"
 GAPS_UP_TO = 128  # positions: a wider batch's cells touch
 TEXT_IN_CELLS = 32  # write each cell's value when the batch is at most this wide
+SENTENCE_LABEL_CHARS = 24  # a sentence's label under its bar: "0: the first words of i…"
 INT_COLUMN = st.column_config.NumberColumn(format="%d")
 TOKEN_ORDER = (
     "position",
@@ -56,7 +57,7 @@ def batch_heatmap(batch: PaddedBatch, values: str, title: str) -> go.Figure:
     """The batch's ids or mask as a (sentence × position) heatmap; [PAD] cells are grey, hover shows the token."""
     z = batch.matrix(values)
     hover = [[chart_text(t) for t in row] + [""] * (batch.width - len(row)) for row in batch.tokens]
-    is_mask = values == "attention_mask"
+    is_mask, in_cells = values == "attention_mask", batch.width <= TEXT_IN_CELLS
     fig = go.Figure(
         go.Heatmap(
             z=z,
@@ -68,8 +69,8 @@ def batch_heatmap(batch: PaddedBatch, values: str, title: str) -> go.Figure:
             else [[0, PAD_GREY], [1e-9, LIGHT_BLUES[0][1]], [1, LIGHT_BLUES[1][1]]],
             zmin=0,
             zmax=1 if is_mask else max(float(np.nanmax(z)), 1.0),
-            showscale=not is_mask,
-            texttemplate="%{z:d}" if batch.width <= TEXT_IN_CELLS else None,
+            showscale=not is_mask and not in_cells,  # the ids written in the cells need no colour scale
+            texttemplate="%{z:d}" if in_cells else None,
             textfont=CELL_TEXT,
             xgap=1 if batch.width <= GAPS_UP_TO else 0,  # at 600 positions a 1-px gap is as wide as a cell
             ygap=1,
@@ -77,6 +78,8 @@ def batch_heatmap(batch: PaddedBatch, values: str, title: str) -> go.Figure:
     )
     fig.update_layout(title=title, xaxis_title="position", yaxis_title="sentence", height=180 + 28 * len(z))
     fig.update_yaxes(autorange="reversed", dtick=1)
+    if in_cells:
+        fig.update_xaxes(dtick=1)  # every position numbered (not 0.5, 1, 1.5 for a short batch)
     return fig
 
 
@@ -308,10 +311,10 @@ def mask_section(model_name: str, batch: PaddedBatch, max_length: int, truncatio
     )
     fig = go.Figure(
         go.Bar(
-            x=np.arange(len(distances)),
+            x=[f"{i}: {chart_text(shortened(s, SENTENCE_LABEL_CHARS))}" for i, s in enumerate(distances["sentence"])],
             y=distances["[CLS] L2 distance"],
-            customdata=[chart_text(s) for s in distances["sentence"]],
-            hovertemplate="sentence %{x}: %{customdata}<br>distance %{y:.4f}<extra></extra>",
+            customdata=[f"{i}: {chart_text(s)}" for i, s in enumerate(distances["sentence"])],
+            hovertemplate="sentence %{customdata}<br>distance %{y:.4f}<extra></extra>",
         )
     )
     fig.update_layout(
@@ -320,5 +323,4 @@ def mask_section(model_name: str, batch: PaddedBatch, max_length: int, truncatio
         yaxis_title="L2 distance",
         height=320,
     )
-    fig.update_xaxes(dtick=1)
     exports.chart(fig, "attention-mask-effect", key="mask_bars")

@@ -175,6 +175,12 @@ def test_padding_lab_from_the_link(open_page):
     distances = frame(at, "[CLS] L2 distance")["[CLS] L2 distance"].tolist()
     assert distances[0] > 0.1 and distances[1] > 0.1  # both padded to 6 positions: both change
     assert len(at.get("plotly_chart")) == 4  # padding shares, id and mask heatmaps, mask distances
+    figures = {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    (bars,) = figures["mask_bars"]["data"]
+    assert bars["x"] == ["0: hello world", "1: hello"]  # each bar named by its sentence, as in the table
+    for key in ("ids_heatmap", "mask_heatmap"):  # 6 positions, each numbered: no 0.5 steps, no crowded scale
+        (cells,) = figures[key]["data"]
+        assert figures[key]["layout"]["xaxis"]["dtick"] == 1 and cells["showscale"] is False
 
 
 @pytest.mark.parametrize(
