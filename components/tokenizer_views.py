@@ -110,13 +110,14 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
     truncation_notice(view.encoding)
     counts = view.counts
     cols = st.columns(4)
-    cols[0].metric("Words (split at spaces)", counts.words)
-    cols[1].metric("Tokens (with special)", counts.tokens)
+    analysed = " analysed" if view.encoding.truncated else ""  # the counts are of the part the model reads
+    cols[0].metric(f"Words{analysed} (split at spaces)", counts.words)
+    cols[1].metric(f"Tokens{analysed} (with special)", counts.tokens)
     cols[2].metric("Words cut into ## pieces", counts.split_words)
     cols[3].metric(
         "Tokens per word",
         f"{counts.tokens_per_word:.2f}",
-        help="Tokens without [CLS] and [SEP], divided by the words split at spaces.",
+        help=f"Tokens{analysed} without [CLS] and [SEP], divided by the words{analysed} split at spaces.",
     )
     st.caption(
         "Before WordPiece, the tokenizer splits the text at spaces and around every punctuation mark "

@@ -56,6 +56,14 @@ def test_words_are_counted_between_spaces(open_page):
     assert "WordPiece cut no word into pieces" in shown(at)
 
 
+def test_counts_over_the_token_limit_say_they_are_of_the_part_analysed(open_page):
+    """600 words: the model reads 510 of them; the metrics said "Words (split at spaces): 510"."""
+    at = open_page(PAGE, text="word " * 600)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Words analysed (split at spaces)"] == "510" and metrics["Tokens analysed (with special)"] == "512"
+    assert any("602 tokens long" in w.value and "512 tokens are analysed" in w.value for w in at.warning)
+
+
 def test_line_breaks_in_a_link_become_spaces(open_page):
     """A one-line input cannot show a line break: the browser dropped it, joining "line" and "second" in the
     box while the page analysed them apart."""
