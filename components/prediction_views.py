@@ -269,11 +269,13 @@ def true_word_section(query: cache.Query, word: str, mask_number: int, vocab_siz
         f"The word mask {mask_number} hides (typed above): how probable did BERT find it, at which rank, "
         "and what loss does that give?"
     )
-    if word.strip():
-        check = cache.true_word(query, word, mask_number)
-        true_word_view(check, vocab_size)
-        if not isinstance(check, str):
-            labels_section(query, check, mask_number)
+    if not word.strip():
+        st.info(f"Type the word mask {mask_number} hides in *Original word* above (e.g. paris) to check it.")
+        return
+    check = cache.true_word(query, word, mask_number)
+    true_word_view(check, vocab_size)
+    if not isinstance(check, str):
+        labels_section(query, check, mask_number)
 
 
 def labels_section(query: cache.Query, check: mlm.TrueWordCheck, mask_number: int) -> None:

@@ -58,6 +58,8 @@ def test_one_mask_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, ma
     assert at.text_input(key="text").value == ONE_MASK and at.slider(key="k").value == k
     assert_tables_equal_pipeline(at, reference_fill_mask(masked_lm, tiny_bundle.tokenizer, ONE_MASK, k))
     assert len(at.get("plotly_chart")) == 1
+    # No word typed yet: the check says what it needs (it was a heading over nothing).
+    assert "Type the word mask 1 hides in *Original word* above" in " ".join(i.value for i in at.info)
 
 
 def test_logits_are_shown_before_their_softmax(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
