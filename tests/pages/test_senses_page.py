@@ -173,6 +173,11 @@ def test_pasted_lines_and_their_errors(open_page, tiny_pretraining_dir):
         "The bank is open. | money\nThe river bank. | river\nA bank loan. | money"
     ).run()
     assert not at.exception and len(coordinates(at)) == 3
+    # The reference words are still the field preset's: said beside them, until the student types others.
+    notice = "These are the “field” preset's: type your own for “bank”."
+    assert notice in messages(at, "caption")
+    at.text_input(key="refs").input("money, river").run()
+    assert notice not in messages(at, "caption")
     at.text_area(key="senses_lines").input("one | two | three\nok").run()
     assert "Line 1 has more than one" in messages(at, "error") and not tables(at)
     at.text_area(key="senses_lines").input("Only one bank here. | money").run()
