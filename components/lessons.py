@@ -168,6 +168,8 @@ def _linked_step() -> tuple[Lesson, int] | None:
     """The lesson step the address names (a bad step number: the nearest, said), remembered as the one followed;
     None, and out of the address, when it names none."""
     warn_bad_param("lesson", lambda raw: raw in LESSONS, "one of the lessons: " + ", ".join(LESSONS))
+    if "lesson" not in st.query_params:  # a step of no lesson: said, then out of the address with it
+        warn_bad_param("step", lambda raw: False, "a step number beside `lesson`", "no lesson opened")
     found = lesson_step(st.query_params.get("lesson"), st.query_params.get("step"))
     if found is None:
         close_lesson()  # a link to no lesson: out of the address, like any bad value

@@ -25,11 +25,14 @@ def test_malformed_switches_and_lesson_links_get_a_message(monkeypatch, tiny_pre
         ({"lesson": "nope", "step": "1"}, "lesson"),
         ({"lesson": "discover", "step": "999"}, "step"),
         ({"lesson": "discover", "step": "abc"}, "step"),
+        ({"step": "abc"}, "step"),  # a step of no lesson (it was dropped silently)
     ):
         at = app(monkeypatch, tiny_pretraining_dir, **params)
         assert not at.exception
         assert any(f"`{name}` parameter" in w.value for w in at.warning), params
-        if name == "step":  # the step opened replaces the bad value in the address
+        if "lesson" not in params:
+            assert "step" not in at.query_params
+        elif name == "step":  # the step opened replaces the bad value in the address
             last = str(len(LESSONS["discover"].steps))
             assert at.query_params["step"] == (last if params["step"] == "999" else "1"), params
         if name == "lesson":  # no such lesson: out of the address
