@@ -151,9 +151,7 @@ def round_trip(tokenizer: PreTrainedTokenizerBase, encoding: Encoding) -> tuple[
 class VocabularyFacts:
     size: int
     special: pd.DataFrame  # token, id, role
-    unused_count: int
-    unused_first: str | None
-    unused_last: str | None
+    unused: tuple[str, ...]  # the [unused…] tokens in number order
     kinds: pd.DataFrame  # kind of entry -> how many
     cased: bool
 
@@ -186,9 +184,7 @@ def vocabulary_facts(tokenizer: PreTrainedTokenizerBase) -> VocabularyFacts:
     return VocabularyFacts(
         size=tokenizer.vocab_size,
         special=special,
-        unused_count=len(unused),
-        unused_first=unused[0] if unused else None,
-        unused_last=unused[-1] if unused else None,
+        unused=tuple(unused),
         kinds=kinds.rename_axis("kind of entry").reset_index(name="entries"),
         cased=is_cased(tokenizer),
     )

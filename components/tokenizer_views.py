@@ -163,11 +163,13 @@ def vocabulary_section(model_name: str) -> None:
     cols = st.columns(3)
     cols[0].metric("Vocabulary size", f"{facts.size:,}")
     cols[1].metric("Special tokens", len(facts.special))
-    cols[2].metric("[unused…] tokens", facts.unused_count)
-    if facts.unused_count:
+    cols[2].metric("[unused…] tokens", len(facts.unused))
+    if facts.unused:
+        first, last = (", ".join(f"`{t}`" for t in ends) for ends in (facts.unused[:10], facts.unused[-10:]))
         st.markdown(
-            f"The `[unused…]` tokens run from `{facts.unused_first}` to `{facts.unused_last}`: empty slots "
-            "kept so a fine-tuner can add words without resizing the embedding matrix."
+            f"The `[unused…]` tokens run from `{facts.unused[0]}` to `{facts.unused[-1]}`: empty slots "
+            "kept so a fine-tuner can add words without resizing the embedding matrix.\n\n"
+            f"The first ten: {first}.\n\nThe last ten: {last}."
         )
     left, right = st.columns(2)
     with left:

@@ -93,6 +93,8 @@ def test_vocabulary_and_lookup(open_page):
         "[MASK]": 103,
     }
     assert "[unused0]" in shown(at) and "[unused993]" in shown(at)
+    first_ten, last_ten = (", ".join(f"`[unused{i}]`" for i in numbers) for numbers in (range(10), range(984, 994)))
+    assert f"The first ten: {first_ten}." in shown(at) and f"The last ten: {last_ten}." in shown(at)  # seed 003
     assert "id 2492" in " ".join(s.value for s in at.success)
     assert "uncased" in shown(at)
 
