@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -370,6 +371,33 @@ def embedding_parts(bundle: ModelBundle, analysis: Analysis) -> EmbeddingParts:
         normalized=as_numpy(normalized),
         module_output=np.asarray(analysis.hidden_states[0]),
     )
+
+
+SAME_TOKEN_COLUMNS = ("word embedding: largest difference", "entering layer 0: largest difference")
+
+
+def same_tokens(
+    parts: EmbeddingParts, tokens: Sequence[str], other: EmbeddingParts, other_tokens: Sequence[str]
+) -> pd.DataFrame:
+    """Seed 004's "I am Sinan" against "I am Matt": each token of the first input that the other has too (its first
+    occurrence there), with how far apart the two inputs put it, as the largest absolute difference of any
+    dimension. Its word-embedding row is a look-up, the same in every input (0); the vector entering layer 0 adds
+    the position and token type, so it is the same only where they are."""
+    first_at: dict[str, int] = {}
+    for position, token in enumerate(other_tokens):
+        first_at.setdefault(token, position)
+    rows = [
+        {
+            "token": token,
+            "position": position,
+            "position in the other": there,
+            SAME_TOKEN_COLUMNS[0]: float(np.abs(parts.word[position] - other.word[there]).max()),
+            SAME_TOKEN_COLUMNS[1]: float(np.abs(parts.module_output[position] - other.module_output[there]).max()),
+        }
+        for position, token in enumerate(tokens)
+        if (there := first_at.get(token)) is not None
+    ]
+    return pd.DataFrame(rows, columns=["token", "position", "position in the other", *SAME_TOKEN_COLUMNS])
 
 
 # --- The pooler ------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -11,20 +12,23 @@ import streamlit as st
 
 from bertlens.anatomy import (
     NOT_IN_CHECKPOINT,
+    SAME_TOKEN_COLUMNS,
     Architecture,
     Block,
     EmbeddingParts,
     PoolerCheck,
     base_encoder_named,
     matrices_and_vectors,
+    same_tokens,
 )
 from bertlens.positions import PositionEmbeddings
-from bertlens.wording import plural
+from bertlens.wording import listed, plural
 from components import cache, exports
+from components.layout import truncation_notice
 from components.palette import CELL_TEXT
 from components.params import bound
-from components.state import bound_int_slider, linked_text
-from components.text import chart_text
+from components.state import bound_int_slider, linked_text, within_chars_budget
+from components.text import chart_text, literal
 
 TABS = ("Architecture", "Parameters", "Named parameters", "Embeddings", "Pooler", "Outputs", "Positions")
 DEFAULT_POSITIONS = 64  # positions shown unless the link says otherwise (URL ``n_positions``)
@@ -417,6 +421,45 @@ def embeddings_section(model_name: str, text: str, text_b: str) -> None:
     norms.insert(0, "token", encoding.tokens)
     norms.insert(1, "token_type_ids", encoding.token_type_ids)
     exports.table(norms, "embedding-norms", key="embedding_norms")
+    same_tokens_section(model_name, parts, encoding.tokens)
+
+
+def same_tokens_section(model_name: str, parts: EmbeddingParts, tokens: Sequence[str]) -> None:
+    """Seed 004's "I am Sinan" against "I am Matt": the same token in another sentence, row against row."""
+    st.header("The same token in another sentence", anchor=False)  # h2 under the page title
+    label = "Another sentence"
+    other = linked_text(
+        st.text_input, label, "emb_other", placeholder="e.g. I am Matt (seed 004 sets it beside I am Sinan)"
+    )
+    other = within_chars_budget(other, label)
+    if not other.strip():
+        st.caption(
+            "Type another sentence to see which of this sentence's tokens it shares, and whether their vectors are equal."
+        )
+        return
+    q = cache.query(model_name, other)
+    other_encoding = cache.analysis(q).encoding
+    truncation_notice(other_encoding, second=True)
+    table = same_tokens(parts, tokens, cache.embeddings(q), other_encoding.tokens)
+    if table.empty:
+        st.info("The two sentences share no token.")
+        return
+    moved = table[table[SAME_TOKEN_COLUMNS[1]] > 0]
+    st.markdown(
+        f"**{plural(len(table), 'token')} of this sentence {'is' if len(table) == 1 else 'are'} in the other too.** "
+        "Each has the same word-embedding row in both (a difference of 0): a look-up, whatever "
+        "the context. Entering layer 0 the position and token type are added, so "
+        + (
+            "they differ where those do: "
+            + listed(
+                f"{literal(t)} (position {p} here, {o} there)" for t, p, o in moved.iloc[:, :3].itertuples(index=False)
+            )
+            + "."
+            if len(moved)
+            else "they differ only where those do; here every shared token keeps its position and type."
+        )
+    )
+    exports.table(table, "embedding-same-tokens", key="embedding_same_tokens")
 
 
 def pooler_words(check: PoolerCheck) -> str:

@@ -74,6 +74,7 @@ SCHEMA: tuple[Param, ...] = (
     Param("anatomy_tab", "anatomy", str, "open tab", "Embeddings"),
     Param("filter", "anatomy", str, "filter of the named parameters", "attention"),
     Param("pos", "anatomy", int, "Embeddings: token position", "1"),
+    Param("emb_other", "anatomy", str, "Embeddings: another sentence, its same tokens compared", "I am Matt"),
     Param("n_positions", "anatomy", int, "Positions: the first N positions", "64"),
     Param("sinusoid", "anatomy", bool, "Positions: compare with the Transformer's sinusoidal encoding", "true"),
     # Fill-mask

@@ -23,6 +23,7 @@ from bertlens.anatomy import (
     named_parameters,
     parameter_counts,
     pooler_check,
+    same_tokens,
 )
 from bertlens.synthetic import random_bert_config
 from bertlens.wording import plural
@@ -208,6 +209,25 @@ def test_many_embeddings_add_up(bundled):
     # The first and last word embeddings are [CLS] and [SEP]: the same for every input (seed 004).
     other = embedding_parts(bundled, analyze(bundled, "I am Matt"))
     np.testing.assert_array_equal(parts.word[0], other.word[0])
+
+
+def test_the_same_token_in_another_sentence_has_the_same_word_row_and_differs_where_its_position_does(bundled):
+    """Seed 004: "I am Sinan" against "I am Matt". [CLS], i, am and [SEP] have the same word-embedding row in both
+    (a look-up); entering layer 0 they are equal where the position is ([CLS] i am), not [SEP] (5 here, 4 there)."""
+    sinan, matt = (analyze(bundled, text) for text in ("I am Sinan", "I am Matt"))
+    table = same_tokens(
+        embedding_parts(bundled, sinan), sinan.encoding.tokens, embedding_parts(bundled, matt), matt.encoding.tokens
+    )
+    assert table["token"].tolist() == ["[CLS]", "i", "am", "[SEP]"]  # sin and ##an are not in "I am Matt"
+    assert table["position"].tolist() == [0, 1, 2, 5] and table["position in the other"].tolist() == [0, 1, 2, 4]
+    assert (table["word embedding: largest difference"] == 0).all()
+    entering = table["entering layer 0: largest difference"].tolist()
+    assert entering[:3] == [0, 0, 0] and entering[3] > 0.01
+    # The reference: the embeddings module's own outputs, row by row.
+    emb = bundled.model.bert.embeddings
+    with torch.no_grad():
+        rows = [emb(input_ids=torch.tensor([a.encoding.input_ids]))[0] for a in (sinan, matt)]
+    assert entering[3] == pytest.approx(float((rows[0][5] - rows[1][4]).abs().max()), abs=1e-6)
 
 
 def test_pooler_check(bundled, tiny_bundle):

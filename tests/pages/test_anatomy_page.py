@@ -202,6 +202,28 @@ def embedding_rows(bundle, text: str, position: int) -> dict[str, np.ndarray]:
     return {name: row.numpy() for name, row in rows.items()}
 
 
+def test_seed_004_i_am_sinan_against_i_am_matt(open_page, bundled):
+    """The same token in another sentence: its word-embedding row is the same (a look-up); entering layer 0 it is the
+    same only at the same position, which [SEP] is not (5 in "I am Sinan", 4 in "I am Matt")."""
+    at = open_page(PAGE, anatomy_tab="Embeddings", text="I am Sinan")
+    assert "Type another sentence" in " ".join(c.value for c in at.caption) and at.text_input(key="emb_other")
+    at.text_input(key="emb_other").input("I am Matt").run()
+    assert not at.exception and at.query_params["emb_other"] == "I am Matt"
+    table = frame(at, "position in the other")
+    assert table["token"].tolist() == ["[CLS]", "i", "am", "[SEP]"]
+    embeddings = bundled.model.bert.embeddings
+    with torch.no_grad():
+        sinan, matt = (
+            embeddings(bundled.tokenizer(t, return_tensors="pt")["input_ids"])[0] for t in ("I am Sinan", "I am Matt")
+        )
+    expected = [float((sinan[i] - matt[j]).abs().max()) for i, j in ((0, 0), (1, 1), (2, 2), (5, 4))]
+    np.testing.assert_allclose(table["entering layer 0: largest difference"], expected, atol=1e-6)
+    assert (table["word embedding: largest difference"] == 0).all()
+    assert "[SEP] (position 5 here, 4 there)" in shown(at).replace("\\", "")
+    again = open_page(PAGE, anatomy_tab="Embeddings", text="I am Sinan", emb_other="I am Matt")  # the shared link
+    assert frame(again, "position in the other").equals(table)
+
+
 def test_second_sentence_gets_token_type_one(open_page, bundled):
     at = open_page(PAGE, anatomy_tab="Embeddings", text="I am Sinan", b="And you?")
     assert at.text_input(key="b").value == "And you?"
