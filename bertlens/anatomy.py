@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -11,7 +10,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from bertlens.analysis import Analysis
+from bertlens.analysis import Analysis, Encoding
 from bertlens.models import Capabilities, ModelBundle
 from bertlens.wording import plural
 
@@ -348,56 +347,59 @@ class EmbeddingParts:
         )
 
 
-def embedding_parts(bundle: ModelBundle, analysis: Analysis) -> EmbeddingParts:
-    """Look up the three embeddings of each token and add and normalise them by hand."""
+def _looked_up(bundle: ModelBundle, encoding: Encoding) -> dict[str, np.ndarray]:
+    """Each token's three embeddings, looked up, added and normalised by hand: (tokens, hidden) each."""
     emb = bundle.model.bert.embeddings
     device = bundle.device
-    enc = analysis.encoding
-    ids = torch.tensor(enc.input_ids, device=device)
-    positions = torch.arange(len(enc), device=device)
-    types = torch.tensor(enc.token_type_ids, device=device)
+    ids = torch.tensor(encoding.input_ids, device=device)
+    positions = torch.arange(len(encoding), device=device)
+    types = torch.tensor(encoding.token_type_ids, device=device)
     with torch.inference_mode():
         word = emb.word_embeddings(ids)
         position = emb.position_embeddings(positions)
         token_type = emb.token_type_embeddings(types)
         summed = word + position + token_type
-        normalized = emb.LayerNorm(summed)
-    as_numpy = lambda t: t.float().cpu().numpy()  # noqa: E731
-    return EmbeddingParts(
-        word=as_numpy(word),
-        position=as_numpy(position),
-        token_type=as_numpy(token_type),
-        summed=as_numpy(summed),
-        normalized=as_numpy(normalized),
-        module_output=np.asarray(analysis.hidden_states[0]),
-    )
+        parts = {"word": word, "position": position, "token_type": token_type, "summed": summed}
+        parts["normalized"] = emb.LayerNorm(summed)
+    return {name: t.float().cpu().numpy() for name, t in parts.items()}
+
+
+def embedding_parts(bundle: ModelBundle, analysis: Analysis) -> EmbeddingParts:
+    """Look up the three embeddings of each token and add and normalise them by hand."""
+    return EmbeddingParts(**_looked_up(bundle, analysis.encoding), module_output=np.asarray(analysis.hidden_states[0]))
 
 
 SAME_TOKEN_COLUMNS = ("word embedding: largest difference", "entering layer 0: largest difference")
 
 
-def same_tokens(
-    parts: EmbeddingParts, tokens: Sequence[str], other: EmbeddingParts, other_tokens: Sequence[str]
-) -> pd.DataFrame:
-    """Seed 004's "I am Sinan" against "I am Matt": each token of the first input that the other has too (its first
-    occurrence there), with how far apart the two inputs put it, as the largest absolute difference of any
-    dimension. Its word-embedding row is a look-up, the same in every input (0); the vector entering layer 0 adds
-    the position and token type, so it is the same only where they are."""
-    first_at: dict[str, int] = {}
-    for position, token in enumerate(other_tokens):
-        first_at.setdefault(token, position)
-    rows = [
-        {
-            "token": token,
-            "position": position,
-            "position in the other": there,
-            SAME_TOKEN_COLUMNS[0]: float(np.abs(parts.word[position] - other.word[there]).max()),
-            SAME_TOKEN_COLUMNS[1]: float(np.abs(parts.module_output[position] - other.module_output[there]).max()),
-        }
-        for position, token in enumerate(tokens)
-        if (there := first_at.get(token)) is not None
-    ]
-    return pd.DataFrame(rows, columns=["token", "position", "position in the other", *SAME_TOKEN_COLUMNS])
+def same_tokens(bundle: ModelBundle, encoding: Encoding, other: Encoding) -> pd.DataFrame:
+    """Seed 004's "I am Sinan" against "I am Matt": each token of ``encoding`` that ``other`` has too, with how far
+    apart the two inputs put it (the largest absolute difference of any dimension, computed by hand as the
+    Embeddings tab checks it). Its word-embedding row is a look-up, the same in every input (0); the vector entering
+    layer 0 adds the position and the token type, so it is the same exactly where both are. A token is paired with
+    its occurrence in ``other`` at the same position and type when there is one, else with its first."""
+    mine, theirs = _looked_up(bundle, encoding), _looked_up(bundle, other)
+    places: dict[str, list[tuple[int, int]]] = {}
+    for there, (token, kind) in enumerate(zip(other.tokens, other.token_type_ids, strict=True)):
+        places.setdefault(token, []).append((there, kind))
+    rows = []
+    for here, (token, kind) in enumerate(zip(encoding.tokens, encoding.token_type_ids, strict=True)):
+        if token not in places:
+            continue
+        there, other_kind = (here, kind) if (here, kind) in places[token] else places[token][0]
+        rows.append(
+            {
+                "token": token,
+                "position": here,
+                "token type": kind,
+                "position in the other": there,
+                "token type in the other": other_kind,
+                SAME_TOKEN_COLUMNS[0]: float(np.abs(mine["word"][here] - theirs["word"][there]).max()),
+                SAME_TOKEN_COLUMNS[1]: float(np.abs(mine["normalized"][here] - theirs["normalized"][there]).max()),
+            }
+        )
+    columns = ["token", "position", "token type", "position in the other", "token type in the other"]
+    return pd.DataFrame(rows, columns=[*columns, *SAME_TOKEN_COLUMNS])
 
 
 # --- The pooler ------------------------------------------------------------------------------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -12,14 +11,12 @@ import streamlit as st
 
 from bertlens.anatomy import (
     NOT_IN_CHECKPOINT,
-    SAME_TOKEN_COLUMNS,
     Architecture,
     Block,
     EmbeddingParts,
     PoolerCheck,
     base_encoder_named,
     matrices_and_vectors,
-    same_tokens,
 )
 from bertlens.positions import PositionEmbeddings
 from bertlens.wording import listed, plural
@@ -421,10 +418,10 @@ def embeddings_section(model_name: str, text: str, text_b: str) -> None:
     norms.insert(0, "token", encoding.tokens)
     norms.insert(1, "token_type_ids", encoding.token_type_ids)
     exports.table(norms, "embedding-norms", key="embedding_norms")
-    same_tokens_section(model_name, parts, encoding.tokens)
+    same_tokens_section(q)
 
 
-def same_tokens_section(model_name: str, parts: EmbeddingParts, tokens: Sequence[str]) -> None:
+def same_tokens_section(q: cache.Query) -> None:
     """Seed 004's "I am Sinan" against "I am Matt": the same token in another sentence, row against row."""
     st.header("The same token in another sentence", anchor=False)  # h2 under the page title
     label = "Another sentence"
@@ -437,29 +434,38 @@ def same_tokens_section(model_name: str, parts: EmbeddingParts, tokens: Sequence
             "Type another sentence to see which of this sentence's tokens it shares, and whether their vectors are equal."
         )
         return
-    q = cache.query(model_name, other)
-    other_encoding = cache.analysis(q).encoding
-    truncation_notice(other_encoding, second=True)
-    table = same_tokens(parts, tokens, cache.embeddings(q), other_encoding.tokens)
-    if table.empty:
-        st.info("The two sentences share no token.")
-        return
-    moved = table[table[SAME_TOKEN_COLUMNS[1]] > 0]
-    st.markdown(
-        f"**{plural(len(table), 'token')} of this sentence {'is' if len(table) == 1 else 'are'} in the other too.** "
-        "Each has the same word-embedding row in both (a difference of 0): a look-up, whatever "
-        "the context. Entering layer 0 the position and token type are added, so "
+    other_q = cache.query(q.model, other)
+    truncation_notice(cache.token_view(other_q).encoding, "The other sentence")
+    table = cache.same_tokens(q, other_q)
+    st.markdown(same_tokens_words(table, pair=bool(q.text_b)))
+    exports.table(table, "embedding-same-tokens", key="embedding_same_tokens")
+
+
+def same_tokens_words(table: pd.DataFrame, pair: bool) -> str:
+    """What the table shows, in words; ``pair``: the page's input is a pair (the other sentence is read alone)."""
+    where = []
+    for token, here, kind, there, other_kind in table.iloc[:, :5].itertuples(index=False):
+        differ = [f"position {here} here, {there} there"] if here != there else []
+        differ += [f"token type {kind} here, {other_kind} there"] if kind != other_kind else []
+        if differ:
+            where.append(f"{literal(token)} ({'; '.join(differ)})")
+    words = (
+        f"**{len(table)} tokens of this input, [CLS] and [SEP] among them, are in the other sentence too.** "
+        "Each has the same word-embedding row in both: a look-up, whatever the context. Entering layer 0 its position and token type are added, so the two "
         + (
-            "they differ where those do: "
-            + listed(
-                f"{literal(t)} (position {p} here, {o} there)" for t, p, o in moved.iloc[:, :3].itertuples(index=False)
-            )
-            + "."
-            if len(moved)
-            else "they differ only where those do; here every shared token keeps its position and type."
+            f"vectors differ exactly where those do: {listed(where)}."
+            if where
+            else "vectors are equal here: each shared token keeps its position and type."
         )
     )
-    exports.table(table, "embedding-same-tokens", key="embedding_same_tokens")
+    if pair:
+        words += " The other sentence is read alone: all its tokens have token type 0."
+    if "[UNK]" in set(table["token"]):
+        words += (
+            " [UNK] stands for anything the vocabulary cannot spell: both sentences get the same row for it, "
+            "so BERT cannot tell those apart."
+        )
+    return words
 
 
 def pooler_words(check: PoolerCheck) -> str:

@@ -195,6 +195,12 @@ def embeddings(q: Query) -> EmbeddingParts:
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
+def same_tokens(q: Query, other: Query) -> pd.DataFrame:
+    """The tokens ``q``'s input shares with ``other``'s, compared (no forward pass: table look-ups)."""
+    return anatomy.same_tokens(cached_bundle(q.model), token_view(q).encoding, token_view(other).encoding)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
 def pooler(q: Query) -> PoolerCheck | None:
     return pooler_check(cached_bundle(q.model), analysis(q))
 

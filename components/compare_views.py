@@ -144,7 +144,7 @@ def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> No
         return
     second_query = page.query.with_text(second_text)
     second = PageInput(second_query, cache.analysis(second_query))
-    truncation_notice(second.encoding, second=True)
+    truncation_notice(second.encoding, "The second sentence", "The second pair")
     tokens_a, tokens_b = page.encoding.tokens, second.encoding.tokens
     first_matrix, second_matrix = (matrices(p, choice)[choice.layer] for p in (page, second))
     title = choice.title(heads)
@@ -242,7 +242,7 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
         st.info(missing)
         return
     second = cache.cached_analysis(model_name, second_text)
-    truncation_notice(second.encoding, second=True)
+    truncation_notice(second.encoding, "The second sentence", "The second pair")
     if len(second.mask_positions) < mask_number:
         st.info(
             f"The second sentence has {plural(len(second.mask_positions), '[MASK] token')} the model sees; "

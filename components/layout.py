@@ -152,23 +152,22 @@ def require_text(text: str) -> bool:
     return problem is None
 
 
-def truncation_notice(encoding: Encoding, second: bool = False) -> None:
-    """Say what the model reads of an input over the token limit (``second``: a Compare tab's second input)."""
+def truncation_notice(encoding: Encoding, subject: str = "The input", pair_subject: str = "The pair") -> None:
+    """Say what the model reads of an input over the token limit; ``subject`` names the input (``pair_subject`` when
+    it is a pair): a second input's box is named, e.g. "The second sentence"."""
     if encoding.truncated:
         budgets = settings().budgets
         cap = budgets.tokens is not None and len(encoding) <= budgets.tokens  # this server's budget, not the model's
         reads = f"the limit is {budgets.limit('tokens')}" if cap else f"the model reads at most {len(encoding)}"
         if not encoding.full_length_b:
-            subject = "The second sentence" if second else "The input"
             st.warning(
                 f"{subject} is {encoding.full_length} tokens long; {reads}. {len(encoding)} tokens are analysed: "
                 f"[CLS], the text's first {len(encoding) - 2} tokens and [SEP]; the rest of the text is left out."
             )
             return
         kept_a, kept_b = encoding.sequence_ids.count(0), encoding.sequence_ids.count(1)
-        subject = "The second pair" if second else "The pair"
         st.warning(  # transformers cuts a pair longest-first: the longer sentence loses its end, token by token
-            f"{subject} is {encoding.full_length} tokens long; {reads}. {len(encoding)} tokens are analysed: the "
+            f"{pair_subject} is {encoding.full_length} tokens long; {reads}. {len(encoding)} tokens are analysed: the "
             f"longer sentence lost its end first (A keeps {kept_a} of its {encoding.full_length_a} tokens, B {kept_b} of "
             f"{encoding.full_length_b})."
         )

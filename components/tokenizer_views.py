@@ -113,7 +113,7 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
     analysed = " analysed" if view.encoding.truncated else ""  # the counts are of the part the model reads
     cols[0].metric(f"Words{analysed} (split at spaces)", counts.words)
     cols[1].metric(f"Tokens{analysed} (with special)", counts.tokens)
-    cols[2].metric("Words cut into ## pieces", counts.split_words)
+    cols[2].metric(f"Words{analysed} cut into ## pieces", counts.split_words)
     cols[3].metric(
         "Tokens per word",
         f"{counts.tokens_per_word:.2f}",

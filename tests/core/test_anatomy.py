@@ -7,7 +7,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertForPreTraining
 
-from bertlens.analysis import analyze
+from bertlens.analysis import analyze, encode
 from bertlens.anatomy import (
     NOT_IN_CHECKPOINT,
     PoolerCheck,
@@ -211,23 +211,43 @@ def test_many_embeddings_add_up(bundled):
     np.testing.assert_array_equal(parts.word[0], other.word[0])
 
 
+def embeddings_module_rows(bundle, encoding) -> torch.Tensor:
+    """The embeddings module's own output for ``encoding`` (the vectors entering layer 0)."""
+    with torch.no_grad():
+        ids, types = (torch.tensor([values]) for values in (encoding.input_ids, encoding.token_type_ids))
+        return bundle.model.bert.embeddings(input_ids=ids, token_type_ids=types)[0]
+
+
 def test_the_same_token_in_another_sentence_has_the_same_word_row_and_differs_where_its_position_does(bundled):
     """Seed 004: "I am Sinan" against "I am Matt". [CLS], i, am and [SEP] have the same word-embedding row in both
     (a look-up); entering layer 0 they are equal where the position is ([CLS] i am), not [SEP] (5 here, 4 there)."""
-    sinan, matt = (analyze(bundled, text) for text in ("I am Sinan", "I am Matt"))
-    table = same_tokens(
-        embedding_parts(bundled, sinan), sinan.encoding.tokens, embedding_parts(bundled, matt), matt.encoding.tokens
-    )
+    sinan, matt = (encode(bundled.tokenizer, text) for text in ("I am Sinan", "I am Matt"))
+    table = same_tokens(bundled, sinan, matt)
     assert table["token"].tolist() == ["[CLS]", "i", "am", "[SEP]"]  # sin and ##an are not in "I am Matt"
     assert table["position"].tolist() == [0, 1, 2, 5] and table["position in the other"].tolist() == [0, 1, 2, 4]
     assert (table["word embedding: largest difference"] == 0).all()
     entering = table["entering layer 0: largest difference"].tolist()
-    assert entering[:3] == [0, 0, 0] and entering[3] > 0.01
-    # The reference: the embeddings module's own outputs, row by row.
-    emb = bundled.model.bert.embeddings
-    with torch.no_grad():
-        rows = [emb(input_ids=torch.tensor([a.encoding.input_ids]))[0] for a in (sinan, matt)]
-    assert entering[3] == pytest.approx(float((rows[0][5] - rows[1][4]).abs().max()), abs=1e-6)
+    rows = [embeddings_module_rows(bundled, e) for e in (sinan, matt)]
+    expected = [float((rows[0][i] - rows[1][j]).abs().max()) for i, j in ((0, 0), (1, 1), (2, 2), (5, 4))]
+    np.testing.assert_allclose(entering, expected, atol=1e-5)
+    assert max(entering[:3]) < 1e-6 and entering[3] > 0.01
+
+
+def test_a_repeated_token_is_paired_at_its_own_place_and_a_pairs_token_type_counts(bundled):
+    """ "the" is at 1 and 4 in both sentences: paired at the same place (equal), not with the other's first "the".
+    In a pair, B's tokens have token type 1: "matt" at the same position in a sentence read alone still differs."""
+    swapped = same_tokens(
+        bundled, *(encode(bundled.tokenizer, t) for t in ("the cat and the dog", "the dog and the cat"))
+    )
+    the = swapped[swapped["token"] == "the"]
+    assert (
+        the["position in the other"].tolist() == [1, 4] and (the["entering layer 0: largest difference"] < 1e-6).all()
+    )
+    pair = same_tokens(bundled, encode(bundled.tokenizer, "I am", "Matt"), encode(bundled.tokenizer, "I am a Matt"))
+    matt = pair[pair["token"] == "matt"].iloc[0]
+    assert (matt["position"], matt["position in the other"]) == (4, 4)
+    assert (matt["token type"], matt["token type in the other"]) == (1, 0)
+    assert matt["entering layer 0: largest difference"] > 0.01 and matt["word embedding: largest difference"] == 0
 
 
 def test_pooler_check(bundled, tiny_bundle):

@@ -222,6 +222,10 @@ def test_seed_004_i_am_sinan_against_i_am_matt(open_page, bundled):
     assert "[SEP] (position 5 here, 4 there)" in shown(at).replace("\\", "")
     again = open_page(PAGE, anatomy_tab="Embeddings", text="I am Sinan", emb_other="I am Matt")  # the shared link
     assert frame(again, "position in the other").equals(table)
+    # As a pair, B's tokens have token type 1; the other sentence, read alone, has only 0: said, and shown.
+    pair = open_page(PAGE, anatomy_tab="Embeddings", text="I am", b="Matt", emb_other="I am a Matt")
+    assert "matt (position 4 here, 4 there" not in shown(pair)
+    assert "matt (token type 1 here, 0 there)" in shown(pair) and "read alone" in shown(pair)
 
 
 def test_second_sentence_gets_token_type_one(open_page, bundled):

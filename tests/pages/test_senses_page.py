@@ -176,6 +176,10 @@ def test_pasted_lines_and_their_errors(open_page, tiny_pretraining_dir):
     # The reference words are still the field preset's: said beside them, until the student types others.
     notice = "These are the “field” preset's: type your own for “bank”."
     assert notice in messages(at, "caption")
+    at.text_input(key="senses_word").input("").run()
+    assert "preset's: type your own" not in messages(at, "caption")  # no word: nothing to type references for
+    at.text_input(key="senses_word").input("bank").run()
+    assert notice in messages(at, "caption")
     at.text_input(key="refs").input("money, river").run()
     assert notice not in messages(at, "caption")
     at.text_area(key="senses_lines").input("one | two | three\nok").run()

@@ -61,6 +61,7 @@ def test_counts_over_the_token_limit_say_they_are_of_the_part_analysed(open_page
     at = open_page(PAGE, text="word " * 600)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Words analysed (split at spaces)"] == "510" and metrics["Tokens analysed (with special)"] == "512"
+    assert "Words analysed cut into ## pieces" in metrics
     assert any("602 tokens long" in w.value and "512 tokens are analysed" in w.value for w in at.warning)
 
 
