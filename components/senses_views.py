@@ -450,20 +450,23 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str, sc
         go.Scatter(x=list(range(len(states))), y=states, mode="lines+markers", name="one hidden state", line=one)
     )
     spans = [layer_range(option, words.num_layers) for option in last_k]
+    middles = [(span[0] + span[-1]) / 2 for span in spans]
     fig.add_trace(  # each mean at the middle of the hidden states it averages, a bar across them
         go.Scatter(
-            x=[(span[0] + span[-1]) / 2 for span in spans],
+            x=middles,
             y=list(last_k.values()),
             error_x={"type": "data", "array": [(span[-1] - span[0]) / 2 for span in spans], "width": 0, **mean},
-            mode="markers+text",
+            mode="markers",
             marker={"symbol": "diamond", "size": 10, **mean},
-            text=[f"last {option[4:]}" for option in last_k],
-            # Half a hidden state apart: labels above and below in turn, so that 12 layers' labels do not overlap.
-            textposition=["top center" if n % 2 == 0 else "bottom center" for n in range(len(last_k))],
-            textfont={"color": INK},  # the theme's grey is under 4.5:1
             name="mean of the last k",
         )
     )
+    for n, (x, (option, score)) in enumerate(zip(middles, last_k.items(), strict=True)):
+        if score is not None:  # Half a hidden state apart: above and below in turn, on white where a line passes
+            fig.add_annotation(
+                x=x, y=score, text=f"last {option[4:]}", showarrow=False, yshift=14 if n % 2 == 0 else -14,
+                font={"color": INK}, bgcolor="rgba(255, 255, 255, 0.85)",  # the theme's grey is under 4.5:1
+            )  # fmt: skip
     chosen = layer_range(layer, words.num_layers)
     fig.add_vrect(x0=chosen[0] - 0.3, x1=chosen[-1] + 0.3, fillcolor="orange", opacity=0.2, line_width=0)
     fig.update_layout(

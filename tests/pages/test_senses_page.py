@@ -267,10 +267,11 @@ def test_each_tab_opens_from_the_link_and_draws_only_itself(open_page):
 
 
 def test_separation_and_similarity_charts_offer_their_numbers(open_page, csv_downloads, bundled):
-    charts, words = {}, {}
+    charts, words, labels = {}, {}, {}
     for tab in ("Separation by layer", "Similarity"):
         at = open_page(PAGE, BUNDLED_MODEL, preset="bank", senses_tab=tab)
-        (charts[tab],) = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
+        (figure,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+        charts[tab], labels[tab] = figure["data"][0], figure["layout"].get("annotations", [])
         words[tab] = " ".join(c.value for c in at.caption if c.value.startswith("In words"))
     separation = csv_downloads["senses-bank-separation"]
     # The bundled encoder: hidden states 0 to 6, then the means of the last 2, 3 and 4 (seed 001's exercise).
@@ -290,6 +291,12 @@ def test_separation_and_similarity_charts_offer_their_numbers(open_page, csv_dow
     expected += [silhouette_score(states[:, -k:].mean(axis=1), senses, metric="cosine") for k in (2, 3, 4)]
     np.testing.assert_allclose(separation["silhouette"], expected, atol=1e-4)
     assert literal(f"last 2 {separation['silhouette'].iloc[7]:.3f}") in words["Separation by layer"]  # the diamonds
+    # Each diamond named at its own mean, on white so that a line passing under it does not hide it.
+    means = separation["silhouette"].iloc[7:].tolist()
+    assert [(a["text"], a["y"], a["x"]) for a in labels["Separation by layer"]] == [
+        ("last 2", means[0], 5.5), ("last 3", means[1], 5.0), ("last 4", means[2], 4.5)
+    ]  # fmt: skip
+    assert all(a["bgcolor"].startswith("rgba(255, 255, 255") for a in labels["Separation by layer"])
     similarity = csv_downloads["senses-bank-similarity"]
     assert (
         len(similarity) == len(similarity.columns) - 1 == len(PRESETS["bank"].sentences)
