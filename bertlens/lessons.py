@@ -294,7 +294,7 @@ class StrongestHead:
         statistic = STATISTIC_BY_KEY[self.statistic]
         return Reveal(
             third,
-            f"The highest is head {head} of {encoder_layer_label(layer)}: {values[layer, head]:.1%} ({statistic.explanation}). "
+            f"The highest is head {head} of {encoder_layer_label(layer)}: {values[layer, head]:.1%}, its {statistic.explanation}. "
             f"This model has encoder layers 0 to {values.shape[0] - 1}, so that is the {third}. "
             "Open that layer and head in the *Heatmap* tab to see the pattern.",
         )

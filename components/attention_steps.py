@@ -215,9 +215,10 @@ def mask_and_see_section(page: PageInput, choice: Choice, heads: int) -> None:
     seen = cache.influence_watch(page.query, mode)
     labels = [literal(label) for label in token_labels(encoding)]  # for Markdown; the figures escape their own
     watched, received_from = _watched_words(seen, labels)
+    shown = choice.title(heads)  # "Encoder layer 2, head 5", "…, mean of 12 heads", "Rollout through encoder layer 2 …"
     st.markdown(
         f"**Attention is not explanation.** Hide a token and see what happens to {watched}, next to the attention "
-        f"that token received ({received_from}) in the head you chose. High attention and high influence are "
+        f"that token received ({received_from}) in {shown[0].lower()}{shown[1:]}. High attention and high influence are "
         "different things."
     )
     if not seen.hideable:

@@ -272,8 +272,10 @@ def test_strongest_head_check_is_the_attention_itself(tiny_bundle):
             keys = {q: same_token_keys(ids, segments, q, other_only) for q in text_rows}
             share = torch.stack([att[:, :, q, ks].sum(-1) for q, ks in keys.items() if ks]).mean(0)
         layer, head = divmod(int(share.argmax()), share.shape[1])
-        template = f"head {head} of {encoder_layer_label(layer)}: {{}}% ("
+        statistic = lessons.STATISTIC_BY_KEY[question.statistic]
+        template = f"head {head} of {encoder_layer_label(layer)}: {{}}%, its {statistic.explanation}. "
         assert_shows(reveal.detail, template, float(share[layer, head]), places=1, percent=True)
+        assert "((" not in reveal.detail and "))" not in reveal.detail  # "(… (pairs only))" was nested
         assert reveal.answer == lessons.third_of(layer, att.shape[0])
     assert {q.statistic for q in questions_of(StrongestHead)} >= {"same_token", "other_sentence"}
 

@@ -198,6 +198,9 @@ def test_mask_and_see_sets_attention_beside_the_change_of_the_guess(
     assert table["position"].tolist() == [1, 2, 3, 4, 5, 7]
     attentions = forward(tiny_bundle, MASKED, output_attentions=True).attentions[1][0, 3].numpy()
     np.testing.assert_allclose(table["attention received"], attentions[mask, table["position"]], atol=1e-7)
+    assert "in encoder layer 1, head 3. High attention" in text_of(at)  # the matrix the table reads
+    rollout = open_page(ATTENTION, tiny_pretraining_dir, tab="Mask and see", text=MASKED, layer="1", view="Rollout")
+    assert "in rollout through encoder layer 1 (all heads)." in text_of(rollout)  # not "the head you chose"
     with torch.no_grad():
         before = masked_lm(input_ids=torch.tensor([ids])).logits[0, mask].double().softmax(-1)
         for position, effect in zip(table["position"], table.iloc[:, 3]):
