@@ -313,6 +313,9 @@ def overview_figure(
     return fig
 
 
+MIN_STATISTICS_HEIGHT = 280  # pixels: a 2-layer model's grid got a colour scale 30 px tall, its labels overprinted
+
+
 def statistics_figure(values: np.ndarray, statistic: str, selected: tuple[int, int] | None) -> go.Figure:
     """One statistic for every head: layers × heads, click a cell to select that head."""
     layers, heads = values.shape
@@ -332,7 +335,7 @@ def statistics_figure(values: np.ndarray, statistic: str, selected: tuple[int, i
     _add_head_picker(fig, float, float, layers, heads, selected)
     fig.update_layout(
         title=f"{label} — every head",
-        height=int(80 + 40 * layers),
+        height=max(MIN_STATISTICS_HEIGHT, 80 + 40 * layers),
         margin=dict(l=10, r=10, t=50, b=10),
         xaxis=dict(title="head", dtick=1, range=[-0.5, heads - 0.5]),
         yaxis=dict(title="encoder layer", dtick=1, range=[layers - 0.5, -0.5]),

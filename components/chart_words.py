@@ -33,11 +33,12 @@ def _heatmap(trace: Any) -> str | None:
     z = np.asarray(trace.z, dtype=float)
     if z.ndim != 2 or not np.isfinite(z).any():
         return None
-    row, column = np.unravel_index(np.nanargmax(z), z.shape)
+    signed = np.nanmin(z) < 0  # a difference map: its largest change may be negative
+    row, column = np.unravel_index(np.nanargmax(np.abs(z) if signed else z), z.shape)
     return (
         f"{z.shape[0]} × {z.shape[1]} cells from {_number(np.nanmin(z))} to {_number(np.nanmax(z))}; "
-        f"largest at row {_label(trace.y, int(row))}, column {_label(trace.x, int(column))} "
-        f"({_number(z[row, column])})"
+        f"largest{' in size' if signed else ''} at row {_label(trace.y, int(row))}, column "
+        f"{_label(trace.x, int(column))} ({_number(z[row, column])})"
     )
 
 

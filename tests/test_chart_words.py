@@ -21,6 +21,12 @@ def test_a_heatmap_names_its_largest_cell_with_its_labels():
     assert describe(fig) == "Layer 3, head 1: 2 × 3 cells from 0.05 to 0.41; largest at row it, column animal (0.41)."
 
 
+def test_a_difference_map_names_its_largest_change_whichever_its_sign():
+    """Compare's "where attention moved" named its largest positive cell (0.009) beside a change of −0.033."""
+    fig = go.Figure(go.Heatmap(z=[[0.009, -0.0332], [0.001, 0.0]], x=["a", "b"], y=["it", "was"]))
+    assert describe(fig) == "2 × 2 cells from -0.0332 to 0.009; largest in size at row it, column b (-0.0332)."
+
+
 def test_bars_name_the_three_highest_either_way_round():
     upright = go.Figure(go.Bar(x=["a", "b", "c", "d"], y=[0.1, 0.5, 0.3, 0.2]))
     sideways = go.Figure(go.Bar(y=["a", "b", "c", "d"], x=[0.1, 0.5, 0.3, 0.2], orientation="h"))

@@ -18,7 +18,7 @@ from bertlens.attention import (
     token_labels,
 )
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
-from components.attention_figures import page_payload
+from components.attention_figures import MIN_STATISTICS_HEIGHT, page_payload, statistics_figure
 from components.attention_views import TABS
 from tests.conftest import assert_shows, chart_title, tables
 
@@ -581,6 +581,13 @@ def test_statistics_heatmap_draws_each_heads_attention_to_sep(open_page, bundled
     assert listed(heatmap["y"]) == list(range(6)) and listed(heatmap["x"]) == list(range(12))
     expected = statistics_of(bundled, PAIR["text"], PAIR["b"])["sep"]
     np.testing.assert_allclose(drawn_z(chart), expected, atol=1e-6)
+    assert chart["layout"]["height"] == 80 + 40 * 6
+
+
+def test_a_small_models_statistics_grid_keeps_a_readable_height():
+    """2 layers gave a 160 px chart whose colour scale's labels were printed over each other."""
+    figure = statistics_figure(np.random.default_rng(0).random((2, 2)), "sep", None)
+    assert figure.layout.height == MIN_STATISTICS_HEIGHT
 
 
 def test_find_the_head_buttons_name_the_head_where_the_statistic_peaks(open_page, bundled):
