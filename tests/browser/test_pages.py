@@ -312,6 +312,8 @@ def test_presentation_mode_cuts_no_label_and_numbers_stay_larger(page, open_url,
         value = main(page).locator('[data-testid="stMetricValue"] p').first.evaluate(size)
         label = main(page).locator('[data-testid="stMetricLabel"] p').first.evaluate(size)
         assert value > 1.5 * label
+        cell = main(page).locator(".bl-table td").first.evaluate(size)  # the tokens table: 14 px when reading
+        assert cell >= 19, cell
     else:  # the lessons audit: the slider's value was drawn through its thumb, and the last tabs scrolled away
         value = main(page).locator('[data-testid="stSliderThumbValue"]').first.bounding_box()
         thumb = main(page).get_by_role("slider").first.bounding_box()
