@@ -259,6 +259,9 @@ class Preset:
 
 # The sentence seed 000 gives to explore on your own (a preset here, a lesson step too).
 CALCULATORS = "modern electronic calculators contain a keyboard with buttons for digit and arithmetical operations."
+# Seed 000's section on "it" writes "couldn't" (its first cell "didn't"): the lessons' sentences, the presets' other wording.
+ANIMAL_TIRED = "The animal couldn't cross the street because it was too tired."
+ANIMAL_WIDE = "The animal couldn't cross the street because it was too wide."
 
 PRESETS: tuple[Preset, ...] = (
     Preset("Cat on the mat", "The cat sat on the mat", focus="sat", targets=("cat", "mat")),
@@ -274,14 +277,14 @@ PRESETS: tuple[Preset, ...] = (
         "The animal didn't cross the street because it was too tired.",
         focus="it",
         targets=("animal", "street"),
-        also=("The animal couldn't cross the street because it was too tired.",),
+        also=(ANIMAL_TIRED,),
     ),
     Preset(
         "… it was too wide",
         "The animal didn't cross the street because it was too wide.",
         focus="it",
         targets=("animal", "street"),
-        also=("The animal couldn't cross the street because it was too wide.",),
+        also=(ANIMAL_WIDE,),
         layer=9,
         questions="With “too wide”, does “it” now attend to street more than to animal?",
     ),

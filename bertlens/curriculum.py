@@ -7,7 +7,7 @@ declared in ``components.params`` (tests check every one against its page). Ques
 
 from __future__ import annotations
 
-from bertlens.attention import CALCULATORS, STATISTIC_BY_KEY, VIEWS
+from bertlens.attention import ANIMAL_TIRED, ANIMAL_WIDE, CALCULATORS, STATISTIC_BY_KEY, VIEWS
 from bertlens.lessons import (
     LAST_ENCODER_LAYER,
     LAST_HIDDEN_STATE,
@@ -73,8 +73,6 @@ PADDING_IS_FREE = (
 # --- the lessons -------------------------------------------------------------------------------------
 
 QUICK_FOX_MASKED = "The [MASK] brown fox [MASK] over the [MASK] dog"  # seed 003's exercise 4
-ANIMAL_TIRED = "The animal couldn't cross the street because it was too tired."
-ANIMAL_WIDE = "The animal couldn't cross the street because it was too wide."
 RAW: dict[str, str | tuple[str, ...]] = {"view": VIEWS["raw"]}  # not rollout, whatever the student chose before
 IT_FOCUS: dict[str, str | tuple[str, ...]] = {  # "it" against "animal" and "street", heads averaged
     **RAW,

@@ -148,8 +148,9 @@ def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[S
     # wrote them into every link it opened, two more steps in the browser's history).
     preset = _preset(preset_name)
     word = linked_text(left.text_input, "Word to follow", "senses_word", preset.word, max_chars=200).strip()
-    refs = linked_text(mid.text_input, "Reference words (comma-separated)", "refs", ", ".join(preset.references))
-    if word and word.casefold() != preset.word.casefold() and refs == ", ".join(preset.references):
+    preset_refs = ", ".join(preset.references)
+    refs = linked_text(mid.text_input, "Reference words (comma-separated)", "refs", preset_refs)
+    if word and word.casefold() != preset.word.casefold() and refs == preset_refs:
         mid.caption(f"These are the “{preset.word}” preset's: type your own for “{literal(word)}”.")
     with right:
         own = own_sentence()
