@@ -439,6 +439,9 @@ def _axes_shown() -> tuple[int, ...]:
     return AXES_SHOWN[shown]
 
 
+MEAN_SYMBOLS = ("diamond", "square", "triangle-up")  # the means of the last 2, 3, 4 hidden states (LAST_K_CHOICES)
+
+
 def separation_chart(words: WordVectors, sense_labels: list[str], layer: str, scores: dict[str, float | None]) -> None:
     """``scores``: the silhouette at every layer option (``cache.separations``)."""
     if all(s is None for s in scores.values()):
@@ -446,28 +449,24 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str, sc
         return
     states = [scores[str(h)] for h in range(words.num_layers + 1)]
     last_k = {option: score for option, score in scores.items() if option.startswith("last")}
-    one, mean = {"color": PALETTE[0]}, {"color": PALETTE[1]}  # told apart by shape too: dots on a line, diamonds
+    one, mean = {"color": PALETTE[0]}, {"color": PALETTE[1]}  # told apart by shape too: dots on a line, the others
     fig = go.Figure(
         go.Scatter(x=list(range(len(states))), y=states, mode="lines+markers", name="one hidden state", line=one)
     )
-    spans = [layer_range(option, words.num_layers) for option in last_k]
-    middles = [(span[0] + span[-1]) / 2 for span in spans]
-    fig.add_trace(  # each mean at the middle of the hidden states it averages, a bar across them
-        go.Scatter(
-            x=middles,
-            y=list(last_k.values()),
-            error_x={"type": "data", "array": [(span[-1] - span[0]) / 2 for span in spans], "width": 0, **mean},
-            mode="markers",
-            marker={"symbol": "diamond", "size": 10, **mean},
-            name="mean of the last k",
+    # Each mean at the middle of the hidden states it averages, a bar across them. Each k its own trace and marker
+    # shape, named in the legend: the bars overlap, and their means can be too close for labels on the chart.
+    for (option, score), symbol in zip(last_k.items(), MEAN_SYMBOLS, strict=False):
+        span = layer_range(option, words.num_layers)
+        fig.add_trace(
+            go.Scatter(
+                x=[(span[0] + span[-1]) / 2],
+                y=[score],
+                error_x={"type": "data", "array": [(span[-1] - span[0]) / 2], "width": 0, **mean},
+                mode="markers",
+                marker={"symbol": symbol, "size": 10, **mean},
+                name=f"mean of the last {option[4:]}",
+            )
         )
-    )
-    for n, (x, (option, score)) in enumerate(zip(middles, last_k.items(), strict=True)):
-        if score is not None:  # Half a hidden state apart: above and below in turn, on white where a line passes
-            fig.add_annotation(
-                x=x, y=score, text=f"last {option[4:]}", showarrow=False, yshift=14 if n % 2 == 0 else -14,
-                font={"color": INK}, bgcolor="rgba(255, 255, 255, 0.85)",  # the theme's grey is under 4.5:1
-            )  # fmt: skip
     chosen = layer_range(layer, words.num_layers)
     fig.add_vrect(x0=chosen[0] - 0.3, x1=chosen[-1] + 0.3, fillcolor="orange", opacity=0.2, line_width=0)
     fig.update_layout(
@@ -496,8 +495,8 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str, sc
     st.caption(
         f"Silhouette at {layer_label(layer, words.num_layers)}: {score:.3f}. It runs from −1 to 1: near 1, points of "
         "the same sense are close and other senses far; near 0, the senses overlap. Shaded: the chosen hidden state(s). "
-        "Diamonds: the mean of the last k hidden states (seed 001's exercise), each drawn across the states it averages."
-        + note
+        "The other marks: the mean of the last k hidden states (seed 001's exercise), each drawn across the states it "
+        "averages and named in the legend." + note
     )
 
 

@@ -267,11 +267,12 @@ def test_each_tab_opens_from_the_link_and_draws_only_itself(open_page):
 
 
 def test_separation_and_similarity_charts_offer_their_numbers(open_page, csv_downloads, bundled):
-    charts, words, labels = {}, {}, {}
+    charts, words, labels, traces = {}, {}, {}, {}
     for tab in ("Separation by layer", "Similarity"):
         at = open_page(PAGE, BUNDLED_MODEL, preset="bank", senses_tab=tab)
         (figure,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-        charts[tab], labels[tab] = figure["data"][0], figure["layout"].get("annotations", [])
+        traces[tab], labels[tab] = figure["data"], figure["layout"].get("annotations", [])
+        charts[tab] = traces[tab][0]
         words[tab] = " ".join(c.value for c in at.caption if c.value.startswith("In words"))
     separation = csv_downloads["senses-bank-separation"]
     # The bundled encoder: hidden states 0 to 6, then the means of the last 2, 3 and 4 (seed 001's exercise).
@@ -290,13 +291,17 @@ def test_separation_and_similarity_charts_offer_their_numbers(open_page, csv_dow
     expected = [silhouette_score(states[:, h], senses, metric="cosine") for h in range(7)]
     expected += [silhouette_score(states[:, -k:].mean(axis=1), senses, metric="cosine") for k in (2, 3, 4)]
     np.testing.assert_allclose(separation["silhouette"], expected, atol=1e-4)
-    assert literal(f"last 2 {separation['silhouette'].iloc[7]:.3f}") in words["Separation by layer"]  # the diamonds
-    # Each diamond named at its own mean, on white so that a line passing under it does not hide it.
+    assert literal(f"last 2 {separation['silhouette'].iloc[7]:.3f}") in words["Separation by layer"]  # the means
+    # Each mean a trace of its own, named in the legend and drawn in a shape of its own, at the middle of the hidden
+    # states it averages: labels on the chart sat on each other's bars (field: "last 4" on the last-3 bar).
     means = separation["silhouette"].iloc[7:].tolist()
-    assert [(a["text"], a["y"], a["x"]) for a in labels["Separation by layer"]] == [
-        ("last 2", means[0], 5.5), ("last 3", means[1], 5.0), ("last 4", means[2], 4.5)
-    ]  # fmt: skip
-    assert all(a["bgcolor"].startswith("rgba(255, 255, 255") for a in labels["Separation by layer"])
+    drawn = [(t["name"], t["y"], t["x"], t["marker"]["symbol"]) for t in traces["Separation by layer"][1:]]
+    assert drawn == [
+        ("mean of the last 2", [means[0]], [5.5], "diamond"),
+        ("mean of the last 3", [means[1]], [5.0], "square"),
+        ("mean of the last 4", [means[2]], [4.5], "triangle-up"),
+    ]
+    assert not labels["Separation by layer"]
     similarity = csv_downloads["senses-bank-similarity"]
     assert (
         len(similarity) == len(similarity.columns) - 1 == len(PRESETS["bank"].sentences)
