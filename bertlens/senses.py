@@ -408,8 +408,12 @@ def stress_verdict(stress: float) -> str:
     return next((verdict for bound, verdict in STRESS_VERDICTS if stress <= bound), "bad")
 
 
-def project(vectors: np.ndarray, method: str = PROJECTIONS[0]) -> Projection:
+def project(vectors: np.ndarray, method: str = PROJECTIONS[0], fitted_rows: int | None = None) -> Projection:
     """PCA in 2D or 3D, or metric MDS on cosine distances (fixed random_state, so reproducible).
+
+    PCA's axes are fitted on the first ``fitted_rows`` vectors (all by default) and every vector is placed on them:
+    a point added after them (the student's own sentence) lands on the others' map instead of moving it (adding a
+    point can even flip an axis). MDS has no such placing: it spreads every point at once.
 
     MDS only approximates the distances; its ``stress`` is Kruskal's stress-1,
     sqrt(Σ (cosine distance − map distance)² / Σ map distance²) over all pairs (scikit-learn's
@@ -428,8 +432,9 @@ def project(vectors: np.ndarray, method: str = PROJECTIONS[0]) -> Projection:
     # The exact solver: for wide vectors (768) sklearn's default picks a randomized one, whose digits change from
     # run to run (another replica, a restart).
     pca = PCA(n_components=3 if method == "PCA 3D" else 2, svd_solver="full")
+    fitted = vectors[:fitted_rows] if fitted_rows is not None and fitted_rows >= pca.n_components else vectors
     with np.errstate(invalid="ignore", divide="ignore"):  # identical points: no variance to explain
-        coords = pca.fit_transform(vectors)
+        coords = pca.fit(fitted).transform(vectors)
     explained = np.nan_to_num(pca.explained_variance_ratio_)
     # An axis with no spread (two points span one direction) holds only rounding noise, which a chart would stretch
     # over its whole height: it is drawn flat.

@@ -324,10 +324,13 @@ def word_vectors(q: Query, word: str, sentences: tuple[str, ...], references: tu
 
 @st.cache_data(max_entries=32, show_spinner="Projecting…")
 def projection(
-    q: Query, word: str, sentences: tuple[str, ...], references: tuple[str, ...], layer: str, method: str
+    q: Query, word: str, sentences: tuple[str, ...], references: tuple[str, ...], layer: str, method: str, listed: int
 ) -> Projection:
-    """The map of ``word_vectors`` for the same arguments (a cache hit there)."""
-    return project(at_layer(word_vectors(q, word, sentences, references).contextual, layer), method)
+    """The map of ``word_vectors`` for the same arguments (a cache hit there), fitted on the occurrences in the first
+    ``listed`` sentences: a sentence after them (the student's own) is placed on their map."""
+    words = word_vectors(q, word, sentences, references)
+    fitted = sum(occurrence.sentence_index < listed for occurrence in words.occurrences)
+    return project(at_layer(words.contextual, layer), method, fitted_rows=fitted)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

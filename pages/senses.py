@@ -18,8 +18,8 @@ request, text = views.sentence_input(
     budgets,
     lambda: shared_text(
         "Your own sentence (optional)",
-        help="The sentence that follows you from page to page. If it contains the word, it joins the map as a star "
-        "and counts like every sentence: the projection is fitted with it, so the other points move a little too.",
+        help="The sentence that follows you from page to page. If it contains the word, it joins the map as a star, "
+        "placed on the map of the listed sentences (PCA keeps their axes; MDS spreads every point anew).",
     ),
 )
 note_b_not_read("word senses reads your own sentence and the sentences listed")
@@ -41,7 +41,7 @@ if request and chosen:
         map_tab, separation_tab, similarity_tab, static_tab, reference_tab = lazy_tabs(views.TABS, "senses_tab")
         if map_tab.open:
             with map_tab:
-                projection = cache.projection(query, request.word, sentences, request.references, layer, method)
+                projection = cache.projection(query, request.word, sentences, request.references, layer, method, listed)
                 title = f"“{request.word}” — {views.layer_label(layer, words.num_layers)}, {method}"
                 views.occurrence_map(words, point_labels, projection, title, layer)
         if separation_tab.open:

@@ -102,6 +102,16 @@ def test_plotted_coordinates_are_pca_of_the_models_hidden_states(field_words, fi
     )
 
 
+def test_a_point_after_the_fitted_rows_is_placed_on_their_axes(field_words, field_reference):
+    vectors = at_layer(field_words.contextual, "6")
+    ref = PCA(n_components=2).fit(field_reference[:-1, -1])
+    ours = project(vectors, fitted_rows=len(vectors) - 1)
+    assert_equal_up_to_sign(ours.coords, ref.transform(field_reference[:, -1]), 1e-4)
+    np.testing.assert_allclose(ours.explained, ref.explained_variance_ratio_, atol=1e-5)
+    # Too few rows to fit the axes on: every row is fitted, as without fitted_rows.
+    np.testing.assert_allclose(project(vectors, "PCA 3D", fitted_rows=2).coords, project(vectors, "PCA 3D").coords)
+
+
 @pytest.mark.parametrize("method", ["PCA 2D", "PCA 3D"])
 def test_a_wide_models_map_is_exact_and_the_same_every_time(method):
     """bert-base's 768-wide vectors: sklearn's default solver is then randomized, and the digits of the map (and its

@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 import torch
 from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
@@ -52,10 +53,29 @@ def test_link_with_word_preset_and_layer_reproduces_the_view(open_page, bundled)
         with torch.no_grad():
             hidden = bundled.model.bert(**enc, output_hidden_states=True).hidden_states
         reference.append(torch.stack(hidden[-4:])[:, 0, position].mean(0).numpy())
-    expected = PCA(n_components=2).fit_transform(np.stack(reference))
+    # The axes are the preset sentences' own: "your sentence" is placed on their map, not fitted with it.
+    expected = PCA(n_components=2).fit(np.stack(reference[:-1])).transform(np.stack(reference))
     for axis, column in enumerate("xy"):
         ours = points[column].to_numpy()
         np.testing.assert_allclose(np.sign(ours @ expected[:, axis]) * ours, expected[:, axis], atol=1e-4)
+
+
+@pytest.mark.parametrize("projection", ["PCA 2D", "PCA 3D"])
+def test_your_sentence_lands_on_the_map_without_moving_it(open_page, projection):
+    """QA: typing a sentence refitted the PCA, and on the bank preset every money point jumped across the x axis."""
+    before = coordinates(open_page(PAGE, BUNDLED_MODEL, preset="bank", senses_layer="4", projection=projection))
+    at = open_page(
+        PAGE,
+        BUNDLED_MODEL,
+        preset="bank",
+        senses_layer="4",
+        projection=projection,
+        text="I sat on the bank of the river.",
+    )
+    after = coordinates(at)
+    assert list(after.sense)[-1] == "your sentence" and len(after) == len(before) + 1
+    axes = [c for c in "xyz" if c in before.columns]
+    np.testing.assert_allclose(after[axes].to_numpy()[:-1], before[axes].to_numpy(), atol=1e-9)
 
 
 def test_your_sentence_is_marked_in_3d_too(open_page):
