@@ -534,12 +534,13 @@ INSIDE = Lesson(
             "Before any layer, each token's vector is three table look-ups added and normalised: its word "
             "(WordPiece) embedding, the embedding of its position, and that of its segment (token type 0 or 1). "
             "The *Embeddings* tab computes it by hand for the notebook's “I am Sinan” and compares with the model's "
-            "own output. Move the token position: a token's word embedding is the same in every input (the "
-            "notebook compares “I am Sinan” with “I am Matt”: `[CLS]`, “i”, “am” and `[SEP]` give the same rows); "
-            "context only comes from the layers above.",
+            "own output. Below it, *The same token in another sentence* sets the notebook's “I am Matt” beside it: "
+            "`[CLS]`, “i”, “am” and `[SEP]` take the same word-embedding rows in both, and the vector entering "
+            "layer 0 differs only where the position differs (`[SEP]`, after one token fewer). Context only comes "
+            "from the layers above.",
             "anatomy",
-            {"text": "I am Sinan", "anatomy_tab": "Embeddings"},
-            control="pos",
+            {"text": "I am Sinan", "anatomy_tab": "Embeddings", "emb_other": "I am Matt"},
+            control="emb_other",
         ),
     ),
 )
