@@ -25,9 +25,11 @@ MAX_ROWS = 50  # beyond this the grid's scrolling and sorting earn their start-u
 MAX_CELLS = 1_500
 
 # The box scrolls both ways; a shadow at an edge says more is there (a phone shows no scrollbar): each shadow
-# is covered by a white band that scrolls with the table, and uncovered once the table runs past that edge.
+# is covered by a white band that scrolls with the table, and uncovered once the table runs past that edge. Its
+# height is in lines of its own text, so that presentation mode's larger text keeps as many rows in view (about 14:
+# a top 10, or bert-base's 13 hidden states).
 STYLE = """<style>
-.bl-table{max-height:26rem;overflow:auto;margin:0 0 .5rem 0;
+.bl-table{font-size:.875rem;max-height:32em;overflow:auto;margin:0 0 .5rem 0;
 background:linear-gradient(to right,#fff 40%,#fff0) left/2rem 100% no-repeat local,
 linear-gradient(to left,#fff 40%,#fff0) right/2rem 100% no-repeat local,
 linear-gradient(#fff 40%,#fff0) top/100% 2rem no-repeat local,
@@ -36,7 +38,7 @@ radial-gradient(farthest-side at 0 50%,#0003,#0000) left/.8rem 100% no-repeat sc
 radial-gradient(farthest-side at 100% 50%,#0003,#0000) right/.8rem 100% no-repeat scroll,
 radial-gradient(farthest-side at 50% 0,#0003,#0000) top/100% .8rem no-repeat scroll,
 radial-gradient(farthest-side at 50% 100%,#0003,#0000) bottom/100% .8rem no-repeat scroll}
-.bl-table table{border-collapse:collapse;font-size:.875rem;font-variant-numeric:tabular-nums}
+.bl-table table{border-collapse:collapse;font-variant-numeric:tabular-nums}
 .bl-table th,.bl-table td{padding:.25rem .6rem;border-bottom:1px solid rgba(128,128,128,.3);text-align:left;
 white-space:pre-wrap}
 .bl-table td{max-width:40rem;overflow-wrap:break-word}

@@ -87,7 +87,7 @@ PRESENTATION_CSS = (
 [data-testid="stMain"] label p, [data-testid="stMain"] input, [data-testid="stMain"] textarea,
 [data-testid="stMain"] [data-testid="stCaptionContainer"] { font-size: 1.3rem !important; }
 [data-testid="stMain"] h1 { font-size: 2.8rem !important; }
-[data-testid="stMain"] .bl-table table { font-size: 1.2rem !important; }  /* the numbers a class reads */
+[data-testid="stMain"] .bl-table { font-size: 1.2rem !important; }  /* the numbers a class reads */
 [data-testid="stMain"] [data-testid="stMetricValue"] p { font-size: 2.6rem !important; }
 [data-testid="stMain"] [data-testid="stSliderThumbValue"] [data-testid="stMarkdownContainer"] p {
   font-size: 1rem !important; }  /* larger, the value sat on the thumb */

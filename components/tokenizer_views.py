@@ -34,18 +34,21 @@ GAPS_UP_TO = 128  # positions: a wider batch's cells touch
 TEXT_IN_CELLS = 32  # write each cell's value when the batch is at most this wide
 SENTENCE_LABEL_CHARS = 24  # a sentence's label under its bar: "0: the first words of i…"
 INT_COLUMN = st.column_config.NumberColumn(format="%d")
+# What the model reads first (seed 003 prints token, id and attention mask), beside the split-word mark the caption
+# above the table points to: on a projector the table is wider than the page, and its last columns are a sideways
+# scroll away.
 TOKEN_ORDER = (
     "position",
     "token",
-    "split word",
     "id",
-    "word",
-    "word index",
-    "sentence",
-    "continuation (##)",
-    "special",
+    "split word",
     "token_type_ids",
     "attention_mask",
+    "sentence",
+    "word",
+    "word index",
+    "continuation (##)",
+    "special",
 )
 TOKEN_COLUMNS = {name: INT_COLUMN for name in ("position", "id", "word index", "token_type_ids", "attention_mask")}
 
