@@ -322,6 +322,24 @@ def test_presentation_mode_cuts_no_label_and_numbers_stay_larger(page, open_url,
         assert tabs.evaluate("list => list.scrollWidth <= list.clientWidth"), "some tabs are out of sight"
 
 
+def test_presentation_mode_shows_a_top_10_and_what_the_model_reads_without_scrolling(page, open_url):
+    """QA: on a projector row 10 of the guesses hid under the table box's fold (a fixed 416 px for 19 px text), and
+    the tokens table's token_type_ids and attention_mask columns were off the page at its end."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_url("fill_mask", text="Paris is the most [MASK] city in the world.", present="true")
+    wait_for_layout(page)
+    guesses = main(page).locator(".bl-table").first
+    assert guesses.locator("tbody tr").count() == 10
+    assert guesses.evaluate("box => box.scrollHeight <= box.clientHeight + 1")
+    open_url("tokenizer", text="Bank is located in the city of London", present="true")
+    wait_for_layout(page)
+    tokens = main(page).locator(".bl-table").first
+    inside = tokens.evaluate("box => box.getBoundingClientRect().right")
+    for column in ("token_type_ids", "attention_mask"):
+        header = tokens.locator("th", has_text=column).bounding_box()
+        assert header and header["x"] + header["width"] <= inside, column
+
+
 def test_the_back_button_walks_the_views_and_then_leaves(page, open_url):
     """Back undoes one action at a time. Streamlit pushed a history entry for every change a run made to the
     address: a page that wrote its settings on opening was two presses deep before the student had done
