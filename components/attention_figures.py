@@ -82,7 +82,14 @@ def _mark_segments(fig: go.Figure, encoding: Encoding, rows: bool = True, column
         return
     line = dict(color=ACCENT, dash="dash", width=1.5)
     if columns:
-        fig.add_vline(x=start - 0.5, line=line, annotation_text="sentence B →", annotation_position="top right")
+        fig.add_vline(
+            x=start - 0.5,
+            line=line,
+            annotation_text="sentence B →",
+            annotation_position="top right",
+            # On white, in the page's ink: over a heatmap's blue cells the theme's grey was unreadable
+            annotation=dict(bgcolor="rgba(255, 255, 255, 0.85)", font=dict(color=INK)),
+        )
     if rows:
         fig.add_hline(y=start - 0.5, line=line)
 

@@ -480,7 +480,8 @@ def true_rank_figure(guesses: LayerGuesses) -> go.Figure:
     )
     fig.update_layout(
         title=f"Rank of {_label(guesses.true_token or '')} after every layer (1 = top guess)",
-        yaxis=dict(title="rank (log scale)", type="log", autorange="reversed"),
+        # A label at each power of ten only: plotly's own log ticks read "3 4 … 9 10k 2 3", 3 meaning 3,000 and 30,000
+        yaxis=dict(title="rank (log scale)", type="log", autorange="reversed", dtick=1, tickformat=","),
         xaxis=dict(title="hidden state", type="category"),
         height=360,
         margin=dict(l=10, r=10, t=50, b=10),

@@ -57,3 +57,16 @@ def test_heads_drawn_together_differ_in_dash_as_well_as_colour():
     styles = [line_style(n) for n in range(20)]
     assert len(set(styles)) == 20
     assert all(a[0] != b[0] and a[1] != b[1] for i, a in enumerate(styles[:4]) for b in styles[i + 1 : 4])
+
+
+def test_the_sentence_b_label_is_ink_on_white_over_a_heatmap(tiny_bundle):
+    """QA: over the heatmap's blue cells the label was the chart theme's grey, mostly unreadable ("ntence B →")."""
+    from bertlens.analysis import encode
+    from components.attention_figures import matrix_figure
+    from components.palette import INK
+
+    encoding = encode(tiny_bundle.tokenizer, "I went to the store.", "I bought milk.", max_length=32)
+    fig = matrix_figure(np.full((len(encoding), len(encoding)), 1 / len(encoding)), encoding, "t")
+    [label] = [a for a in fig.layout.annotations if a.text == "sentence B →"]
+    assert label.font.color == INK and label.bgcolor.startswith("rgba(255, 255, 255")
+    assert contrast_on_white(INK) >= 4.5

@@ -325,6 +325,9 @@ def test_guesses_at_every_layer_from_the_link(open_page, tiny_pretraining_dir, t
         f"(after encoder layer 1); best {ranks[best]:,} at {summary['after'][best]}."
     )
     assert f"In words — {literal(words)}" in text_of(at)
+    # Its log axis labelled at powers of ten only: plotly's own ticks read "3 4 … 9 10k 2 3" (QA), 3 meaning 3,000
+    # at the top and 30,000 at the bottom.
+    assert {"dtick": 1, "tickformat": ","}.items() <= charts(at)["layer_true_rank"]["layout"]["yaxis"].items()
     lines = charts(at)["layer_probabilities"]["data"]
     assert len(lines) == 5 and lines[-1]["name"] == "paris (true word)"
     np.testing.assert_allclose(typed(lines[-1]["y"]), probabilities[:, paris].numpy(), rtol=1e-4)
