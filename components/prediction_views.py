@@ -468,7 +468,17 @@ def layer_probabilities_figure(guesses: LayerGuesses) -> go.Figure:
     return fig
 
 
+def rank_ticks(ranks: Sequence[int]) -> list[int] | None:
+    """A rank axis's ticks, whole numbers: 1, 2, 5 × a power of ten within ``ranks``, or only the powers of ten when
+    those are too many; None (plotly's own) when fewer than two fall within. plotly's own labels of a log axis read
+    "3 4 … 9 10k 2 3", 3 meaning 3,000 at the top and 30,000 at the bottom, and crowded a decade's top."""
+    within = [m * 10**e for e in range(7) for m in (1, 2, 5) if ranks and min(ranks) <= m * 10**e <= max(ranks)]
+    ticks = within if len(within) <= 6 else [tick for tick in within if str(tick).strip("0") == "1"]
+    return ticks if len(ticks) >= 2 else None
+
+
 def true_rank_figure(guesses: LayerGuesses) -> go.Figure:
+    ranks = [] if guesses.true_ranks is None else guesses.true_ranks.tolist()
     fig = go.Figure(
         go.Scatter(
             x=guesses.labels,
@@ -480,8 +490,9 @@ def true_rank_figure(guesses: LayerGuesses) -> go.Figure:
     )
     fig.update_layout(
         title=f"Rank of {_label(guesses.true_token or '')} after every layer (1 = top guess)",
-        # A label at each power of ten only: plotly's own log ticks read "3 4 … 9 10k 2 3", 3 meaning 3,000 and 30,000
-        yaxis=dict(title="rank (log scale)", type="log", autorange="reversed", dtick=1, tickformat=","),
+        yaxis=dict(
+            title="rank (log scale)", type="log", autorange="reversed", tickformat=",", tickvals=rank_ticks(ranks)
+        ),
         xaxis=dict(title="hidden state", type="category"),
         height=360,
         margin=dict(l=10, r=10, t=50, b=10),

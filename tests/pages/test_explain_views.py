@@ -13,6 +13,7 @@ from bertlens.influence import TOKEN_BUDGET
 from bertlens.models import BUNDLED_MODEL
 from components.attention_steps import SCOPES
 from components.attention_views import TABS
+from components.prediction_views import rank_ticks
 from components.text import literal
 from tests.conftest import assert_shows, chart_title, tables
 from tests.core.test_steps import reference_head
@@ -301,6 +302,19 @@ def test_new_tabs_open_on_the_tiny_model_with_a_pair(open_page, tiny_pretraining
 # --- fill-mask: guesses at every layer, compare ---------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    "ranks, ticks",
+    [
+        ([2_600, 30_000], [5_000, 10_000, 20_000]),  # QA's paris: plotly's labels read "3 4 … 9 10k 2 3"
+        ([1, 30_000], [1, 10, 100, 1_000, 10_000]),  # 1, 2, 5 × 10^e would be 14 labels: the powers of ten
+        ([20_000, 30_000], None),  # one 1-2-5 tick within: plotly's own (whole numbers, by tickformat)
+        ([], None),
+    ],
+)
+def test_the_rank_axis_ticks_are_whole_numbers_a_few_to_a_chart(ranks, ticks):
+    assert rank_ticks(ranks) == ticks
+
+
 def test_guesses_at_every_layer_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
     at = open_page(FILL_MASK, tiny_pretraining_dir, text=MASKED, k="4", true_word="Paris", fill_tab="Layer by layer")
     assert not at.exception, at.exception
@@ -325,9 +339,10 @@ def test_guesses_at_every_layer_from_the_link(open_page, tiny_pretraining_dir, t
         f"(after encoder layer 1); best {ranks[best]:,} at {summary['after'][best]}."
     )
     assert f"In words — {literal(words)}" in text_of(at)
-    # Its log axis labelled at powers of ten only: plotly's own ticks read "3 4 … 9 10k 2 3" (QA), 3 meaning 3,000
-    # at the top and 30,000 at the bottom.
-    assert {"dtick": 1, "tickformat": ","}.items() <= charts(at)["layer_true_rank"]["layout"]["yaxis"].items()
+    # Its log axis labelled with whole numbers: plotly's own ticks read "3 4 … 9 10k 2 3" (QA), 3 meaning 3,000 at
+    # the top and 30,000 at the bottom.
+    axis = charts(at)["layer_true_rank"]["layout"]["yaxis"]
+    assert axis["tickformat"] == "," and all(min(ranks) <= tick <= max(ranks) for tick in axis.get("tickvals", []))
     lines = charts(at)["layer_probabilities"]["data"]
     assert len(lines) == 5 and lines[-1]["name"] == "paris (true word)"
     np.testing.assert_allclose(typed(lines[-1]["y"]), probabilities[:, paris].numpy(), rtol=1e-4)
