@@ -86,7 +86,7 @@ STATISTICS: tuple[Statistic, ...] = (
     Statistic(
         "other_sentence",
         "To same token in other sentence",
-        "mean attention to the identical token in the other sentence (pairs only)",
+        "mean attention to the identical token in the other sentence of a pair",
     ),
 )
 STATISTIC_BY_KEY = {s.key: s for s in STATISTICS}

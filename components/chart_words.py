@@ -29,7 +29,8 @@ def _number(value: float) -> str:
     return f"{value:.3g}"
 
 
-def _heatmap(trace: Any) -> str | None:
+def _heatmap(trace: Any, axes: tuple[str, str] = ("row", "column")) -> str | None:
+    """``axes``: what a row and a column are ("encoder layer", "head"), said before their labels."""
     z = np.asarray(trace.z, dtype=float)
     if z.ndim != 2 or not np.isfinite(z).any():
         return None
@@ -37,9 +38,21 @@ def _heatmap(trace: Any) -> str | None:
     row, column = np.unravel_index(np.nanargmax(np.abs(z) if signed else z), z.shape)
     return (
         f"{z.shape[0]} × {z.shape[1]} cells from {_number(np.nanmin(z))} to {_number(np.nanmax(z))}; "
-        f"largest{' in size' if signed else ''} at row {_label(trace.y, int(row))}, column "
+        f"largest{' in size' if signed else ''} at {axes[0]} {_label(trace.y, int(row))}, {axes[1]} "
         f"{_label(trace.x, int(column))} ({_number(z[row, column])})"
     )
+
+
+def _numbered_axes(fig: go.Figure, trace: Any) -> tuple[str, str]:
+    """A heatmap's rows and columns named by their axis titles where they are numbered ("encoder layer 2, head 2",
+    not "row 2, column 2"); a token's label already says what it is ("row it, column animal")."""
+
+    def name(axis: Any, labels: Sequence[Any] | None, default: str) -> str:
+        title = _plain(axis.title.text or "")
+        numbered = labels is None or all(isinstance(label, int | np.integer) for label in labels)
+        return title if title and numbered else default
+
+    return name(fig.layout.yaxis, trace.y, "row"), name(fig.layout.xaxis, trace.x, "column")
 
 
 def _bars(trace: Any) -> str | None:
@@ -102,7 +115,7 @@ def describe(fig: go.Figure) -> str | None:
     try:
         if first.type in kinds:
             same = [t for t in traces if t.type == first.type]
-            words = kinds[first.type](first)
+            words = _heatmap(first, _numbered_axes(fig, first)) if first.type == "heatmap" else kinds[first.type](first)
             if words and len(same) > 1:
                 words += f" (the first of {len(same)} panels)"
         else:

@@ -27,6 +27,16 @@ def test_a_difference_map_names_its_largest_change_whichever_its_sign():
     assert describe(fig) == "2 × 2 cells from -0.0332 to 0.009; largest in size at row it, column b (-0.0332)."
 
 
+def test_a_grid_of_heads_names_its_largest_cell_by_layer_and_head():
+    """QA: the head statistics' words said "largest at row 2, column 2" for encoder layer 2, head 2."""
+    from components.attention_figures import statistics_figure
+
+    values = np.zeros((3, 4))
+    values[2, 1] = 0.5
+    words = describe(statistics_figure(values, "next", selected=None))
+    assert "largest at encoder layer 2, head 1 (0.5)" in words, words
+
+
 def test_bars_name_the_three_highest_either_way_round():
     upright = go.Figure(go.Bar(x=["a", "b", "c", "d"], y=[0.1, 0.5, 0.3, 0.2]))
     sideways = go.Figure(go.Bar(y=["a", "b", "c", "d"], x=[0.1, 0.5, 0.3, 0.2], orientation="h"))
