@@ -304,7 +304,7 @@ PATTERNS = Lesson(
         pattern_step(
             "Pattern 1: attention to the next word",
             "The notebook finds this head by eye (“layer 2, head 0” of bert-base-uncased). The *Head statistics* "
-            "grid measures it for every head at once: choose **To next token** and find the brightest cell.",
+            "grid measures it for every head at once: the step shows **To next token**; find the brightest cell.",
             "next",
             (SAME_INDEX,),
         ),
@@ -331,7 +331,7 @@ PATTERNS = Lesson(
         ),
         Step(
             "Where the rest goes: [CLS] and [SEP]",
-            "Choose **To [SEP]**: in bert-base-uncased, many heads of the middle layers send most of every token's "
+            "The statistic is now **To [SEP]**: in bert-base-uncased, many heads of the middle layers send most of every token's "
             "attention to `[SEP]`, and the *Heatmap* of such a head is a bright column. Other models differ (the "
             "bundled encoder sends little to `[SEP]`): the grid shows where this model's heads do.",
             "attention",
