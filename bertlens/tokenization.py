@@ -202,6 +202,7 @@ class WordLookup:
     kind: EntryKind | None  # what sort of entry: special token, [unused…] slot, ## continuation piece or word
     pieces: tuple[str, ...]  # what tokenizing the word as text gives
     ids: tuple[int, ...]
+    words: tuple[str, ...]  # what the tokenizer splits it into (at spaces and punctuation) before WordPiece
 
     @property
     def in_vocab(self) -> bool:
@@ -235,6 +236,8 @@ def look_up(tokenizer: PreTrainedTokenizerBase, word: str) -> WordLookup:
     special = {str(token) for token in tokenizer.added_tokens_decoder.values()}
     entry = word if word in special else normalized if normalized in vocab else None
     pieces = tuple(tokenizer.tokenize(word))
+    splitter = tokenizer.backend_tokenizer.pre_tokenizer
+    words = tuple(w for w, _ in splitter.pre_tokenize_str(normalized)) if splitter else (normalized,)
     return WordLookup(
         word=word,
         normalized=normalized,
@@ -243,6 +246,7 @@ def look_up(tokenizer: PreTrainedTokenizerBase, word: str) -> WordLookup:
         kind=None if entry is None else entry_kind(entry, special),
         pieces=pieces,
         ids=tuple(ids_of(tokenizer, pieces)),
+        words=words,
     )
 
 

@@ -18,7 +18,7 @@ from bertlens.tokenization import (
     batch_lines,
     longest_spelled_word,
 )
-from bertlens.wording import agree, listed, numbered, plural, shortened
+from bertlens.wording import MAX_LISTED, agree, listed, numbered, plural, shortened
 from components import cache, exports
 from components.layout import truncation_notice
 from components.model import cached_bundle, settings
@@ -208,6 +208,12 @@ def lookup_message(found: WordLookup) -> str:
     shown = literal(found.word)
     spelled = " + ".join(literal(p) for p in found.pieces) or "(nothing)"
     if found.entry is None or found.entry_id is None or found.kind is None:
+        if len(found.words) > 1:  # "Sinan loves": two words, not a word of three pieces
+            split = ", ".join(literal(w) for w in found.words[:MAX_LISTED]) + (" …" * (len(found.words) > MAX_LISTED))
+            return (
+                f"{shown} is not one word: the tokenizer first splits it into {plural(len(found.words), 'word')} "
+                f"({split}), then WordPiece spells them as {plural(len(found.pieces), 'piece')}: {spelled}."
+            )
         return (
             f"{shown} is not in the vocabulary; WordPiece spells it as {plural(len(found.pieces), 'piece')}: {spelled}."
         )

@@ -146,7 +146,17 @@ def test_a_linked_word_longer_than_the_box_says_so(open_page):
     assert "The link's `word` has 300 characters; this box takes 200: the first 200 are used." in [
         i.value for i in at.info
     ]
-    assert "spells it as 100 pieces" in " ".join(i.value for i in at.info)  # the 100 words of the box, as shown
+    assert "splits it into 100 words" in " ".join(i.value for i in at.info)  # the 100 words of the box, as shown
+
+
+def test_several_words_are_said_to_be_words_not_pieces_of_one(open_page):
+    """QA: "Sinan loves is not in the vocabulary; WordPiece spells it as 3 pieces: sin + ##an + loves"."""
+    at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello", word="Sinan loves")
+    said = " ".join(i.value for i in at.info)
+    assert (
+        "the tokenizer first splits it into 2 words (sinan, loves), then WordPiece spells them as 3 pieces: sin + \\#\\#an + loves."
+        in said
+    ), said
 
 
 def test_mask_demo_keeps_truncation_off(open_page):
