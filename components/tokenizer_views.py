@@ -248,6 +248,11 @@ def padding_controls(
     return lines, strategy, max_length, truncation
 
 
+def _lines(rows: list[int]) -> str:
+    """Rows of the batch as the charts number them (from 0) and as the text box's lines (from 1): "Sentence 3 (line 4)"."""
+    return f"{numbered('Sentence', rows)} ({numbered('line', [row + 1 for row in rows])})"
+
+
 def padding_section(model_name: str) -> None:
     bundle, budgets = cached_bundle(model_name), settings().budgets
     query, max_positions = cache.query(model_name), bundle.capabilities.max_positions
@@ -260,14 +265,14 @@ def padding_section(model_name: str) -> None:
     too_long = [i for i, n in enumerate(batch.lengths) if n > max_positions]  # its own tokens, not its padding
     if too_long:
         st.warning(
-            f"{numbered('Sentence', too_long)} "
+            f"{_lines(too_long)} "
             f"{agree(len(too_long), 'is', 'are')} longer than the model's {max_positions} "
             f"positions: turn on truncation, or the model cannot read {agree(len(too_long), 'it', 'them')}."
         )
     if cut := batch.cut:
         kept = f"{agree(len(cut), 'it keeps', 'each keeps')} {max_length} tokens, [CLS] and [SEP] included"
         left = "only [CLS] and [SEP] are left, no word" if max_length <= 2 else kept
-        st.warning(f"{numbered('Sentence', cut)} {agree(len(cut), 'was', 'were')} cut to N = {max_length}: {left}.")
+        st.warning(f"{_lines(cut)} {agree(len(cut), 'was', 'were')} cut to N = {max_length}: {left}.")
     if not batch.rectangular:
         st.warning(
             "These rows have different lengths, so they cannot be stacked into one tensor "
@@ -310,7 +315,7 @@ def mask_section(model_name: str, batch: PaddedBatch, max_length: int, truncatio
         strategy = "longest"
     if not truncation and (over := [i for i, n in enumerate(batch.full_lengths) if n > longest]):
         st.warning(
-            f"{numbered('Sentence', over)} {agree(len(over), 'is', 'are')} "
+            f"{_lines(over)} {agree(len(over), 'is', 'are')} "
             f"longer than {longest} tokens, more than this demo runs: turn on truncation to run it."
         )
         return

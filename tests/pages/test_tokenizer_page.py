@@ -311,14 +311,16 @@ def test_the_padding_lab_names_the_sentence_that_is_too_long(open_page):
     lines = "word " * 600 + "\nshort"
     at = open_page(PAGE, tokenizer_tab="Padding lab", lines=lines, pad="longest", trunc="false")
     assert not at.exception
-    assert "Sentence 0 is longer than the model's 512 positions" in shown(at) and "Sentences 0, 1" not in shown(at)
+    assert "Sentence 0 (line 1) is longer than the model's 512 positions" in shown(
+        at
+    ) and "Sentences 0, 1" not in shown(at)
 
 
 def test_the_padding_lab_says_which_sentences_truncation_cut(open_page):
     at = open_page(PAGE, tokenizer_tab="Padding lab", lines="a b c d e f\nshort", pad="max_length", pad_len="2")
-    assert "Sentences 0, 1 were cut to N = 2: only [CLS] and [SEP] are left, no word." in shown(at)
+    assert "Sentences 0, 1 (lines 1, 2) were cut to N = 2: only [CLS] and [SEP] are left, no word." in shown(at)
     at = open_page(PAGE, tokenizer_tab="Padding lab", lines="a b c d e f\nshort", pad="max_length", pad_len="5")
-    assert "Sentence 0 was cut to N = 5: it keeps 5 tokens, [CLS] and [SEP] included." in shown(at)
+    assert "Sentence 0 (line 1) was cut to N = 5: it keeps 5 tokens, [CLS] and [SEP] included." in shown(at)
     bars = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Share of padding" in c.proto.spec)
     assert bars["layout"]["yaxis"]["rangemode"] == "nonnegative"  # no padding: from 0, not from −1 %
 
