@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,7 @@ from bertlens.wording import listed, plural
 from components import cache, exports
 from components.layout import truncation_notice
 from components.palette import CELL_TEXT
-from components.params import bound
+from components.params import bound, presenting
 from components.state import bound_int_slider, linked_text, within_chars_budget
 from components.text import chart_text, literal
 
@@ -40,12 +41,13 @@ COUNT_COLUMN = st.column_config.NumberColumn(format="localized")
 
 
 BOX_HEIGHT = 1.0  # data units; the diagram is 12 wide and 11.6 tall
+BOX_TEXT = 11  # px: the boxes' text (presentation mode: exports.PROJECTOR_TEXT, for a projector's back row)
 CHARS_PER_UNIT = 6.5  # characters of 11-pixel text a data unit of width holds on a 390-pixel phone (6.6 measured)
 INK, MISSING_INK = "#1a1a1a", "#595959"  # dark text on opaque light boxes: ≥ 7:1 in the light and the dark theme
 FILLS = {"data": "#f0f0f0", "embeddings": "#dbebf4", "layer": "#f9e8db", "head": "#dbf1eb"}  # PALETTE's hues, pale
 
 
-def _box(fig: go.Figure, block: Block, x0: float, x1: float, y: float, kind: str) -> None:
+def _box(fig: go.Figure, block: Block, x0: float, x1: float, y: float, kind: str, text_size: int) -> None:
     """``block`` as a box centred at height ``y``: name, sizes, parameters (dashed and grey if the checkpoint lacks it)."""
     present = block.present
     fig.add_shape(
@@ -66,7 +68,7 @@ def _box(fig: go.Figure, block: Block, x0: float, x1: float, y: float, kind: str
         y=y,
         text="<br>".join(line for line in lines if line),
         showarrow=False,
-        font=dict(size=11, color=INK if present else MISSING_INK),
+        font=dict(size=text_size, color=INK if present else MISSING_INK),
     )
 
 
@@ -99,21 +101,25 @@ def _arrow(fig: go.Figure, start: tuple[float, float], end: tuple[float, float])
     )
 
 
-def architecture_figure(arch: Architecture) -> go.Figure:
-    """Seed 001's architecture figure with this checkpoint's sizes: token ids at the top, the heads at the bottom."""
+def architecture_figure(arch: Architecture, text_size: int = BOX_TEXT) -> go.Figure:
+    """Seed 001's architecture figure with this checkpoint's sizes: token ids at the top, the heads at the bottom.
+
+    ``text_size`` in px: the figure grows taller with it, so that each box keeps room for its lines (a box's lines
+    are set for 11-pixel text on a phone, and a wider screen has room for larger text across)."""
     half = BOX_HEIGHT / 2
     fig = go.Figure()
+    box = partial(_box, fig, text_size=text_size)
     tokens, embeddings, summed, attention, ffn, last, heads, nsp = 12.0, 10.7, 9.4, 7.7, 6.4, 4.6, 3.2, 1.8
     layer_range = "L = 0" if arch.layers == 1 else f"L = 0 … {arch.layers - 1}"
     frame_top = 8.65  # the encoder layer's frame, around the attention and feed-forward boxes
-    _box(fig, arch.tokens, 3.5, 8.5, tokens, "data")
+    box(arch.tokens, 3.5, 8.5, tokens, "data")
     spans = ((0, 3.9), (4.05, 7.95), (8.1, 12))
     for (x0, x1), block, joint in zip(spans, (arch.word, arch.position, arch.segment), (4.5, 6, 7.5)):
-        _box(fig, block, x0, x1, embeddings, "embeddings")
+        box(block, x0, x1, embeddings, "embeddings")
         middle = (x0 + x1) / 2
         _arrow(fig, (joint, tokens - half), (middle, embeddings + half))
         _arrow(fig, (middle, embeddings - half), (joint, summed + half))
-    _box(fig, arch.embeddings_sum, 3, 9, summed, "embeddings")
+    box(arch.embeddings_sum, 3, 9, summed, "embeddings")
     fig.add_shape(
         type="rect",
         x0=0.6,
@@ -130,14 +136,14 @@ def architecture_figure(arch: Architecture) -> go.Figure:
         align="left",  # in a PNG (another font, often wider) the text grows rightwards, not across the frame
         showarrow=False,
         text=f"<b>Encoder layer L</b>, × {arch.layers} ({layer_range}): hidden state L in, L + 1 out",
-        font=dict(size=11, color=INK),
+        font=dict(size=text_size, color=INK),
     )
-    _box(fig, arch.attention, 1.5, 10.5, attention, "layer")
-    _box(fig, arch.feed_forward, 1.5, 10.5, ffn, "layer")
-    _box(fig, arch.last_hidden, 3, 9, last, "data")
-    _box(fig, arch.mlm_head, 0, 5.8, heads, "head")
-    _box(fig, arch.pooler, 6.2, 12, heads, "head")
-    _box(fig, arch.nsp_head, 6.2, 12, nsp, "head")
+    box(arch.attention, 1.5, 10.5, attention, "layer")
+    box(arch.feed_forward, 1.5, 10.5, ffn, "layer")
+    box(arch.last_hidden, 3, 9, last, "data")
+    box(arch.mlm_head, 0, 5.8, heads, "head")
+    box(arch.pooler, 6.2, 12, heads, "head")
+    box(arch.nsp_head, 6.2, 12, nsp, "head")
     for start, end in (
         ((6, summed - half), (6, frame_top)),
         ((6, attention - half), (6, ffn + half)),
@@ -152,7 +158,7 @@ def architecture_figure(arch: Architecture) -> go.Figure:
     fig.update_yaxes(range=[nsp - half - 0.1, tokens + half + 0.1], **hidden)
     fig.update_layout(
         title="BERT's architecture, with this checkpoint's sizes",
-        height=700,
+        height=round(700 * text_size / BOX_TEXT),
         margin=dict(t=40, l=0, r=0, b=0),
         # Set here: the figure is shared, and exports.chart writes nothing to it (nor, in presentation mode,
         # larger text: each box is drawn to fit its lines).
@@ -321,10 +327,11 @@ def position_chain_figure(view: PositionEmbeddings) -> go.Figure:
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def architecture_chart(q: cache.Query) -> go.Figure:
-    """The diagram, built once per model: its ~70 plotly calls took 70 ms on every visit of the page's first tab
-    (a cached visit's budget is 60 ms). Shared by every session and never changed: st.plotly_chart only reads it."""
-    return architecture_figure(cache.architecture_blocks(q))
+def architecture_chart(q: cache.Query, text_size: int) -> go.Figure:
+    """The diagram, built once per model and text size: its ~70 plotly calls took 70 ms on every visit of the page's
+    first tab (a cached visit's budget is 60 ms). Shared by every session and never changed: st.plotly_chart only
+    reads it."""
+    return architecture_figure(cache.architecture_blocks(q), text_size)
 
 
 def diagram_section(model_name: str) -> None:
@@ -335,7 +342,9 @@ def diagram_section(model_name: str) -> None:
         "them, and the heads read the last hidden state. Layers are numbered as on every page: encoder layer L "
         "reads hidden state L and writes hidden state L + 1, so hidden state 0 is the embeddings' output."
     )
-    exports.chart(architecture_chart(query), "architecture", key="architecture", words=arch.in_words(), shared=True)
+    text_size = exports.PROJECTOR_TEXT if presenting() else BOX_TEXT
+    chart = architecture_chart(query, text_size)
+    exports.chart(chart, "architecture", key="architecture", words=arch.in_words(), shared=True)
     if not all(block.present for block in arch.blocks()):
         st.caption(
             "Dashed boxes are parts this checkpoint does not ship: the pages that need them say so instead of "

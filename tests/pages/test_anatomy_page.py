@@ -275,7 +275,7 @@ def test_the_diagram_is_built_once_per_model(open_page, bundled, monkeypatch):
 
     built = []
     real = anatomy_views.architecture_figure
-    monkeypatch.setattr(anatomy_views, "architecture_figure", lambda arch: built.append(1) or real(arch))
+    monkeypatch.setattr(anatomy_views, "architecture_figure", lambda arch, size: built.append(1) or real(arch, size))
     anatomy_views.architecture_chart.clear()
     at = open_page(PAGE)
     at.run()

@@ -88,9 +88,10 @@ def test_chart_text_grows_on_a_projector_where_the_chart_theme_sets_it(page, par
 
 def test_the_shared_architecture_diagram_is_never_written(open_page, tiny_pretraining_dir):
     """The diagram is one figure shared by every session (st.cache_resource): presentation mode leaves it as built,
-    so no other student's diagram changes. Its boxes are drawn to fit their text. Every run draws the same cached
-    object, so a write shows only against a copy serialised before any presenting run: the figure as first built,
-    then drawn for a projector, then drawn plain again must be the same figure, byte for byte."""
+    so no other student's diagram changes (a projector gets a diagram of its own, built with larger text: at 11 px
+    the boxes' parameter counts could not be read from the back row). Every run draws the same cached object, so a
+    write shows only against a copy serialised before any presenting run: the figure as first built, then drawn
+    for a projector, then drawn plain again must be the same figure, byte for byte."""
     from components import anatomy_views
 
     def diagram(**params: str) -> str:
@@ -101,6 +102,9 @@ def test_the_shared_architecture_diagram_is_never_written(open_page, tiny_pretra
     before = diagram()
     presented = diagram(present="true")
     after = diagram()
-    assert presented == before and after == before
-    plain = json.loads(after)["layout"]
+    assert after == before
+    plain, projected = json.loads(after)["layout"], json.loads(presented)["layout"]
     assert "size" not in plain.get("font", {}) and plain["height"] == 700
+    sizes = {a["font"]["size"] for a in plain["annotations"] if a.get("text")}
+    projected_sizes = {a["font"]["size"] for a in projected["annotations"] if a.get("text")}
+    assert sizes == {11} and projected_sizes == {16} and projected["height"] == round(700 * 16 / 11)
