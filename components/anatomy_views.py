@@ -393,6 +393,13 @@ def architecture_section(model_name: str) -> None:
     with st.expander("Configuration"):
         exports.table(config, "config", key="config")
     with st.expander("The module tree, as print(model) shows it"):
+        st.caption(
+            "Seed 000 prints `BertModel`, then `BertForMaskedLM`, and asks for the difference. BERT Lens loads "
+            "`BertForPreTraining`: its `bert` part below is the `BertModel` (embeddings, encoder, pooler). "
+            "`BertForMaskedLM` is that `bert` without the pooler, plus `cls` holding only the masked-language-model "
+            "head (`predictions`); `BertForPreTraining`'s `cls` holds the next-sentence head (`seq_relationship`) "
+            "too, where the checkpoint ships them."
+        )
         st.text(cache.modules(cache.query(model_name)))  # literal, monospace
 
 

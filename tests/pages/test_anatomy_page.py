@@ -28,6 +28,8 @@ def test_bundled_encoder_counts_checks_and_missing_heads(open_page, bundled):
     matrices = sum(p.numel() for p in bundled.model.bert.parameters() if p.dim() == 2)  # seed 004's count
     assert f"{matrices:,} sit in weight matrices and {total - matrices:,} in vectors" in shown(at)
     assert at.text[0].value == repr(bundled.model.bert)  # the module tree, as print(model) shows it
+    # Seed 000's "spot the difference" between BertModel and BertForMaskedLM, said beside the one tree shown (QA)
+    assert "`BertForMaskedLM` is that `bert` without the pooler, plus `cls`" in shown(at)
     embeddings = sum(p.numel() for p in bundled.model.bert.embeddings.parameters())
     assert f"in this checkpoint: embeddings {embeddings:,}, one encoder layer" in shown(at)
     counts = frame(at, "adds up to total")
