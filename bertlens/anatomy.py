@@ -143,11 +143,17 @@ def named_parameters(model: nn.Module) -> pd.DataFrame:
     )
 
 
+def has_every_part(bundle: ModelBundle) -> bool:
+    """Whether the checkpoint ships the whole ``BertForPreTraining``: pooler, MLM head and NSP head."""
+    caps = bundle.capabilities
+    return caps.has_mlm_head and caps.has_nsp_head and caps.has_pooler
+
+
 def module_tree(bundle: ModelBundle) -> str:
     """What ``print(model)`` shows (seed 000): the modules of the checkpoint, the heads only where it really
     has them (a checkpoint without heads is shown as the ``BertModel`` it is)."""
     caps, model = bundle.capabilities, bundle.model
-    if caps.has_mlm_head and caps.has_nsp_head and caps.has_pooler:
+    if has_every_part(bundle):
         return repr(model)
     parts = [repr(model.bert)]
     if not caps.has_pooler:

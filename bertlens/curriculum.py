@@ -536,7 +536,8 @@ INSIDE = Lesson(
             "The *Embeddings* tab computes it by hand for the notebook's “I am Sinan” and compares with the model's "
             "own output. Below it, *The same token in another sentence* sets the notebook's “I am Matt” beside it: "
             "`[CLS]`, “i”, “am” and `[SEP]` take the same word-embedding rows in both, and the vector entering "
-            "layer 0 differs only where the position differs (`[SEP]`, after one token fewer). Context only comes "
+            "layer 0 differs only where the position differs (`[SEP]`, one position earlier: “matt” is one token, "
+            "“sinan” two). Context only comes "
             "from the layers above.",
             "anatomy",
             {"text": "I am Sinan", "anatomy_tab": "Embeddings", "emb_other": "I am Matt"},

@@ -413,7 +413,8 @@ def project(vectors: np.ndarray, method: str = PROJECTIONS[0], fitted_rows: int 
 
     PCA's axes are fitted on the first ``fitted_rows`` vectors (all by default) and every vector is placed on them:
     a point added after them (the student's own sentence) lands on the others' map instead of moving it (adding a
-    point can even flip an axis). MDS has no such placing: it spreads every point at once.
+    point can even flip an axis). Too few of them to span every axis: fitted on all. MDS has no such placing: it
+    spreads every point at once.
 
     MDS only approximates the distances; its ``stress`` is Kruskal's stress-1,
     sqrt(Σ (cosine distance − map distance)² / Σ map distance²) over all pairs (scikit-learn's
@@ -432,9 +433,15 @@ def project(vectors: np.ndarray, method: str = PROJECTIONS[0], fitted_rows: int 
     # The exact solver: for wide vectors (768) sklearn's default picks a randomized one, whose digits change from
     # run to run (another replica, a restart).
     pca = PCA(n_components=3 if method == "PCA 3D" else 2, svd_solver="full")
-    fitted = vectors[:fitted_rows] if fitted_rows is not None and fitted_rows >= pca.n_components else vectors
     with np.errstate(invalid="ignore", divide="ignore"):  # identical points: no variance to explain
-        coords = pca.fit(fitted).transform(vectors)
+        # Fitted rows fix the axes only when they can span them all (more points than axes, spread on each):
+        # two points span one direction, and the star would be flattened onto it with them.
+        spans = fitted_rows is not None and fitted_rows > pca.n_components
+        if spans:
+            spans = bool(np.all(np.nan_to_num(pca.fit(vectors[:fitted_rows]).explained_variance_ratio_) >= NO_SPREAD))
+        if not spans:
+            pca.fit(vectors)
+        coords = pca.transform(vectors)
     explained = np.nan_to_num(pca.explained_variance_ratio_)
     # An axis with no spread (two points span one direction) holds only rounding noise, which a chart would stretch
     # over its whole height: it is drawn flat.

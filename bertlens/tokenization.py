@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from bertlens.analysis import Encoding, ids_of, model_engine, text_of, tokens_of
+from bertlens.analysis import Encoding, model_engine, text_of, tokens_of
 from bertlens.budgets import MAX_TEXT_CHARS
 from bertlens.models import ModelBundle, is_cased
 
@@ -202,7 +202,7 @@ class WordLookup:
     kind: EntryKind | None  # what sort of entry: special token, [unused…] slot, ## continuation piece or word
     pieces: tuple[str, ...]  # what tokenizing the word as text gives
     ids: tuple[int, ...]
-    words: tuple[str, ...]  # what the tokenizer splits it into (at spaces and punctuation) before WordPiece
+    parts: tuple[str, ...]  # what the tokenizer splits it into (at spaces and punctuation) before WordPiece
 
     @property
     def in_vocab(self) -> bool:
@@ -235,9 +235,12 @@ def look_up(tokenizer: PreTrainedTokenizerBase, word: str) -> WordLookup:
     vocab = tokenizer.get_vocab()
     special = {str(token) for token in tokenizer.added_tokens_decoder.values()}
     entry = word if word in special else normalized if normalized in vocab else None
-    pieces = tuple(tokenizer.tokenize(word))
-    splitter = tokenizer.backend_tokenizer.pre_tokenizer
-    words = tuple(w for w, _ in splitter.pre_tokenize_str(normalized)) if splitter else (normalized,)
+    encoded = tokenizer(word, add_special_tokens=False, return_offsets_mapping=True)
+    pieces = tuple(encoded.tokens())
+    spans: dict[int, tuple[int, int]] = {}  # each part's characters, from its pieces (as the pieces were split)
+    for part, (start, end) in zip(encoded.word_ids(), encoded["offset_mapping"]):
+        if part is not None:
+            spans[part] = (min(spans.get(part, (start, end))[0], start), end)
     return WordLookup(
         word=word,
         normalized=normalized,
@@ -245,8 +248,8 @@ def look_up(tokenizer: PreTrainedTokenizerBase, word: str) -> WordLookup:
         entry_id=None if entry is None else int(vocab[entry]),
         kind=None if entry is None else entry_kind(entry, special),
         pieces=pieces,
-        ids=tuple(ids_of(tokenizer, pieces)),
-        words=words,
+        ids=tuple(encoded["input_ids"]),
+        parts=tuple(word[start:end] for start, end in spans.values()),
     )
 
 

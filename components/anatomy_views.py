@@ -17,12 +17,14 @@ from bertlens.anatomy import (
     EmbeddingParts,
     PoolerCheck,
     base_encoder_named,
+    has_every_part,
     matrices_and_vectors,
 )
 from bertlens.positions import PositionEmbeddings
 from bertlens.wording import listed, plural
 from components import cache, exports
 from components.layout import truncation_notice
+from components.model import cached_bundle
 from components.palette import CELL_TEXT
 from components.params import bound, presenting
 from components.state import bound_int_slider, linked_text, within_chars_budget
@@ -393,12 +395,16 @@ def architecture_section(model_name: str) -> None:
     with st.expander("Configuration"):
         exports.table(config, "config", key="config")
     with st.expander("The module tree, as print(model) shows it"):
+        shown = (
+            "`BertForPreTraining`: its `bert` part below is the `BertModel` (embeddings, encoder, pooler), and its "
+            "`cls` holds both heads, `predictions` (masked language model) and `seq_relationship` (next sentence)"
+            if has_every_part(cached_bundle(model_name))
+            else "the `BertModel` below, and after it only the heads this checkpoint ships"
+        )
         st.caption(
-            "Seed 000 prints `BertModel`, then `BertForMaskedLM`, and asks for the difference. BERT Lens loads "
-            "`BertForPreTraining`: its `bert` part below is the `BertModel` (embeddings, encoder, pooler). "
-            "`BertForMaskedLM` is that `bert` without the pooler, plus `cls` holding only the masked-language-model "
-            "head (`predictions`); `BertForPreTraining`'s `cls` holds the next-sentence head (`seq_relationship`) "
-            "too, where the checkpoint ships them."
+            f"Seed 000 prints `BertModel`, then `BertForMaskedLM`, and asks for the difference. Shown here: {shown}. "
+            "`BertForMaskedLM` is the `BertModel` without its pooler, plus `cls` holding only the masked-language-"
+            "model head (`predictions`)."
         )
         st.text(cache.modules(cache.query(model_name)))  # literal, monospace
 

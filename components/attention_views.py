@@ -70,8 +70,9 @@ FOCUS_SIDES = ("what it attends to", "who attends to it")  # the focused token a
 STATISTICS_NOTE = (
     "Computed live from this model and this one input. Each value is a mean over the text's own tokens as "
     "queries ([CLS] and [SEP] rows are left out, and so are tokens a statistic does not apply to, e.g. a token "
-    'that does not recur for "to same token elsewhere"; a sentence\'s first and last words count [CLS] and [SEP] '
-    "as their previous and next tokens); entropy is in bits (log base 2). Clark et al. (2019) report such "
+    'that does not recur for "to same token elsewhere"; a sentence\'s first word has [CLS] (in sentence B, the '
+    "[SEP] before it) as its previous token, and its last word [SEP] as its next); entropy is in bits (log base 2). "
+    "Clark et al. (2019) report such "
     "statistics averaged over many text segments of a corpus: these describe this input only, so they change "
     "with the sentence. Click a cell to select that head."
 )

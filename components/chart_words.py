@@ -49,7 +49,9 @@ def _numbered_axes(fig: go.Figure, trace: Any) -> tuple[str, str]:
 
     def name(axis: Any, labels: Sequence[Any] | None, default: str) -> str:
         title = _plain(axis.title.text or "")
-        numbered = labels is None or all(isinstance(label, int | np.integer) for label in labels)
+        # Cells numbered as they are counted: no labels of their own, or whole numbers, and no ticks set apart
+        # from them (the all-heads mosaic counts pixels, its ticks name the heads).
+        numbered = axis.tickvals is None and (labels is None or all(isinstance(x, int | np.integer) for x in labels))
         return title if title and numbered else default
 
     return name(fig.layout.yaxis, trace.y, "row"), name(fig.layout.xaxis, trace.x, "column")
@@ -107,7 +109,12 @@ def name(fig: go.Figure, fallback: str) -> str:
 
 def describe(fig: go.Figure) -> str | None:
     """One line saying what ``fig`` shows (plain text, not Markdown), or None if it has no data to tell."""
-    kinds = {"heatmap": _heatmap, "bar": _bars, "sunburst": _shares, "pie": _shares}
+    kinds = {
+        "heatmap": lambda trace: _heatmap(trace, _numbered_axes(fig, trace)),
+        "bar": _bars,
+        "sunburst": _shares,
+        "pie": _shares,
+    }
     traces = [t for t in fig.data if t.type in (*kinds, "scatter", "scattergl", "scatter3d")]
     if not traces:
         return None
@@ -115,7 +122,7 @@ def describe(fig: go.Figure) -> str | None:
     try:
         if first.type in kinds:
             same = [t for t in traces if t.type == first.type]
-            words = _heatmap(first, _numbered_axes(fig, first)) if first.type == "heatmap" else kinds[first.type](first)
+            words = kinds[first.type](first)
             if words and len(same) > 1:
                 words += f" (the first of {len(same)} panels)"
         else:

@@ -472,7 +472,8 @@ def rank_ticks(ranks: Sequence[int]) -> list[int] | None:
     """A rank axis's ticks, whole numbers: 1, 2, 5 × a power of ten within ``ranks``, or only the powers of ten when
     those are too many; None (plotly's own) when fewer than two fall within. plotly's own labels of a log axis read
     "3 4 … 9 10k 2 3", 3 meaning 3,000 at the top and 30,000 at the bottom, and crowded a decade's top."""
-    within = [m * 10**e for e in range(7) for m in (1, 2, 5) if ranks and min(ranks) <= m * 10**e <= max(ranks)]
+    lowest, highest = (min(ranks), max(ranks)) if ranks else (0, 0)
+    within = [m * 10**e for e in range(7) for m in (1, 2, 5) if lowest <= m * 10**e <= highest]
     ticks = within if len(within) <= 6 else [tick for tick in within if str(tick).strip("0") == "1"]
     return ticks if len(ticks) >= 2 else None
 

@@ -439,7 +439,7 @@ def _axes_shown() -> tuple[int, ...]:
     return AXES_SHOWN[shown]
 
 
-MEAN_SYMBOLS = ("diamond", "square", "triangle-up")  # the means of the last 2, 3, 4 hidden states (LAST_K_CHOICES)
+MEAN_SYMBOLS = {2: "diamond", 3: "square", 4: "triangle-up"}  # the means of the last k hidden states, by k
 
 
 def separation_chart(words: WordVectors, sense_labels: list[str], layer: str, scores: dict[str, float | None]) -> None:
@@ -455,7 +455,7 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str, sc
     )
     # Each mean at the middle of the hidden states it averages, a bar across them. Each k its own trace and marker
     # shape, named in the legend: the bars overlap, and their means can be too close for labels on the chart.
-    for (option, score), symbol in zip(last_k.items(), MEAN_SYMBOLS, strict=False):
+    for option, score in last_k.items():
         span = layer_range(option, words.num_layers)
         fig.add_trace(
             go.Scatter(
@@ -463,7 +463,7 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str, sc
                 y=[score],
                 error_x={"type": "data", "array": [(span[-1] - span[0]) / 2], "width": 0, **mean},
                 mode="markers",
-                marker={"symbol": symbol, "size": 10, **mean},
+                marker={"symbol": MEAN_SYMBOLS[len(span)], "size": 10, **mean},
                 name=f"mean of the last {option[4:]}",
             )
         )

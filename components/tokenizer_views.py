@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -208,11 +210,12 @@ def lookup_message(found: WordLookup) -> str:
     shown = literal(found.word)
     spelled = " + ".join(literal(p) for p in found.pieces) or "(nothing)"
     if found.entry is None or found.entry_id is None or found.kind is None:
-        if len(found.words) > 1:  # "Sinan loves": two words, not a word of three pieces
-            split = ", ".join(literal(w) for w in found.words[:MAX_LISTED]) + (" …" * (len(found.words) > MAX_LISTED))
+        if len(found.parts) > 1:  # "Sinan loves": two words, not a word of three pieces
+            split = ", ".join(literal(w) for w in found.parts[:MAX_LISTED]) + (" …" * (len(found.parts) > MAX_LISTED))
             return (
-                f"{shown} is not one word: the tokenizer first splits it into {plural(len(found.words), 'word')} "
-                f"({split}), then WordPiece spells them as {plural(len(found.pieces), 'piece')}: {spelled}."
+                f"{shown} is not one word: the tokenizer first splits it at spaces and punctuation into "
+                f"{plural(len(found.parts), 'part')} ({split}), then WordPiece spells them as "
+                f"{plural(len(found.pieces), 'piece')}: {spelled}."
             )
         return (
             f"{shown} is not in the vocabulary; WordPiece spells it as {plural(len(found.pieces), 'piece')}: {spelled}."
@@ -248,9 +251,11 @@ def padding_controls(
     return lines, strategy, max_length, truncation
 
 
-def _lines(rows: list[int]) -> str:
-    """Rows of the batch as the charts number them (from 0) and as the text box's lines (from 1): "Sentence 3 (line 4)"."""
-    return f"{numbered('Sentence', rows)} ({numbered('line', [row + 1 for row in rows])})"
+def _rows(rows: list[int], sentences: Sequence[str]) -> str:
+    """Rows of the batch as the charts number them (from 0), each with its sentence's start: "Sentence 3 (“A much
+    longer…”)". Under the text box, whose lines are not numbered (and may be blank), a number alone was misread."""
+    quoted = ", ".join(f"“{literal(shortened(sentences[row], 24))}”" for row in rows[:MAX_LISTED])
+    return f"{numbered('Sentence', rows)} ({quoted}{' …' if len(rows) > MAX_LISTED else ''})"
 
 
 def padding_section(model_name: str) -> None:
@@ -265,14 +270,14 @@ def padding_section(model_name: str) -> None:
     too_long = [i for i, n in enumerate(batch.lengths) if n > max_positions]  # its own tokens, not its padding
     if too_long:
         st.warning(
-            f"{_lines(too_long)} "
+            f"{_rows(too_long, batch.sentences)} "
             f"{agree(len(too_long), 'is', 'are')} longer than the model's {max_positions} "
             f"positions: turn on truncation, or the model cannot read {agree(len(too_long), 'it', 'them')}."
         )
     if cut := batch.cut:
         kept = f"{agree(len(cut), 'it keeps', 'each keeps')} {max_length} tokens, [CLS] and [SEP] included"
         left = "only [CLS] and [SEP] are left, no word" if max_length <= 2 else kept
-        st.warning(f"{_lines(cut)} {agree(len(cut), 'was', 'were')} cut to N = {max_length}: {left}.")
+        st.warning(f"{_rows(cut, batch.sentences)} {agree(len(cut), 'was', 'were')} cut to N = {max_length}: {left}.")
     if not batch.rectangular:
         st.warning(
             "These rows have different lengths, so they cannot be stacked into one tensor "
@@ -315,7 +320,7 @@ def mask_section(model_name: str, batch: PaddedBatch, max_length: int, truncatio
         strategy = "longest"
     if not truncation and (over := [i for i, n in enumerate(batch.full_lengths) if n > longest]):
         st.warning(
-            f"{_lines(over)} {agree(len(over), 'is', 'are')} "
+            f"{_rows(over, batch.sentences)} {agree(len(over), 'is', 'are')} "
             f"longer than {longest} tokens, more than this demo runs: turn on truncation to run it."
         )
         return

@@ -19,7 +19,8 @@ request, text = views.sentence_input(
     lambda: shared_text(
         "Your own sentence (optional)",
         help="The sentence that follows you from page to page. If it contains the word, it joins the map as a star, "
-        "placed on the map of the listed sentences (PCA keeps their axes; MDS spreads every point anew).",
+        "placed on the map of the listed sentences (PCA keeps their axes when they have more points than it has "
+        "axes; MDS spreads every point anew).",
     ),
 )
 note_b_not_read("word senses reads your own sentence and the sentences listed")

@@ -305,7 +305,7 @@ def test_a_lab_line_over_the_default_characters_budget_is_cut_with_a_word(open_p
     assert not at.exception
     warning = shown(at, "warning")
     assert "sentence 0 is longer than 20,000 characters" in warning and "`BERTLENS_MAX_CHARS`" in warning
-    assert "Sentence 0 (line 1) is longer than the model's" in warning  # the rows from 0, as charted; the lines from 1
+    assert "Sentence 0 (“abc def abc def abc def…”) is longer than the model's" in warning  # its row, as charted
 
 
 def test_a_mask_beyond_the_characters_budget_is_named(open_page, tiny_pretraining_dir, monkeypatch):

@@ -125,7 +125,7 @@ def test_addresses_icons_and_bidi_controls_in_user_text_stay_plain(open_url):
     right-to-left override in the word reversed the rest of the app's sentence around it."""
     typed = "www.example.com me@example.com http://example.com :material/home: abc\u202edef"
     page = open_url("tokenizer", tokenizer_tab="Vocabulary", word=typed)
-    message = main(page).locator('[data-testid="stMarkdownContainer"]').filter(has_text="is not in the vocabulary")
+    message = main(page).locator('[data-testid="stMarkdownContainer"]').filter(has_text="is not one word")
     expect(message).to_have_count(1)
     shown = message.inner_text()
     assert "www.example.com me@example.com http://example.com :material/home: abcdef" in shown.replace("\u2060", "")

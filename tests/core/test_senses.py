@@ -108,8 +108,12 @@ def test_a_point_after_the_fitted_rows_is_placed_on_their_axes(field_words, fiel
     ours = project(vectors, fitted_rows=len(vectors) - 1)
     assert_equal_up_to_sign(ours.coords, ref.transform(field_reference[:, -1]), 1e-4)
     np.testing.assert_allclose(ours.explained, ref.explained_variance_ratio_, atol=1e-5)
-    # Too few rows to fit the axes on: every row is fitted, as without fitted_rows.
-    np.testing.assert_allclose(project(vectors, "PCA 3D", fitted_rows=2).coords, project(vectors, "PCA 3D").coords)
+    # Too few rows to span the axes (review: two listed points and the star were flattened onto one line), or rows
+    # without spread: every row is fitted, as without fitted_rows.
+    for method, rows in (("PCA 2D", 2), ("PCA 3D", 3)):
+        np.testing.assert_allclose(project(vectors, method, fitted_rows=rows).coords, project(vectors, method).coords)
+    same = np.vstack([np.repeat(vectors[:1], 4, axis=0), vectors[1:3]])
+    np.testing.assert_allclose(project(same, fitted_rows=4).coords, project(same).coords)
 
 
 @pytest.mark.parametrize("method", ["PCA 2D", "PCA 3D"])

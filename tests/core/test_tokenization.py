@@ -123,6 +123,10 @@ def test_word_lookup(bundled):
         ("sin", "##an"),
         (8254, 2319),
     )
+    assert sinan.parts == ("Sinan",)
+    # Several words are parts split at spaces and punctuation, as the pieces are (review: a special token stayed one)
+    assert look_up(bundled.tokenizer, "Sinan loves").parts == ("Sinan", "loves")
+    assert look_up(bundled.tokenizer, "[CLS] hello!").parts == ("[CLS]", "hello", "!")
     field = look_up(bundled.tokenizer, "field")  # seed 000: tokenizer.vocab["field"]
     assert field.in_vocab and field.ids == (2492,) and (field.entry_id, field.kind) == (2492, "word")
     assert field.typed_gives_entry

@@ -28,8 +28,10 @@ def test_bundled_encoder_counts_checks_and_missing_heads(open_page, bundled):
     matrices = sum(p.numel() for p in bundled.model.bert.parameters() if p.dim() == 2)  # seed 004's count
     assert f"{matrices:,} sit in weight matrices and {total - matrices:,} in vectors" in shown(at)
     assert at.text[0].value == repr(bundled.model.bert)  # the module tree, as print(model) shows it
-    # Seed 000's "spot the difference" between BertModel and BertForMaskedLM, said beside the one tree shown (QA)
-    assert "`BertForMaskedLM` is that `bert` without the pooler, plus `cls`" in shown(at)
+    # Seed 000's "spot the difference" between BertModel and BertForMaskedLM, said beside the one tree shown (QA), as
+    # this checkpoint's tree is: a BertModel without heads here, not a `bert` part and a `cls` (review)
+    assert "Shown here: the `BertModel` below, and after it only the heads this checkpoint ships." in shown(at)
+    assert "`BertForMaskedLM` is the `BertModel` without its pooler, plus `cls`" in shown(at)
     embeddings = sum(p.numel() for p in bundled.model.bert.embeddings.parameters())
     assert f"in this checkpoint: embeddings {embeddings:,}, one encoder layer" in shown(at)
     counts = frame(at, "adds up to total")
@@ -141,6 +143,8 @@ def test_pretraining_checkpoint_counts_its_heads(open_page, tiny_pretraining_dir
     assert counts.loc["is-next classifier", "parameters"] == 2 * tiny_bundle.capabilities.hidden_size + 2
     assert counts["parameters"].iloc[-1] == sum(p.numel() for p in tiny_bundle.model.parameters())
     assert "weight tying" in shown(at)
+    assert at.text[0].value == repr(tiny_bundle.model)  # the whole BertForPreTraining, as its caption says
+    assert "Shown here: `BertForPreTraining`: its `bert` part below is the `BertModel`" in shown(at)
     base = len(list(tiny_bundle.model.bert.named_parameters()))  # BertModel's list (seed 004: 199 for bert-base)
     heads = len(list(tiny_bundle.model.cls.named_parameters()))  # the tied decoder weight is the word embeddings'
     assert f"{base + heads - 1} named parameters, {base} of them the base encoder's" in shown(at)

@@ -146,17 +146,17 @@ def test_a_linked_word_longer_than_the_box_says_so(open_page):
     assert "The link's `word` has 300 characters; this box takes 200: the first 200 are used." in [
         i.value for i in at.info
     ]
-    assert "splits it into 100 words" in " ".join(i.value for i in at.info)  # the 100 words of the box, as shown
+    assert "into 100 parts" in " ".join(i.value for i in at.info)  # the 100 words of the box, as shown
 
 
 def test_several_words_are_said_to_be_words_not_pieces_of_one(open_page):
     """QA: "Sinan loves is not in the vocabulary; WordPiece spells it as 3 pieces: sin + ##an + loves"."""
     at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello", word="Sinan loves")
     said = " ".join(i.value for i in at.info)
-    assert (
-        "the tokenizer first splits it into 2 words (sinan, loves), then WordPiece spells them as 3 pieces: sin + \\#\\#an + loves."
-        in said
-    ), said
+    expected = (
+        "the tokenizer first splits it at spaces and punctuation into 2 parts (Sinan, loves), then WordPiece spells"
+    )
+    assert f"{expected} them as 3 pieces: sin + \\#\\#an + loves." in said, said
 
 
 def test_mask_demo_keeps_truncation_off(open_page):
@@ -311,16 +311,19 @@ def test_the_padding_lab_names_the_sentence_that_is_too_long(open_page):
     lines = "word " * 600 + "\nshort"
     at = open_page(PAGE, tokenizer_tab="Padding lab", lines=lines, pad="longest", trunc="false")
     assert not at.exception
-    assert "Sentence 0 (line 1) is longer than the model's 512 positions" in shown(
-        at
-    ) and "Sentences 0, 1" not in shown(at)
+    said = shown(at)
+    assert "Sentence 0 (“word word word word wor…”) is longer than the model's 512 positions" in said
+    assert "Sentences 0, 1" not in said
 
 
 def test_the_padding_lab_says_which_sentences_truncation_cut(open_page):
-    at = open_page(PAGE, tokenizer_tab="Padding lab", lines="a b c d e f\nshort", pad="max_length", pad_len="2")
-    assert "Sentences 0, 1 (lines 1, 2) were cut to N = 2: only [CLS] and [SEP] are left, no word." in shown(at)
+    # Each named by its chart row and its start: under the text box (lines not numbered, a blank one skipped) the
+    # class read "Sentence 3" as the box's third line (QA).
+    at = open_page(PAGE, tokenizer_tab="Padding lab", lines="a b c d e f\n\nshort", pad="max_length", pad_len="2")
+    said = "Sentences 0, 1 (“a b c d e f”, “short”) were cut to N = 2: only [CLS] and [SEP] are left, no word."
+    assert said in shown(at)
     at = open_page(PAGE, tokenizer_tab="Padding lab", lines="a b c d e f\nshort", pad="max_length", pad_len="5")
-    assert "Sentence 0 (line 1) was cut to N = 5: it keeps 5 tokens, [CLS] and [SEP] included." in shown(at)
+    assert "Sentence 0 (“a b c d e f”) was cut to N = 5: it keeps 5 tokens, [CLS] and [SEP] included." in shown(at)
     bars = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Share of padding" in c.proto.spec)
     assert bars["layout"]["yaxis"]["rangemode"] == "nonnegative"  # no padding: from 0, not from −1 %
 
