@@ -147,14 +147,15 @@ def rank_candidates(
 
 
 def cut_message(labels: Sequence[str], noun: str, token_limit: int) -> str | None:
-    """The notice for the pairs (``labels`` as the table shows them, e.g. "rank 2") cut to ``token_limit`` tokens."""
+    """The notice for the pairs (``labels`` as the table shows them, e.g. "rank 2") cut to ``token_limit`` tokens:
+    ``noun`` "candidate" (each read after the one A) or "pair" (each row its own A and B)."""
     if not labels:
         return None
     count = len(labels)
+    together, second = (" together with A", "the candidate") if noun == "candidate" else ("", "B")
     return (
-        f"{plural(count, noun)} ({listed(labels)}) {agree(count, 'is', 'are')} longer than {token_limit} tokens "
-        "together with A: cut to fit, the longer sentence losing its end first (A or the candidate; the "
-        f"“{CUT}” column)."
+        f"{plural(count, noun)} ({listed(labels)}) {agree(count, 'is', 'are')} longer than {token_limit} tokens"
+        f"{together}: cut to fit, the longer sentence losing its end first (A or {second}; the “{CUT}” column)."
     )
 
 

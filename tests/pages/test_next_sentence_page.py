@@ -256,6 +256,22 @@ def test_messages_number_the_rows_as_the_students_table_does(open_page, tiny_pre
     assert any("Most confident pair" in w.value for w in at.warning)  # …shown as a warning, not a success
 
 
+def test_evaluation_says_its_own_pairs_were_cut(open_page, tiny_pretraining_dir):
+    """QA: uploaded pairs over the limit were told in the Ranking tab's words ("together with A … A or the
+    candidate"), where every row has its own A and B."""
+    at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Evaluation")
+    long = "word " * 600
+    at.file_uploader(key="pairs_csv").set_value(
+        ("long.csv", f"sentence_a,sentence_b,is_next\n{long},B,true\n".encode(), "text/csv")
+    ).run()
+    said = " ".join(w.value for w in at.warning)
+    assert (
+        "1 pair (row 1) is longer than 512 tokens: cut to fit, the longer sentence losing its end first (A or B;"
+        in said
+    ), said
+    assert "candidate" not in said
+
+
 def test_the_pairs_label_comes_first(open_page, tiny_pretraining_dir):
     """After two long sentences the is_next checkboxes were cut off the table's right edge at 1280 px."""
     at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Evaluation")
