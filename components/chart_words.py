@@ -122,9 +122,13 @@ def describe(fig: go.Figure) -> str | None:
     try:
         if first.type in kinds:
             same = [t for t in traces if t.type == first.type]
-            words = kinds[first.type](first)
-            if words and len(same) > 1:
-                words += f" (the first of {len(same)} panels)"
+            together = [t for t in same if first.type == "bar" and (t.xaxis, t.yaxis) == (first.xaxis, first.yaxis)]
+            if len(together) > 1:  # bars grouped on one chart: each series by its name
+                words = "; ".join(f"{_plain(t.name)}: {_bars(t)}" for t in together)
+            else:
+                words = kinds[first.type](first)
+                if words and len(same) > 1:
+                    words += f" (the first of {len(same)} panels)"
         else:
             words = _series(traces)
     except (TypeError, ValueError):  # data that is not numbers (a category axis): no line rather than no page

@@ -37,6 +37,20 @@ def test_a_grid_of_heads_names_its_largest_cell_by_layer_and_head():
     assert "largest at encoder layer 2, head 1 (0.5)" in words, words
 
 
+def test_grouped_bars_are_told_series_by_series():
+    """QA: Compare's bars for a token in each sentence read "16 bars; highest: … (the first of 2 panels)": one chart,
+    and the second sentence never named."""
+    fig = go.Figure(
+        [
+            go.Bar(x=["a", "b"], y=[0.2, 0.7], name="first sentence"),
+            go.Bar(x=["a", "b"], y=[0.6, 0.1], name="second sentence"),
+        ]
+    )
+    assert describe(fig) == (
+        "First sentence: 2 bars; highest: b (0.7), a (0.2); second sentence: 2 bars; highest: a (0.6), b (0.1)."
+    )
+
+
 def test_bars_name_the_three_highest_either_way_round():
     upright = go.Figure(go.Bar(x=["a", "b", "c", "d"], y=[0.1, 0.5, 0.3, 0.2]))
     sideways = go.Figure(go.Bar(y=["a", "b", "c", "d"], x=[0.1, 0.5, 0.3, 0.2], orientation="h"))
