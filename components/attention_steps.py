@@ -152,8 +152,11 @@ def hidden_token_figure(labels: list[str], received: np.ndarray, hidden: int, ti
 
 
 def single_head_only(choice: Choice) -> bool:
-    if choice.view == "rollout" or choice.mean:
-        st.info("This view follows one head: set **Show** to Raw attention and turn off averaging.")
+    if choice.view == "rollout":  # its averaging switch is greyed out: rollout always averages the heads
+        st.info("This view follows one head: set **Show** to Raw attention (rollout mixes every head).")
+        return False
+    if choice.mean:
+        st.info("This view follows one head: turn off averaging the heads.")
         return False
     return True
 

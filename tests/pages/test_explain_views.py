@@ -111,7 +111,11 @@ def test_step_by_step_link_reproduces_the_chosen_query(open_page, bundled):
 
 def test_step_by_step_needs_one_head(open_page):
     at = open_page(ATTENTION, tab="Step by step", mean="true")
-    assert not at.exception and "follows one head" in text_of(at) and not charts(at)
+    assert not at.exception and "follows one head: turn off averaging" in text_of(at) and not charts(at)
+    # Under rollout the averaging switch is greyed out (QA: the message asked to turn it off all the same)
+    at = open_page(ATTENTION, tab="Step by step", view="Rollout")
+    said = text_of(at)
+    assert "set **Show** to Raw attention (rollout mixes every head)" in said and "averaging" not in said
 
 
 # --- compare two sentences -----------------------------------------------------------------------
