@@ -24,6 +24,7 @@ from components.model import settings
 from components.palette import CELL_TEXT, INK, LIGHT_BLUES
 from components.params import bound
 from components.state import (
+    DEFAULT_TEXT,
     bound_int_input,
     int_in_range,
     keep_in_range,
@@ -65,8 +66,14 @@ def sentence_pair_inputs() -> tuple[str, str]:
     left, right = st.columns(2)
     left.button("Swap: B before A", on_click=_swap, icon=":material/swap_vert:", key="swap")
     shared = remembered_shared_text()
-    if shared and shared.strip() and shared != a:
-        right.button("Use the shared sentence as A", on_click=set_shared_text, args=(shared, "a"), key="use_shared")
+    if shared and shared.strip() and shared not in (a, DEFAULT_TEXT):  # a sentence the student gave another page
+        right.button(
+            "Use the shared sentence as A",
+            on_click=set_shared_text,
+            args=(shared, "a"),
+            key="use_shared",
+            help=f"The sentence the other pages read: “{literal(shortened(shared, 200))}”",
+        )
     return a, b
 
 

@@ -69,8 +69,11 @@ def test_swap_puts_b_before_a(open_page, tiny_pretraining_dir, tiny_bundle, nsp_
 
 def test_use_the_shared_sentence_as_a(open_page, tiny_pretraining_dir):
     at = open_page(PAGE, tiny_pretraining_dir, text="Sinan loves a beautiful day", a=A, b=B)
+    assert "Sinan loves a beautiful day" in at.button(key="use_shared").help  # what it will put in A
     at.button(key="use_shared").click().run()
     assert not at.exception and at.text_input(key="a").value == "Sinan loves a beautiful day"
+    # A first visit: nobody has typed a sentence yet, so the app's default is not offered as "the shared sentence"
+    assert not [b for b in open_page(PAGE, tiny_pretraining_dir, a=A, b=B).button if b.key == "use_shared"]
 
 
 def test_ranking_of_candidates(open_page, tiny_pretraining_dir, tiny_bundle, nsp_model):
