@@ -618,5 +618,7 @@ def evaluation_view(result: nsp.Evaluation, model_name: str) -> None:
     rows = [f"row {i}" for i in result.table["row"]]  # as numbered in the student's table, blank rows included
     cut_notice(result.table, rows, "pair", cache.query(model_name).max_length)
     shown = result.table.assign(most_confident=lambda t: t.index == result.most_confident)
-    narrow = st.column_config.TextColumn(width="medium")
-    table(shown, "nsp-evaluation", key="evaluation-table", column_config={"sentence_a": narrow, "sentence_b": narrow})
+    # The verdicts before the sentences: a small table is plain HTML, whose sentence columns take the width their
+    # text needs, so results after them were off a projector's page (QA).
+    results = ("row", "is_next", "predicted_is_next", "correct", "p_is_next", "confidence", "most_confident", nsp.CUT)
+    table(shown, "nsp-evaluation", key="evaluation-table", column_order=(*results, "sentence_a", "sentence_b"))

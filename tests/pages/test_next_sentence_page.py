@@ -187,6 +187,9 @@ def test_evaluation_of_the_seed_pairs(open_page, decisive_nsp_dir):
         assert_shows(shown_metrics[name], "{}", score(y_true, y_pred, **kwargs), places=4)
     results = tables(at)[-1]
     assert results["p_is_next"].tolist() == pytest.approx(p, abs=1e-5)  # the sharpened head: 200 × the rounding
+    # The verdicts first, the sentences last: after the sentences' wide columns they were off a projector's page
+    assert list(results.columns[:4]) == ["row", "is_next", "predicted_is_next", "correct"]
+    assert list(results.columns[-2:]) == ["sentence_a", "sentence_b"]
     best = max(range(10), key=lambda i: max(p[i], 1 - p[i]))
     assert results["most_confident"].tolist() == [i == best for i in range(10)]
     assert f"Most confident pair** (row {best + 1}" in shown(at)
