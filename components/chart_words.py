@@ -119,6 +119,7 @@ def describe(fig: go.Figure) -> str | None:
     if not traces:
         return None
     first = traces[0]
+    words: str | None
     try:
         if first.type in kinds:
             same = [t for t in traces if t.type == first.type]
