@@ -13,6 +13,7 @@ from bertlens.budgets import MAX_TEXT_CHARS
 from bertlens.engine import Engine, engine_for
 from bertlens.lru import BytesLRU, PerModel
 from bertlens.models import ModelBundle
+from bertlens.wording import blank
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -48,7 +49,7 @@ class Encoding:
 
 def input_problem(text: str) -> str | None:
     """A message for text that cannot be analysed, or None when it is fine."""
-    if not text or not text.strip():
+    if blank(text):
         return "Type a sentence to analyse — the text box is empty."
     return None
 

@@ -31,7 +31,7 @@ from bertlens.lru import BytesLRU, PerModel
 from bertlens.models import ModelBundle
 from bertlens.positions import NO_SPREAD
 from bertlens.table_input import TableInputError, decoded, read_rows
-from bertlens.wording import plural
+from bertlens.wording import blank, plural
 
 SEPARATOR = "|"
 MAX_WORD_CHARS = 50
@@ -140,7 +140,7 @@ def read_sentence_files(files: dict[str, bytes]) -> list[LabelledSentence]:
 
 def word_problem(word: str) -> str | None:
     """A message for a target word that cannot be looked for, or None."""
-    if not word.strip():
+    if blank(word):
         return "Type the word to look for."
     if len(word.strip()) > MAX_WORD_CHARS:
         return f"The word is longer than {MAX_WORD_CHARS} characters; type a single word."

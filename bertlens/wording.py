@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 
 MAX_LISTED = 15  # items a message lists before "… and N more"
@@ -38,3 +39,9 @@ def listed(items: Iterable[str], separator: str = ", ", limit: int = MAX_LISTED)
 def shortened(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, the last one an ellipsis when cut: "a very long wo…"."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def blank(text: str) -> bool:
+    """Whether ``text`` shows nothing: only spaces and invisible format characters (a zero-width space, a soft
+    hyphen, a direction mark), which the tokenizer drops, leaving [CLS] [SEP] to analyse as if something were typed."""
+    return all(char.isspace() or unicodedata.category(char) == "Cf" for char in text)

@@ -21,7 +21,7 @@ from bertlens.anatomy import (
     matrices_and_vectors,
 )
 from bertlens.positions import PositionEmbeddings
-from bertlens.wording import listed, plural
+from bertlens.wording import blank, listed, plural
 from components import cache, exports
 from components.layout import truncation_notice
 from components.model import cached_bundle
@@ -451,7 +451,7 @@ def same_tokens_section(q: cache.Query) -> None:
         st.text_input, label, "emb_other", placeholder="e.g. I am Matt (seed 004 sets it beside I am Sinan)"
     )
     other = within_chars_budget(other, label)
-    if not other.strip():
+    if blank(other):
         st.caption(
             "Type another sentence to see which of this sentence's tokens it shares, and whether their vectors are equal."
         )

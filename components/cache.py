@@ -66,7 +66,7 @@ from bertlens.tokenization import (
     token_table,
     vocabulary_facts,
 )
-from bertlens.wording import plural
+from bertlens.wording import blank, plural
 from components.model import cached_bundle, model_wait, settings
 
 _generations: dict[str, int] = {}
@@ -344,7 +344,7 @@ def separations(
 @st.cache_data(max_entries=4096, show_spinner=False)
 def occurrences_in(q: Query, sentence: str, word: str) -> int:
     """How often ``word`` stands as a whole word in the part of ``sentence`` the model reads (cached per sentence)."""
-    if not sentence.strip():
+    if blank(sentence):
         return 0
     encoding = encode(cached_bundle(q.model).tokenizer, sentence, max_length=q.max_length)
     return len(find_word(encoding, sentence, word))

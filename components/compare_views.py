@@ -23,7 +23,7 @@ from bertlens.compare import (
     paired_rows,
     unaligned_note,
 )
-from bertlens.wording import plural
+from bertlens.wording import blank, plural
 from components import cache
 from components.attention_figures import Choice, default_focus, matrix_figure, token_grid_layout
 from components.attention_views import PageInput, _token_picker, matrices
@@ -139,7 +139,7 @@ def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> No
         help="Compared with the sentence above at the same layer and head. A sentence B, if set, pairs with both.",
     )
     second_text = within_chars_budget(second_text, label)
-    if not second_text.strip():
+    if blank(second_text):
         st.info("Type a second sentence to compare with the first.")
         return
     second_query = page.query.with_text(second_text)
@@ -234,7 +234,7 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
         placeholder="e.g. the same sentence with one word changed",
     )
     typed, second_text = second_text, within_chars_budget(second_text, label)
-    if not second_text.strip():
+    if blank(second_text):
         st.info("Type a second sentence with a [MASK] — e.g. the first with one word changed — to compare the guesses.")
         return
     missing = mlm.missing_mask_message(second_text, typed, other_way=" in the second sentence")

@@ -16,7 +16,7 @@ from bertlens.models import ModelBundle, PretrainingHead
 from bertlens.steps import LayerGuesses
 from bertlens.table_input import TableInputError
 from bertlens.tokenization import batch_lines
-from bertlens.wording import agree, percent, plural, shortened
+from bertlens.wording import agree, blank, percent, plural, shortened
 from components import cache
 from components.exports import chart, table
 from components.layout import truncation_notice
@@ -276,7 +276,7 @@ def true_word_section(query: cache.Query, word: str, mask_number: int, vocab_siz
         f"The word mask {mask_number} hides (typed above): how probable did BERT find it, at which rank, "
         "and what loss does that give?"
     )
-    if not word.strip():
+    if blank(word):
         st.info(f"Type the word mask {mask_number} hides in *Original word* above (e.g. paris) to check it.")
         return
     check = cache.true_word(query, word, mask_number)

@@ -41,7 +41,7 @@ from bertlens.senses import (
     word_problem,
 )
 from bertlens.table_input import TableInputError
-from bertlens.wording import MAX_LISTED, agree, listed, plural, shortened
+from bertlens.wording import MAX_LISTED, agree, blank, listed, plural, shortened
 from components import cache, exports
 from components.cache import Query
 from components.model import cached_bundle
@@ -242,7 +242,7 @@ def sentences_to_read(
     """
     sentences = [item.sentence for item in request.items]
     labels = [item.sense or NO_LABEL for item in request.items]
-    own = own_sentence.strip()
+    own = "" if blank(own_sentence) else own_sentence.strip()
     if own and own not in sentences:
         if cache.occurrences_in(query, own, request.word):
             sentences, labels = [*sentences, own], [*labels, YOUR_SENSE]

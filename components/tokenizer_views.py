@@ -20,7 +20,7 @@ from bertlens.tokenization import (
     batch_lines,
     longest_spelled_word,
 )
-from bertlens.wording import MAX_LISTED, agree, listed, numbered, plural, shortened
+from bertlens.wording import MAX_LISTED, agree, blank, listed, numbered, plural, shortened
 from components import cache, exports
 from components.layout import truncation_notice
 from components.model import cached_bundle, settings
@@ -182,7 +182,7 @@ def vocabulary_section(model_name: str) -> None:
     with right:
         exports.table(facts.kinds, "vocabulary-kinds", key="vocab_kinds")
     word = linked_text(st.text_input, "Look up a word", "word", "Sinan", max_chars=MAX_LOOKUP_CHARS)
-    if not word.strip():
+    if blank(word):
         st.info("Type a word to look it up.")
         return
     found, variants = cache.word_lookup(cache.query(model_name), word)

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from bertlens.nsp import next_sentence
+from bertlens.wording import blank
 from components import prediction_views as views
 from components.cache import cached_analysis
 from components.layout import page_header, stop_page, truncation_notice
@@ -18,7 +19,7 @@ a, b = views.sentence_pair_inputs()
 if not bundle.capabilities.predicts("NSP"):
     views.no_head_explanation(bundle, "NSP")
     stop_page()
-if not a.strip() or not b.strip():
+if blank(a) or blank(b):
     st.info("Type both sentences: A, and the B that may or may not follow it.")
     stop_page()
 

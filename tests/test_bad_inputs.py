@@ -22,6 +22,8 @@ BAD_STRINGS: dict[str, str] = {
     "empty": "",
     "space": " ",
     "whitespace mix": "\n\n\t   \r\n",
+    # Shows nothing, and the tokenizer drops it all (QA: pages analysed [CLS] [SEP] as if something were typed)
+    "invisible characters": "\u200b\u00ad\u2060\ufeff\u202e \u200b",
     "10,000 characters": ("word " * (HUGE // 5)).strip(),
     "over 512 tokens": " ".join(["hello"] * 600),
     "60,000 characters": "a b " * 15_000,
@@ -161,7 +163,7 @@ def alerts(at: AppTest) -> str:
 
 
 @pytest.mark.parametrize("page", [p for p, inputs in PAGE_INPUTS.items() if ("text_input", "text") in inputs])
-@pytest.mark.parametrize("name", ["empty", "whitespace mix"])
+@pytest.mark.parametrize("name", ["empty", "whitespace mix", "invisible characters"])
 def test_empty_sentence_says_so(open_page, tiny_pretraining_dir, page, name):
     at = type_into(
         open_page(page, tiny_pretraining_dir, **SENTENCE_TAB.get(page, {})), [("text_input", "text")], BAD_STRINGS[name]
@@ -171,7 +173,7 @@ def test_empty_sentence_says_so(open_page, tiny_pretraining_dir, page, name):
         assert alerts(at), f"{page}: no message for an empty sentence"
 
 
-@pytest.mark.parametrize("name", ["empty", "space"])
+@pytest.mark.parametrize("name", ["empty", "space", "invisible characters"])
 def test_next_sentence_empty_pair_says_so(open_page, tiny_pretraining_dir, name):
     at = type_into(open_page("pages/next_sentence.py", tiny_pretraining_dir), [("text_input", "a")], BAD_STRINGS[name])
     assert not at.exception

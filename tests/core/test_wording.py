@@ -44,3 +44,10 @@ def test_a_shortened_label_is_exactly_the_limit_long():
     assert shortened("x" * 50, 10) == "x" * 9 + "…" and len(shortened("x" * 50, 10)) == 10
     assert shortened("abcdefghijk", 10) == "abcdefghi…"
     assert shortened("x" * 10, 10) == "x" * 10  # at the limit: not cut
+
+
+def test_blank_text_shows_nothing():
+    from bertlens.wording import blank
+
+    assert blank("") and blank(" \n\t") and blank("\u200b\u00ad\u2060\ufeff\u202e")  # zero-width, soft hyphen, marks
+    assert not blank("a") and not blank("\u200bа") and not blank("🤖") and not blank("[MASK]")
