@@ -342,9 +342,11 @@ def separations(
 
 
 @st.cache_data(max_entries=4096, show_spinner=False)
-def occurrences_in(q: Query, sentence: str, word: str) -> int:
-    """How often ``word`` stands as a whole word in the part of ``sentence`` the model reads (cached per sentence)."""
+def occurrences_in(q: Query, sentence: str, word: str, past_the_cut: bool = False) -> int:
+    """How often ``word`` stands as a whole word in the part of ``sentence`` the model reads (cached per sentence);
+    ``past_the_cut``: in the whole sentence (a tokenization only, as long as the characters budget allows)."""
     if blank(sentence):
         return 0
-    encoding = encode(cached_bundle(q.model).tokenizer, sentence, max_length=q.max_length)
+    longest = len(sentence) + 2 if past_the_cut else q.max_length  # a token holds at least one character
+    encoding = encode(cached_bundle(q.model).tokenizer, sentence, max_length=longest)
     return len(find_word(encoding, sentence, word))

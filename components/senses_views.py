@@ -246,6 +246,11 @@ def sentences_to_read(
     if own and own not in sentences:
         if cache.occurrences_in(query, own, request.word):
             sentences, labels = [*sentences, own], [*labels, YOUR_SENSE]
+        elif cache.occurrences_in(query, own, request.word, past_the_cut=True):
+            st.caption(
+                f"Your own sentence's “{literal(request.word)}” comes after the first {query.max_length:,} tokens, "
+                "which are all the model reads, so it is not on the map."
+            )
         elif own != DEFAULT_TEXT:  # left out in silence, a student who typed one looked for its star in vain
             st.caption(
                 f"Your own sentence has no “{literal(request.word)}” (as a whole word), so it is not on the map."
@@ -281,7 +286,11 @@ def found_enough(words: WordVectors, listed: int) -> bool:
     """Say which sentences lack the word (listed, not dropped silently); True when there is something to plot."""
     missing = [i for i in words.missing if i < listed]
     if missing:
-        lines = "\n".join(f"- {literal(shortened(words.sentences[i], 200))}" for i in missing[:MAX_LISTED])
+        past_the_cut = " (cut: the model reads only its start, and the word may come after)"
+        lines = "\n".join(
+            f"- {literal(shortened(words.sentences[i], 200))}{past_the_cut if i in words.truncated else ''}"
+            for i in missing[:MAX_LISTED]
+        )
         more = f"\n\n…and {len(missing) - MAX_LISTED} more." if len(missing) > MAX_LISTED else ""
         where = "any of the sentences" if len(missing) == listed else f"{len(missing)} of {plural(listed, 'sentence')}"
         st.warning(f"“{literal(words.word)}” was not found (as a whole word) in {where}:\n\n{lines}{more}")

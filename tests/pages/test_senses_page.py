@@ -60,6 +60,20 @@ def test_link_with_word_preset_and_layer_reproduces_the_view(open_page, bundled)
         np.testing.assert_allclose(np.sign(ours @ expected[:, axis]) * ours, expected[:, axis], atol=1e-4)
 
 
+def test_your_sentence_with_the_word_only_past_the_cut_says_so(open_page):
+    """QA: "Your own sentence has no “bank”", for a sentence whose bank comes after the tokens the model reads."""
+    at = open_page(PAGE, BUNDLED_MODEL, preset="bank", text="word " * 600 + "bank")
+    said = " ".join(c.value for c in at.caption)
+    assert "Your own sentence's “bank” comes after the first 512 tokens, which are all the model reads" in said, said
+    assert "has no “bank”" not in said and "your sentence" not in list(coordinates(at).sense)
+    # A listed sentence the same: its "not found" says it was cut
+    lines = "\n".join(["word " * 600 + "bank | money", "the bank of the river | river", "a bank loan | money"])
+    at = open_page(PAGE, BUNDLED_MODEL, source="Paste lines", senses_word="bank", senses_lines=lines)
+    warned = " ".join(w.value for w in at.warning)
+    assert "not found (as a whole word) in 1 of 3 sentences" in warned
+    assert "(cut: the model reads only its start, and the word may come after)" in warned
+
+
 @pytest.mark.parametrize("projection", ["PCA 2D", "PCA 3D"])
 def test_your_sentence_lands_on_the_map_without_moving_it(open_page, projection):
     """QA: typing a sentence refitted the PCA, and on the bank preset every money point jumped across the x axis."""
