@@ -26,6 +26,12 @@ def literal(text: str) -> str:
     return _LINE_BREAKS.sub(" ", escaped)  # CR is a line break in Markdown too: "x\r===" would be a heading
 
 
+def isolated(text: str) -> str:
+    """``literal(text)`` in a direction of its own (Unicode's first-strong isolate): in a list of right-to-left
+    words ("שלום → ש ##ל ##ום; עולם → …") the items kept their order and each arrow its side."""
+    return f"\u2068{literal(text)}\u2069"
+
+
 def code_span(text: str) -> str:
     """``text`` as inline code (code spans show everything literally, except backticks)."""
     return f"`{text.replace('`', 'ˋ')}`"

@@ -27,7 +27,7 @@ from components.model import cached_bundle, settings
 from components.palette import CELL_TEXT, INK, LIGHT_BLUES
 from components.params import bound
 from components.state import bound_int_slider, lines_within_chars_budget, linked_text, warn_bad_param
-from components.text import chart_text, literal
+from components.text import chart_text, isolated, literal
 
 TABS = ("Tokens", "Vocabulary", "Padding lab")
 UNKNOWN_CHARS = 40  # an unknown word quoted in a message: a 20,000-character one filled screens
@@ -129,7 +129,9 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
         "(\"didn't\" → didn ' t); WordPiece then cuts a word it cannot spell whole into ## pieces."
     )
     if counts.split_words:
-        cuts = listed((f"{literal(w)} → {literal(p)}" for w, p in zip(view.split["word"], view.split["pieces"])), "; ")
+        cuts = listed(
+            (f"{isolated(w)} → {isolated(p)}" for w, p in zip(view.split["word"], view.split["pieces"])), "; "
+        )
         st.markdown(f"**WordPiece cut {plural(counts.split_words, 'word')} into pieces:** {cuts}")
     else:  # a word that became [UNK] is not a vocabulary entry either
         st.markdown(

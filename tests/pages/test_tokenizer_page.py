@@ -389,3 +389,10 @@ def test_the_padding_bars_are_the_share_of_pad_in_percent(open_page, bundled_tok
     assert expected["longest"] == 12.5 and expected[f"max_length={n}"] > 40  # the lines do pad
     heights = typed(bars["y"]) if isinstance(bars["y"], dict) else bars["y"]
     assert dict(zip(bars["x"], heights)) == pytest.approx(expected, abs=0.005)
+
+
+def test_right_to_left_words_keep_their_place_in_the_list_of_cut_words(open_page):
+    """QA: in "I said שלום עולם to them" the list of cut words came out reversed, pieces before their arrow."""
+    at = open_page(PAGE, text="I said שלום עולם to them")
+    [line] = [m.value for m in at.markdown if "into pieces:**" in m.value]
+    assert "\u2068שלום\u2069 → \u2068" in line and "\u2068עולם\u2069 → \u2068" in line, line
