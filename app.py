@@ -78,6 +78,6 @@ finally:  # after the page has written its view to the URL (also when it stops e
     if dropped := fit_link():  # a link servers refuse would lose the view on reload
         link_notice.info(too_long_for_the_link(dropped), icon=":material/link_off:")
     with link_slot.container():
-        class_link(page.url_path)  # the teacher's link: this page, lesson step, sentence, view and model
+        class_link(page.url_path, left_out=tuple(dropped))  # the teacher's link: page, step, sentence, view, model
 if stopped:  # and then an early stop for Streamlit, as st.stop() is: it keeps the widgets the page did not draw,
     raise PageStopped  # and their values in the URL (a run that ends normally drops them)

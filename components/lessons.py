@@ -41,7 +41,7 @@ from components.params import (
     warn_bad_param,
 )
 from components.state import SHARED_TEXTS, forget_shared_text, int_in_range, set_shared_text
-from components.text import literal
+from components.text import code_span, literal
 
 CLASS_SETTINGS = ("model", "custom_model", "present")  # the class's, not a step's view: every step keeps them
 PENDING = "_lesson_pending"  # (page, {"lesson", "step"}) of the step being opened
@@ -384,8 +384,9 @@ def lesson_list(bundle: ModelBundle) -> None:
             go_to_step(lesson, 0, bundle.capabilities.num_layers)
 
 
-def class_link(page_path: str) -> None:
-    """The teacher's link, in the sidebar: it opens every student on this page, step, sentence and view."""
+def class_link(page_path: str, left_out: tuple[str, ...] = ()) -> None:
+    """The teacher's link, in the sidebar: it opens every student on this page, step, sentence and view, but for the
+    ``left_out`` parameters (``params.fit_link``'s: too long for a link)."""
     # Keyed: it stays open across reruns. Its content is drawn only while open: a code block loads Streamlit's
     # 1.5 MB syntax highlighter, which every fresh tab of every page would otherwise fetch and compile.
     link = st.expander("Class link", icon=":material/share:", key="_class_link", on_change="rerun")
@@ -395,6 +396,9 @@ def class_link(page_path: str) -> None:
         st.caption(
             "Share it: every student opens this page (and lesson step) with the same sentence, view and model, "
             "so everybody sees the same numbers. Copy it with the button at its top right."
+            if not left_out
+            else f"Too long to share whole: it leaves out {', '.join(map(code_span, left_out))} (see the notice on "
+            "the page), so students open this page and view without it. Shorten it to share the same numbers."
         )
         st.code(class_url(page_path), language=None, wrap_lines=True)
 

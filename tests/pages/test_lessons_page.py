@@ -255,6 +255,15 @@ def test_class_link_keeps_every_value_of_a_repeated_parameter(monkeypatch, tiny_
     assert parse_qs(urlsplit(link).query)["heads"] == ["1", "3"], link
 
 
+def test_class_link_says_what_a_too_long_link_leaves_out(monkeypatch, tiny_pretraining_dir):
+    """QA: the link left the 9,000-character sentence out (the page said so), and the sidebar still promised every
+    student "the same sentence"."""
+    at = app(monkeypatch, tiny_pretraining_dir, class_link_open=True, text="word " * 1_800)
+    assert not at.exception and "text=" not in class_link(at)
+    said = " ".join(c.value for c in at.sidebar.caption)
+    assert "Too long to share whole: it leaves out `text`" in said and "with the same sentence" not in said, said
+
+
 def answer_and_check(at: AppTest, key: str) -> None:
     """Answer the step's question (its first choice, or a word) and check it."""
     radios = [r for r in at.radio if r.key == f"{key}_guess"]
