@@ -85,6 +85,12 @@ def token_table(encoding: Encoding, text: str, text_b: str | None = None) -> pd.
     return table
 
 
+def unknown_words(table: pd.DataFrame, unk_token: str) -> pd.Series:
+    """The words of ``table`` (``token_table``) that became ``unk_token``: not an "[UNK]" typed as such, which is
+    the special token itself."""
+    return table.loc[(table["token"] == unk_token) & (table["word"] != unk_token), "word"]
+
+
 def split_words(table: pd.DataFrame) -> pd.DataFrame:
     """The words WordPiece cut into several pieces, with their pieces."""
     words = table[table["split word"]].groupby(["sentence", "word index"], sort=False)
@@ -134,7 +140,7 @@ def token_counts(table: pd.DataFrame, unk_token: str, words: int) -> TokenCounts
         tokens=len(table),
         special=int(table["special"].sum()),
         split_words=len(split_words(table)),
-        unknown=int((table["token"] == unk_token).sum()),
+        unknown=len(unknown_words(table, unk_token)),
     )
 
 

@@ -19,6 +19,7 @@ from bertlens.tokenization import (
     WordLookup,
     batch_lines,
     longest_spelled_word,
+    unknown_words,
 )
 from bertlens.wording import MAX_LISTED, agree, blank, listed, numbered, plural, shortened
 from components import cache, exports
@@ -144,7 +145,7 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
         )
     if counts.unknown:
         tokenizer = cached_bundle(model_name).tokenizer
-        unknown = view.table[view.table["token"] == tokenizer.unk_token]["word"]
+        unknown = unknown_words(view.table, tokenizer.unk_token)
         longest = longest_spelled_word(tokenizer)
         too_long = longest is not None and any(len(w) > longest for w in unknown)
         why = f"; WordPiece does not try a word longer than {longest} characters" if too_long else ""

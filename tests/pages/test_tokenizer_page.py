@@ -396,3 +396,11 @@ def test_right_to_left_words_keep_their_place_in_the_list_of_cut_words(open_page
     at = open_page(PAGE, text="I said שלום עולם to them")
     [line] = [m.value for m in at.markdown if "into pieces:**" in m.value]
     assert "\u2068שלום\u2069 → \u2068" in line and "\u2068עולם\u2069 → \u2068" in line, line
+
+
+def test_a_typed_unk_is_the_special_token_not_a_word_the_vocabulary_cannot_spell(open_page):
+    """QA: "[CLS] [SEP] [PAD] [UNK] [MASK]" typed gave "1 token became [UNK]: the vocabulary cannot spell  (…)"."""
+    at = open_page(PAGE, text="[CLS] [SEP] [PAD] [UNK] [MASK]")
+    assert not [w for w in at.warning if "became [UNK]" in w.value]
+    at = open_page(PAGE, text="I love 🤖 and [UNK]")
+    assert "1 token became [UNK]: the vocabulary cannot spell 🤖" in " ".join(w.value for w in at.warning)
