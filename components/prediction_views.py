@@ -66,7 +66,7 @@ def sentence_pair_inputs() -> tuple[str, str]:
     left, right = st.columns(2)
     left.button("Swap: B before A", on_click=_swap, icon=":material/swap_vert:", key="swap")
     shared = remembered_shared_text()
-    if shared and shared.strip() and shared not in (a, DEFAULT_TEXT):  # a sentence the student gave another page
+    if not blank(shared) and shared not in (a, DEFAULT_TEXT):  # a sentence the student gave another page
         right.button(
             "Use the shared sentence as A",
             on_click=set_shared_text,
