@@ -246,14 +246,12 @@ def sentences_to_read(
     if own and own not in sentences:
         if cache.occurrences_in(query, own, request.word):
             sentences, labels = [*sentences, own], [*labels, YOUR_SENSE]
-        elif cache.occurrences_in(query, own, request.word, past_the_cut=True):
+        elif own != DEFAULT_TEXT:  # left out in silence, a student who typed one looked for its star in vain
             st.caption(
                 f"Your own sentence's “{literal(request.word)}” comes after the first {query.max_length:,} tokens, "
                 "which are all the model reads, so it is not on the map."
-            )
-        elif own != DEFAULT_TEXT:  # left out in silence, a student who typed one looked for its star in vain
-            st.caption(
-                f"Your own sentence has no “{literal(request.word)}” (as a whole word), so it is not on the map."
+                if cache.occurrences_in(query, own, request.word, past_the_cut=True)
+                else f"Your own sentence has no “{literal(request.word)}” (as a whole word), so it is not on the map."
             )
     counts = [cache.occurrences_in(query, sentence, request.word) for sentence in sentences]
     chosen = select_occurrences(counts, budgets.occurrences_per_sentence, budgets.occurrences)
