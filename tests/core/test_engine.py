@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+import torch
 
 from bertlens import engine as engine_module
 from bertlens.analysis import analyze, encode, forward_batch, max_tokens
@@ -25,8 +26,10 @@ from bertlens.engine import (
     RequestTimeout,
     ThreadSafeTokenizer,
     Ticket,
+    available_cores,
     background_priority,
     batch_pays,
+    default_max_passes,
     engine_settings,
     queue_tier,
     reopened_priority,
@@ -360,6 +363,65 @@ def test_identical_concurrent_requests_run_once(admission):
         results = {id(f.result(10)) for f in futures}
     blocker.join()
     assert len(calls) == 1 and len(results) == 1
+
+
+def test_a_pass_alone_uses_every_thread_and_passes_side_by_side_one_each(admission):
+    """Two passes of torch's two threads on two cores wait for each other at every operation: side by side,
+    each pass gets one core; alone, it gets them all, and nothing starts beside it until it ends. A worker's
+    setting stays in its own thread."""
+    engine = Engine(admission=admission(2))
+    engine.admission.cores, engine.admission.pass_threads = 2, 2
+    before = torch.get_num_threads()
+    assert engine.run("alone", torch.get_num_threads, 16) == 2
+
+    started, release = threading.Event(), threading.Event()
+
+    def first() -> int:
+        started.set()
+        release.wait(10)
+        return torch.get_num_threads()
+
+    with ThreadPoolExecutor(3) as pool:
+        running = pool.submit(engine.run, "first", first, 16)
+        assert started.wait(10)
+        side_by_side = threading.Barrier(2, timeout=10)
+
+        def beside() -> int:
+            threads = torch.get_num_threads()
+            side_by_side.wait()  # both run at once
+            return threads
+
+        queued = [pool.submit(engine.run, key, beside, 16) for key in ("second", "third")]
+        until(lambda: engine.admission.queued == 2)
+        time.sleep(0.1)
+        assert engine.admission.queued == 2  # both cores are the first pass's: the other worker waits
+        release.set()
+        assert running.result(10) == 2
+        assert [future.result(10) for future in queued] == [1, 1]  # side by side: one core each
+    assert engine.run("alone again", torch.get_num_threads, 16) == 2
+    assert torch.get_num_threads() == before
+
+
+def test_threads_for_a_pass_split_the_free_cores_with_what_can_start_now():
+    admission = Admission(4, cores=4, pass_threads=4)
+    queued = [Ticket(Engine(admission=admission), key, 16, None) for key in range(3)]
+    cases = [  # (still queued, passes running, threads in use) -> threads for the pass starting now
+        ((0, 0, 0), 4),  # alone: all of them
+        ((1, 0, 0), 2),  # another starts beside it: half each
+        ((3, 0, 0), 1),  # three more: one each
+        ((3, 2, 2), 1),
+        ((0, 1, 2), 2),  # the free half
+        ((0, 3, 4), 1),  # nothing free: still one (never zero)
+    ]
+    for (waiting, running, in_use), threads in cases:
+        admission._queue, admission._passes_running, admission._threads_in_use = queued[:waiting], running, in_use
+        assert admission.threads_for_pass() == threads, (waiting, running, in_use)
+    admission._queue = []
+    admission.pass_threads = 1  # torch set to one thread (OMP_NUM_THREADS=1): never more
+    admission._passes_running = admission._threads_in_use = 0
+    assert admission.threads_for_pass() == 1
+    assert Admission(1, cores=4, pass_threads=4).threads_for_pass() == 4  # one pass at a time: every core
+    assert default_max_passes() == available_cores()
 
 
 def test_settings_from_the_environment():
