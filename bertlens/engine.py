@@ -96,12 +96,14 @@ def available_cores() -> int:
 PASS_THREADS = max(1, torch.get_num_threads())
 
 
-def default_max_passes() -> int:
-    """One pass per core: side by side, each pass runs on one thread, alone on all (``Admission.threads_for_pass``).
-    A pass's threads wait for each other at every operation, and for any Python thread that holds a core: in
-    the class load on 2 cores, serving efficiency went from 80–82 % (one pass at a time on both cores) to
-    91–97 % (README, *Class load*)."""
-    return available_cores()
+def default_max_passes(cores: int | None = None, threads: int = PASS_THREADS) -> int:
+    """As many passes as fit the cores at torch's threads each, and at least one per thread: with torch on
+    every core (its default), passes side by side run on one thread each, alone on all
+    (``Admission.threads_for_pass``). A pass's threads wait for each other at every operation, and for any
+    Python thread that holds a core: in the class load on 2 cores, serving efficiency went from 80–82 % (one
+    pass at a time on both cores) to 91–97 % (README, *Class load*). With ``OMP_NUM_THREADS`` set below the
+    cores (replicas, containers), the cores ÷ threads passes of before."""
+    return max(threads, (cores or available_cores()) // threads)
 
 
 def engine_settings(env: Mapping[str, str] | None = None) -> EngineSettings:

@@ -421,7 +421,11 @@ def test_threads_for_a_pass_split_the_free_cores_with_what_can_start_now():
     admission._passes_running = admission._threads_in_use = 0
     assert admission.threads_for_pass() == 1
     assert Admission(1, cores=4, pass_threads=4).threads_for_pass() == 4  # one pass at a time: every core
-    assert default_max_passes() == available_cores()
+    assert default_max_passes(cores=2, threads=2) == 2  # torch on every core: side by side, one thread each
+    assert default_max_passes(cores=8, threads=8) == 8
+    assert default_max_passes(cores=2, threads=1) == 2  # two replicas on two cores, OMP_NUM_THREADS=1 each
+    assert default_max_passes(cores=6, threads=2) == 3  # a container's OMP_NUM_THREADS=2 on six cores
+    assert default_max_passes(threads=1) == available_cores()
 
 
 def test_settings_from_the_environment():
