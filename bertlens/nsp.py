@@ -17,7 +17,7 @@ from bertlens.analysis import Analysis, encode, max_tokens, model_engine, padded
 from bertlens.mlm import softmax
 from bertlens.models import ModelBundle
 from bertlens.table_input import TableInputError, read_rows
-from bertlens.wording import agree, listed, plural
+from bertlens.wording import agree, blank, listed, plural
 
 BATCH_SIZE = 16
 CUT = "cut to fit"  # a table column: the pair was longer than the token limit and only its start was scored
@@ -201,12 +201,12 @@ class Evaluation:
 
 
 def usable_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Rows with two non-empty sentences and a True/False label (as edited in a table), each with its ``row``
+    """Rows with two sentences that show something (``blank``) and a True/False label (as edited in a table), each with its ``row``
     number in that table (from 1), which the messages use: the scored rows alone would be numbered otherwise."""
     a = pairs["sentence_a"].fillna("").astype(str).str.strip()
     b = pairs["sentence_b"].fillna("").astype(str).str.strip()
     labelled = pairs["is_next"].map(lambda v: isinstance(v, (bool, np.bool_)))
-    keep = ((a != "") & (b != "") & labelled).to_numpy()
+    keep = (~a.map(blank) & ~b.map(blank) & labelled).to_numpy()
     return pd.DataFrame(
         {
             "row": np.flatnonzero(keep) + 1,

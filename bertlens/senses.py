@@ -58,12 +58,12 @@ def parse_lines(text: str) -> list[LabelledSentence]:
     """``sentence | sense`` lines (the sense is optional; blank lines are skipped)."""
     items = []
     for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+        if blank(line):
             continue
         sentence, _, sense = line.partition(SEPARATOR)
         if SEPARATOR in sense:
             raise SenseInputError(f"Line {number} has more than one '{SEPARATOR}': write `sentence | sense`.")
-        if not sentence.strip():
+        if blank(sentence):
             raise SenseInputError(f"Line {number} has a sense label but no sentence before the '{SEPARATOR}'.")
         items.append(LabelledSentence(sentence.strip(), sense.strip()))
     return items
@@ -73,7 +73,7 @@ def parse_csv(data: bytes | str) -> list[LabelledSentence]:
     """A CSV with a ``sentence`` column and an optional ``sense`` column (header names ignore case)."""
     items = []
     for number, row in enumerate(read_rows(data, ("sentence",), ("sense",), rows_are="sentences"), start=2):
-        if not row["sentence"]:
+        if blank(row["sentence"]):
             raise SenseInputError(f"CSV row {number} has no sentence.")
         items.append(LabelledSentence(row["sentence"], row["sense"]))
     return items

@@ -14,6 +14,7 @@ import torch
 from bertlens.analysis import Encoding, model_engine, text_of, tokens_of
 from bertlens.budgets import MAX_TEXT_CHARS
 from bertlens.models import ModelBundle, is_cased
+from bertlens.wording import blank
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -273,8 +274,9 @@ def case_variants(tokenizer: PreTrainedTokenizerBase, word: str) -> pd.DataFrame
 
 
 def batch_lines(text: str) -> list[str]:
-    """The non-empty lines of ``text``: one sentence per line (the page cuts each to the characters budget, and says so)."""
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    """The lines of ``text`` that show something (``blank``): one sentence per line (the page cuts each to the
+    characters budget, and says so)."""
+    return [line.strip() for line in text.splitlines() if not blank(line)]
 
 
 @dataclass(frozen=True)

@@ -144,6 +144,7 @@ def test_pairs_from_a_csv_file():
         "A.,B.,NotNext,x\n"
         "C.,D.,1,x\n"
         "E.,F.,,x\n"
+        "\u200b,G.,true,x\n"
     ).encode()
     pairs = nsp.parse_pairs(data)
     assert pairs[["sentence_a", "sentence_b"]].values.tolist() == [
@@ -151,9 +152,10 @@ def test_pairs_from_a_csv_file():
         ["A.", "B."],
         ["C.", "D."],
         ["E.", "F."],
+        ["\u200b", "G."],
     ]
-    assert pairs["is_next"].tolist() == [True, False, True, pd.NA]
-    usable = nsp.usable_pairs(pairs)  # the unlabelled pair is left out, as an unticked new row
+    assert pairs["is_next"].tolist() == [True, False, True, pd.NA, True]
+    usable = nsp.usable_pairs(pairs)  # left out: the unlabelled pair, as an unticked new row; an A that shows nothing
     assert usable["row"].tolist() == [1, 2, 3]
 
 

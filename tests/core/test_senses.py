@@ -370,6 +370,9 @@ def test_parse_lines():
         parse_lines("ok | a\na | b | c")
     with pytest.raises(SenseInputError, match="Line 1 has a sense label but no sentence"):
         parse_lines(" | lonely label")
+    assert parse_lines("\u200b\u200b\nA bank.\n\u00ad") == [LabelledSentence("A bank.", "")]  # lines that show nothing
+    with pytest.raises(SenseInputError, match="Line 1 has a sense label but no sentence"):
+        parse_lines("\u200b | money")
 
 
 def test_parse_csv():
@@ -389,6 +392,7 @@ def test_parse_csv():
         (b"sentence,sense\n", "no sentences"),
         (b"sentence,sense\na,b,c\n", "row 2 has 3 cells"),
         (b"sentence,sense\n,b\n", "row 2 has no sentence"),
+        ("sentence,sense\n\u200b,b\n".encode(), "row 2 has no sentence"),
         ("sentence\ncaf\u00e9\n".encode("latin-1"), "not UTF-8"),
         (b'sentence\n"unclosed\n', "cannot be read"),
     ],

@@ -215,6 +215,7 @@ def test_every_strategy_is_what_one_tokenizer_call_gives(bundled, max_length, tr
 def test_batch_lines():
     assert batch_lines("  one \n\n   \ntwo\n") == ["one", "two"]
     assert batch_lines("") == []
+    assert batch_lines("one\n\u200b\u200b\n\u00ad\u200e \ntwo") == ["one", "two"]  # lines that show nothing
 
 
 def cls_alone(bundle, sentence):
