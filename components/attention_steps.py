@@ -242,6 +242,7 @@ def mask_and_see_section(page: PageInput, choice: Choice, heads: int) -> None:
             "see_token",
             seen.hideable[int(np.argmax(received))],  # the token the watched one attends to most here
             positions=list(seen.hideable),
+            offered="a token of this input that can be hidden (not a special token, nor the watched one)",
         )
     influence = cache.influence(page.query, mode, hide)
     slug = f"mask-and-see-{choice.slug()}-{influence.mode}"

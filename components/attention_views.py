@@ -157,19 +157,20 @@ def _token_picker(
     default,
     include_all: bool = False,
     positions: list[int] | None = None,
+    offered: str = "a token of this input",
     **kwargs,
 ):
     """A URL-bound token picker (the link holds "position token"), kept valid for this input.
 
     ``widget`` is ``st.selectbox`` (``default``: a position) or ``st.multiselect`` (a list of them);
     ``include_all`` adds an option named "all tokens" (``EVERY_TOKEN``; the picker returns None for it);
-    ``positions`` limits the choice to those.
+    ``positions`` limits the choice to those, which ``offered`` names for a link value outside them.
     """
     names: dict[int, str] = {EVERY_TOKEN: ALL_TOKENS} if include_all else {}
     labels = token_labels(encoding)
     names.update((i, labels[i]) for i in (range(len(labels)) if positions is None else positions))
     options = list(names)
-    warn_bad_values(key, lambda raw: raw in names.values(), "a token of this input")
+    warn_bad_values(key, lambda raw: raw in names.values(), offered)
     current = st.session_state.get(key)
     if isinstance(current, list):
         st.session_state[key] = [t for t in current if t in names]

@@ -325,8 +325,8 @@ def warn_bad_values(param: str, valid: Callable[[str], bool], expected: str) -> 
 
 
 def _from_the_link(param: str) -> bool:
-    """Whether the URL's value of ``param`` is the link's: no widget holds one yet (or it is an old name's)."""
-    return param not in st.session_state or param in st.session_state.get(RENAMED, {})
+    """Whether the URL's value of ``param`` is the link's: no widget holds one yet."""
+    return param not in st.session_state
 
 
 def _warn_bad_link_value(param: str, raw: str, expected: str, outcome: str) -> None:
@@ -433,18 +433,29 @@ def read_link(page: str) -> None:
             )
         elif param.name not in st.query_params:
             adopt(param, values)
-    for param in (p for p in SCHEMA if p.scope in (SHARED, page)):  # text=a&text=b: Streamlit quietly reads the last
-        if not param.multi and (count := len(st.query_params.get_all(param.name))) > 1:
-            st.info(f"The link gives `{param.name}` {count} times; the last value is used.")
+    for param in (p for p in SCHEMA if p.scope in (SHARED, page)):  # text=a&text=b: the last one is used
+        if not param.multi and (count := len(values := st.query_params.get_all(param.name))) > 1:
+            shown, note = link_name(param.name)
+            st.info(f"The link gives `{shown}` {count} times; the last value is used.{note}")
+            st.query_params[param.name] = values[-1]
+    _seed_widgets_from_the_link_as_read()
 
 
 def adopt(param: Param, values: list[str]) -> None:
-    """Give ``param`` the link's value: in the URL (read by validating helpers) and in session state
-    (bound widgets read the URL only as it was when the page loaded)."""
-    st.query_params[param.name] = values if param.multi else values[-1]
+    """Give ``param`` the values its old name has in the link (``read_link`` keeps the last, unless it takes several)."""
+    st.query_params[param.name] = values
     st.session_state[RENAMED] = {**st.session_state.get(RENAMED, {}), param.name: param.legacy}
-    if param.kind is str and not param.multi:
-        st.session_state[param.name] = values[-1]  # a bound widget validates it (and warns) like a link's value
+
+
+def _seed_widgets_from_the_link_as_read() -> None:
+    """Bound widgets take their first value from the URL as the page loaded, not as ``read_link`` left it (old
+    names renamed, a repeated value cut to the last): make that the URL they read, through Streamlit's internal
+    state (1.67). Without it, a segmented control took the first of a repeated value."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return
+    with ctx.session_state.query_params() as query_params:
+        query_params.set_initial_query_params_from_current()
 
 
 # A link's query string, at most (characters, percent-encoded as a browser sends it). Servers refuse longer

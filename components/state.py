@@ -31,12 +31,15 @@ DRAWN_TEXTS = "_shared_drawn"  # the shared texts the running page has drawn (ea
 Line = TypeVar("Line")  # a line of an input: a sentence, or a sentence with its sense
 
 
+WHOLE_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)")
+
+
 def int_in_range(lo: int, hi: int) -> Callable[[str], bool]:
+    """A check of a link's whole number, written as the page writes it: "2", not "02", " 2", "+2", "1_0" or "٢"
+    (Python's ``int`` reads those too, and a select box that matches the text would not)."""
+
     def valid(raw: str) -> bool:
-        try:
-            return lo <= int(raw) <= hi
-        except ValueError:
-            return False
+        return WHOLE_NUMBER.fullmatch(raw) is not None and lo <= int(raw) <= hi
 
     return valid
 

@@ -17,11 +17,12 @@ from tests.pages.test_lessons_page import app, step_link
 from tests.pages.test_presentation import styles
 
 
-@pytest.mark.parametrize("raw", ["100000", "0", "-3"])
+@pytest.mark.parametrize("raw", ["100000", "0", "-3", "07", " 7", "+7", "1_0", "٣", "３"])
 def test_an_out_of_range_number_in_the_link_opens_the_default_the_warning_promises(
     open_page, tiny_pretraining_dir, raw
 ):
-    """Not the nearest value in range: the warning says "using the default", and the slider must show it."""
+    """Not the nearest value in range: the warning says "using the default", and the slider must show it. A number
+    is written as the page writes it: Python's ``int`` reads "07", "1_0" or "٣" too, and opened them in silence."""
     at = open_page("pages/fill_mask.py", tiny_pretraining_dir, text="A [MASK] here.", k=raw)
     assert not at.exception
     assert (
@@ -30,6 +31,20 @@ def test_an_out_of_range_number_in_the_link_opens_the_default_the_warning_promis
     )
     assert at.slider(key="k").value == DEFAULT_K
     assert "k" not in at.query_params  # the default needs no link value
+
+
+def test_a_mask_number_written_otherwise_is_warned_about(open_page, tiny_pretraining_dir):
+    """The warning's check read "02" as 2 while the select box, matching text, silently opened mask 1."""
+    at = open_page("pages/fill_mask.py", tiny_pretraining_dir, text="The [MASK] sat on the [MASK].", at_mask="02")
+    assert "The link's `at_mask` parameter (02) is not a mask number from 1 to 2; using the default." in warnings(at)
+    at = open_page("pages/fill_mask.py", tiny_pretraining_dir, text="The [MASK] sat on the [MASK].", at_mask="2")
+    assert not warnings(at) and at.query_params["at_mask"] == "2"
+
+
+def test_a_token_mask_and_see_cannot_hide_is_named_as_such(open_page, tiny_pretraining_dir):
+    """[CLS] is a token of the input: the warning said it was not, where the picker only leaves it out."""
+    at = open_page("pages/attention.py", tiny_pretraining_dir, attn_tab="Mask and see", see_token="0 [CLS]")
+    assert "is not a token of this input that can be hidden (not a special token, nor the watched one)" in warnings(at)
 
 
 def test_an_out_of_range_layer_in_an_old_link_opens_layer_0(open_page, tiny_pretraining_dir):
@@ -45,6 +60,37 @@ def test_a_parameter_given_twice_is_named_with_its_count_and_the_last_value_is_u
     assert at.text_input(key="text").value == "Second one."
     once = open_page("pages/tokenizer.py", bundled.name, text="First one.")
     assert not any("times" in i.value for i in once.info)
+
+
+def test_a_repeated_choice_opens_its_last_value_and_the_link_keeps_only_that(open_page, tiny_pretraining_dir):
+    """The segmented control took the first of a repeated value while the page said the last was used; and a
+    repeated value stayed in the address (and so in the class link) after the page had chosen one."""
+    at = open_page("pages/attention.py", tiny_pretraining_dir, view=["Rollout", "Raw attention"])
+    assert "The link gives `view` 2 times; the last value is used." in [i.value for i in at.info]
+    assert at.get("button_group")[0].value == "Raw attention"
+    at = open_page("pages/attention.py", tiny_pretraining_dir, view=["Raw attention", "Rollout"])
+    assert at.get("button_group")[0].value == "Rollout"
+    at = open_page("pages/attention.py", tiny_pretraining_dir, attn_tab="Head view", focus=["1 the", "2 animal"])
+    assert at.query_params["focus"] == "2 animal"
+
+
+def test_an_old_name_given_twice_is_named_too(open_page, tiny_pretraining_dir):
+    at = open_page("pages/attention.py", tiny_pretraining_dir, layer=["1", "0"])
+    assert (
+        "The link gives `layer` 2 times; the last value is used. (`layer` is called `attn_layer` on this page now.)"
+        in [i.value for i in at.info]
+    )
+    assert at.slider(key="attn_layer").value == 0
+
+
+def test_an_old_name_with_a_bad_value_is_warned_about_once_and_leaves_the_link(open_page, tiny_pretraining_dir):
+    """It was moved to the new name and kept there, warned about again on every run and copied into class links."""
+    at = open_page("pages/senses.py", tiny_pretraining_dir, layer="abc")
+    assert "`layer` parameter (abc)" in warnings(at)
+    assert "senses_layer" not in at.query_params and "layer" not in at.query_params
+    at.run()
+    assert "abc" not in warnings(at)
+    assert "senses_layer" not in at.query_params
 
 
 @pytest.mark.parametrize("spelt", ["true", "True", "TRUE"])
