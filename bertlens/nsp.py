@@ -201,8 +201,9 @@ class Evaluation:
 
 
 def usable_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Rows with two sentences that show something (``blank``) and a True/False label (as edited in a table), each with its ``row``
-    number in that table (from 1), which the messages use: the scored rows alone would be numbered otherwise."""
+    """Rows with two sentences that show something (``blank``) and a True/False label (as edited in a table),
+    each with its ``row`` number in that table (from 1), which the messages use: the scored rows alone would be
+    numbered otherwise."""
     a = pairs["sentence_a"].fillna("").astype(str).str.strip()
     b = pairs["sentence_b"].fillna("").astype(str).str.strip()
     labelled = pairs["is_next"].map(lambda v: isinstance(v, (bool, np.bool_)))
