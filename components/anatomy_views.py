@@ -235,7 +235,7 @@ def embedding_heatmap(parts: EmbeddingParts, position: int, token: str) -> go.Fi
 
 def pooler_scatter(check: PoolerCheck) -> go.Figure:
     fig = go.Figure(
-        go.Scattergl(
+        go.Scatter(
             x=check.by_hand,
             y=check.pooler_output,
             mode="markers",
@@ -331,7 +331,7 @@ def position_chain_figure(view: PositionEmbeddings) -> go.Figure:
 @st.cache_resource(max_entries=8, show_spinner=False)
 def architecture_chart(q: cache.Query, text_size: int) -> go.Figure:
     """The diagram, built once per model and text size: its ~70 plotly calls took 70 ms on every visit of the page's
-    first tab (a cached visit's budget is 60 ms). Shared by every session and never changed: st.plotly_chart only
+    first tab (a cached visit's budget is 60 ms). Shared by every session and never changed: exports.chart only
     reads it."""
     return architecture_figure(cache.architecture_blocks(q), text_size)
 

@@ -7,8 +7,7 @@ Sections read URL-bound widgets and draw.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -115,18 +114,16 @@ def _select_head(layer: int, head: int) -> None:
     st.session_state.update(attn_layer=layer, head=head, mean=False, view=VIEWS["raw"], attn_tab=TABS[0])
 
 
-def _pick_head(chart_key: str) -> None:
-    points = st.session_state[chart_key].selection.points
-    if points:
-        layer, head = points[0]["customdata"]
-        _select_head(int(layer), int(head))
+def _pick_head(picked: Any) -> None:
+    """A head clicked in the overview or the statistics grid: its point's customdata is (layer, head)."""
+    layer, head = picked
+    _select_head(int(layer), int(head))
 
 
-def _pick_token(chart_key: str) -> None:
-    points = st.session_state[chart_key].selection.points
-    if points:
-        position, side = points[0]["customdata"]
-        st.session_state.update(focus=int(position), focus_side=FOCUS_SIDES[int(side)])
+def _pick_token(picked: Any) -> None:
+    """A token clicked in the head view: its point's customdata is (position, side)."""
+    position, side = picked
+    st.session_state.update(focus=int(position), focus_side=FOCUS_SIDES[int(side)])
 
 
 def _every_head(heads: int) -> None:
@@ -271,8 +268,7 @@ def head_view_section(page: PageInput, choice: Choice, heads: int) -> None:
         name,
         key="head_view_pick",
         words=head_view_words(drawn, encoding, focus, title, side),
-        on_select=partial(_pick_token, "head_view_pick"),
-        selection_mode="points",
+        on_pick=_pick_token,
     )
 
 
@@ -318,8 +314,7 @@ def overview_section(page: PageInput, choice: Choice, bundle: ModelBundle) -> No
             f"{caps.num_heads} heads (columns, from 0); the most concentrated is encoder layer {layer}, head {head}, "
             f"where one token gives {peaks[layer, head]:.1%} of its attention to a single token"
         ),
-        on_select=partial(_pick_head, "overview_pick"),
-        selection_mode="points",
+        on_pick=_pick_head,
     )
 
 
@@ -338,8 +333,7 @@ def statistics_section(page: PageInput, choice: Choice) -> None:
             fig,
             f"head-statistics-{statistic}",
             key="stats_pick",
-            on_select=partial(_pick_head, "stats_pick"),
-            selection_mode="points",
+            on_pick=_pick_head,
         )
     st.markdown("**Find the head** — the strongest head for each pattern of the notebooks, here:")
     for pattern in PATTERNS:

@@ -4,8 +4,8 @@ CSV cells that a spreadsheet would run as a formula (``=HYPERLINK(…)``, ``@SUM
 ``+ - TAB CR``) get a leading single quote, as OWASP recommends against CSV injection; plain
 numbers (``-0.25``) stay numbers. Every download goes through ``safe_csv``.
 
-PNG export uses plotly's own modebar button (rendered in the browser by the plotly.js that
-Streamlit ships), so it works offline and needs no server-side image engine.
+PNG export uses plotly's own modebar button (rendered in the browser by BERT Lens's plotly.js,
+``components/plotly_chart.py``), so it works offline and needs no server-side image engine.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import math
 import re
 import textwrap
 from collections.abc import Callable
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -25,6 +25,7 @@ from bertlens.table_input import FORMULA_STARTS
 from components import html_table
 from components.chart_words import describe, name
 from components.params import presenting
+from components.plotly_chart import plotly_chart
 from components.text import literal
 
 PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -74,12 +75,13 @@ def chart(
     words: str | None = None,
     data: Table | None = None,
     shared: bool = False,
-    **kwargs,
-):
+    on_pick: Callable[[Any], None] | None = None,
+) -> None:
     """A plotly chart named for screen readers by its title, with a 'Download plot as PNG' button named
     ``filename``.png, and the chart in words under it (its text equivalent): ``words``, or one line read from its
     data. ``data``: the chart's numbers as a table, offered as ``filename``.csv. ``fig`` is this run's own and
-    is written to, unless ``shared`` (one figure for every session, from st.cache_resource: built as it is drawn)."""
+    is written to, unless ``shared`` (one figure for every session, from st.cache_resource: built as it is drawn).
+    ``on_pick``: called with the ``customdata`` of a point the student clicks."""
     key = key or f"chart-{_slug(filename)}"
     if not shared:
         if fig.layout.dragmode is None:
@@ -90,7 +92,7 @@ def chart(
             for_the_back_row(fig)
         fit_title(fig)
     alt = name(fig, _readable(filename))  # its accessible name (role "figure")
-    drawn = st.plotly_chart(fig, config=png_config(filename), key=key, alt=alt, **kwargs)
+    plotly_chart(fig, key=key, alt=alt, config=png_config(filename), on_pick=on_pick)
     if words := words or describe(fig):
         st.caption(f"In words — {literal(words)}")
     if data is not None:
@@ -100,7 +102,6 @@ def chart(
             label=f"Download the chart's numbers (CSV): {literal(_readable(filename))}",
             key=f"csv-{key}",
         )
-    return drawn
 
 
 # Presentation mode's chart text, in px: Streamlit's chart theme sets 12 (ticks, legend) and 14 (axis titles);

@@ -26,27 +26,24 @@ PROMISES = (  # page (file stem), what it shows in one line
 )
 
 
-# Streamlit's frontend loads plotly.js (a 4.7 MB chunk) only when a page first draws a chart, once per tab:
-# ~0.8 s more on a student's first chart page. Home draws no chart, so once the student is reading (1 s
-# in, when the browser is idle) it imports that chunk, found beside Streamlit's own bundle; the first chart
-# page then starts drawing at once (measured: home → Attention in a new browser, click to chart drawn, median of
-# 5: 1,611 → 558 ms). Another Streamlit build without such a chunk: nothing is done.
-PLOTLY_CHUNK = next((p.name for p in (Path(st.__file__).parent / "static/static/js").glob("PlotlyChart.*.js")), None)
+# A tab fetches and compiles plotly.js (static/plotly/plotly.js, 1.3 MB: components/plotly_chart.py) when a page
+# first draws a chart. Home draws no chart, so once the student is reading (1 s in, when the browser is idle) it
+# imports it; the first chart page then starts drawing at once. Found beside Streamlit's own bundle, as the charts
+# find it.
 PRELOAD_CHARTS = """<script>
 (() => {
   const bundle = document.querySelector('script[src*="/static/js/"]');
   if (!bundle || window.bertlensChartsPreloaded || navigator.connection?.saveData) return;
   window.bertlensChartsPreloaded = true;
   const idle = window.requestIdleCallback || ((work) => setTimeout(work, 0));
-  setTimeout(() => idle(() => import(new URL("CHUNK", bundle.src)).catch(() => {})), 1000);
+  setTimeout(() => idle(() => import(new URL("../../app/static/plotly/plotly.js", bundle.src)).catch(() => {})), 1000);
 })();
 </script>"""
 
 
 def preload_charts() -> None:
     """Fetch and compile plotly.js in the background (``PRELOAD_CHARTS``); once per tab, whatever the reruns."""
-    if PLOTLY_CHUNK:
-        st.html(PRELOAD_CHARTS.replace("CHUNK", PLOTLY_CHUNK), unsafe_allow_javascript=True)
+    st.html(PRELOAD_CHARTS, unsafe_allow_javascript=True)
 
 
 def page_cards(per_row: int = 3) -> None:

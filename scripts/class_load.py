@@ -468,7 +468,7 @@ HEATMAP_TITLE = re.compile(r"^Encoder layer (\d+), head (\d+)$")
 
 def check_attention(run: Run, ref: Reference, text: str, text_b: str) -> list[str]:
     out = ref.outputs(text, text_b)
-    charts = [c for c in run.drawn("plotly_chart") if c.id.endswith("-heatmap")]
+    charts = [c for c in run.charts() if c.id.endswith("-heatmap")]
     if not charts:
         return ["no attention heatmap"]
     figure = plotly_figure(charts[0])
@@ -532,7 +532,7 @@ def check_padding_lab(run: Run, ref: Reference, lines: str | None) -> list[str]:
         return []
     sentences = [line.strip() for line in lines.splitlines() if line.strip()]
     expected = ref.tokenizer(sentences, padding="max_length", truncation=True, max_length=PAD_LENGTH)["input_ids"]
-    charts = [c for c in run.drawn("plotly_chart") if c.id.endswith("-ids_heatmap")]
+    charts = [c for c in run.charts() if c.id.endswith("-ids_heatmap")]
     if not charts:
         return ["no padded-ids heatmap"]
     shown = plotly_array(plotly_figure(charts[0])["data"][0]["z"])

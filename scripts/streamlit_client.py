@@ -30,6 +30,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetStates
 
 from components.html_table import is_table, read_table
+from components.plotly_chart import ELEMENT
 
 FINISHED = ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
 RERUN = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
@@ -59,8 +60,12 @@ class Run:
     reruns: int = 0  # st.rerun() calls the page made before this run
 
     def drawn(self, kind: str) -> list:
-        """Every element of ``kind`` ("text_area", "dataframe", "plotly_chart", "metric", "exception", …)."""
+        """Every element of ``kind`` ("text_area", "dataframe", "bidi_component", "metric", "exception", …)."""
         return drawn(self.elements, kind)
+
+    def charts(self) -> list:
+        """The charts drawn (``components.plotly_chart``: custom elements named ``ELEMENT``), in page order."""
+        return [chart for chart in self.drawn("bidi_component") if chart.component_name == ELEMENT]
 
     def widget(self, key: str):
         """The widget (or keyed dataframe/chart) created with ``key=key``, or None."""
@@ -207,9 +212,9 @@ def dataframe(element):
     return pa.ipc.open_stream(io.BytesIO(element.arrow_data.data)).read_all().to_pandas()
 
 
-def plotly_figure(element) -> dict:
-    """A drawn ``st.plotly_chart`` as its plotly JSON (``data`` and ``layout``)."""
-    return json.loads(element.spec)
+def plotly_figure(chart) -> dict:
+    """A drawn chart (``Run.charts``) as its plotly JSON (``data`` and ``layout``)."""
+    return json.loads(chart.bytes)["figure"]
 
 
 def plotly_array(value) -> np.ndarray:

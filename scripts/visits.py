@@ -17,6 +17,7 @@ Used by ``scripts/benchmark.py`` (sections "Cached visits" and "Browser settle")
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from bertlens.serving import GC_FREEZE_ENV, NODELAY_ENV
 from components.page_titles import PAGE_TITLES
+from components.plotly_chart import STATIC_FILES
 from scripts.server import cpu_seconds, running_server
 from scripts.streamlit_client import Session, run_to_end
 
@@ -35,9 +37,14 @@ TARGET_SETTLE_RATIO = 1.5
 QUIET_MS = 600
 BARE_APP = "import streamlit as st\n\nst.title('Bare')\nst.write('A one-line Streamlit page.')\n"
 # One-line pages behind st.navigation: the bare baselines for moving between pages in the sidebar, and the
-# floor of any page that draws a plotly chart (the smallest one, through st.plotly_chart).
-BARE_NAVIGATION_APP = """import streamlit as st
+# floor of a page that draws a plotly chart (the smallest one): through st.plotly_chart, and through BERT Lens's
+# own chart element (components/plotly_chart.py; its plotly.js is copied beside the app, for static serving).
+BARE_NAVIGATION_APP = """import sys
+import streamlit as st
 import plotly.graph_objects as go
+
+sys.path.insert(0, ROOT)
+from components.plotly_chart import plotly_chart
 
 def one():
     st.title("One")
@@ -52,10 +59,17 @@ def chart():
     st.write("A one-line Streamlit page and a three-point plotly chart.")
     st.plotly_chart(go.Figure(go.Scatter(x=[1, 2, 3], y=[1, 3, 2])))
 
-st.navigation([st.Page(one, title="One", default=True), st.Page(two, title="Two"), st.Page(chart, title="Chart")]).run()
-"""
+def element():
+    st.title("Element")
+    st.write("A one-line Streamlit page and a three-point plotly chart, drawn by BERT Lens's chart element.")
+    plotly_chart(go.Figure(go.Scatter(x=[1, 2, 3], y=[1, 3, 2])), key="chart", alt="Three points", config={})
+
+st.navigation([st.Page(one, title="One", default=True), st.Page(two, title="Two"), st.Page(chart, title="Chart"),
+               st.Page(element, title="Element")]).run()
+""".replace("ROOT", repr(str(STATIC_FILES.parents[1])))
 BARE, BARE_SECOND = "bare Streamlit page", "bare Streamlit page, its second page opened by its own link (/two)"
 BARE_CHART = "bare Streamlit page with one three-point plotly chart, opened by its own link (/chart)"
+BARE_ELEMENT = "the same chart drawn by BERT Lens's chart element, opened by its own link (/element)"
 # The pages whose first view draws plotly charts: also compared with the bare page that draws one.
 CHART_PAGES = ("anatomy", "fill_mask", "attention", "senses")
 # The sidebar link of each page (pages/home.py is the default page, at "": its link is the app's title).
@@ -193,6 +207,7 @@ def browser_settle(model: str, query: str, repeats: int = 5) -> dict[str, tuple[
     with tempfile.TemporaryDirectory() as tmp:
         bare = Path(tmp) / "bare.py"
         bare.write_text(BARE_NAVIGATION_APP)
+        shutil.copytree(STATIC_FILES, Path(tmp) / "static" / STATIC_FILES.name)
         with (
             running_server(model, Path(tmp) / "bare.log", script=str(bare)) as bare_server,
             running_server(model, Path(tmp) / "app.log") as app,
@@ -205,6 +220,7 @@ def browser_settle(model: str, query: str, repeats: int = 5) -> dict[str, tuple[
                 BARE: f"{bare_server.url}/",
                 BARE_SECOND: f"{bare_server.url}/two",
                 BARE_CHART: f"{bare_server.url}/chart",
+                BARE_ELEMENT: f"{bare_server.url}/element",
             }
             opened |= {page or "home": f"{app.url}/{page}?{query}" for page in PAGES}
             for url in opened.values():  # warm: the server's caches and the browser's HTTP cache
@@ -219,8 +235,9 @@ def browser_settle(model: str, query: str, repeats: int = 5) -> dict[str, tuple[
                 for name, url in opened.items():
                     new_tab[name].append(_settle_ms(context, url))
                 clicked[BARE] += [_navigation_settle_ms(bare_tab, title) for title in ("Two", "One")]
-                clicked[BARE_CHART].append(_navigation_settle_ms(bare_tab, "Chart"))
-                _navigation_settle_ms(bare_tab, "One")  # back, untimed: the next "Two" leaves a page with no chart
+                for name, title in ((BARE_CHART, "Chart"), (BARE_ELEMENT, "Element")):
+                    clicked[name].append(_navigation_settle_ms(bare_tab, title))
+                    _navigation_settle_ms(bare_tab, "One")  # back, untimed: the next click leaves a page with no chart
                 for page in PAGES:
                     clicked[page or "home"].append(_navigation_settle_ms(app_tab, NAV_TITLES[page]))
             browser.close()
@@ -234,12 +251,12 @@ def settle_rows(model: str, query: str) -> list[tuple[str, ...]] | None:
     """A row per page. A page opened by its own link (not the app's root) is also compared with a bare page opened
     the same way: Streamlit's frontend first looks for the server under the link's path (``/two/_stcore/health``,
     a 404), and tries the root 100 ms later. A page whose first view draws plotly charts is also compared with the
-    bare page that draws one (plotly.js, 4.7 MB, is compiled in each new tab, and each chart drawn twice)."""
+    bare page that draws one with BERT Lens's chart element (its plotly.js is compiled in each new tab)."""
     settle = browser_settle(model, query)
     if settle is None:
         return None
     bare_new, bare_click = settle[BARE]
-    second_new, chart_new, chart_click = settle[BARE_SECOND][0], *settle[BARE_CHART]
+    second_new, chart_new, chart_click = settle[BARE_SECOND][0], *settle[BARE_ELEMENT]
 
     def cell(value: float | None, bare: float | None, *likes: tuple[str, float | None]) -> str:
         if value is None or bare is None:  # the bare second page's link: a new tab only
@@ -250,10 +267,10 @@ def settle_rows(model: str, query: str) -> list[tuple[str, ...]] | None:
     rows = []
     for name, (new, click) in settle.items():
         like_new, like_click = [], []
-        if name not in (BARE, BARE_SECOND, BARE_CHART, "home"):  # an app page opened by its own link
+        if name not in (BARE, BARE_SECOND, BARE_CHART, BARE_ELEMENT, "home"):  # an app page opened by its own link
             like_new.append(("a bare second page", second_new))
         if name in CHART_PAGES:
-            like_new.append(("the bare chart page", chart_new))
-            like_click.append(("the bare chart page", chart_click))
+            like_new.append(("the bare element page", chart_new))
+            like_click.append(("the bare element page", chart_click))
         rows.append((name, cell(new, bare_new, *like_new), cell(click, bare_click, *like_click)))
     return rows

@@ -3,10 +3,12 @@ temporary folder (over the real bert-base-uncased vocabulary) or the bundled Min
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from transformers import BertForMaskedLM, BertForNextSentencePrediction  # noqa:
 
 from bertlens.models import BUNDLED_MODEL, ModelBundle, load_model  # noqa: E402
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert  # noqa: E402
+from components.plotly_chart import ELEMENT, FIGURE_FIRST  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE_FILES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))
@@ -114,6 +117,34 @@ def renderings(value: float, show: Callable[[float], str]) -> set[str]:
     for significant-figure formats, which ``assert_shows`` does not read, where a reference computed another way
     can round apart from the page's own value on a boundary."""
     return {show(value * (1 + noise)) for noise in (-1e-5, 0.0, 1e-5)}
+
+
+@dataclass(frozen=True)
+class DrawnChart:
+    """A chart drawn by ``components.plotly_chart``, as AppTest sees it (AppTest knows no custom element)."""
+
+    id: str  # the element's id: it ends in the chart's key
+    spec: str  # the figure's plotly JSON, as sent to the browser
+    payload: bytes  # everything sent: the figure, its plotly config and its name
+
+    @property
+    def figure(self) -> dict:
+        return json.loads(self.spec)
+
+    @property
+    def sent(self) -> dict:
+        return json.loads(self.payload)
+
+
+def drawn_charts(node) -> list[DrawnChart]:
+    """The charts drawn in ``node`` (an AppTest, a tab, a column …), in page order."""
+    drawn = []
+    for element in node.get("bidi_component"):
+        if element.proto.component_name == ELEMENT:
+            payload = element.proto.bytes
+            _, end = json.JSONDecoder().raw_decode(payload.decode(), len(FIGURE_FIRST))
+            drawn.append(DrawnChart(element.proto.id, payload.decode()[len(FIGURE_FIRST) : end], payload))
+    return drawn
 
 
 def chart_title(spec: dict) -> str:

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS
 from components.text import literal
-from tests.conftest import APPTEST_TIMEOUT, ROOT
+from tests.conftest import APPTEST_TIMEOUT, ROOT, drawn_charts
 
 HUGE = 10_000
 BAD_STRINGS: dict[str, str] = {
@@ -126,8 +126,8 @@ def literal_problems(at: AppTest, text: str) -> list[str]:
         problems += [f"raw {piece!r} in markdown {body[:120]!r}" for piece in pieces if piece and piece in remainder]
     for body in html_elements(at):
         problems += [f"{piece!r} inside HTML {body[:120]!r}" for piece in pieces if piece and piece in body]
-    for chart in at.get("plotly_chart"):
-        problems += [f"{raw} in a chart" for raw in SHOWN_RAW_BY_PLOTLY if raw in chart.proto.spec and raw not in text]
+    for chart in drawn_charts(at):
+        problems += [f"{raw} in a chart" for raw in SHOWN_RAW_BY_PLOTLY if raw in chart.spec and raw not in text]
     return problems
 
 

@@ -17,7 +17,7 @@ from bertlens.settings import SettingsError, load_settings
 from components import exports
 from components.senses_views import TABS as SENSES_TABS
 from components.text import literal
-from tests.conftest import tables
+from tests.conftest import drawn_charts, tables
 
 SENSES, TOKENIZER, NEXT_SENTENCE, FILL_MASK = (
     "pages/senses.py",
@@ -38,7 +38,7 @@ def shown(at, *kinds: str) -> str:
 
 def chart_bytes(at) -> list[int]:
     """The plotly JSON each chart of the page sends to the browser."""
-    return [len(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return [len(chart.spec) for chart in drawn_charts(at)]
 
 
 @pytest.fixture
@@ -189,7 +189,7 @@ def test_word_repeated_hundreds_of_times_is_refused_quickly(open_page, reads, mo
     assert "(up to 250 times); they are left out" in shown(at, "warning")
     assert f"at most {limit} occurrences of the word per sentence" in shown(at, "warning")
     assert "`BERTLENS_MAX_OCCURRENCES_PER_SENTENCE`" in shown(at, "warning")
-    assert reads == [] and not at.get("plotly_chart")  # no forward pass, nothing drawn
+    assert reads == [] and not drawn_charts(at)  # no forward pass, nothing drawn
     assert elapsed < 60  # includes loading the model; the old code ran for minutes
 
 
@@ -243,7 +243,7 @@ def test_padding_lab_without_truncation_draws_within_the_positions_budget(open_p
     assert not at.exception
     assert "This batch is 16 × 404 = 6,464 positions, too many to draw" in shown(at, "warning")
     assert "`BERTLENS_MAX_LAB_POSITIONS`" in shown(at, "warning")
-    assert len(at.get("plotly_chart")) == 1  # the padding-share bars only, no heatmaps
+    assert len(drawn_charts(at)) == 1  # the padding-share bars only, no heatmaps
 
 
 # --- next sentence ---------------------------------------------------------------------------------
@@ -356,7 +356,7 @@ def test_masks_drawn_one_by_one_have_a_budget(open_page, tiny_pretraining_dir, m
     assert not at.exception
     warning = shown(at, "warning")
     assert "15 masks given; only the first 12 are drawn one by one" in warning and "`BERTLENS_MAX_MASKS`" in warning
-    assert len(at.get("plotly_chart")) == 12
+    assert len(drawn_charts(at)) == 12
     glance = next(d for d in tables(at) if len(d) == 15)
     assert list(glance.iloc[:, 0]) == list(range(1, 16))
 

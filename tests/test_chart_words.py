@@ -12,6 +12,7 @@ import pytest
 
 from components.chart_words import describe, name
 from components.text import chart_text
+from tests.conftest import drawn_charts
 
 
 def test_a_heatmap_names_its_largest_cell_with_its_labels():
@@ -107,17 +108,17 @@ def test_every_chart_on_a_page_has_its_words_and_a_name(page, params, open_page,
     says "figure" and the name), else its file name; Streamlit gives no name without ``alt``."""
     at = open_page(page, tiny_pretraining_dir, **params)
     assert not at.exception
-    charts = at.get("plotly_chart")
+    charts = drawn_charts(at)
     words = [c.value for c in at.caption if c.value.startswith("In words — ")]
     assert charts and len(words) == len(charts)
     for chart in charts:
-        layout = json.loads(chart.proto.spec)["layout"]
+        layout = json.loads(chart.spec)["layout"]
         assert layout.get("dragmode") is False or "scene" in layout  # a phone's swipe scrolls past it (3D: turns)
         title = layout.get("title", {}).get("text")
-        assert chart.proto.alt.strip()
-        assert "<" not in chart.proto.alt and "&lt;" not in chart.proto.alt
+        assert chart.sent["alt"].strip()
+        assert "<" not in chart.sent["alt"] and "&lt;" not in chart.sent["alt"]
         if title:
-            assert chart.proto.alt == " ".join(html.unescape(re.sub("<[^>]+>", " ", title)).split())
+            assert chart.sent["alt"] == " ".join(html.unescape(re.sub("<[^>]+>", " ", title)).split())
 
 
 def test_the_attention_heatmaps_words_name_the_reference_maximum(open_page, tiny_pretraining_dir):

@@ -22,9 +22,10 @@ from tests.live_server import streamlit_server
 CHROMIUM = os.environ.get("BERTLENS_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 REQUIRED = os.environ.get("BERTLENS_REQUIRE_BROWSER") == "1"
 RUN_TIMEOUT_MS = 60_000  # one Streamlit run, first model load included
-# Streamlit draws grey skeletons while a widget's or chart's code loads (lazily, after the run ends).
+# Streamlit draws grey skeletons while a widget's code loads (lazily, after the run ends); a chart element
+# (components/plotly_chart.py, Streamlit's custom-component box) is drawn once its code and plotly.js are in.
 SETTLED = """() => !document.querySelector('[data-testid="stSkeleton"], [data-testid="stSkeletonElement"]')
-  && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'))"""
+  && [...document.querySelectorAll('[data-testid="stBidiComponentRegular"]')].every(c => c.querySelector('.main-svg'))"""
 # Fonts and images in: until then text wraps in a fallback font and the layout is not final (home's lesson
 # button was once measured 190 px lower, once, in a full run).
 LAID_OUT = "() => document.fonts.status === 'loaded' && [...document.images].every(image => image.complete)"

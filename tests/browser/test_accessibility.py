@@ -194,7 +194,7 @@ def test_no_page_scrolls_sideways_at_200_percent_zoom_or_on_a_phone(viewport, br
 
 # Chart titles that leave their chart (plotly never wraps one): each sticks out of its chart's picture or runs into
 # its plot area, named by its text.
-TITLES_OUTSIDE = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].flatMap(chart => {
+TITLES_OUTSIDE = """() => [...document.querySelectorAll('.bl-chart')].flatMap(chart => {
   const picture = chart.querySelector('.main-svg').getBoundingClientRect();
   const plot = chart.querySelector('.bglayer .bg, .nsewdrag');
   const plotTop = plot ? plot.getBoundingClientRect().top : picture.bottom;
@@ -218,7 +218,7 @@ def test_every_chart_title_fits_its_chart_at_320_px(browser, server_url):
             page.goto(f"{server_url}/{path}?{urlencode(params)}")
             wait_for_run(page)
             page.wait_for_function(SETTLED, timeout=RUN_TIMEOUT_MS)
-            charts += page.locator('[data-testid="stPlotlyChart"]').count()
+            charts += page.locator(".bl-chart").count()
             if titles := page.evaluate(TITLES_OUTSIDE):
                 outside[view_id(view)] = titles
         assert charts >= 10, f"only {charts} charts drawn: the views changed?"
@@ -285,7 +285,7 @@ def test_titles_chart_text_and_focus_meet_wcag(axe_page, server_url):
         wait_for_run(page)
         expect(page.locator(".js-plotly-plot svg text").first).to_be_attached()
         titles.add(page.title())
-        charts = page.locator('[data-testid="stPlotlyChart"]')
+        charts = page.locator(".bl-chart")
         names = [charts.nth(i).get_attribute("aria-label") for i in range(charts.count())]
         assert names and all(names), (path, params, names)
         expect(page.get_by_role("figure", name=names[0])).to_be_visible()

@@ -246,7 +246,7 @@ def test_home_fetches_plotly_while_the_student_reads_it(open_url):
     """The first chart page of a tab then draws at once (components.home.preload_charts)."""
     page = open_url("")
     page.wait_for_function(
-        "() => performance.getEntriesByType('resource').some(e => e.name.includes('/static/js/PlotlyChart.'))",
+        "() => performance.getEntriesByType('resource').some(e => e.name.includes('/app/static/plotly/plotly.js'))",
         timeout=RUN_TIMEOUT_MS,
     )
     expect(page.locator(".js-plotly-plot")).to_have_count(0)  # nothing drawn: only fetched and compiled

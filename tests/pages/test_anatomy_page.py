@@ -12,7 +12,7 @@ from bertlens.analysis import encode
 from bertlens.anatomy import NOT_IN_CHECKPOINT, PoolerCheck, bundle_architecture
 from components.anatomy_views import CHARS_PER_UNIT, architecture_figure, pooler_words
 from components.text import literal
-from tests.conftest import tables
+from tests.conftest import drawn_charts, tables
 from tests.pages.test_attention_page import typed
 from tests.pages.test_tokenizer_page import frame, shown
 
@@ -67,7 +67,7 @@ def test_the_pooler_in_words_says_the_dots_leave_the_diagonal_when_they_do():
 def sunburst_adds_up(at, bundle) -> None:
     """The sunburst's parts are the base encoder's modules, each the sum of its pieces, together the total: a part
     drawn smaller than its pieces leaves them spilling out of its ring."""
-    [sunburst] = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
+    [sunburst] = [json.loads(c.spec)["data"][0] for c in drawn_charts(at)]
     ids, parents, drawn = sunburst["ids"], sunburst["parents"], typed(sunburst["values"])
     bert = bundle.model.bert
     modules = {"Embeddings": bert.embeddings, "Encoder": bert.encoder, "Pooler": bert.pooler}
@@ -87,13 +87,13 @@ def test_the_architecture_opens_first_with_the_checkpoints_own_sizes(
 ):
     at = open_page(PAGE)
     assert not at.exception
-    (diagram,) = at.get("plotly_chart")
+    (diagram,) = drawn_charts(at)
     arch = bundle_architecture(bundled)
     for block in arch.blocks():
-        assert html.escape(block.name) in diagram.proto.spec
-        assert (f"{block.parameters:,} parameters" if block.present else NOT_IN_CHECKPOINT) in diagram.proto.spec
-    assert "× 6 (L = 0 … 5)" in diagram.proto.spec
-    figure = json.loads(diagram.proto.spec)
+        assert html.escape(block.name) in diagram.spec
+        assert (f"{block.parameters:,} parameters" if block.present else NOT_IN_CHECKPOINT) in diagram.spec
+    assert "× 6 (L = 0 … 5)" in diagram.spec
+    figure = json.loads(diagram.spec)
     dashed = [shape for shape in figure["layout"]["shapes"] if shape["line"].get("dash") == "dash"]
     assert len(dashed) == 2 and all(shape["fillcolor"] == "white" for shape in dashed)  # the two missing heads
     assert f"In words — {literal(arch.in_words())}" in [c.value for c in at.caption]
@@ -128,7 +128,7 @@ def test_the_architectures_text_fits_its_boxes_on_a_phone(model, request):
 
 def test_only_the_open_tab_is_drawn(open_page):
     at = open_page(PAGE, anatomy_tab="Parameters", text="Sinan loves a beautiful day")
-    assert len(at.get("plotly_chart")) == 1  # the parameters sunburst
+    assert len(drawn_charts(at)) == 1  # the parameters sunburst
     assert not any("‖word‖" in d.columns for d in tables(at))
     at = open_page(PAGE, anatomy_tab="Pooler", text="Sinan loves a beautiful day")
     assert not any("adds up to total" in d.columns for d in tables(at))
@@ -166,9 +166,9 @@ def test_filter_and_token_from_the_link(open_page, bundled):
     text = "Sinan loves a beautiful day"
     at = open_page(PAGE, anatomy_tab="Embeddings", text=text, pos="2")
     assert at.slider(key="pos").value == 2
-    heatmap = next(c for c in at.get("plotly_chart") if "Token 2" in c.proto.spec)
-    assert "##an" in heatmap.proto.spec
-    trace = json.loads(heatmap.proto.spec)["data"][0]
+    heatmap = next(c for c in drawn_charts(at) if "Token 2" in c.spec)
+    assert "##an" in heatmap.spec
+    trace = json.loads(heatmap.spec)["data"][0]
     drawn = dict(zip(trace["y"], typed(trace["customdata"]), strict=True))  # the hover's real values, by row
     expected_rows = embedding_rows(bundled, text, 2)
     for row, expected in expected_rows.items():
@@ -272,7 +272,7 @@ def test_bad_input_gets_a_message(open_page, params, message):
     assert not at.exception, at.exception
     assert message in shown(at)
     if params.get("anatomy_tab") == "Organs":  # a malformed tab falls back to the first: the architecture
-        assert "BERT's architecture" in at.get("plotly_chart")[0].proto.spec
+        assert "BERT's architecture" in drawn_charts(at)[0].spec
 
 
 def test_the_diagram_is_built_once_per_model(open_page, bundled, monkeypatch):
@@ -285,4 +285,4 @@ def test_the_diagram_is_built_once_per_model(open_page, bundled, monkeypatch):
     anatomy_views.architecture_chart.clear()
     at = open_page(PAGE)
     at.run()
-    assert not at.exception and len(built) == 1 and at.get("plotly_chart")
+    assert not at.exception and len(built) == 1 and drawn_charts(at)

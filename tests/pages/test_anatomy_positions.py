@@ -8,7 +8,7 @@ from sklearn.decomposition import PCA
 from sklearn.metrics.pairwise import cosine_similarity
 
 from components.text import literal
-from tests.conftest import assert_shows, chart_title, renderings
+from tests.conftest import assert_shows, chart_title, drawn_charts, renderings
 from tests.core.test_positions import reference_sinusoids
 from tests.pages.test_attention_page import typed
 from tests.pages.test_tokenizer_page import frame, shown
@@ -17,7 +17,7 @@ PAGE = "pages/anatomy.py"
 
 
 def chart(at, key_fragment: str) -> dict:
-    return next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if key_fragment in c.proto.id)
+    return next(json.loads(c.spec) for c in drawn_charts(at) if key_fragment in c.id)
 
 
 def reference(bundle, count: int):
@@ -70,7 +70,7 @@ def test_the_sinusoidal_encoding_beside_the_learned_one(open_page, bundled):
     """Seed 001: BERT learns its positions, the original Transformer's were a fixed sinusoid; on request both are
     drawn the same way, the sinusoid at the model's hidden size (384 for the bundled encoder)."""
     plain = open_page(PAGE, anatomy_tab="Positions", n_positions="24")
-    assert not [c for c in plain.get("plotly_chart") if "sinusoid" in c.proto.id]
+    assert not [c for c in drawn_charts(plain) if "sinusoid" in c.id]
     at = open_page(PAGE, anatomy_tab="Positions", n_positions="24", sinusoid="true")
     assert not at.exception and at.toggle(key="sinusoid").value is True
     encoding = reference_sinusoids(24, bundled.capabilities.hidden_size)

@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 import torch
+from streamlit.components.v2.bidi_component.main import _make_trigger_id
 
 from bertlens.analysis import analyze
 from bertlens.attention import (
@@ -20,7 +21,7 @@ from bertlens.attention import (
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from components.attention_figures import MIN_STATISTICS_HEIGHT, page_payload, statistics_figure
 from components.attention_views import TABS
-from tests.conftest import assert_shows, chart_title, tables
+from tests.conftest import assert_shows, chart_title, drawn_charts, tables
 
 PAGE = "pages/attention.py"
 PAIR = {"text": "I went to the store.", "b": "At the store, I bought fresh strawberries."}
@@ -28,7 +29,7 @@ FIVE_MB = 5_000_000
 
 
 def specs(at) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return [json.loads(chart.spec) for chart in drawn_charts(at)]
 
 
 def typed(array: dict | list) -> np.ndarray:
@@ -80,16 +81,15 @@ def model_attentions(bundle, text: str, text_b: str | None = None) -> tuple[np.n
 
 
 def click_point(at, chart_key: str, point: dict):
-    """Rerun the page as a click on ``point`` of the chart keyed ``chart_key`` does in the browser: the chart's
-    selection goes to the server as that chart's widget value, and its on_select callback runs (AppTest has no
-    plotly element to click; ``_tree`` and ``_run`` are AppTest internals, which a Streamlit upgrade may move)."""
-    [drawn] = [c for c in at.get("plotly_chart") if c.proto.id.endswith(chart_key)]
+    """Rerun the page as a click on ``point`` of the chart keyed ``chart_key`` does in the browser: the point's
+    customdata goes to the server as the chart's "pick" event, and the chart's on_pick runs (AppTest cannot click
+    a custom element; ``_tree``, ``_run`` and the event's widget id are Streamlit internals, which an upgrade may
+    move)."""
+    [drawn] = [c for c in drawn_charts(at) if c.id.endswith(chart_key)]
     states = at._tree.get_widget_states()
     clicked = states.widgets.add()
-    clicked.id = drawn.proto.id
-    clicked.string_value = json.dumps(
-        {"selection": {"points": [point], "point_indices": [point["point_index"]], "box": [], "lasso": []}}
-    )
+    clicked.id = _make_trigger_id(drawn.id, "events")
+    clicked.json_trigger_value = json.dumps([{"event": "pick", "value": point["customdata"]}])
     return at._run(states)
 
 
@@ -345,7 +345,7 @@ def test_512_tokens_run_and_stay_under_5_mb(open_page, bundled):
         at = open_page(PAGE, text=text, tab=tab)
         assert not at.exception
         assert "512 tokens are analysed: [cls], the text's first 510 tokens and [sep]" in warnings(at).lower()
-        sent = sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
+        sent = sum(len(chart.spec) for chart in drawn_charts(at))
         assert 0 < sent < FIVE_MB
 
 
@@ -448,8 +448,8 @@ def test_each_tabs_content_is_inside_its_panel(open_page, tiny_pretraining_dir, 
 
     at = open_page(PAGE, tiny_pretraining_dir, text="The cat sat.", attn_tab=tab)
     panel = at.tabs[TABS.index(tab)]
-    assert panel.get("plotly_chart") or panel.get("html")
-    assert not [chart for chart in at.get("plotly_chart") if chart not in panel.get("plotly_chart")]
+    assert drawn_charts(panel) or panel.get("html")
+    assert not [chart for chart in drawn_charts(at) if chart not in drawn_charts(panel)]
 
 
 CAT = "The cat sat on the mat"

@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.params import PARAMS, SCHEMA, SHARED
-from tests.conftest import APPTEST_TIMEOUT, ROOT
+from tests.conftest import APPTEST_TIMEOUT, ROOT, drawn_charts
 
 PAGES = ["tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses"]
 TEXT = "The animal didn't cross the [MASK] because it was too tired."
@@ -256,7 +256,7 @@ def test_a_links_view_survives_leaving_before_the_first_run_ends(monkeypatch, ti
     at.query_params.clear()
     visit(at, "attention")
     assert at.slider(key="attn_layer").value == 1 and at.slider(key="head").value == 2
-    assert at.tabs[attention_views.TABS.index("Head view")].get("plotly_chart")  # the link's tab is the open one
+    assert drawn_charts(at.tabs[attention_views.TABS.index("Head view")])  # the link's tab is the open one
 
 
 def test_a_link_setting_that_broke_the_page_is_not_brought_back_by_the_kept_link(monkeypatch, tiny_pretraining_dir):

@@ -15,7 +15,7 @@ from components.attention_steps import SCOPES
 from components.attention_views import TABS
 from components.prediction_views import rank_ticks
 from components.text import literal
-from tests.conftest import assert_shows, chart_title, tables
+from tests.conftest import assert_shows, chart_title, drawn_charts, tables
 from tests.core.test_steps import reference_head
 from tests.pages.test_attention_page import typed
 
@@ -26,7 +26,7 @@ EVERY_TOKEN = SCOPES[1]
 
 def charts(at) -> dict[str, dict]:
     """Every chart on the page by its key."""
-    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    return {c.id.rsplit("-", 1)[-1]: json.loads(c.spec) for c in drawn_charts(at)}
 
 
 def frame(at, column: str):
@@ -451,14 +451,14 @@ def test_layer_by_layer_follows_the_chosen_mask(open_page, tiny_pretraining_dir,
 def test_fill_mask_tabs_on_the_bundled_encoder_explain_instead(open_page):
     at = open_page(FILL_MASK, BUNDLED_MODEL, text=MASKED, fill_tab="Layer by layer")
     assert not at.exception and "no masked-language-model (MLM) head" in " ".join(i.value for i in at.info)
-    assert not at.get("plotly_chart")
+    assert not drawn_charts(at)
 
 
 def test_512_tokens_compare_stays_under_5_mb_and_mask_and_see_keeps_to_its_budget(open_page):
     text = "The animal didn't cross the street because it was too tired. " * 60
     at = open_page(ATTENTION, tab="Compare", text=text, compare=text.replace("tired", "wide"))
     assert not at.exception
-    assert 0 < sum(len(c.proto.spec) for c in at.get("plotly_chart")) < 5_000_000  # three 512 × 512 heatmaps
+    assert 0 < sum(len(c.spec) for c in drawn_charts(at)) < 5_000_000  # three 512 × 512 heatmaps
     at = open_page(ATTENTION, tab="Mask and see", text=text, see_scope=EVERY_TOKEN)
     assert not at.exception
     budget = TOKEN_BUDGET // 512  # variants of 512 tokens that fit the token budget

@@ -11,7 +11,7 @@ from bertlens.mlm import LOSS_IF_RIGHT
 from bertlens.models import BUNDLED_MODEL
 from bertlens.wording import percent
 from components.html_table import is_table, read_table
-from tests.conftest import assert_shows, chart_title, renderings, tables
+from tests.conftest import assert_shows, chart_title, drawn_charts, renderings, tables
 from tests.core.test_mlm import mlm_loss, reference_fill_mask, reference_mask_logits
 from tests.pages.test_attention_page import typed
 
@@ -36,7 +36,7 @@ def shown_guess_cells(at) -> list[dict[str, list[str]]]:
 
 def guess_charts(at) -> list[dict]:
     """Each mask's bar chart of guesses (plotly spec's first trace)."""
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs = [json.loads(c.spec) for c in drawn_charts(at)]
     return [s["data"][0] for s in specs if chart_title(s).startswith("Mask ")]
 
 
@@ -57,7 +57,7 @@ def test_one_mask_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, ma
     assert not at.exception
     assert at.text_input(key="text").value == ONE_MASK and at.slider(key="k").value == k
     assert_tables_equal_pipeline(at, reference_fill_mask(masked_lm, tiny_bundle.tokenizer, ONE_MASK, k))
-    assert len(at.get("plotly_chart")) == 1
+    assert len(drawn_charts(at)) == 1
     # No word typed yet: the check says what it needs (it was a heading over nothing).
     assert "Type the word mask 1 hides in *Original word* above" in " ".join(i.value for i in at.info)
 
@@ -79,7 +79,7 @@ def test_several_masks_side_by_side(open_page, tiny_pretraining_dir, tiny_bundle
     assert_tables_equal_pipeline(at, reference_fill_mask(masked_lm, tiny_bundle.tokenizer, text, 4))
     assert "predicted **independently, in one pass**: each mask gets its own softmax" in shown(at)
     assert "joint" not in shown(at)
-    titles = [chart_title(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
+    titles = [chart_title(json.loads(c.spec)) for c in drawn_charts(at)]
     assert titles == ["Mask 1 · token 2", "Mask 2 · token 5", "Mask 3 · token 8"]
 
 
@@ -197,7 +197,7 @@ def test_bundled_encoder_gets_the_explanation_and_no_numbers(open_page):
     assert not at.exception
     explanation = " ".join(i.value for i in at.info)
     assert "no masked-language-model (MLM) head" in explanation and "hf download bert-base-uncased" in explanation
-    assert not tables(at) and not at.metric and not at.get("plotly_chart")
+    assert not tables(at) and not at.metric and not drawn_charts(at)
     assert at.text_input(key="text").value == ONE_MASK
 
 

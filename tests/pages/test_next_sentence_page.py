@@ -14,7 +14,7 @@ from bertlens.models import BUNDLED_MODEL
 from bertlens.nsp import DEFAULT_PAIRS
 from bertlens.wording import shortened
 from components.exports import safe_csv
-from tests.conftest import assert_shows, tables
+from tests.conftest import assert_shows, drawn_charts, tables
 from tests.core.test_nsp import reference_p_is_next
 from tests.pages.test_attention_page import typed
 
@@ -107,8 +107,8 @@ def test_ranking_bars_stand_beside_their_candidates(open_page, decisive_nsp_dir)
         shortened(c, 60): x for c, x in zip(candidates, p)
     }  # a bar's label: its rank and the candidate, shortened
     assert len(expected) == len(set(p)) == len(p)  # distinct: bars in another order could not pass
-    (chart,) = at.get("plotly_chart")
-    bars = json.loads(chart.proto.spec)["data"][0]
+    (chart,) = drawn_charts(at)
+    bars = json.loads(chart.spec)["data"][0]
     labels = list(bars["y"])
     assert [label.split(". ", 1)[0] for label in labels] == [str(r) for r in range(1, len(candidates) + 1)]
     by_label = [expected[label.split(". ", 1)[1]] for label in labels]
@@ -196,8 +196,8 @@ def test_evaluation_of_the_seed_pairs(open_page, decisive_nsp_dir):
     right = y_pred[best] == y_true[best]  # a sure but wrong pair is a warning, not a success
     box = next(e for e in [*at.success, *at.warning] if "Most confident pair" in e.value)
     assert box in (at.success if right else at.warning) and ("correct" if right else "wrong") in box.value
-    (matrix,) = at.get("plotly_chart")  # the confusion matrix (the ranking's tab is closed)
-    drawn = json.loads(matrix.proto.spec)["data"][0]
+    (matrix,) = drawn_charts(at)  # the confusion matrix (the ranking's tab is closed)
+    drawn = json.loads(matrix.spec)["data"][0]
     assert drawn["y"] == ["IsNext", "NotNext"] and drawn["x"] == ["IsNext", "NotNext"]
     assert typed(drawn["z"]).tolist() == confusion_matrix(y_true, y_pred, labels=[True, False]).tolist()
 
@@ -336,7 +336,7 @@ def test_bundled_encoder_gets_the_explanation_and_no_numbers(open_page):
     assert not at.exception
     explanation = " ".join(i.value for i in at.info)
     assert "no next-sentence-prediction (NSP) head" in explanation and "hf download bert-base-uncased" in explanation
-    assert not at.metric and not tables(at) and not at.get("plotly_chart")
+    assert not at.metric and not tables(at) and not drawn_charts(at)
 
 
 def test_the_scored_tables_download_loads_back(tiny_bundle):

@@ -11,7 +11,7 @@ from bertlens.models import BUNDLED_MODEL
 from components.exports import PROJECTOR_TEXT, PROJECTOR_TITLES, grown_height
 from components.html_table import is_table
 from components.layout import COMPACT_CSS, PRESENTATION_CSS
-from tests.conftest import APPTEST_TIMEOUT, ROOT
+from tests.conftest import APPTEST_TIMEOUT, ROOT, drawn_charts
 
 
 def styles(at: AppTest) -> list[str]:
@@ -58,7 +58,7 @@ def test_a_chart_grows_with_its_text_within_a_projectors_screen():
 
 
 def layouts(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec)["layout"] for chart in at.get("plotly_chart")]
+    return [json.loads(chart.spec)["layout"] for chart in drawn_charts(at)]
 
 
 @pytest.mark.parametrize(("page", "params"), CHART_PAGES)
@@ -95,8 +95,8 @@ def test_the_shared_architecture_diagram_is_never_written(open_page, tiny_pretra
     from components import anatomy_views
 
     def diagram(**params: str) -> str:
-        [chart] = open_page("pages/anatomy.py", tiny_pretraining_dir, **params).get("plotly_chart")
-        return chart.proto.spec
+        [chart] = drawn_charts(open_page("pages/anatomy.py", tiny_pretraining_dir, **params))
+        return chart.spec
 
     anatomy_views.architecture_chart.clear()  # built afresh here, by a plain run: no earlier test's writes in it
     before = diagram()

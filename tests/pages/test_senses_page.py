@@ -14,7 +14,7 @@ from bertlens.models import BUNDLED_MODEL
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import stress_verdict
 from components.text import literal
-from tests.conftest import assert_shows, chart_title, tables
+from tests.conftest import assert_shows, chart_title, drawn_charts, tables
 from tests.core.test_senses import COARSE_CLASSES, COARSE_DATA, COARSE_GOLD, model_vectors
 from tests.pages.test_attention_page import typed
 
@@ -98,11 +98,11 @@ def test_your_sentence_is_marked_in_3d_too(open_page):
     assert not at.exception, at.exception
     points = coordinates(at)
     assert list(points.sense)[-1] == "your sentence" and "z" in points.columns
-    [chart] = [c for c in at.get("plotly_chart") if "scatter3d" in c.proto.spec]
-    assert '"symbol":"diamond"' in chart.proto.spec.replace(" ", "")
-    assert '"dragmode":"turntable"' in chart.proto.spec.replace(" ", "")  # it turns by dragging (review)
+    [chart] = [c for c in drawn_charts(at) if "scatter3d" in c.spec]
+    assert '"symbol":"diamond"' in chart.spec.replace(" ", "")
+    assert '"dragmode":"turntable"' in chart.spec.replace(" ", "")  # it turns by dragging (review)
     # seen from further than plotly's default camera (eye 1.25 each way), which cut the axis titles at the edges
-    assert json.loads(chart.proto.spec)["layout"]["scene"]["camera"]["eye"] == {"x": 1.6, "y": 1.6, "z": 1.4}
+    assert json.loads(chart.spec)["layout"]["scene"]["camera"]["eye"] == {"x": 1.6, "y": 1.6, "z": 1.4}
 
 
 def test_your_sentence_without_the_word_is_said_to_be_left_out(open_page):
@@ -125,16 +125,16 @@ def test_any_two_axes_of_the_3d_map_are_drawn_flat_by_keyboard_and_link(open_pag
     from components.palette import INK
 
     at = open_page(PAGE, BUNDLED_MODEL, preset="field", projection="PCA 3D")
-    [chart] = at.get("plotly_chart")
-    fig = json.loads(chart.proto.spec)
+    [chart] = drawn_charts(at)
+    fig = json.loads(chart.spec)
     assert {fig["layout"]["scene"][axis]["color"] for axis in ("xaxis", "yaxis", "zaxis")} == {INK}  # WebGL text
     three_d = {trace["name"]: trace for trace in fig["data"]}
 
     at = open_page(PAGE, BUNDLED_MODEL, preset="field", projection="PCA 3D", senses_axes="PC1 × PC3")
     assert not at.exception, at.exception
     assert at.radio(key="senses_axes").value == "PC1 × PC3"
-    [chart] = at.get("plotly_chart")
-    flat = json.loads(chart.proto.spec)
+    [chart] = drawn_charts(at)
+    flat = json.loads(chart.spec)
     assert {trace["type"] for trace in flat["data"]} == {"scatter"} and len(flat["data"]) == len(three_d)
     for trace in flat["data"]:
         np.testing.assert_allclose(typed(trace["x"]), typed(three_d[trace["name"]]["x"]))  # PC1
@@ -292,7 +292,7 @@ def test_each_tab_opens_from_the_link_and_draws_only_itself(open_page):
         at = open_page(PAGE, BUNDLED_MODEL, preset="bank", senses_tab=tab)
         assert not at.exception, (tab, at.exception)
         assert at.tabs and [t.label for t in at.tabs] == list(TABS)
-        drawn[tab] = len(at.get("plotly_chart")), len(tables(at))
+        drawn[tab] = len(drawn_charts(at)), len(tables(at))
     assert drawn["Map"] == (1, 1)  # the map and its coordinates: nothing of the other tabs
     assert (
         drawn["Separation by layer"][0] == 1 and drawn["Similarity"][0] == 1 and drawn["Static vs contextual"][0] == 1
@@ -304,7 +304,7 @@ def test_separation_and_similarity_charts_offer_their_numbers(open_page, csv_dow
     charts, words, labels, traces = {}, {}, {}, {}
     for tab in ("Separation by layer", "Similarity"):
         at = open_page(PAGE, BUNDLED_MODEL, preset="bank", senses_tab=tab)
-        (figure,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+        (figure,) = [json.loads(c.spec) for c in drawn_charts(at)]
         traces[tab], labels[tab] = figure["data"], figure["layout"].get("annotations", [])
         charts[tab] = traces[tab][0]
         words[tab] = " ".join(c.value for c in at.caption if c.value.startswith("In words"))
@@ -442,7 +442,7 @@ def test_the_similarity_heatmap_is_the_chosen_hidden_states_cosines_with_labels_
     them): a cell named "1. snake ↔ 7. programming language" showed another pair's cosine."""
     at = open_page(PAGE, BUNDLED_MODEL, preset="python", senses_layer="0", senses_tab="Similarity")
     assert not at.exception, at.exception
-    [spec] = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
+    [spec] = [json.loads(c.spec)["data"][0] for c in drawn_charts(at)]
     reference = cosine_similarity(model_vectors(bundled, PYTHON, "python")[:, 0])
     order = sorted(range(len(PYTHON)), key=lambda i: PYTHON_SENSES[i])
     assert order != list(range(len(PYTHON)))  # the preset is not already grouped: the labels must move with z
@@ -467,8 +467,8 @@ def test_the_nearest_neighbours_are_the_most_similar_other_points(open_page, bun
     assert table["neighbour"].tolist() == (nearest + 1).ravel().tolist()
     np.testing.assert_allclose(table["cosine"], np.take_along_axis(reference, nearest, axis=1).ravel(), atol=1e-5)
     assert table["neighbour sense"].tolist() == [PYTHON_SENSES[j] for j in nearest.ravel()]
-    (heatmap,) = [c for c in at.get("plotly_chart") if "Cosine similarity" in c.proto.spec]
-    layout = json.loads(heatmap.proto.spec)["layout"]  # one label per point, whatever a sense label looks like
+    (heatmap,) = [c for c in drawn_charts(at) if "Cosine similarity" in c.spec]
+    layout = json.loads(heatmap.spec)["layout"]  # one label per point, whatever a sense label looks like
     assert layout["xaxis"]["type"] == layout["yaxis"]["type"] == "category"
 
 

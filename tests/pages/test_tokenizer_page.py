@@ -8,7 +8,7 @@ from transformers import AutoTokenizer
 
 from bertlens.models import bundled_model_path
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
-from tests.conftest import assert_shows, tables
+from tests.conftest import assert_shows, drawn_charts, tables
 from tests.pages.test_attention_page import typed
 
 PAGE = "pages/tokenizer.py"
@@ -204,8 +204,8 @@ def test_padding_lab_from_the_link(open_page):
     assert comparison.loc["longest", "padding %"] == 12.5
     distances = frame(at, "[CLS] L2 distance")["[CLS] L2 distance"].tolist()
     assert distances[0] > 0.1 and distances[1] > 0.1  # both padded to 6 positions: both change
-    assert len(at.get("plotly_chart")) == 4  # padding shares, id and mask heatmaps, mask distances
-    figures = {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    assert len(drawn_charts(at)) == 4  # padding shares, id and mask heatmaps, mask distances
+    figures = {c.id.rsplit("-", 1)[-1]: json.loads(c.spec) for c in drawn_charts(at)}
     (bars,) = figures["mask_bars"]["data"]
     assert bars["x"] == ["0: hello world", "1: hello"]  # each bar named by its sentence, as in the table
     for key in ("ids_heatmap", "mask_heatmap"):  # 6 positions, each numbered: no 0.5 steps, no crowded scale
@@ -279,9 +279,9 @@ def test_only_the_open_tab_is_drawn(open_page):
     """Tabs are lazy and in the link: the Tokens tab draws no padding-lab chart, the Padding lab no token table."""
     at = open_page(PAGE, text="hello")
     assert any("token_type_ids" in d.columns for d in tables(at))
-    assert not at.get("plotly_chart") and not any("padding %" in d.columns for d in tables(at))
+    assert not drawn_charts(at) and not any("padding %" in d.columns for d in tables(at))
     at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello")
-    assert at.get("plotly_chart") and not any("token_type_ids" in d.columns for d in tables(at))
+    assert drawn_charts(at) and not any("token_type_ids" in d.columns for d in tables(at))
 
 
 def test_repeated_unknown_and_cut_words_are_listed_once(open_page):
@@ -324,7 +324,7 @@ def test_the_padding_lab_says_which_sentences_truncation_cut(open_page):
     assert said in shown(at)
     at = open_page(PAGE, tokenizer_tab="Padding lab", lines="a b c d e f\nshort", pad="max_length", pad_len="5")
     assert "Sentence 0 (“a b c d e f”) was cut to N = 5: it keeps 5 tokens, [CLS] and [SEP] included." in shown(at)
-    bars = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Share of padding" in c.proto.spec)
+    bars = next(json.loads(c.spec) for c in drawn_charts(at) if "Share of padding" in c.spec)
     assert bars["layout"]["yaxis"]["rangemode"] == "nonnegative"  # no padding: from 0, not from −1 %
 
 
@@ -336,7 +336,7 @@ def bundled_tokenizer():
 
 def chart(at, title: str) -> dict:
     """The plotly figure (as sent to the browser) whose title starts with ``title``."""
-    figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    figures = [json.loads(c.spec) for c in drawn_charts(at)]
     (found,) = [f for f in figures if f["layout"].get("title", {}).get("text", "").startswith(title)]
     return found
 

@@ -1,0 +1,54 @@
+// One plotly chart (components/plotly_chart.py), drawn with BERT Lens's plotly.js (static/plotly/plotly.js) in
+// Streamlit's chart theme (static/plotly/theme.json). Both are fetched once per tab, beside Streamlit's own
+// bundle, so a base path (server.baseUrlPath, a proxy's prefix) is kept.
+let library;
+
+function staticFile(name) {
+  const bundle = document.querySelector('script[src*="/static/js/"]');
+  return new URL(`../../app/static/plotly/${name}`, bundle ? bundle.src : document.baseURI).href;
+}
+
+function plotlyAndTheme() {
+  library ??= Promise.all([
+    import(staticFile("plotly.js")),
+    fetch(staticFile("theme.json")).then((response) => response.json()),
+  ]);
+  return library;
+}
+
+export default function ({ parentElement, data, setTriggerValue }) {
+  const { figure, config, alt } = JSON.parse(new TextDecoder().decode(data));
+  let chart = parentElement.querySelector(".bl-chart");
+  if (!chart) {
+    chart = document.createElement("div");
+    chart.className = "bl-chart";
+    chart.setAttribute("role", "figure");
+    parentElement.append(chart);
+  }
+  chart.setAttribute("aria-label", alt);
+  let current = true;
+  plotlyAndTheme().then(async ([plotly, theme]) => {
+    const Plotly = await plotly.ready(figure.data.map((trace) => trace.type ?? "scatter"));
+    if (!current) return;  // newer data arrived meanwhile
+    const layout = { ...figure.layout, template: theme };
+    if (layout.title?.text) layout.title = { ...layout.title, text: `<b>${layout.title.text}</b>` };  // as Streamlit
+    await Plotly.react(chart, figure.data, layout, config);
+    if (!chart.bertlensDrawn) {
+      chart.bertlensDrawn = true;
+      // A click on a point with customdata picks it (a head, a token); the server runs the chart's callback.
+      chart.on("plotly_click", (event) => {
+        const point = event.points?.[0];
+        if (point?.customdata !== undefined) setTriggerValue("pick", point.customdata);
+      });
+      new ResizeObserver(() => chart.isConnected && Plotly.Plots.resize(chart)).observe(chart);
+    }
+  }).catch((error) => {
+    chart.textContent = `This chart could not be drawn (${error}): reload the page to try again.`;
+    library = undefined;  // the next chart tries again
+  });
+  return () => {
+    current = false;
+    // Gone from the page (not merely redrawn with new data): free plotly's listeners.
+    setTimeout(() => chart.isConnected || plotlyAndTheme().then(([plotly]) => plotly.ready([])).then((Plotly) => Plotly.purge(chart)));
+  };
+}

@@ -1,0 +1,1 @@
+export { default } from "plotly.js/lib/scatter3d";

@@ -1,0 +1,59 @@
+"""Write Streamlit's chart theme, as Streamlit draws it with this app's theme, to static/plotly/theme.json.
+
+    python scripts/chart_theme.py
+
+BERT Lens draws its charts with its own plotly.js (components/plotly_chart.py), so Streamlit's chart theme is not
+applied by Streamlit. That theme is Python's "streamlit" plotly template with placeholder colours, which
+Streamlit's frontend replaces by the page theme's colours and completes with fonts, grid and margins. This script
+reads the finished template from a chart drawn by ``st.plotly_chart`` in Chromium (with .streamlit/config.toml's
+theme) and saves it. Run it again after a Streamlit upgrade or a theme change;
+tests/browser/test_charts.py fails until then.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from scripts.server import running_server  # noqa: E402
+from scripts.visits import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
+THEME = ROOT / "static" / "plotly" / "theme.json"
+PROBE = (
+    "import plotly.graph_objects as go\nimport streamlit as st\n\nst.plotly_chart(go.Figure(go.Scatter(y=[1, 3, 2])))\n"
+)
+TEMPLATE = "() => document.querySelector('.js-plotly-plot .main-svg') && document.querySelector('.js-plotly-plot').layout.template"
+
+
+def streamlit_theme(browser) -> dict:
+    """The template of a chart drawn by ``st.plotly_chart`` in ``browser`` (Playwright's Chromium), on a server run
+    from the repository (so with its .streamlit/config.toml)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = Path(tmp) / "probe.py"
+        probe.write_text(PROBE)
+        with running_server("unused", Path(tmp) / "server.log", script=str(probe)) as server:
+            tab = browser.new_page()
+            try:
+                tab.goto(server.url)
+                return tab.wait_for_function(TEMPLATE, timeout=60_000).json_value()
+            finally:
+                tab.close()
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        THEME.write_text(json.dumps(streamlit_theme(browser), indent=1, sort_keys=True) + "\n")
+        browser.close()
+    print(THEME)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""The chart element's own plotly.js (static/plotly/, built from frontend/plotly) and what it is sent."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+from components.plotly_chart import FIGURE_FIRST, TRACES, figure_payload
+from tests.conftest import ROOT
+
+BUILT = ROOT / "static" / "plotly"
+SOURCE = ROOT / "frontend" / "plotly" / "src" / "plotly.js"
+
+
+def test_the_bundle_registers_exactly_the_traces_the_element_accepts():
+    """TRACES (checked before a figure is sent) and the build's trace list agree: a chart with a trace the bundle
+    lacks would draw nothing in the browser."""
+    source = SOURCE.read_text()
+    registered = set(re.findall(r'from "plotly\.js/lib/(\w+)"', source)) - {"core"}
+    later = set(re.findall(r"(\w+): \(\) => import\(", source))
+    assert registered | later | {"scatter"} == TRACES, (registered, later)
+
+
+def test_the_built_files_are_all_there():
+    """The entry's imports (the shared chunk, the 3D traces fetched later) are files beside it, and each chunk of
+    the build is used: a stale file from an earlier build, or a missing one, shows here."""
+    entry = (BUILT / "plotly.js").read_text()
+    imported = set(re.findall(r'"\./([\w-]+\.js)"', entry))
+    assert any(name.startswith("scatter3d-") for name in imported) and any(n.startswith("chunk-") for n in imported)
+    assert imported | {"plotly.js"} == {path.name for path in BUILT.glob("*.js")}
+    assert (BUILT / "theme.json").exists()
+
+
+def test_the_payload_is_the_figure_as_plotly_writes_it_with_its_config_and_name():
+    fig = go.Figure(go.Heatmap(z=[[0.25, 0.75], [1.0, 0.0]]), layout_title_text="A <b>bold</b> “title”")
+    payload = figure_payload(fig, {"displaylogo": False}, 'Heatmap: "A" & <b>')
+    sent = json.loads(payload)
+    assert payload.decode().startswith(FIGURE_FIRST)
+    assert sent == {"figure": json.loads(pio.to_json(fig, validate=False)), "config": {"displaylogo": False},
+                    "alt": 'Heatmap: "A" & <b>'}  # fmt: skip
+
+
+def test_a_trace_the_bundle_cannot_draw_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"\['pie'\]"):
+        figure_payload(go.Figure(go.Pie(values=[1, 2])), {}, "pie")
