@@ -1,6 +1,6 @@
 // One plotly chart (components/plotly_chart.py), drawn with BERT Lens's plotly.js (static/plotly/plotly.js) in
-// Streamlit's chart theme (static/plotly/theme.json). Both are fetched once per tab, beside Streamlit's own
-// bundle, so a base path (server.baseUrlPath, a proxy's prefix) is kept.
+// Streamlit's chart theme (static/plotly/theme.json), which replaces the template the figure came with. Both are
+// fetched once per tab, beside Streamlit's own bundle, so a base path (server.baseUrlPath, a proxy's prefix) is kept.
 let library;
 
 function staticFile(name) {
@@ -33,14 +33,15 @@ export default function ({ parentElement, data, setTriggerValue }) {
     const layout = { ...figure.layout, template: theme };
     if (layout.title?.text) layout.title = { ...layout.title, text: `<b>${layout.title.text}</b>` };  // as Streamlit
     await Plotly.react(chart, figure.data, layout, config);
-    if (!chart.bertlensDrawn) {
-      chart.bertlensDrawn = true;
+    if (!chart.bertlensPurge) {
       // A click on a point with customdata picks it (a head, a token); the server runs the chart's callback.
       chart.on("plotly_click", (event) => {
         const point = event.points?.[0];
         if (point?.customdata !== undefined) setTriggerValue("pick", point.customdata);
       });
-      new ResizeObserver(() => chart.isConnected && Plotly.Plots.resize(chart)).observe(chart);
+      const resized = new ResizeObserver(() => chart.isConnected && Plotly.Plots.resize(chart));
+      resized.observe(chart);
+      chart.bertlensPurge = () => { resized.disconnect(); Plotly.purge(chart); };
     }
   }).catch((error) => {
     chart.textContent = `This chart could not be drawn (${error}): reload the page to try again.`;
@@ -48,7 +49,7 @@ export default function ({ parentElement, data, setTriggerValue }) {
   });
   return () => {
     current = false;
-    // Gone from the page (not merely redrawn with new data): free plotly's listeners.
-    setTimeout(() => chart.isConnected || plotlyAndTheme().then(([plotly]) => plotly.ready([])).then((Plotly) => Plotly.purge(chart)));
+    // Gone from the page (not merely redrawn with new data): free plotly's listeners and the resize observer.
+    setTimeout(() => chart.isConnected || chart.bertlensPurge?.());
   };
 }

@@ -21,6 +21,7 @@ await esbuild.build({
   bundle: true,
   minify: true,
   legalComments: "eof",
+  banner: { js: "/* plotly.js 4.1.1 (MIT License, Copyright Plotly, Inc.): BERT Lens's build, frontend/plotly */" },
   plugins: [inlineCss(), glsl({ minify: true }), environmentPlugin({ NODE_DEBUG: false })],
   alias: { regl: "@plotly/regl", stream: "stream-browserify" },
   define: { global: "window", "define.amd": "false" },
