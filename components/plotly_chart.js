@@ -16,6 +16,21 @@ function plotlyAndTheme() {
   return library;
 }
 
+// The toolbar st.plotly_chart gave: plotly's, less "Share chart" (it sends the data to Plotly's cloud) and the
+// selection tools (nothing here selects), plus Fullscreen, for a projector: the chart fills the screen.
+const REMOVED = ["sendChartToCloud", "lasso2d", "select2d"];
+const FULL_SCREEN = {
+  name: "Fullscreen",
+  icon: { width: 1000, height: 1000, path: "M0 0h400v100H100v300H0zM600 0h400v400H900V100H600zM0 600h100v300h300v100H0zM900 600h100v400H600V900h300z" },
+  click: (chart) => (document.fullscreenElement ? document.exitFullscreen() : chart.requestFullscreen()),
+};
+
+function fitScreen(chart, Plotly) {
+  const full = document.fullscreenElement === chart;
+  chart.style.background = full ? "#fff" : "";
+  Plotly.relayout(chart, { height: full ? window.innerHeight : chart.bertlensHeight });
+}
+
 export default function ({ parentElement, data, setTriggerValue }) {
   const { figure, config, alt } = JSON.parse(new TextDecoder().decode(data));
   let chart = parentElement.querySelector(".bl-chart");
@@ -32,8 +47,10 @@ export default function ({ parentElement, data, setTriggerValue }) {
     if (!current) return;  // newer data arrived meanwhile
     const layout = { ...figure.layout, template: theme };
     if (layout.title?.text) layout.title = { ...layout.title, text: `<b>${layout.title.text}</b>` };  // as Streamlit
-    await Plotly.react(chart, figure.data, layout, config);
+    chart.bertlensHeight = layout.height ?? null;  // null: plotly's own (450 px)
+    await Plotly.react(chart, figure.data, layout, { ...config, modeBarButtonsToRemove: REMOVED, modeBarButtonsToAdd: [FULL_SCREEN] });
     if (!chart.bertlensPurge) {
+      chart.addEventListener("fullscreenchange", () => fitScreen(chart, Plotly));
       // A click on a point with customdata picks it (a head, a token); the server runs the chart's callback.
       chart.on("plotly_click", (event) => {
         const point = event.points?.[0];

@@ -27,3 +27,23 @@ def test_charts_come_from_bertlens_plotly_and_3d_only_when_drawn(page, open_url)
     wait_for_layout(open_url("senses", preset="apple", senses_tab="Map", projection="PCA 3D", senses_axes="All three"))
     expect(main(page).locator(".js-plotly-plot .gl-container canvas").first).to_be_attached()
     assert [path for path in fetched if path.startswith("/app/static/plotly/scatter3d-")]
+
+
+def test_the_toolbar_is_streamlits_and_fullscreen_fills_the_screen(open_url):
+    """The buttons st.plotly_chart showed, in its order: plotly's "Share chart" (it sends the data to Plotly's cloud)
+    and the selection tools left out, Fullscreen added (a projector); out of full screen the chart is as it was."""
+    page = open_url("attention", text="The cat sat on the mat")
+    chart = main(page).locator(".bl-chart").first
+    expect(chart.locator(".main-svg").first).to_be_attached()
+    before = chart.bounding_box()
+    chart.hover()
+    titles = chart.locator(".modebar-btn").evaluate_all("buttons => buttons.map(b => b.getAttribute('data-title'))")
+    assert titles == ["Download plot as a PNG", "Zoom", "Pan", "Zoom in", "Zoom out", "Autoscale", "Reset axes",
+                      "Fullscreen"]  # fmt: skip
+    chart.locator('[data-title="Fullscreen"]').click()
+    page.wait_for_function("() => document.fullscreenElement?.classList.contains('bl-chart')")
+    expect(chart.locator(".main-svg").first).to_have_attribute("height", str(page.viewport_size["height"]))
+    chart.hover()
+    chart.locator('[data-title="Fullscreen"]').click()
+    page.wait_for_function("() => !document.fullscreenElement")
+    expect(chart.locator(".main-svg").first).to_have_attribute("height", str(round(before["height"])))
