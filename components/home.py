@@ -8,6 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from components import plotly_chart
 from components.layout import nav_link
 from components.params import PAGE_TITLES
 
@@ -28,22 +29,22 @@ PROMISES = (  # page (file stem), what it shows in one line
 
 # A tab fetches and compiles plotly.js (static/plotly/plotly.js, 1.3 MB: components/plotly_chart.py) when a page
 # first draws a chart. Home draws no chart, so once the student is reading (1 s in, when the browser is idle) it
-# imports it; the first chart page then starts drawing at once. Found beside Streamlit's own bundle, as the charts
-# find it.
+# imports it; the first chart page then starts drawing at once. Found beside Streamlit's own bundle, at the URL the
+# charts import (the same module, compiled once).
 PRELOAD_CHARTS = """<script>
 (() => {
   const bundle = document.querySelector('script[src*="/static/js/"]');
   if (!bundle || window.bertlensChartsPreloaded || navigator.connection?.saveData) return;
   window.bertlensChartsPreloaded = true;
   const idle = window.requestIdleCallback || ((work) => setTimeout(work, 0));
-  setTimeout(() => idle(() => import(new URL("../../app/static/plotly/plotly.js", bundle.src)).catch(() => {})), 1000);
+  setTimeout(() => idle(() => import(new URL("ENTRY", bundle.src)).catch(() => {})), 1000);
 })();
 </script>"""
 
 
 def preload_charts() -> None:
     """Fetch and compile plotly.js in the background (``PRELOAD_CHARTS``); once per tab, whatever the reruns."""
-    st.html(PRELOAD_CHARTS, unsafe_allow_javascript=True)
+    st.html(PRELOAD_CHARTS.replace("ENTRY", plotly_chart.ENTRY_FROM_BUNDLE), unsafe_allow_javascript=True)
 
 
 def page_cards(per_row: int = 3) -> None:

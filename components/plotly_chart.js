@@ -1,72 +1,100 @@
 // One plotly chart (components/plotly_chart.py), drawn with BERT Lens's plotly.js (static/plotly/plotly.js) in
 // Streamlit's chart theme (static/plotly/theme.json), which replaces the template the figure came with. Both are
-// fetched once per tab, beside Streamlit's own bundle, so a base path (server.baseUrlPath, a proxy's prefix) is kept.
+// fetched once per tab, beside Streamlit's own bundle (so a base path is kept), with the build's hash in their
+// URLs (so a browser never mixes an old entry file with a new build's chunks).
 let library;
 
 function staticFile(name) {
   const bundle = document.querySelector('script[src*="/static/js/"]');
-  return new URL(`../../app/static/plotly/${name}`, bundle ? bundle.src : document.baseURI).href;
+  return new URL(`../../app/static/plotly/${name}?v=__BUILD__`, bundle ? bundle.src : document.baseURI).href;
 }
 
 function plotlyAndTheme() {
   library ??= Promise.all([
     import(staticFile("plotly.js")),
-    fetch(staticFile("theme.json")).then((response) => response.json()),
+    fetch(staticFile("theme.json")).then((answer) => (answer.ok ? answer.json() : Promise.reject(answer.statusText))),
   ]);
   return library;
 }
 
 // The toolbar st.plotly_chart gave: plotly's, less "Share chart" (it sends the data to Plotly's cloud) and the
-// selection tools (nothing here selects), plus Fullscreen, for a projector: the chart fills the screen.
+// selection tools (nothing here selects), plus Fullscreen where the browser has it, for a projector.
 const REMOVED = ["sendChartToCloud", "lasso2d", "select2d"];
 const FULL_SCREEN = {
   name: "Fullscreen",
   icon: { width: 1000, height: 1000, path: "M0 0h400v100H100v300H0zM600 0h400v400H900V100H600zM0 600h100v300h300v100H0zM900 600h100v400H600V900h300z" },
-  click: (chart) => (document.fullscreenElement ? document.exitFullscreen() : chart.requestFullscreen()),
+  click: (chart) => (document.fullscreenElement ? document.exitFullscreen() : chart.requestFullscreen()).catch(() => {}),
 };
 
-function fitScreen(chart, Plotly) {
-  const full = document.fullscreenElement === chart;
-  chart.style.background = full ? "#fff" : "";
-  Plotly.relayout(chart, { height: full ? window.innerHeight : chart.bertlensHeight });
+const fullScreen = (chart) => document.fullscreenElement === chart;
+// The chart's height: its figure's (null: plotly's 450 px), or the screen's in full screen.
+const height = (chart) => (fullScreen(chart) ? window.innerHeight : chart.bertlens.height);
+
+// Once per chart element: a click on a point with customdata picks it (a head, a token) where the chart has a
+// callback, the chart follows its box's width and the full screen, and is freed when it leaves the page.
+function listen(chart, Plotly) {
+  chart.on("plotly_click", (event) => {
+    const picked = event.points?.[0]?.customdata;
+    if (chart.bertlens.pick && picked !== undefined) {
+      chart.bertlens.setTriggerValue("pick", ArrayBuffer.isView(picked) ? Array.from(picked) : picked);
+    }
+  });
+  let width = chart.clientWidth;
+  const fit = () => {
+    width = chart.clientWidth;
+    Plotly.relayout(chart, { width, height: height(chart) }).catch(() => {});
+  };
+  // Not on the observer's first call, nor for a change of height: the chart is drawn once.
+  const resized = new ResizeObserver(() => chart.isConnected && chart.clientWidth !== width && fit());
+  resized.observe(chart);
+  chart.addEventListener("fullscreenchange", () => {
+    chart.style.background = fullScreen(chart) ? "#fff" : "";
+    fit();
+  });
+  chart.bertlens.purge = () => {
+    resized.disconnect();
+    Plotly.purge(chart);
+  };
 }
 
 export default function ({ parentElement, data, setTriggerValue }) {
-  const { figure, config, alt } = JSON.parse(new TextDecoder().decode(data));
+  const text = new TextDecoder().decode(data);
   let chart = parentElement.querySelector(".bl-chart");
   if (!chart) {
     chart = document.createElement("div");
     chart.className = "bl-chart";
     chart.setAttribute("role", "figure");
+    chart.bertlens = {};
     parentElement.append(chart);
   }
+  const state = chart.bertlens;
+  state.setTriggerValue = setTriggerValue;
+  // Called when the chart leaves the page (Streamlit 1.67 calls the last one returned on unmount, not on new data).
+  const leave = () => setTimeout(() => chart.isConnected || state.purge?.());
+  if (text === state.drawn) return leave;  // a rerun that sent the same chart: nothing to redraw
+  const { figure, config, alt, pick } = JSON.parse(text);
   chart.setAttribute("aria-label", alt);
-  let current = true;
-  plotlyAndTheme().then(async ([plotly, theme]) => {
-    const Plotly = await plotly.ready(figure.data.map((trace) => trace.type ?? "scatter"));
-    if (!current) return;  // newer data arrived meanwhile
-    const layout = { ...figure.layout, template: theme };
-    if (layout.title?.text) layout.title = { ...layout.title, text: `<b>${layout.title.text}</b>` };  // as Streamlit
-    chart.bertlensHeight = layout.height ?? null;  // null: plotly's own (450 px)
-    await Plotly.react(chart, figure.data, layout, { ...config, modeBarButtonsToRemove: REMOVED, modeBarButtonsToAdd: [FULL_SCREEN] });
-    if (!chart.bertlensPurge) {
-      chart.addEventListener("fullscreenchange", () => fitScreen(chart, Plotly));
-      // A click on a point with customdata picks it (a head, a token); the server runs the chart's callback.
-      chart.on("plotly_click", (event) => {
-        const point = event.points?.[0];
-        if (point?.customdata !== undefined) setTriggerValue("pick", point.customdata);
-      });
-      const resized = new ResizeObserver(() => chart.isConnected && Plotly.Plots.resize(chart));
-      resized.observe(chart);
-      chart.bertlensPurge = () => { resized.disconnect(); Plotly.purge(chart); };
-    }
-  }).catch((error) => {
-    chart.textContent = `This chart could not be drawn (${error}): reload the page to try again.`;
-    library = undefined;  // the next chart tries again
-  });
-  return () => {
-    current = false;
-    // Gone from the page (not merely redrawn with new data): free plotly's listeners and the resize observer.
-    setTimeout(() => chart.isConnected || chart.bertlensPurge?.());
-  };
+  state.pick = pick;
+  const drawing = (state.drawing = {});  // the newest call draws; an older one still loading stops
+  plotlyAndTheme()
+    .then(async ([plotly, theme]) => {
+      const Plotly = await plotly.ready(figure.data.map((trace) => trace.type ?? "scatter"));
+      if (state.drawing !== drawing) return;
+      const layout = { ...figure.layout, template: theme };
+      if (layout.title?.text) layout.title = { ...layout.title, text: `<b>${layout.title.text}</b>` };  // as Streamlit
+      state.height = figure.layout.height ?? null;
+      layout.height = height(chart);
+      layout.width = chart.clientWidth || undefined;  // its box's (as Streamlit): 0 in a hidden tab, plotly's then
+      const buttons = document.fullscreenEnabled ? [FULL_SCREEN] : [];
+      await Plotly.react(chart, figure.data, layout, { ...config, modeBarButtonsToRemove: REMOVED, modeBarButtonsToAdd: buttons });
+      if (!state.purge) listen(chart, Plotly);
+      state.drawn = text;
+      parentElement.querySelector(".bl-chart-error")?.remove();
+    })
+    .catch((error) => {
+      const message = parentElement.querySelector(".bl-chart-error") ?? parentElement.appendChild(document.createElement("p"));
+      message.className = "bl-chart-error";
+      message.textContent = `This chart could not be drawn (${error}): reload the page to try again.`;
+    });
+  return leave;
 }

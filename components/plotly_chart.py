@@ -11,6 +11,7 @@ plotly JSON, a click on a point with ``customdata`` comes back as the chart's ``
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -25,17 +26,26 @@ ELEMENT = "bertlens_chart"  # the element's name, in its AppTest proto too (``co
 FIGURE_FIRST = '{"figure":'  # the payload's start: the figure's JSON follows
 # The trace types static/plotly/ draws (frontend/plotly/src/plotly.js registers them; scatter is plotly's core).
 TRACES = frozenset({"scatter", "bar", "heatmap", "sunburst", "scatter3d"})
+# The build's files, as one version in their URLs: a browser that kept an old entry file would ask for chunks a
+# new build no longer has.
+VERSION = hashlib.sha256(b"".join(path.read_bytes() for path in sorted(STATIC_FILES.iterdir()))).hexdigest()[:12]
+# plotly.js's URL from Streamlit's own bundle (static/js/…), exactly as the charts import it (one module per tab).
+ENTRY_FROM_BUNDLE = f"../../app/static/plotly/plotly.js?v={VERSION}"
 _draw = st.components.v2.component(
-    ELEMENT, js=Path(__file__).with_name("plotly_chart.js").read_text(), isolate_styles=False
+    ELEMENT,
+    js=Path(__file__).with_name("plotly_chart.js").read_text().replace("__BUILD__", VERSION),
+    isolate_styles=False,
 )
 
 
-def figure_payload(fig: go.Figure, config: dict, alt: str) -> bytes:
-    """What the browser gets: the figure as plotly JSON (typed arrays as base64), its plotly config, its name."""
+def figure_payload(fig: go.Figure, config: dict, alt: str, pick: bool = False) -> bytes:
+    """What the browser gets: the figure as plotly JSON (typed arrays as base64), its plotly config, its name, and
+    whether a click on a point picks it (otherwise a click reruns nothing)."""
     if missing := {trace.type for trace in fig.data} - TRACES:
         raise ValueError(f"static/plotly/ cannot draw {sorted(missing)}: add it to frontend/plotly and TRACES")
     figure = pio.to_json(fig, validate=False)
-    return f'{FIGURE_FIRST}{figure},"config":{json.dumps(config)},"alt":{json.dumps(alt)}}}'.encode()
+    rest = json.dumps({"config": config, "alt": alt, "pick": pick})[1:]
+    return f"{FIGURE_FIRST}{figure},{rest}".encode()
 
 
 def plotly_chart(
@@ -44,4 +54,10 @@ def plotly_chart(
     """Draw ``fig`` as wide as its container (its own height); ``alt`` names it (role "figure"). ``on_pick``: called
     with a clicked point's ``customdata`` before the rerun that click causes."""
     picked = (lambda: on_pick(st.session_state[key]["pick"])) if on_pick else None
-    _draw(data=figure_payload(fig, config, alt), key=key, width="stretch", height="content", on_pick_change=picked)
+    _draw(
+        data=figure_payload(fig, config, alt, pick=on_pick is not None),
+        key=key,
+        width="stretch",
+        height="content",
+        on_pick_change=picked,
+    )

@@ -41,7 +41,8 @@ def test_the_payload_is_the_figure_as_plotly_writes_it_with_its_config_and_name(
     sent = json.loads(payload)
     assert payload.decode().startswith(FIGURE_FIRST)
     assert sent == {"figure": json.loads(pio.to_json(fig, validate=False)), "config": {"displaylogo": False},
-                    "alt": 'Heatmap: "A" & <b>'}  # fmt: skip
+                    "alt": 'Heatmap: "A" & <b>', "pick": False}  # fmt: skip
+    assert json.loads(figure_payload(fig, {}, "picks", pick=True))["pick"] is True
 
 
 def test_a_trace_the_bundle_cannot_draw_is_refused_by_name():

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from urllib.parse import urlparse
+import re
+from urllib.parse import parse_qsl, urlparse
 
 from playwright.sync_api import expect
 
@@ -47,3 +48,47 @@ def test_the_toolbar_is_streamlits_and_fullscreen_fills_the_screen(open_url):
     chart.locator('[data-title="Fullscreen"]').click()
     page.wait_for_function("() => !document.fullscreenElement")
     expect(chart.locator(".main-svg").first).to_have_attribute("height", str(round(before["height"])))
+
+
+def test_a_click_picks_a_head_and_reruns_nothing_on_a_chart_that_picks_nothing(page, open_url):
+    """All heads: a click on a thumbnail opens that head (its point's customdata goes to the server). The Padding
+    lab's ids heatmap has customdata too but no callback: a click on it sends nothing (it reran the page)."""
+    sent: list = []
+    page.on("websocket", lambda socket: socket.on("framesent", lambda frame: sent.append(frame)))
+    open_url("attention", text="The cat sat on the mat", attn_tab="All heads")
+    wait_for_layout(page)
+    overview = main(page).locator(".bl-chart").first
+    layer, head = overview.evaluate("chart => chart.data[1].customdata.at(-1)")  # the last head of the last layer
+    overview.locator(".scatterlayer .trace").last.locator("path.point").last.click(force=True)
+    page.wait_for_url(
+        lambda url: {("attn_layer", str(layer)), ("head", str(head))} <= set(parse_qsl(urlparse(url).query))
+    )
+    wait_for_layout(page)
+    heatmap = main(page).locator(".bl-chart").first
+    expect(heatmap).to_have_attribute("aria-label", re.compile(rf"Encoder layer {layer}, head {head}"))
+    open_url("tokenizer", tokenizer_tab="Padding lab")
+    wait_for_layout(page)
+    ids = main(page).locator(".st-key-ids_heatmap .bl-chart")
+    assert ids.evaluate("chart => chart.data[0].customdata.length") > 0
+    sent.clear()
+    ids.locator(".nsewdrag").first.click()
+    page.wait_for_timeout(1500)
+    assert sent == []
+
+
+# Counts each chart's draws (plotly's "plotly_afterplot" event) on the chart element itself.
+COUNT_DRAWS = """Object.defineProperty(HTMLDivElement.prototype, "emit", { configurable: true, set(emit) {
+  Object.defineProperty(this, "emit", { configurable: true, writable: true, value: (name, ...rest) => {
+    if (name === "plotly_afterplot") this.bertlensDraws = (this.bertlensDraws || 0) + 1;
+    return emit.call(this, name, ...rest); } }); } });"""
+
+
+def test_each_chart_is_drawn_once(page, open_url):
+    """st.plotly_chart drew each chart twice (its theme applied after a first draw); a resize observer's first call
+    would redraw it too."""
+    page.add_init_script(COUNT_DRAWS)
+    for path, params in (("attention", {"text": "The cat sat"}), ("tokenizer", {"tokenizer_tab": "Padding lab"})):
+        wait_for_layout(open_url(path, **params))
+        page.wait_for_timeout(500)  # a second draw came ~100 ms after the first
+        draws = main(page).locator(".bl-chart").evaluate_all("charts => charts.map(chart => chart.bertlensDraws)")
+        assert draws and set(draws) == {1}, (path, draws)

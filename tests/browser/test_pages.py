@@ -253,6 +253,8 @@ def test_home_fetches_plotly_while_the_student_reads_it(open_url):
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Attention").click()
     wait_for_run(page)
     expect(charts(page).first).to_be_visible()
+    fetched = page.evaluate("() => performance.getEntriesByType('resource').map(e => new URL(e.name).pathname)")
+    assert fetched.count("/app/static/plotly/plotly.js") == 1  # the charts import the module home fetched
 
 
 def test_a_pages_own_text_is_still_there_after_another_page(open_url):
