@@ -128,10 +128,6 @@ class DrawnChart:
     payload: bytes  # everything sent: the figure, its plotly config and its name
 
     @property
-    def figure(self) -> dict:
-        return json.loads(self.spec)
-
-    @property
     def sent(self) -> dict:
         return json.loads(self.payload)
 
@@ -142,8 +138,9 @@ def drawn_charts(node) -> list[DrawnChart]:
     for element in node.get("bidi_component"):
         if element.proto.component_name == ELEMENT:
             payload = element.proto.bytes
-            _, end = json.JSONDecoder().raw_decode(payload.decode(), len(FIGURE_FIRST))
-            drawn.append(DrawnChart(element.proto.id, payload.decode()[len(FIGURE_FIRST) : end], payload))
+            text = payload.decode()
+            _, end = json.JSONDecoder().raw_decode(text, len(FIGURE_FIRST))
+            drawn.append(DrawnChart(element.proto.id, text[len(FIGURE_FIRST) : end], payload))
     return drawn
 
 
