@@ -6,7 +6,7 @@ let library;
 
 function staticFile(name) {
   const bundle = document.querySelector('script[src*="/static/js/"]');
-  return new URL(`../../app/static/plotly/${name}?v=__BUILD__`, bundle ? bundle.src : document.baseURI).href;
+  return new URL(`__STATIC__${name}?v=__BUILD__`, bundle ? bundle.src : document.baseURI).href;
 }
 
 function plotlyAndTheme() {

@@ -29,11 +29,17 @@ TRACES = frozenset({"scatter", "bar", "heatmap", "sunburst", "scatter3d"})
 # The build's files, as one version in their URLs: a browser that kept an old entry file would ask for chunks a
 # new build no longer has.
 VERSION = hashlib.sha256(b"".join(path.read_bytes() for path in sorted(STATIC_FILES.iterdir()))).hexdigest()[:12]
-# plotly.js's URL from Streamlit's own bundle (static/js/…), exactly as the charts import it (one module per tab).
-ENTRY_FROM_BUNDLE = f"../../app/static/plotly/plotly.js?v={VERSION}"
+# static/plotly/ from Streamlit's own bundle (static/js/…), so that a base path is kept; plotly.js's URL there,
+# exactly as the charts import it (one module per tab, home's preload included).
+STATIC_FROM_BUNDLE = "../../app/static/plotly/"
+ENTRY_FROM_BUNDLE = f"{STATIC_FROM_BUNDLE}plotly.js?v={VERSION}"
 _draw = st.components.v2.component(
     ELEMENT,
-    js=Path(__file__).with_name("plotly_chart.js").read_text().replace("__BUILD__", VERSION),
+    js=Path(__file__)
+    .with_name("plotly_chart.js")
+    .read_text()
+    .replace("__STATIC__", STATIC_FROM_BUNDLE)
+    .replace("__BUILD__", VERSION),
     isolate_styles=False,
 )
 
