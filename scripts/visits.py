@@ -26,7 +26,7 @@ from pathlib import Path
 
 from bertlens.serving import GC_FREEZE_ENV, NODELAY_ENV
 from components.page_titles import PAGE_TITLES
-from components.plotly_chart import STATIC_FILES
+from components.plotly_chart import STATIC
 from scripts.server import cpu_seconds, running_server
 from scripts.streamlit_client import Session, run_to_end
 
@@ -38,7 +38,7 @@ QUIET_MS = 600
 BARE_APP = "import streamlit as st\n\nst.title('Bare')\nst.write('A one-line Streamlit page.')\n"
 # One-line pages behind st.navigation: the bare baselines for moving between pages in the sidebar, and the
 # floor of a page that draws a plotly chart (the smallest one): through st.plotly_chart, and through BERT Lens's
-# own chart element (components/plotly_chart.py; its plotly.js is copied beside the app, for static serving).
+# own chart element (components/plotly_chart.py; its code and plotly.js are copied beside the app, for static serving).
 BARE_NAVIGATION_APP = """import sys
 import streamlit as st
 import plotly.graph_objects as go
@@ -66,7 +66,7 @@ def element():
 
 st.navigation([st.Page(one, title="One", default=True), st.Page(two, title="Two"), st.Page(chart, title="Chart"),
                st.Page(element, title="Element")]).run()
-""".replace("ROOT", repr(str(STATIC_FILES.parents[1])))
+""".replace("ROOT", repr(str(STATIC.parent)))
 BARE, BARE_SECOND = "bare Streamlit page", "bare Streamlit page, its second page opened by its own link (/two)"
 BARE_CHART = "bare Streamlit page with one three-point plotly chart, opened by its own link (/chart)"
 BARE_ELEMENT = "the same chart drawn by BERT Lens's chart element, opened by its own link (/element)"
@@ -207,7 +207,7 @@ def browser_settle(model: str, query: str, repeats: int = 5) -> dict[str, tuple[
     with tempfile.TemporaryDirectory() as tmp:
         bare = Path(tmp) / "bare.py"
         bare.write_text(BARE_NAVIGATION_APP)
-        shutil.copytree(STATIC_FILES, Path(tmp) / "static" / STATIC_FILES.name)
+        shutil.copytree(STATIC, Path(tmp) / "static")  # the chart element's code and plotly.js
         with (
             running_server(model, Path(tmp) / "bare.log", script=str(bare)) as bare_server,
             running_server(model, Path(tmp) / "app.log") as app,

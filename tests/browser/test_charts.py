@@ -30,6 +30,15 @@ def test_charts_come_from_bertlens_plotly_and_3d_only_when_drawn(page, open_url)
     assert [path for path in fetched if path.startswith("/app/static/plotly/scatter3d-")]
 
 
+def test_the_element_code_comes_once_for_every_chart_of_a_page(page, open_url):
+    """Each chart's message carries only a loader (components.plotly_chart.ENTRY); its code is one file."""
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(urlparse(request.url).path))
+    wait_for_layout(open_url("tokenizer", tokenizer_tab="Padding lab"))
+    assert main(page).locator(".bl-chart:has(.main-svg)").count() >= 2
+    assert fetched.count("/app/static/plotly_chart.js") == 1, fetched
+
+
 def test_the_toolbar_is_streamlits_and_fullscreen_fills_the_screen(open_url):
     """The buttons st.plotly_chart showed, in its order: plotly's "Share chart" (it sends the data to Plotly's cloud)
     and the selection tools left out, Fullscreen added (a projector); out of full screen the chart is as it was."""

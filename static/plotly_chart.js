@@ -1,13 +1,10 @@
-// One plotly chart (components/plotly_chart.py), drawn with BERT Lens's plotly.js (static/plotly/plotly.js) in
-// Streamlit's chart theme (static/plotly/theme.json), which replaces the template the figure came with. Both are
-// fetched once per tab, beside Streamlit's own bundle (so a base path is kept), with the build's hash in their
-// URLs (so a browser never mixes an old entry file with a new build's chunks).
+// The chart element (components/plotly_chart.py): one plotly chart, drawn with BERT Lens's plotly.js
+// (static/plotly/plotly.js) in Streamlit's chart theme (static/plotly/theme.json), which stands in for a template.
+// Fetched once per tab, as static/plotly's files are: from this file's own address, with the same build version
+// in their URLs as in its own (so a browser never mixes an old entry file with a new build's chunks).
+const version = new URL(import.meta.url).searchParams.get("v");
+const staticFile = (name) => new URL(`plotly/${name}?v=${version}`, import.meta.url).href;
 let library;
-
-function staticFile(name) {
-  const bundle = document.querySelector('script[src*="/static/js/"]');
-  return new URL(`__STATIC__${name}?v=__BUILD__`, bundle ? bundle.src : document.baseURI).href;
-}
 
 function plotlyAndTheme() {
   library ??= Promise.all([
@@ -57,7 +54,9 @@ function listen(chart, Plotly) {
   };
 }
 
-export default function ({ parentElement, data, setTriggerValue }) {
+// Draws one chart element's data (a call of the element's entry, in components/plotly_chart.py); returns what to do
+// when the element leaves the page. ``failed(error)`` says beside the chart that it could not be drawn.
+export function draw({ parentElement, data, setTriggerValue }, failed) {
   const text = new TextDecoder().decode(data);
   let chart = parentElement.querySelector(".bl-chart");
   if (!chart) {
@@ -91,10 +90,6 @@ export default function ({ parentElement, data, setTriggerValue }) {
       state.drawn = text;
       parentElement.querySelector(".bl-chart-error")?.remove();
     })
-    .catch((error) => {
-      const message = parentElement.querySelector(".bl-chart-error") ?? parentElement.appendChild(document.createElement("p"));
-      message.className = "bl-chart-error";
-      message.textContent = `This chart could not be drawn (${error}): reload the page to try again.`;
-    });
+    .catch(failed);
   return leave;
 }
