@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from difflib import get_close_matches
 from typing import Any, Literal, TypedDict
 from urllib.parse import urlencode
 
@@ -433,12 +434,33 @@ def read_link(page: str) -> None:
             )
         elif param.name not in st.query_params:
             adopt(param, values)
+    _name_misspelt_parameters(current_here)
     for param in (p for p in SCHEMA if p.scope in (SHARED, page)):  # text=a&text=b: the last one is used
         if not param.multi and (count := len(values := st.query_params.get_all(param.name))) > 1:
             shown, note = link_name(param.name)
             st.info(f"The link gives `{shown}` {count} times; the last value is used.{note}")
             st.query_params[param.name] = values[-1]
     _seed_widgets_from_the_link_as_read()
+
+
+FROM_HISTORY = "bertlens_history"  # components/history.py marks the address the browser's Back or Forward opens
+# Parameters a link may carry that the schema does not declare: Streamlit's own, and the browser history's mark.
+FOREIGN = frozenset({"embed", "embed_options", FROM_HISTORY})
+CLOSE = 0.8  # how alike a name must be to one of the page's (difflib's ratio, lower case, "-" read as "_")
+
+
+def _name_misspelt_parameters(current_here: set[str]) -> None:
+    """A link parameter BERT Lens does not read, spelt almost as one this page reads (a teacher's typo in a
+    link: ``Text=``, ``tex=``, ``attn-layr=``): say which was meant, and leave it out of the address. Other
+    names (a platform's tracking tags, ``utm_source``; another page's parameters) are left alone, in silence."""
+    for name in [name for name in st.query_params if name not in PARAMS and name not in FOREIGN]:
+        spelt = name.lower().replace("-", "_")
+        if meant := get_close_matches(spelt, sorted(current_here), n=1, cutoff=CLOSE):
+            del st.query_params[name]
+            st.info(
+                f"The link's {code_span(shortened(name, 40))} parameter is not one BERT Lens reads: did you mean "
+                f"`{meant[0]}`? It was left out."
+            )
 
 
 def adopt(param: Param, values: list[str]) -> None:

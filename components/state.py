@@ -18,12 +18,11 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import RerunException
 
 from bertlens.wording import agree, listed, plural
-from components.params import KEPT, LINKED, declared, drop_foreign, page_params, warn_bad_param
+from components.params import FROM_HISTORY, KEPT, LINKED, declared, drop_foreign, page_params, warn_bad_param
 from components.text import literal
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 SHARED_TEXTS = ("text", "a", "b")  # the texts that follow the student from page to page
-FROM_HISTORY = "bertlens_history"  # components/history.py marks the address the browser's Back or Forward opens
 REMEMBERED = "_shared_"  # session: + a shared text's key, its last value (kept across page switches)
 DRAWN_TEXTS = "_shared_drawn"  # the shared texts the running page has drawn (each writes its own to the URL)
 

@@ -171,3 +171,23 @@ def test_a_run_that_changes_nothing_writes_nothing_to_the_link(
     assert not at.exception, at.exception
     assert sent == []
     assert {k: at.query_params.get(k) for k in params} == params  # the link still holds every setting
+
+
+@pytest.mark.parametrize(("page", "spelt", "meant"), [("tokenizer", "Text", "text"), ("tokenizer", "tex", "text"),
+                                                        ("attention", "attn-layr", "attn_layer")])  # fmt: skip
+def test_a_misspelt_parameter_is_named_with_the_one_meant_and_left_out(
+    open_page, tiny_pretraining_dir, page, spelt, meant
+):
+    """A teacher's typo in a link opened the default view in silence."""
+    at = open_page(f"pages/{page}.py", tiny_pretraining_dir, **{spelt: "2"})
+    assert not at.exception
+    message = f"The link's `{spelt}` parameter is not one BERT Lens reads: did you mean `{meant}`? It was left out."
+    assert message in [i.value for i in at.info]
+    assert spelt not in at.query_params
+
+
+def test_a_parameter_bertlens_does_not_read_is_otherwise_left_alone(open_page, tiny_pretraining_dir):
+    """A platform's tracking tag, another page's parameter, Streamlit's own: no message, and still in the link."""
+    at = open_page("pages/tokenizer.py", tiny_pretraining_dir, utm_source="newsletter", attn_layer="1", embed="true")
+    assert not at.exception and not [i.value for i in at.info if "did you mean" in i.value]
+    assert (at.query_params["utm_source"], at.query_params["attn_layer"]) == ("newsletter", "1")
