@@ -79,12 +79,24 @@ def plotly_chart(
     fig: go.Figure, *, key: str, alt: str, config: dict, on_pick: Callable[[Any], None] | None = None
 ) -> None:
     """Draw ``fig`` as wide as its container (its own height); ``alt`` names it (role "figure"). ``on_pick``: called
-    with a clicked point's ``customdata`` before the rerun that click causes."""
-    picked = (lambda: on_pick(st.session_state[key]["pick"])) if on_pick else None
+    with a clicked point's ``customdata`` (a list of its values) before the rerun that click causes."""
     _draw(
         data=figure_payload(fig, config, alt, pick=on_pick is not None),
         key=key,
         width="stretch",
         height="content",
-        on_pick_change=picked,
+        on_pick_change=_picking(key, fig, on_pick) if on_pick else None,
     )
+
+
+def _picking(key: str, fig: go.Figure, on_pick: Callable[[Any], None]) -> Callable[[], None]:
+    """The pick callback of the chart drawn as ``fig``: a pick that is not one of its points' customdata (only a
+    forged message sends one) is dropped, so that ``on_pick`` never sees a value the chart could not send."""
+    points = {tuple(point) for trace in fig.data if trace.customdata is not None for point in trace.customdata}
+
+    def picked() -> None:
+        value = st.session_state[key]["pick"]
+        if isinstance(value, list) and all(isinstance(v, int | float | str) for v in value) and tuple(value) in points:
+            on_pick(value)
+
+    return picked

@@ -538,6 +538,16 @@ def test_clicking_a_thumbnail_opens_that_head_in_the_heatmap(open_page, bundled)
     np.testing.assert_allclose(drawn_z(heatmap), attentions[1, 4], atol=1e-7)
 
 
+@pytest.mark.parametrize("forged", [[1, 99], [0, "4"], "14", [[1, 4]], {"layer": 1}, None, [1, 4, 0]])
+def test_a_pick_no_point_of_the_chart_could_send_changes_nothing(open_page, forged):
+    """Only a hand-made websocket message sends one: it raised in the session's callback (or selected a head the
+    model does not have)."""
+    at = open_page(PAGE, text=CAT, attn_tab="All heads")
+    at = click_point(at, "overview_pick", {"customdata": forged})
+    assert not at.exception
+    assert (at.slider(key="attn_layer").value, at.slider(key="head").value) == (0, 0)
+
+
 def statistics_of(bundle, text: str, text_b: str | None = None) -> dict[str, np.ndarray]:
     """Reference head statistics, (layers, heads) each: means over the text's own tokens as queries (no [CLS],
     no [SEP] row) of the attention to the [SEP] tokens, to the token just before, to the token just after."""
