@@ -17,6 +17,11 @@ function plotlyAndTheme() {
 // The toolbar st.plotly_chart gave: plotly's, less "Share chart" (it sends the data to Plotly's cloud) and the
 // selection tools (nothing here selects), plus Fullscreen where the browser has it, for a projector.
 const REMOVED = ["sendChartToCloud", "lasso2d", "select2d"];
+// On a touch screen plotly shows its toolbar all the time, over the chart's title on a phone; and a swipe on a
+// chart scrolls the page (exports.chart turns dragging off), so zoom and pan are of no use there: PNG, reset and
+// Fullscreen remain.
+const TOUCH_REMOVED = [...REMOVED, "zoom2d", "pan2d", "zoomIn2d", "zoomOut2d", "autoScale2d"];
+const touchScreen = () => matchMedia("(hover: none)").matches;
 const FULL_SCREEN = {
   name: "Fullscreen",
   icon: { width: 1000, height: 1000, path: "M0 0h400v100H100v300H0zM600 0h400v400H900V100H600zM0 600h100v300h300v100H0zM900 600h100v400H600V900h300z" },
@@ -85,7 +90,7 @@ export function draw({ parentElement, data, setTriggerValue }, failed) {
       layout.height = height(chart);
       layout.width = chart.clientWidth || undefined;  // its box's (as Streamlit): 0 in a hidden tab, plotly's then
       const buttons = document.fullscreenEnabled ? [FULL_SCREEN] : [];
-      await Plotly.react(chart, figure.data, layout, { ...config, modeBarButtonsToRemove: REMOVED, modeBarButtonsToAdd: buttons });
+      await Plotly.react(chart, figure.data, layout, { ...config, modeBarButtonsToRemove: touchScreen() ? TOUCH_REMOVED : REMOVED, modeBarButtonsToAdd: buttons });
       if (!state.purge) listen(chart, Plotly);
       state.drawn = text;
       parentElement.querySelector(".bl-chart-error")?.remove();

@@ -59,6 +59,23 @@ def test_the_toolbar_is_streamlits_and_fullscreen_fills_the_screen(open_url):
     expect(chart.locator(".main-svg").first).to_have_attribute("height", str(round(before["height"])))
 
 
+def test_on_a_phone_the_toolbar_keeps_png_reset_and_fullscreen_beside_the_title(browser, server_url):
+    """A touch screen shows plotly's toolbar all the time: its zoom and pan tools covered the chart's title at
+    390 px (and a swipe scrolls the page there)."""
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        page = phone.new_page()
+        page.goto(f"{server_url}/attention?text=The+cat+sat+on+the+mat")
+        chart = main(page).locator(".bl-chart").first
+        expect(chart.locator(".main-svg").first).to_be_attached()
+        titles = chart.locator(".modebar-btn").evaluate_all("buttons => buttons.map(b => b.getAttribute('data-title'))")
+        assert titles[:2] == ["Download plot as a PNG", "Reset axes"] and set(titles[2:]) <= {"Fullscreen"}, titles
+        title, toolbar = chart.locator(".gtitle").bounding_box(), chart.locator(".modebar").bounding_box()
+        assert title and toolbar and title["x"] + title["width"] <= toolbar["x"], (title, toolbar)
+    finally:
+        phone.close()
+
+
 def test_a_click_picks_a_head_and_reruns_nothing_on_a_chart_that_picks_nothing(page, open_url):
     """All heads: a click on a thumbnail opens that head (its point's customdata goes to the server). The Padding
     lab's ids heatmap has customdata too but no callback: a click on it sends nothing (it reran the page)."""
