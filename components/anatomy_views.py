@@ -191,7 +191,13 @@ def parameter_sunburst(counts: pd.DataFrame) -> go.Figure:
             insidetextfont=CELL_TEXT,
         )
     )
-    fig.update_layout(title="Where the parameters are", height=460, margin=dict(t=50, l=0, r=0, b=0))
+    # A slice too thin for a readable label (the heads, the pooler: under 10 px) shows none; its hover names it.
+    fig.update_layout(
+        title="Where the parameters are",
+        height=460,
+        margin=dict(t=50, l=0, r=0, b=0),
+        uniformtext=dict(minsize=10, mode="hide"),
+    )
     return fig
 
 

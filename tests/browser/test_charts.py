@@ -76,6 +76,21 @@ def test_on_a_phone_the_toolbar_keeps_png_reset_and_fullscreen_beside_the_title(
         phone.close()
 
 
+# The size (px) each shown label is drawn at: its font size, times the scale plotly shrinks it by to fit its slice.
+SHOWN_TEXT_SIZES = """texts => texts
+  .filter(t => t.textContent && getComputedStyle(t).display !== "none" && getComputedStyle(t).opacity !== "0")
+  .map(t => parseFloat(getComputedStyle(t).fontSize) * Math.hypot(t.getCTM().a, t.getCTM().b))"""
+
+
+def test_the_parameters_sunburst_shows_no_label_too_small_to_read(open_url):
+    """The thinnest slices (the heads, the pooler) carried labels a few pixels high; their hovers name them."""
+    page = open_url("anatomy", anatomy_tab="Parameters")
+    labels = main(page).locator(".bl-chart .slicetext")
+    expect(labels.first).to_be_attached()
+    sizes = labels.evaluate_all(SHOWN_TEXT_SIZES)
+    assert sizes and min(sizes) >= 10, sizes
+
+
 def test_a_click_picks_a_head_and_reruns_nothing_on_a_chart_that_picks_nothing(page, open_url):
     """All heads: a click on a thumbnail opens that head (its point's customdata goes to the server). The Padding
     lab's ids heatmap has customdata too but no callback: a click on it sends nothing (it reran the page)."""
