@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
@@ -92,7 +93,13 @@ def plotly_chart(
 def _picking(key: str, fig: go.Figure, on_pick: Callable[[Any], None]) -> Callable[[], None]:
     """The pick callback of the chart drawn as ``fig``: a pick that is not one of its points' customdata (only a
     forged message sends one) is dropped, so that ``on_pick`` never sees a value the chart could not send."""
-    points = {tuple(point) for trace in fig.data if trace.customdata is not None for point in trace.customdata}
+    points = {
+        tuple(point)
+        for trace in fig.data
+        if trace.customdata is not None
+        for point in trace.customdata
+        if isinstance(point, list | tuple | np.ndarray)  # a point with one value (a number, a word) picks nothing
+    }
 
     def picked() -> None:
         value = st.session_state[key]["pick"]

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
+from components import plotly_chart
 from components.plotly_chart import FIGURE_FIRST, TRACES, figure_payload
 from tests.conftest import ROOT
 
@@ -50,3 +52,18 @@ def test_the_payload_is_the_figure_as_plotly_writes_it_less_its_template_with_it
 def test_a_trace_the_bundle_cannot_draw_is_refused_by_name():
     with pytest.raises(ValueError, match=r"\['pie'\]"):
         figure_payload(go.Figure(go.Pie(values=[1, 2])), {}, "pie")
+
+
+@pytest.mark.parametrize(
+    ("pick", "passed"), [([1, 2], True), ([0, 1], True), ([2, 1], False), (0.5, False), ("01", False)]
+)
+def test_a_pick_reaches_the_callback_only_as_one_of_the_charts_points(monkeypatch, pick, passed):
+    """Points with one value (a number) beside points with two: the callback was built (it raised on them), and a
+    value no point has, or not a list, never reaches it."""
+    fig = go.Figure([go.Scatter(x=[0], y=[0], customdata=[0.5]),
+                     go.Scatter(x=[1, 2], y=[1, 2], customdata=np.array([[0, 1], [1, 2]]))])  # fmt: skip
+    picked: list = []
+    callback = plotly_chart._picking("chart", fig, picked.append)
+    monkeypatch.setattr(plotly_chart.st, "session_state", {"chart": {"pick": pick}})
+    callback()
+    assert picked == ([pick] if passed else [])
