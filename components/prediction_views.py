@@ -54,8 +54,13 @@ PROBABILITY_COLUMNS = ("P(top guess)", "P(true word)")
 
 
 def _swap() -> None:
-    set_shared_text(st.session_state["b"], "a")
-    set_shared_text(st.session_state["a"], "b")
+    """B before A. Where A was the sentence the other pages read (the pair they show is that sentence and B), it
+    stays their first sentence: the other pages then show the swapped pair, not one sentence twice."""
+    a, b = st.session_state["a"], st.session_state["b"]
+    if a == remembered_shared_text():
+        set_shared_text(b)
+    set_shared_text(b, "a")
+    set_shared_text(a, "b")
 
 
 def sentence_pair_inputs() -> tuple[str, str]:

@@ -67,6 +67,18 @@ def test_swap_puts_b_before_a(open_page, tiny_pretraining_dir, tiny_bundle, nsp_
     assert_shows(metrics(at)["P(IsNext)"], "{}", p, places=4)
 
 
+def test_a_swap_of_the_shared_sentence_and_b_is_the_pair_every_page_shows(open_page, tiny_pretraining_dir):
+    """With the shared sentence as A, a swap left the other pages with that sentence as both their sentence and B."""
+    at = open_page(PAGE, tiny_pretraining_dir, text=A, a=A, b=B)
+    at.button(key="swap").click().run()
+    assert not at.exception
+    assert (at.text_input(key="a").value, at.text_input(key="b").value) == (B, A)
+    assert (at.session_state["_shared_text"], at.session_state["_shared_b"]) == (B, A)  # what the other pages read
+    at = open_page(PAGE, tiny_pretraining_dir, text="Another sentence.", a=A, b=B)  # an A of this page's own
+    at.button(key="swap").click().run()
+    assert "_shared_text" not in at.session_state and at.session_state["_shared_b"] == A  # the link's sentence stays
+
+
 def test_use_the_shared_sentence_as_a(open_page, tiny_pretraining_dir):
     at = open_page(PAGE, tiny_pretraining_dir, text="Sinan loves a beautiful day", a=A, b=B)
     assert "Sinan loves a beautiful day" in at.button(key="use_shared").help  # what it will put in A
