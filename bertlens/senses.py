@@ -352,6 +352,11 @@ def layer_options(num_layers: int) -> list[str]:
     return [str(i) for i in range(num_layers + 1)] + [f"last{k}" for k in LAST_K_CHOICES if k <= num_layers]
 
 
+def layer_option_name(option: str) -> str:
+    """How a layer option reads on screen and in a table: "7", or "mean of the last 4" for ``last4``."""
+    return f"mean of the last {option[4:]}" if option.startswith("last") else option
+
+
 def layer_range(option: str, num_layers: int) -> range:
     """The hidden states whose mean an option stands for; ValueError for an unknown option."""
     if option not in layer_options(num_layers):

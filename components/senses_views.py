@@ -29,6 +29,7 @@ from bertlens.senses import (
     at_layer,
     drawn_at_random,
     layer_label,
+    layer_option_name,
     layer_options,
     layer_range,
     like_pairs,
@@ -471,7 +472,7 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str, sc
                 error_x={"type": "data", "array": [(span[-1] - span[0]) / 2], "width": 0, **mean},
                 mode="markers",
                 marker={"symbol": MEAN_SYMBOLS[len(span)], "size": 10, **mean},
-                name=f"mean of the last {option[4:]}",
+                name=layer_option_name(option),
             )
         )
     chosen = layer_range(layer, words.num_layers)
@@ -494,7 +495,9 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str, sc
             f"silhouette at hidden states 0 to {words.num_layers}: {listed_scores}; means of the last k: {means}; "
             f"highest at {layer_label(best, words.num_layers)}"
         ),
-        data=lambda: pd.DataFrame({"hidden state": list(scores), "silhouette": list(scores.values())}),
+        data=lambda: pd.DataFrame(
+            {"hidden state": [*map(layer_option_name, scores)], "silhouette": [*scores.values()]}
+        ),
     )
     score = scores[layer]
     single = [s for s in dict.fromkeys(sense_labels) if s and sense_labels.count(s) == 1]
