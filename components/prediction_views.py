@@ -282,7 +282,8 @@ def true_word_section(query: cache.Query, word: str, mask_number: int, vocab_siz
         "and what loss does that give?"
     )
     if blank(word):
-        st.info(f"Type the word mask {mask_number} hides in *Original word* above (e.g. paris) to check it.")
+        if blank(st.session_state.get("true_word", "")):  # words typed that fit no mask are warned about above
+            st.info(f"Type the word mask {mask_number} hides in *Original word* above (e.g. paris) to check it.")
         return
     check = cache.true_word(query, word, mask_number)
     true_word_view(check, vocab_size)

@@ -164,6 +164,9 @@ def test_seed_003_exercise_4_several_masks_at_a_glance(open_page, tiny_pretraini
     assert metrics["Average confidence of the top guesses"] in renderings(mean, lambda p: percent(p, 2))
     at.text_input(key="true_word").set_value("quick, jumps").run()  # two words for three masks
     assert any("2 words for 3 masks" in w.value for w in at.warning) and not at.exception
+    assert not [i for i in at.info if "Type the word" in i.value]  # the student did type: the warning says what
+    at.text_input(key="true_word").set_value("").run()
+    assert [i for i in at.info if "Type the word mask 1 hides" in i.value]
 
 
 @pytest.mark.parametrize(
