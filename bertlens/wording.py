@@ -15,8 +15,9 @@ def plural(n: int, noun: str, nouns: str | None = None) -> str:
 
 def percent(p: float, digits: int = 1) -> str:
     """A probability as a percentage with ``digits`` decimals; below 10^-digits %, two significant figures, so that a
-    small one reads neither 0.0% nor twice its size: 12.3%, 0.05%, 0.0033% (``digits=2``: 43.21%, 0.0051%)."""
-    return f"{p:.{digits}%}" if p == 0 or 100 * p >= 10**-digits else f"{100 * p:.2g}%"
+    small one reads neither 0.0% nor twice its size: 12.3%, 0.050%, 0.0033% (``digits=2``: 43.21%, 0.0051%). Two
+    figures even where the second is 0 (0.0050%, not 0.005%, beside a 0.0049%)."""
+    return f"{p:.{digits}%}" if p == 0 or 100 * p >= 10**-digits else f"{100 * p:#.2g}%"
 
 
 def agree(n: int, singular: str, plural_verb: str) -> str:

@@ -23,7 +23,7 @@ def test_budgets_need_a_value_except_the_token_cap():
 
 def test_a_small_probability_never_reads_zero_percent():
     """A random model's top guess has ~1/30,522: it read "probability 0.0%"."""
-    assert [percent(p) for p in (0.123, 0.001, 0.0005, 3.3e-05, 0.0)] == ["12.3%", "0.1%", "0.05%", "0.0033%", "0.0%"]
+    assert [percent(p) for p in (0.123, 0.001, 0.0005, 3.3e-05, 0.0)] == ["12.3%", "0.1%", "0.050%", "0.0033%", "0.0%"]
     assert [percent(p, 2) for p in (0.43214, 0.99996, 0.0004, 5.13e-05, 3.3e-06)] == [
         "43.21%",
         "100.00%",
@@ -51,3 +51,8 @@ def test_blank_text_shows_nothing():
 
     assert blank("") and blank(" \n\t") and blank("\u200b\u00ad\u2060\ufeff\u202e")  # zero-width, soft hyphen, marks
     assert not blank("a") and not blank("\u200bа") and not blank("🤖") and not blank("[MASK]")
+
+
+def test_neighbouring_small_probabilities_read_with_the_same_figures():
+    """A lesson's answer read "bard with probability 0.005%; next come berwick (0.0049%)"."""
+    assert [percent(p) for p in (4.9996e-05, 4.9e-05, 1.0e-06)] == ["0.0050%", "0.0049%", "0.00010%"]
