@@ -57,7 +57,7 @@ def _swap() -> None:
     """B before A. Where A was the sentence the other pages read (the pair they show is that sentence and B), it
     stays their first sentence: the other pages then show the swapped pair, not one sentence twice."""
     a, b = st.session_state["a"], st.session_state["b"]
-    if a == remembered_shared_text():
+    if a == remembered_shared_text() and not blank(b):
         set_shared_text(b)
     set_shared_text(b, "a")
     set_shared_text(a, "b")

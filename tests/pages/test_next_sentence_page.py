@@ -77,6 +77,9 @@ def test_a_swap_of_the_shared_sentence_and_b_is_the_pair_every_page_shows(open_p
     at = open_page(PAGE, tiny_pretraining_dir, text="Another sentence.", a=A, b=B)  # an A of this page's own
     at.button(key="swap").click().run()
     assert "_shared_text" not in at.session_state and at.session_state["_shared_b"] == A  # the link's sentence stays
+    at = open_page(PAGE, tiny_pretraining_dir, text=A, a=A, b=" ")  # no B: the other pages keep their sentence
+    at.button(key="swap").click().run()
+    assert "_shared_text" not in at.session_state and at.session_state["_shared_b"] == A
 
 
 def test_use_the_shared_sentence_as_a(open_page, tiny_pretraining_dir):
