@@ -26,6 +26,8 @@ from components.params import bound
 from components.state import (
     DEFAULT_TEXT,
     bound_int_input,
+    brought_from_another_page,
+    has_shared_text,
     int_in_range,
     keep_in_range,
     lines_within_chars_budget,
@@ -65,9 +67,17 @@ def _swap() -> None:
 
 def sentence_pair_inputs() -> tuple[str, str]:
     """Sentences A and B (shared with the other pages), a swap button, and a button that takes the shared sentence
-    as A when A is another one."""
+    as A when A is another one.
+
+    A student who arrives with a B from another page and no A of their own gets that page's sentence as A: the
+    pair they built there (the example A with their B was a pair nobody made). A B first given here keeps the
+    example A it was shown with."""
+    if brought_from_another_page("b") and not has_shared_text("a"):
+        set_shared_text(remembered_shared_text(), "a")
     a = shared_text("Sentence A", key="a", default=nsp.DEFAULT_A)
-    b = sentence_b("Sentence B", default=nsp.DEFAULT_B)
+    b = sentence_b("Sentence B", default=nsp.DEFAULT_B, keeps="a")
+    if has_shared_text("b") and st.session_state["a"] == remembered_shared_text():
+        st.caption("The pair the other pages show: their sentence as A, with your sentence B.")
     left, right = st.columns(2)
     left.button("Swap: B before A", on_click=_swap, icon=":material/swap_vert:", key="swap")
     shared = remembered_shared_text()

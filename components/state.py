@@ -165,8 +165,21 @@ setTimeout(() => document.querySelectorAll('[role="tablist"]').forEach((list) =>
 </script>"""
 
 
-def _remember(key: str) -> None:
+def _remember(key: str, keeps: str | None = None) -> None:
+    if keeps is not None and not has_shared_text(key) and keeps in st.session_state:
+        st.session_state.setdefault(REMEMBERED + keeps, st.session_state[keeps])  # as shown beside the first change
     st.session_state[REMEMBERED + key] = st.session_state[key]
+
+
+def has_shared_text(key: str) -> bool:
+    """Whether the student has given the shared text ``key`` (on any page, or by a link), blank or not."""
+    return REMEMBERED + key in st.session_state or key in st.query_params
+
+
+def brought_from_another_page(key: str) -> bool:
+    """Whether the student brings the shared text ``key`` from another page: they have it, and this page's link
+    does not (a sidebar click opens a page without the last page's link)."""
+    return REMEMBERED + key in st.session_state and key not in st.query_params
 
 
 def set_shared_text(value: str, key: str = "text") -> None:
@@ -239,9 +252,13 @@ def note_b_not_read(reads: str) -> None:
         st.caption(f"Sentence B, from another page, is not read here: {reads}.")
 
 
-def shared_text(label: str = "Sentence", key: str = "text", default: str = DEFAULT_TEXT, **kwargs) -> str:
+def shared_text(
+    label: str = "Sentence", key: str = "text", default: str = DEFAULT_TEXT, keeps: str | None = None, **kwargs
+) -> str:
     """Text that follows the user from page to page and lives in the URL as ``key``: a one-line input,
-    so Enter applies it (a text area needs Ctrl+Enter, which students do not guess).
+    so Enter applies it (a text area needs Ctrl+Enter, which students do not guess). ``keeps``: the shared
+    text drawn beside it whose default depends on this one; it keeps the value it was shown with when the student
+    first gives this one (instead of changing under their eyes).
 
     Not ``bind="query-params"``: a page switch drops the URL's parameters, and a bound widget
     then falls back to its default. What the user typed (or a link brought) is kept in session
@@ -252,7 +269,7 @@ def shared_text(label: str = "Sentence", key: str = "text", default: str = DEFAU
     if remembered not in st.session_state and key in st.query_params:
         st.session_state[remembered] = one_line(st.query_params[key])
     st.session_state[key] = st.session_state.get(remembered, default)
-    value = st.text_input(label, key=key, on_change=_remember, args=(key,), **kwargs)
+    value = st.text_input(label, key=key, on_change=_remember, args=(key, keeps), **kwargs)
     _link_text(key, value, default)
     st.session_state.setdefault(DRAWN_TEXTS, set()).add(key)
     return within_chars_budget(value, label)

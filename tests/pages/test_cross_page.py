@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.params import PARAMS, SCHEMA, SHARED
-from tests.conftest import APPTEST_TIMEOUT, ROOT, drawn_charts
+from tests.conftest import APPTEST_TIMEOUT, ROOT, assert_shows, drawn_charts
 
 PAGES = ["tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses"]
 TEXT = "The animal didn't cross the [MASK] because it was too tired."
@@ -236,6 +236,52 @@ def test_a_links_shared_texts_follow_the_student_from_a_page_that_does_not_show_
     at.query_params.clear()  # a browser drops the page's link on a switch (AppTest keeps it)
     visit(at, then)
     assert at.text_input(key=key).value == params[key]
+
+
+def test_a_pair_built_on_another_page_is_the_pair_next_sentence_scores(
+    monkeypatch, tiny_pretraining_dir, tiny_bundle, nsp_model
+):
+    """Next sentence showed its example A with the B the student gave Attention, and scored that pair, one nobody
+    made. Arriving with a B and no A of their own, A is the other pages' sentence; the pair is then theirs."""
+    from tests.core.test_nsp import reference_p_is_next
+    from tests.pages.test_next_sentence_page import metrics, shown
+
+    at = app(monkeypatch, tiny_pretraining_dir)
+    visit(at, "attention")
+    at.text_input(key="b").set_value(B).run()  # the sentence stays Attention's default
+    at.query_params.clear()  # a browser drops the page's link on a switch (AppTest keeps it)
+    visit(at, "next_sentence")
+    a = "The animal didn't cross the street because it was too tired."
+    assert (at.text_input(key="a").value, at.text_input(key="b").value) == (a, B)
+    (p,) = reference_p_is_next(nsp_model, tiny_bundle.tokenizer, [(a, B)])
+    assert_shows(metrics(at)["P(IsNext)"], "{}", p, places=4)
+    assert "The pair the other pages show" in shown(at)
+    assert at.query_params["a"] == a  # the link opens this pair, not the example A with B
+    visit(at, "attention")
+    at.text_input(key="text").set_value(TEXT).run()  # A is the student's now: another sentence does not move it
+    at.query_params.clear()
+    visit(at, "next_sentence")
+    assert at.text_input(key="a").value == a and "The pair the other pages show" not in shown(at)
+    assert at.button(key="use_shared")  # the newer sentence is a click away
+
+
+def test_a_b_first_given_on_next_sentence_keeps_the_example_a(monkeypatch, tiny_pretraining_dir):
+    at = app(monkeypatch, tiny_pretraining_dir)
+    visit(at, "next_sentence")
+    at.text_input(key="b").set_value(B).run()
+    assert at.text_input(key="a").value == "The weather is beautiful today."  # not the other pages' sentence
+    at.query_params.clear()
+    visit(at, "tokenizer")
+    at.query_params.clear()
+    visit(at, "next_sentence")
+    assert (at.text_input(key="a").value, at.text_input(key="b").value) == ("The weather is beautiful today.", B)
+
+
+def test_a_next_sentence_link_without_a_still_opens_the_example_a(monkeypatch, tiny_pretraining_dir):
+    """Links made before A followed a pair from another page: ``b`` alone meant the example A, and still does."""
+    at = app(monkeypatch, tiny_pretraining_dir, b=B, text=TEXT)
+    visit(at, "next_sentence")
+    assert (at.text_input(key="a").value, at.text_input(key="b").value) == ("The weather is beautiful today.", B)
 
 
 def test_a_links_view_survives_leaving_before_the_first_run_ends(monkeypatch, tiny_pretraining_dir):
