@@ -242,6 +242,21 @@ def test_sidebar_navigation_keeps_the_shared_sentence(open_url):
     expect(page).to_have_url(re.compile(r"text=Sinan"))
 
 
+def test_next_sentence_scores_the_pair_built_on_attention(open_url, reference):
+    """Arriving with a sentence B from another page, A is that page's sentence (it was the example A)."""
+    a, b = "Sinan loves <b>a</b> beautiful *day*.", "He goes for a walk."
+    page = open_url("attention", text=a)
+    type_into(page, "b", b)
+    wait_for_run(page)
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Next sentence").click()
+    expect(page).to_have_url(re.compile(r"/next_sentence\b"))
+    expect(page.locator(".st-key-a input")).to_have_value(a)
+    expect(page.locator(".st-key-b input")).to_have_value(b)
+    expect(metric(page, "P(IsNext)")).to_have_text(rounded(p_is_next(reference, a, b), 4))
+    expect(page).to_have_url(re.compile(r"[?&]a=Sinan"))  # the link opens this pair
+    assert_shown_literally(page)
+
+
 def test_home_fetches_plotly_while_the_student_reads_it(open_url):
     """The first chart page of a tab then draws at once (components.home.preload_charts)."""
     page = open_url("")
