@@ -35,9 +35,9 @@ def test_a_loaded_model_is_frozen_out_of_the_collectors_walk(tiny_pretraining_di
 
 def test_freezing_can_be_switched_off(monkeypatch):
     monkeypatch.setenv(GC_FREEZE_ENV, "0")
-    before = gc.get_freeze_count()
     fresh = [object()]  # a new container the collector tracks
-    assert freeze_long_lived_objects() == before and tracked(fresh)
+    freeze_long_lived_objects()
+    assert tracked(fresh)  # (not a frozen count before and after: frozen objects another thread frees leave it)
 
 
 def test_the_apps_loading_point_freezes_after_each_load(monkeypatch, tiny_pretraining_dir):
