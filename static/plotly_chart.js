@@ -28,6 +28,29 @@ const FULL_SCREEN = {
   click: (chart) => (document.fullscreenElement ? document.exitFullscreen() : chart.requestFullscreen()).catch(() => {}),
 };
 
+// A token axis (a category x axis slanted at -60°, as components/attention_figures.py draws them) whose labels
+// would run into each other (on a phone, for a long sentence) gets them upright, and only as many as fit: every
+// other one, every third… (the hover still names every token). Measured on the drawn chart, which knows the
+// axis's length; undone when a wider box fits them again.
+const SLANTED = -60;
+function fitTokenLabels(chart, Plotly) {
+  const full = chart._fullLayout;
+  const update = {};
+  for (const [name, nticks] of Object.entries(chart.bertlens.slanted)) {
+    const axis = full[name];
+    const count = axis?._categories?.length;
+    if (!count || !axis._length) continue;
+    const lineHeight = 1.3 * axis.tickfont.size;
+    const slantedPitch = (axis._length / count) * Math.ceil(count / nticks) * Math.sin(Math.PI / 3);
+    const [tickangle, fitted] =
+      slantedPitch >= lineHeight ? [SLANTED, nticks] : [-90, Math.max(1, Math.floor(axis._length / lineHeight))];
+    if (axis.tickangle !== tickangle || axis.nticks !== fitted) {
+      Object.assign(update, { [`${name}.tickangle`]: tickangle, [`${name}.nticks`]: fitted });
+    }
+  }
+  return Object.keys(update).length ? Plotly.relayout(chart, update) : undefined;
+}
+
 const fullScreen = (chart) => document.fullscreenElement === chart;
 // The chart's height: its figure's (null: plotly's 450 px), or the screen's in full screen.
 const height = (chart) => (fullScreen(chart) ? window.innerHeight : chart.bertlens.height);
@@ -44,7 +67,9 @@ function listen(chart, Plotly) {
   let width = chart.clientWidth;
   const fit = () => {
     width = chart.clientWidth;
-    Plotly.relayout(chart, { width, height: height(chart) }).catch(() => {});
+    Plotly.relayout(chart, { width, height: height(chart) })
+      .then(() => fitTokenLabels(chart, Plotly))
+      .catch(() => {});
   };
   // Not on the observer's first call, nor for a change of height: the chart is drawn once.
   const resized = new ResizeObserver(() => chart.isConnected && chart.clientWidth !== width && fit());
@@ -87,10 +112,16 @@ export function draw({ parentElement, data, setTriggerValue }, failed) {
       const layout = { ...figure.layout, template: theme };
       if (layout.title?.text) layout.title = { ...layout.title, text: `<b>${layout.title.text}</b>` };  // as Streamlit
       state.height = figure.layout.height ?? null;
+      state.slanted = Object.fromEntries(
+        Object.entries(figure.layout)
+          .filter(([name, axis]) => /^xaxis\d*$/.test(name) && axis.type === "category" && axis.tickangle === SLANTED)
+          .map(([name, axis]) => [name, axis.nticks ?? 60]),
+      );
       layout.height = height(chart);
       layout.width = chart.clientWidth || undefined;  // its box's (as Streamlit): 0 in a hidden tab, plotly's then
       const buttons = document.fullscreenEnabled ? [FULL_SCREEN] : [];
       await Plotly.react(chart, figure.data, layout, { ...config, modeBarButtonsToRemove: touchScreen() ? TOUCH_REMOVED : REMOVED, modeBarButtonsToAdd: buttons });
+      await fitTokenLabels(chart, Plotly);
       if (!state.purge) listen(chart, Plotly);
       state.drawn = text;
       parentElement.querySelector(".bl-chart-error")?.remove();

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from urllib.parse import parse_qsl, urlparse
+from urllib.parse import parse_qsl, urlencode, urlparse
 
+import pytest
 from playwright.sync_api import expect
 
 from scripts.chart_theme import THEME, streamlit_theme
@@ -74,6 +75,33 @@ def test_on_a_phone_the_toolbar_keeps_png_reset_and_fullscreen_beside_the_title(
         assert title and toolbar and title["x"] + title["width"] <= toolbar["x"], (title, toolbar)
     finally:
         phone.close()
+
+
+# The shown x tick labels of a chart: left and right edges on screen, and the angle each is drawn at.
+X_LABELS = """chart => [...chart.querySelectorAll(".xtick text")].filter(t => getComputedStyle(t).display !== "none")
+  .map(t => { const box = t.getBoundingClientRect();
+    return [box.left, box.right, Number(t.getAttribute("transform")?.match(/rotate\\(([-0-9.]+)/)?.[1] ?? 0)]; })"""
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "tokens", "angle"), [(390, 844, 15, -90), (1280, 720, 15, -60), (1280, 720, 102, -90)]
+)
+def test_the_heatmaps_token_labels_never_run_into_each_other(browser, server_url, width, height, tokens, angle):
+    """At 390 px (a phone) the heatmap's 15 key labels, slanted, ran into each other, as did a long sentence's on a
+    laptop: they stand upright there, as many as fit; a short sentence on a laptop keeps them slanted, all shown."""
+    words = "The students read a short story about the [MASK] near the river." if tokens == 15 else "word " * 100
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        page.goto(f"{server_url}/attention?{urlencode({'text': words})}")
+        chart = main(page).locator(".bl-chart").first
+        expect(chart.locator(".xtick text").first).to_be_attached()
+        labels = chart.evaluate(X_LABELS)
+        assert {label_angle for *_, label_angle in labels} == {angle}, labels
+        assert all(left >= right_before - 0.5 for (_, right_before, _), (left, _, _) in zip(labels, labels[1:])), labels
+        assert len(labels) == tokens if angle == -60 else tokens / 3 <= len(labels) < tokens, labels
+    finally:
+        context.close()
 
 
 # The size (px) each shown label is drawn at: its font size, times the scale plotly shrinks it by to fit its slice.
