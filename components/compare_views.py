@@ -31,7 +31,7 @@ from components.exports import chart, csv_download, table
 from components.layout import truncation_notice
 from components.model import cached_bundle
 from components.state import linked_text, within_chars_budget
-from components.text import chart_text, literal
+from components.text import SHARE_TICKS, chart_text, literal
 
 FIRST, SECOND = "#1f77b4", "#ff7f0e"
 BIGGEST_MOVES = 15
@@ -89,10 +89,11 @@ def paired_bars_figure(
         legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),
         height=120 + 26 * len(labels) if horizontal else 420,
     )
+    values_axis = dict(title=y_title, tickformat=SHARE_TICKS)  # probabilities or attention weights
     if horizontal:
-        fig.update_layout(xaxis_title=y_title, yaxis=dict(autorange="reversed", type="category"))
+        fig.update_layout(xaxis=values_axis, yaxis=dict(autorange="reversed", type="category"))
     else:
-        fig.update_layout(yaxis_title=y_title, xaxis=dict(tickangle=-60, nticks=60, type="category"))
+        fig.update_layout(yaxis=values_axis, xaxis=dict(tickangle=-60, nticks=60, type="category"))
     return fig
 
 
@@ -267,7 +268,7 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
             fig.update_layout(
                 title=f"{name.capitalize()} sentence — mask {mask_number}",
                 height=120 + 22 * k,
-                xaxis_title="probability",
+                xaxis=dict(title="probability", tickformat=SHARE_TICKS),
                 yaxis=dict(autorange="reversed", type="category"),
                 margin=dict(l=10, r=10, t=50, b=40),
             )

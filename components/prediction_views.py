@@ -39,7 +39,7 @@ from components.state import (
     warn_bad_param,
     without_repeats,
 )
-from components.text import chart_text, code_span, literal
+from components.text import SHARE_TICKS, chart_text, code_span, literal
 from components.uploads import read_once, uploaded
 
 MASKS_PER_ROW = 3
@@ -205,7 +205,7 @@ def bar_figure(labels: list[str], values: list[float], title: str, x_title: str)
     )
     fig.update_layout(
         title=title,
-        xaxis={"title": x_title, "tickformat": ".2~g"},
+        xaxis={"title": x_title, "tickformat": SHARE_TICKS},
         yaxis={"autorange": "reversed", "type": "category"},
         height=120 + 22 * len(labels),
         margin={"l": 10, "r": 10, "t": 50, "b": 40},
@@ -483,7 +483,7 @@ def layer_probabilities_figure(guesses: LayerGuesses) -> go.Figure:
         )
     fig.update_layout(
         title=f"Mask {guesses.mask_number}: probability of the final top guesses, layer by layer",
-        yaxis_title="probability",
+        yaxis=dict(title="probability", tickformat=SHARE_TICKS),
         xaxis=dict(title="hidden state", type="category"),
         height=440,
         margin=dict(l=10, r=10, t=50, b=10),

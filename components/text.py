@@ -37,6 +37,11 @@ def code_span(text: str) -> str:
     return f"`{text.replace('`', 'ˋ')}`"
 
 
+# A chart axis of probabilities or weights: ticks read 0.0001 (decimals, 2 significant figures), not plotly's SI
+# "100μ", which reads as a unit.
+SHARE_TICKS = ".2~r"
+
+
 def chart_text(text: str) -> str:
     """``text`` for a plotly label, title or hover: plotly draws a few HTML tags (``<b>``, ``<br>``) and reads
     ``&lt;``, ``&gt;`` and ``&amp;``, but shows ``&quot;`` as typed, so quotes are left alone."""

@@ -104,6 +104,15 @@ def test_the_heatmaps_token_labels_never_run_into_each_other(browser, server_url
         context.close()
 
 
+def test_probability_axes_read_as_decimals(open_url):
+    """Layer by layer's axis read "100μ, 200μ" (plotly's SI prefixes) where the Guesses chart wrote 0.0001."""
+    page = open_url("fill_mask", text="The capital of France is [MASK].", fill_tab="Layer by layer")
+    ticks = main(page).locator(".bl-chart").first.locator(".ytick text")
+    expect(ticks.first).to_be_attached()
+    labels = ticks.all_text_contents()
+    assert len(labels) >= 2 and all(re.fullmatch(r"0|0\.\d+|1", label) for label in labels), labels
+
+
 # The size (px) each shown label is drawn at: its font size, times the scale plotly shrinks it by to fit its slice.
 SHOWN_TEXT_SIZES = """texts => texts
   .filter(t => t.textContent && getComputedStyle(t).display !== "none" && getComputedStyle(t).opacity !== "0")
