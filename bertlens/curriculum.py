@@ -522,8 +522,8 @@ INSIDE = Lesson(
         ),
         Step(
             "Python the language",
-            "Now with *programming*: the column *cosine with “programming”*, the pet's python (*snake*) above the "
-            "coder's (*programming language*).",
+            "Now the other reference word: read the column *cosine with “programming”*. The pet's python (sense "
+            "*snake*) is the first row, the coder's (sense *programming language*) the second.",
             "senses",
             TWO_PYTHONS,
             CloserInContext((PET, CODING), "python", "programming"),
