@@ -83,13 +83,7 @@ def parse_coarsewsd(data: bytes, gold: bytes, classes_map: bytes | None = None) 
     """CoarseWSD-20's files for one word, as seed 001 reads them: ``….data.txt`` (``word position<TAB>sentence``
     per line), ``….gold.txt`` (the sense's number per line) and, for the senses' names, ``classes_map.txt`` (JSON,
     number → name). The word position is not needed: every occurrence of the word is found by its spelling."""
-    sentences, senses = [], []
-    for number, line in enumerate(decoded(data, "data file").splitlines(), start=1):
-        if line.strip():
-            position, tab, sentence = line.partition("\t")
-            if not tab or not position.strip().isdigit() or not sentence.strip():
-                raise SenseInputError(f"Line {number} of the data file is not `word position<TAB>sentence`.")
-            sentences.append(sentence.strip())
+    sentences, senses = [sentence for _, sentence in _data_lines(data)], []
     for number, line in enumerate(decoded(gold, "gold file").splitlines(), start=1):
         if line.strip():
             if not line.strip().isdigit():
@@ -120,18 +114,48 @@ def drawn_at_random(items: Sequence[LabelledSentence], count: int) -> tuple[Labe
     return tuple(items[i] for i in sorted(random.Random(0).sample(range(len(items)), count)))
 
 
-def read_sentence_files(files: dict[str, bytes]) -> list[LabelledSentence]:
-    """The uploaded files, by name: one CSV file (``parse_csv``), or CoarseWSD-20's pair (``parse_coarsewsd``)."""
+def _data_lines(data: bytes) -> list[tuple[int, str]]:
+    """A CoarseWSD-20 data file's lines: (word position, sentence)."""
+    lines = []
+    for number, line in enumerate(decoded(data, "data file").splitlines(), start=1):
+        if line.strip():
+            position, tab, sentence = line.partition("\t")
+            if not tab or not position.strip().isdigit() or not sentence.strip():
+                raise SenseInputError(f"Line {number} of the data file is not `word position<TAB>sentence`.")
+            lines.append((int(position), sentence.strip()))
+    return lines
+
+
+def _coarsewsd_files(files: dict[str, bytes]) -> tuple[bytes, bytes, bytes | None] | None:
+    """CoarseWSD-20's data, gold and (optional) classes map among the uploaded files, by name; None if not those."""
     names = {name.lower(): name for name in files}
-    csvs = [name for name in names if name.endswith(".csv")]
     data = [name for name in names if name.endswith("data.txt")]
     gold = [name for name in names if name.endswith("gold.txt")]
     classes = [name for name in names if name.endswith("classes_map.txt")]
-    if len(csvs) == 1 and len(files) == 1:
-        return parse_csv(files[names[csvs[0]]])
     if len(data) == len(gold) == 1 and len(files) == 2 + len(classes) and len(classes) <= 1:
-        classes_map = files[names[classes[0]]] if classes else None
-        return parse_coarsewsd(files[names[data[0]]], files[names[gold[0]]], classes_map)
+        return files[names[data[0]]], files[names[gold[0]]], files[names[classes[0]]] if classes else None
+    return None
+
+
+def uploaded_word(files: dict[str, bytes]) -> str | None:
+    """The word CoarseWSD-20's files are about (they name it only in their folder's name, as seed 001's
+    ``focal_word``): the most common word at the data file's word positions; None for other files."""
+    if (coarse := _coarsewsd_files(files)) is None:
+        return None
+    words: Counter[str] = Counter()
+    for position, sentence in _data_lines(coarse[0]):
+        tokens = sentence.split()
+        if position < len(tokens) and (word := tokens[position].strip(".,;:!?'\"()").lower()):
+            words[word] += 1
+    return words.most_common(1)[0][0] if words else None
+
+
+def read_sentence_files(files: dict[str, bytes]) -> list[LabelledSentence]:
+    """The uploaded files, by name: one CSV file (``parse_csv``), or CoarseWSD-20's pair (``parse_coarsewsd``)."""
+    if (coarse := _coarsewsd_files(files)) is not None:
+        return parse_coarsewsd(*coarse)
+    if len(files) == 1 and next(iter(files)).lower().endswith(".csv"):
+        return parse_csv(next(iter(files.values())))
     raise SenseInputError(
         "Choose one CSV file, or CoarseWSD-20's files for one word: a `….data.txt` with its `….gold.txt` "
         "(and `classes_map.txt` for the senses' names)."

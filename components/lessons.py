@@ -395,7 +395,8 @@ def class_link(page_path: str, left_out: tuple[str, ...] = ()) -> None:
     with link:
         st.caption(
             "Share it: every student opens this page (and lesson step) with the same sentence, view and model, "
-            "so everybody sees the same numbers. Copy it with the button at its top right."
+            "so everybody sees the same numbers. Copy it with the button at its top right. Uploaded files and edited "
+            "tables are not in it: share those as files (each table downloads as CSV)."
             if not left_out
             else f"Too long to share whole: it leaves out {', '.join(map(code_span, left_out))} (see the notice on "
             "the page), so students open this page and view without it. Shorten it to share the same numbers."

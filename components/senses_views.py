@@ -39,6 +39,7 @@ from bertlens.senses import (
     spellings,
     static_vs_contextual,
     stress_verdict,
+    uploaded_word,
     word_problem,
 )
 from bertlens.table_input import TableInputError
@@ -54,6 +55,7 @@ from components.uploads import read_once, uploaded
 
 TABS = ("Map", "Separation by layer", "Similarity", "Static vs contextual", "Reference words")
 SOURCES = ("Preset", "Paste lines", "Upload CSV")
+WORD_FROM_UPLOAD = "_senses_word_from_upload"  # session: the uploaded files whose word was put in "Word to follow"
 YOUR_SENSE = "your sentence"
 NO_LABEL = "(no label)"
 MAX_SENSE_CHARS = 60
@@ -127,11 +129,21 @@ def _uploaded_items() -> tuple[LabelledSentence, ...] | None:
     )
     if not files:
         return None
+    st.caption(
+        "Uploaded files stay in this tab, not in the link: a reload or the class link opens the page without them."
+    )
     try:
-        return tuple(read_once("csv_upload", files, read_sentence_files))
+        items, word = read_once("csv_upload", files, lambda read: (read_sentence_files(read), uploaded_word(read)))
     except TableInputError as error:
         st.error(str(error))  # our own message: numbers and column names, no user text
         return None
+    chosen = tuple(file.file_id for file in files)
+    if word and st.session_state.get(WORD_FROM_UPLOAD) != chosen:  # once per choice of files: then the student's
+        st.session_state[WORD_FROM_UPLOAD] = chosen
+        st.session_state["senses_word"] = word  # before its box is drawn, below
+    if word and st.session_state.get("senses_word", "").strip().casefold() == word:
+        st.caption(f"Word to follow: “{literal(word)}”, the word at the files' word positions.")
+    return tuple(items)
 
 
 def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[SenseRequest | None, str]:

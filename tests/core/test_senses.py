@@ -37,6 +37,7 @@ from bertlens.senses import (
     separation_by_layer,
     static_vs_contextual,
     stress_verdict,
+    uploaded_word,
     word_problem,
 )
 from bertlens.table_input import TableInputError
@@ -436,7 +437,7 @@ def test_points_a_hundred_thousandth_apart_are_not_one_spot():
     assert coinciding(np.stack([a, a + [0, 1e-8, 0, 0]])) == [(1, 2)]
 
 
-COARSE_DATA = b"3\tI ate an apple today.\n1\tApple released a phone.\n\n5\tShe peeled the apple slowly.\n"
+COARSE_DATA = b"3\tI ate an apple today.\n0\tApple released a phone.\n\n3\tShe peeled the apple slowly.\n"
 COARSE_GOLD = b"1\n0\n1\n"
 COARSE_CLASSES = b'{"0": "apple_inc", "1": "apple_fruit"}'
 
@@ -462,6 +463,15 @@ def test_coarsewsd_files_as_seed_001_reads_them():
     files = {"train.data.txt": COARSE_DATA, "TRAIN.gold.txt": COARSE_GOLD, "classes_map.txt": COARSE_CLASSES}
     assert read_sentence_files(files) == named
     assert read_sentence_files({"mine.CSV": b"sentence\nAn apple.\n"}) == [LabelledSentence("An apple.", "")]
+
+
+def test_the_word_coarsewsd_files_are_about_is_read_from_their_word_positions():
+    """Seed 001 names the word itself (``focal_word``); the files name it only in their folder's name. A position
+    counts the sentence's words from 0; one past the end, or a rarer word, does not decide."""
+    data = b"1\tThe Bank.\n9\tPast the end.\n1\tA bank, then.\n1\tA river.\n"
+    assert uploaded_word({"x.data.txt": data, "x.gold.txt": b"1\n1\n1\n1\n"}) == "bank"
+    assert uploaded_word({"x.data.txt": b"9\tToo short.\n", "x.gold.txt": b"1\n"}) is None
+    assert uploaded_word({"mine.csv": b"sentence\nAn apple.\n"}) is None  # a CSV file names no word
 
 
 @pytest.mark.parametrize(

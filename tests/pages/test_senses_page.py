@@ -276,6 +276,20 @@ def test_coarsewsd_files_as_seed_001_uses_them(open_page, tiny_pretraining_dir):
     ) and not tables(at)
 
 
+def test_coarsewsd_files_bring_their_word_once(open_page, tiny_pretraining_dir):
+    """After seed 001's files were uploaded the word to follow stayed the preset's "field", found in none of them;
+    the files name their word only by its positions. A link does not carry the files: the page says so."""
+    at = open_page(PAGE, tiny_pretraining_dir, source="Upload CSV")
+    files = [("train.data.txt", COARSE_DATA, "text/plain"), ("train.gold.txt", COARSE_GOLD, "text/plain")]
+    at.file_uploader(key="csv_upload").set_value(files).run()
+    assert not at.exception and at.text_input(key="senses_word").value == "apple"
+    assert at.query_params["senses_word"] == "apple" and len(coordinates(at)) == 3
+    assert "the word at the files' word positions" in messages(at, "caption")
+    assert "Uploaded files stay in this tab, not in the link" in messages(at, "caption")
+    at.text_input(key="senses_word").input("ate").run()  # the student's own choice stays
+    assert at.text_input(key="senses_word").value == "ate" and "files' word positions" not in messages(at, "caption")
+
+
 def test_sentence_cap_is_explained(open_page, monkeypatch, tiny_pretraining_dir):
     monkeypatch.setenv("BERTLENS_MAX_SENTENCES", "3")
     at = open_page(PAGE, tiny_pretraining_dir, preset="apple")
