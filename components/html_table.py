@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Mapping
 from html.parser import HTMLParser
 
@@ -62,12 +63,17 @@ def _kind(value: object) -> str | None:
     return None
 
 
+SIGNIFICANT = re.compile(r"%\.\d+g")  # a printf format of significant figures ("%.4g")
+
+
 def _number_text(value: float | int | np.integer | np.floating, number_format: str | None) -> str:
     if isinstance(value, float | np.floating) and math.isnan(value):
         return ""
     if number_format == "localized":
         return f"{value:,}"
     if number_format:
+        if SIGNIFICANT.fullmatch(number_format):  # every number of the column to the same figures: 0.0001980, not
+            return (number_format.replace("%", "%#") % value).rstrip(".")  # 0.000198 below a 0.0002411
         return number_format % value
     if isinstance(value, int | np.integer):
         return str(value)

@@ -42,7 +42,7 @@ from components.state import (
 from components.text import SHARE_TICKS, chart_text, code_span, literal
 from components.uploads import read_once, uploaded
 
-MASKS_PER_ROW = 3
+MASKS_PER_ROW = 2  # three across cut each table after its probability column at 1280 px
 FILL_MASK_TABS = ("Guesses", "Layer by layer", "Compare two sentences")
 NSP_TABS = ("Verdict", "Ranking", "Evaluation")
 BAR = "#4c78a8"
@@ -196,7 +196,7 @@ def bar_figure(labels: list[str], values: list[float], title: str, x_title: str)
             y=[_label(t) for t in labels],
             orientation="h",
             marker_color=BAR,
-            text=[f"{v:.3g}" for v in values],
+            text=[f"{v:#.3g}".rstrip(".") for v in values],  # three figures each, a last zero kept
             textposition="auto",
             insidetextfont=dict(color="#ffffff"),  # 4.8:1 on BAR
             outsidetextfont=dict(color=INK),

@@ -28,6 +28,13 @@ def test_a_localized_count_shows_thousands_separators():
     assert read_table(markup)["parameters"].tolist() == [1234567, 12]
 
 
+def test_significant_figures_keep_their_zeros_so_a_column_reads_alike():
+    """Fill-mask's probabilities read 0.000198 below 0.0002411: "%.4g" drops a last zero; a column keeps four figures."""
+    markup = render_table(pd.DataFrame({"p": [0.0002411, 0.000198, 0.5, 1.0]}), "probabilities", {"p": "%.4g"})
+    assert cell_texts(markup) == ["0.0002411", "0.0001980", "0.5000", "1.000"]
+    assert read_table(markup)["p"].tolist() == [0.0002411, 0.000198, 0.5, 1.0]
+
+
 def test_user_text_in_a_cell_is_shown_literally_not_as_html():
     """A typed ``<b>x</b>`` was drawn bold (and a script tag would have been markup too)."""
     markup = render_table(pd.DataFrame({"token": ["<b>x</b>", "a & b"]}), "tokens")

@@ -175,6 +175,19 @@ def test_fill_mask_shows_the_models_top_guesses(open_url, reference):
     assert all(token in shown for token in expected), (expected, shown)
 
 
+def test_several_masks_tables_show_their_numbers_without_scrolling(open_url):
+    """Three masks across cut each guess table after its probability column at 1280 px: two across show the logit,
+    the probability and the loss of each guess in view (the token id and the rest within the table's scroll)."""
+    page = open_url("fill_mask", text="The [MASK] brown fox [MASK] over the [MASK] dog", k="5")
+    regions = main(page).locator(".bl-table").filter(has=page.locator("th", has_text="loss if right"))
+    expect(regions).to_have_count(3)
+    for region in regions.all():
+        right_edge = region.evaluate("r => r.getBoundingClientRect().right")
+        for name in ("logit", "probability", "loss if right"):
+            header = region.locator("th", has_text=name).first.evaluate("th => th.getBoundingClientRect().right")
+            assert header <= right_edge + 0.5, (name, header, right_edge)
+
+
 def test_next_sentence_probability_matches_the_head(open_url, reference):
     a, b = "<b>The weather</b> is *nice*.", "Let's go for a walk."
     page = open_url("next_sentence", a=a, b=b)

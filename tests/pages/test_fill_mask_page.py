@@ -275,8 +275,8 @@ def test_guess_charts_and_tables_show_the_pipelines_probabilities(
         shown = typed(bars["x"])  # the page's own probabilities: its labels are these, formatted
         np.testing.assert_allclose(shown, scores, rtol=1e-5, atol=1e-9)
         assert list(bars["y"]) == shown_cells["token"]  # each bar beside its own token
-        assert bars["text"] == [f"{s:.3g}" for s in shown]
-        assert shown_cells["probability"] == [f"{s:.4g}" for s in shown]  # the column's printf "%.4g"
+        assert bars["text"] == [f"{s:#.3g}" for s in shown]  # three figures each, a last zero kept
+        assert shown_cells["probability"] == [f"{s:#.4g}" for s in shown]  # the column's "%.4g", zeros kept
 
 
 def test_one_word_at_two_masks_is_checked_at_the_mask_chosen(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
