@@ -18,6 +18,8 @@ request, text = views.sentence_input(
     budgets,
     lambda: shared_text(
         "Your own sentence (optional)",
+        default="",  # the other pages' example has none of the words here: it drew no star, and nothing said why
+        placeholder="A sentence of yours with the word: it joins the map as a star",
         help="The sentence that follows you from page to page. If it contains the word, it joins the map as a star, "
         "placed on the map of the listed sentences (PCA keeps their axes when they have more points than it has "
         "axes; MDS spreads every point anew).",

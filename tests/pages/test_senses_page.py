@@ -114,7 +114,9 @@ def test_your_sentence_without_the_word_is_said_to_be_left_out(open_page):
     at = open_page(PAGE, BUNDLED_MODEL, preset="field", text="I walked across the field.")
     assert left_out not in messages(at, "caption")
     assert list(coordinates(at).sense)[-1] == "your sentence"
-    assert left_out not in messages(open_page(PAGE, BUNDLED_MODEL, preset="field"), "caption")  # the box's default
+    at = open_page(PAGE, BUNDLED_MODEL, preset="field")  # no sentence of the student's: the box is empty
+    assert at.text_input(key="text").value == "" and left_out not in messages(at, "caption")
+    assert "your sentence" not in set(coordinates(at).sense)
 
 
 def test_any_two_axes_of_the_3d_map_are_drawn_flat_by_keyboard_and_link(open_page):
