@@ -300,7 +300,26 @@ def padding_section(model_name: str) -> None:
     exports.chart(batch_heatmap(batch, "input_ids", ids_title), "padded-ids", key="ids_heatmap")
     exports.chart(batch_heatmap(batch, "attention_mask", mask_title), "attention-mask", key="mask_heatmap")
     exports.csv_download(batch.table, f"padded-batch-{strategy}", label="Download the padded batch (CSV)")
+    one_padded_sentence(batch, strategy)
     mask_section(model_name, batch, max_length, truncation, query.max_length)
+
+
+def one_padded_sentence(batch: PaddedBatch, strategy: str) -> None:
+    """Seed 003's table of one padded sentence: each position's token, id and mask (the heatmaps show the ids)."""
+    row = st.selectbox(
+        "One sentence, position by position",
+        range(len(batch.sentences)),
+        format_func=lambda i: f"{i}: {shortened(batch.sentences[i], 60)}",
+        key="pad_sentence",  # a detail of the view: not in the link
+    )
+    row = min(row or 0, len(batch.sentences) - 1)  # a shorter batch than the one chosen from
+    table = batch.table()
+    exports.table(
+        table[table["sentence"] == row].drop(columns="sentence"),
+        f"padded-sentence-{row}-{strategy}",
+        key="pad_sentence_table",
+        column_config=dict.fromkeys(("position", "input_id", "attention_mask"), INT_COLUMN),
+    )
 
 
 def mask_section(model_name: str, batch: PaddedBatch, max_length: int, truncation: bool, longest: int) -> None:

@@ -186,6 +186,21 @@ def test_padding_lab_defaults_to_seed_003(open_page):
     assert (distances["[CLS] L2 distance"].iloc[:3] > 0.1).all()
 
 
+def test_one_padded_sentence_position_by_position_as_seed_003_prints_it(open_page):
+    """Seed 003 prints one padded sentence's token, id and mask; the lab showed ids only (the tokens on hover)."""
+    lines = "hello world\nhello"
+    at = open_page(PAGE, tokenizer_tab="Padding lab", text="hello", lines=lines, pad="max_length", pad_len="6")
+    at.selectbox(key="pad_sentence").select(1).run()
+    reference = AutoTokenizer.from_pretrained(bundled_model_path())(
+        lines.split("\n"), padding="max_length", max_length=6, truncation=True
+    )
+    one = frame(at, "attention_mask")
+    assert one.columns.tolist() == ["position", "token", "input_id", "attention_mask"]
+    assert one["input_id"].tolist() == reference["input_ids"][1] and one["position"].tolist() == list(range(6))
+    assert one["attention_mask"].tolist() == reference["attention_mask"][1] == [1, 1, 1, 0, 0, 0]
+    assert one["token"].tolist() == ["[CLS]", "hello", "[SEP]", "[PAD]", "[PAD]", "[PAD]"]
+
+
 def test_padding_lab_from_the_link(open_page):
     at = open_page(
         PAGE,
