@@ -76,7 +76,7 @@ def sentence_pair_inputs() -> tuple[str, str]:
         set_shared_text(remembered_shared_text(), "a")
     a = shared_text("Sentence A", key="a", default=nsp.DEFAULT_A)
     b = sentence_b("Sentence B", default=nsp.DEFAULT_B, keeps="a")
-    if has_shared_text("b") and st.session_state["a"] == remembered_shared_text():
+    if not blank(b) and has_shared_text("b") and st.session_state["a"] == remembered_shared_text():
         st.caption("The pair the other pages show: their sentence as A, with your sentence B.")
     left, right = st.columns(2)
     left.button("Swap: B before A", on_click=_swap, icon=":material/swap_vert:", key="swap")

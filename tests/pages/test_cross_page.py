@@ -257,6 +257,9 @@ def test_a_pair_built_on_another_page_is_the_pair_next_sentence_scores(
     assert_shows(metrics(at)["P(IsNext)"], "{}", p, places=4)
     assert "The pair the other pages show" in shown(at)
     assert at.query_params["a"] == a  # the link opens this pair, not the example A with B
+    at.text_input(key="b").input(" ").run()  # no B: no pair to speak of
+    assert "The pair the other pages show" not in shown(at)
+    at.text_input(key="b").input(B).run()
     visit(at, "attention")
     at.text_input(key="text").set_value(TEXT).run()  # A is the student's now: another sentence does not move it
     at.query_params.clear()
