@@ -27,7 +27,7 @@ LABELS = ("IsNext", "NotNext")
 DEFAULT_A, DEFAULT_B = "The weather is beautiful today.", "I think I'll go for a walk in the park."
 DEFAULT_CANDIDATES = f"{DEFAULT_B}\nDeep Learning is a branch of Machine Learning."
 
-# Seed 003, exercise 5: five true continuations and five unrelated pairs.
+# Seed 003, exercise 5: five true continuations and five unrelated pairs, each with the notebook's topic.
 DEFAULT_PAIRS = pd.DataFrame(
     [
         (
@@ -70,7 +70,7 @@ DEFAULT_PAIRS = pd.DataFrame(
         ),
     ],
     columns=["sentence_a", "sentence_b", "is_next"],
-)
+).assign(topic=["Weather", "Education", "Business", "Technical", "Entertainment", *["Random"] * 5])
 
 
 @dataclass(frozen=True)
@@ -160,6 +160,7 @@ def cut_message(labels: Sequence[str], noun: str, token_limit: int) -> str | Non
 
 
 PAIR_COLUMNS = ("sentence_a", "sentence_b", "is_next")
+TOPIC = "topic"  # optional: what the pair is about, to read the results by (seed 003: "Pair 1 (Weather)")
 LABEL_SPELLINGS = {
     **dict.fromkeys(("true", "1", "yes", "isnext"), True),
     **dict.fromkeys(("false", "0", "no", "notnext"), False),
@@ -167,10 +168,11 @@ LABEL_SPELLINGS = {
 
 
 def parse_pairs(data: bytes | str) -> pd.DataFrame:
-    """Labelled pairs from a CSV file with the columns ``sentence_a``, ``sentence_b`` and ``is_next`` (as the
-    Evaluation tab's download has them, among others): ``is_next`` true/false, 1/0, yes/no or IsNext/NotNext; an
-    empty one is a pair not yet labelled (left out of the scores, as an unticked new row would be)."""
-    rows = read_rows(data, PAIR_COLUMNS, rows_are="pairs")
+    """Labelled pairs from a CSV file with the columns ``sentence_a``, ``sentence_b``, ``is_next`` and maybe
+    ``topic`` (as the Evaluation tab's download has them, among others): ``is_next`` true/false, 1/0, yes/no or
+    IsNext/NotNext; an empty one is a pair not yet labelled (left out of the scores, as an unticked new row would
+    be)."""
+    rows = read_rows(data, PAIR_COLUMNS, optional=(TOPIC,), rows_are="pairs")
     labels: list[bool | None] = []
     for number, row in enumerate(rows, start=2):
         label = row["is_next"].lower()
@@ -184,6 +186,7 @@ def parse_pairs(data: bytes | str) -> pd.DataFrame:
             "sentence_a": [row["sentence_a"] for row in rows],
             "sentence_b": [row["sentence_b"] for row in rows],
             "is_next": pd.array(labels, dtype="boolean"),
+            TOPIC: [row[TOPIC] for row in rows],
         }
     )
 
@@ -214,8 +217,15 @@ def usable_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
             "sentence_a": a[keep].to_numpy(),
             "sentence_b": b[keep].to_numpy(),
             "is_next": pairs["is_next"][keep].astype(bool).to_numpy(),
+            TOPIC: topics(pairs)[keep].to_numpy(),
         }
     )
+
+
+def topics(pairs: pd.DataFrame) -> pd.Series:
+    """Each pair's topic as text ("" where none, or without a ``topic`` column)."""
+    column = pairs[TOPIC] if TOPIC in pairs else pd.Series("", index=pairs.index)
+    return column.fillna("").astype(str).str.strip()
 
 
 def scores_to_evaluation(pairs: pd.DataFrame, p_is_next: np.ndarray, skipped: int = 0) -> Evaluation:

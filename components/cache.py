@@ -265,7 +265,7 @@ def ranking(q: Query, candidates: tuple[str, ...]) -> pd.DataFrame:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def evaluation(q: Query, rows: tuple[tuple, ...]) -> nsp.Evaluation | None:
-    pairs = pd.DataFrame(list(rows), columns=["sentence_a", "sentence_b", "is_next"])
+    pairs = pd.DataFrame(list(rows), columns=[*nsp.PAIR_COLUMNS, nsp.TOPIC])
     with model_wait():
         return nsp.evaluate_pairs(cached_bundle(q.model), pairs, q.token_cap)
 

@@ -133,8 +133,16 @@ def labelled_pairs() -> pd.DataFrame:
         hide_index=True,
         key=source,
         width="stretch",
-        column_order=("is_next", "sentence_a", "sentence_b"),  # the label first: after the sentences it was cut off
-        column_config={"is_next": st.column_config.CheckboxColumn(width="small", help="Ticked: B really follows A")},
+        column_order=(
+            "is_next",
+            "sentence_a",
+            "sentence_b",
+            nsp.TOPIC,
+        ),  # the label first: after the sentences it was cut off
+        column_config={
+            "is_next": st.column_config.CheckboxColumn(width="small", help="Ticked: B really follows A"),
+            nsp.TOPIC: st.column_config.TextColumn(help="Optional: what the pair is about, to read the results by"),
+        },
     )
     if not edited.equals(nsp.DEFAULT_PAIRS):
         st.caption(
@@ -147,16 +155,22 @@ def labelled_pairs() -> pd.DataFrame:
 
 def evaluation(model_name: str, rows: list[tuple]) -> nsp.Evaluation | None:
     """The labelled pairs scored: at most the evaluation-rows budget (the rest named in a warning), each sentence
-    within the characters budget. ``rows``: (sentence A, sentence B, is_next), as the student's table holds them."""
+    and topic within the characters budget. ``rows``: (sentence A, sentence B, is_next, topic), as the student's
+    table holds them."""
     budgets = settings().budgets
     if over := budgets.first_only("eval_rows", len(rows), "rows", "scored"):
         st.warning(over)
     rows = rows[: budgets.eval_rows]
-    a, b = (
-        lines_within_chars_budget([row[side] if isinstance(row[side], str) else "" for row in rows], label, "row")
-        for side, label in enumerate(("Sentences A of the pairs", "Sentences B of the pairs"))
+    a, b, topics = (
+        lines_within_chars_budget([row[column] if isinstance(row[column], str) else "" for row in rows], label, "row")
+        for column, label in (
+            (0, "Sentences A of the pairs"),
+            (1, "Sentences B of the pairs"),
+            (3, "Topics of the pairs"),
+        )
     )
-    return cache.evaluation(cache.query(model_name), tuple(zip(a, b, (row[2] for row in rows), strict=True)))
+    labels = (row[2] for row in rows)
+    return cache.evaluation(cache.query(model_name), tuple(zip(a, b, labels, topics, strict=True)))
 
 
 # ---- the missing-head explanation ----
@@ -625,8 +639,9 @@ def evaluation_view(result: nsp.Evaluation, model_name: str) -> None:
         chart(confusion_figure(result.confusion), "nsp-confusion-matrix")
     with right:
         best = result.table.iloc[result.most_confident]
+        topic = f", {literal(best[nsp.TOPIC])}" if best[nsp.TOPIC] else ""
         (st.success if best["correct"] else st.warning)(  # sure and wrong is not a success
-            f"**Most confident pair** (row {best['row']}, {best['confidence']:.2%} sure, "
+            f"**Most confident pair** (row {best['row']}{topic}, {best['confidence']:.2%} sure, "
             f"{'correct' if best['correct'] else 'wrong'}):\n\n"
             f"A: {literal(best['sentence_a'])}\n\nB: {literal(best['sentence_b'])}"
         )
@@ -637,4 +652,6 @@ def evaluation_view(result: nsp.Evaluation, model_name: str) -> None:
     # The verdicts before the sentences: a small table is plain HTML, whose sentence columns take the width their
     # text needs, so results after them were off a projector's page (QA).
     results = ("row", "is_next", "predicted_is_next", "correct", "p_is_next", "confidence", "most_confident", nsp.CUT)
-    table(shown, "nsp-evaluation", key="evaluation-table", column_order=(*results, "sentence_a", "sentence_b"))
+    table(
+        shown, "nsp-evaluation", key="evaluation-table", column_order=(*results, nsp.TOPIC, "sentence_a", "sentence_b")
+    )

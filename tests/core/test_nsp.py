@@ -155,6 +155,8 @@ def test_pairs_from_a_csv_file():
         ["\u200b", "G."],
     ]
     assert pairs["is_next"].tolist() == [True, False, True, pd.NA, True]
+    assert pairs["topic"].tolist() == ["weather", "x", "x", "x", "x"]  # optional: a file without one reads ""
+    assert nsp.parse_pairs(b"sentence_a,sentence_b,is_next\nA.,B.,true\n")["topic"].tolist() == [""]
     usable = nsp.usable_pairs(pairs)  # left out: the unlabelled pair, as an unticked new row; an A that shows nothing
     assert usable["row"].tolist() == [1, 2, 3]
 
@@ -163,7 +165,7 @@ def test_pairs_from_a_csv_file():
     ("data", "message"),
     [
         (b"sentence_a,sentence_b\nA.,B.\n", "`is_next` is missing"),
-        (b"a,b\n", "a header row with the columns `sentence_a`, `sentence_b`, `is_next`."),
+        (b"a,b\n", "a header row with the columns `sentence_a`, `sentence_b`, `is_next` (and optionally `topic`)."),
         (b"sentence_a,sentence_b,is_next\nA.,B.,maybe\n", "row 2: `is_next` must be true or false"),
         (b"sentence_a,sentence_b,is_next\n", "no pairs"),
         (b"sentence_a;sentence_b;is_next\nA.;B.;true\n", "Its cells are separated by ';': save it with commas."),

@@ -229,7 +229,8 @@ def test_most_confident_pair_says_how_sure_the_model_is(open_page, tiny_pretrain
     assert confidence[best] == pytest.approx(max(confidence), abs=1e-6)  # the most confident, up to rounding
     assert results["p_is_next"][best] < 0.5  # NotNext: confidence and P(IsNext) differ
     (box,) = [e for e in [*at.success, *at.warning] if "Most confident pair" in e.value]
-    assert_shows(box.value, f"(row {best + 1}, {{}}% sure, ", confidence[best], places=2, percent=True)
+    topic = nsp.DEFAULT_PAIRS["topic"][best]  # seed 003 names each pair by its topic: "Pair 1 (Weather)"
+    assert_shows(box.value, f"(row {best + 1}, {topic}, {{}}% sure, ", confidence[best], places=2, percent=True)
 
 
 def test_the_students_own_pairs_from_a_file(open_page, decisive_nsp_dir, monkeypatch):
@@ -297,7 +298,7 @@ def test_the_pairs_label_comes_first(open_page, tiny_pretraining_dir):
     """After two long sentences the is_next checkboxes were cut off the table's right edge at 1280 px."""
     at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Evaluation")
     [editor] = at.get("dataframe")
-    assert list(editor.proto.column_order) == ["is_next", "sentence_a", "sentence_b"]
+    assert list(editor.proto.column_order) == ["is_next", "sentence_a", "sentence_b", "topic"]
 
 
 def test_edited_pairs_say_that_the_link_leaves_them_out(open_page, tiny_pretraining_dir):
@@ -358,7 +359,7 @@ def test_the_scored_tables_download_loads_back(tiny_bundle):
     """The Evaluation tab's CSV download is a file the tab reads again: the student's pairs, kept, formula-looking
     cells too (the download neutralises them with a ', which came back as part of the sentence)."""
     pairs = pd.concat(
-        [nsp.DEFAULT_PAIRS, pd.DataFrame([("=1+1 is two.", "-2+3 is one.", True), ("@cmd", "+SUM(A1:A2)", False)],
+        [nsp.DEFAULT_PAIRS, pd.DataFrame([("=1+1 is two.", "-2+3 is one.", True, "=maths"), ("@cmd", "+SUM(A1:A2)", False, "")],
                                          columns=nsp.DEFAULT_PAIRS.columns)],
         ignore_index=True,
     )  # fmt: skip
