@@ -178,7 +178,8 @@ DISCOVER = Lesson(
             "every layer as a small map; so does the *All heads* tab, "
             "here for the “too wide” sentence: one row per encoder layer, one column per head. Which heads look at "
             "the next or the previous token (a line beside the diagonal), and which send nearly everything to "
-            "`[CLS]` or `[SEP]` (one bright column)? Click a head to open it in the *Heatmap* tab.",
+            "`[CLS]` or `[SEP]` (one bright column)? Click a head to open it in the *Heatmap* tab (by keyboard: its "
+            "*Encoder layer* and *Head* sliders, then the *Heatmap* tab).",
             "attention",
             {**RAW, "text": ANIMAL_WIDE, "attn_tab": "All heads"},
             control="attn_tab",
@@ -189,7 +190,7 @@ DISCOVER = Lesson(
             f"“{CALCULATORS}” "
             "Does **digit** attend to *arithmetical*, *keyboard* or *electronic* in the early layers? Do the higher "
             "layers gather on `[SEP]`, or spread evenly? Which layer seems to link the words by meaning? Click "
-            "**digit** in the *Head view*, step through the heads with the *Head* slider (or draw them all with "
+            "**digit** in the *Head view* (by keyboard: pick it in *Focus on a token*), step through the heads with the *Head* slider (or draw them all with "
             "**All … heads**), and move the *Encoder layer* slider.",
             "attention",
             {**RAW, "text": CALCULATORS, "attn_tab": "Head view", "attn_layer": "0", "mean": "false"},

@@ -301,7 +301,10 @@ def overview_section(page: PageInput, choice: Choice, bundle: ModelBundle) -> No
             "queries (so each row still sums to 1)"
         )
     )
-    st.caption(f"Raw attention of every head{note}. Click a head to open it in the heatmap.")
+    st.caption(
+        f"Raw attention of every head{note}. Click a head to open it in the heatmap (by keyboard: choose its "
+        "*Encoder layer* and *Head* above, and open the *Heatmap* tab)."
+    )
     fig = overview_figure(grid, size, caps.num_layers, caps.num_heads, (choice.layer, choice.head))
     peaks = page.analysis.attentions.max(axis=(2, 3))  # each head's largest weight
     layer, head = np.unravel_index(int(np.argmax(peaks)), peaks.shape)

@@ -63,6 +63,10 @@ ACCESSIBLE_CSS = """
 [data-testid="stMain"] .stMarkdownEllipsis, [data-testid="stMain"] .stMarkdownEllipsis p {
   white-space: normal !important; text-overflow: clip !important; overflow: visible !important; }
 [data-testid="stButtonGroup"] button { height: auto !important; min-height: 2.5rem; }
+[data-testid="stSidebar"][data-collapsed="true"] { visibility: hidden; transition: visibility 0s .3s; }
+[data-testid="stMain"] { scroll-padding-top: 4.5rem; }
+[data-testid="stSidebar"] [data-testid="stCode"] :has(> [data-testid^="stBaseButton-elementToolbar"]) {
+  visibility: visible !important; opacity: 1 !important; }
 .js-plotly-plot svg :is(.xtick, .ytick, .cbaxis, .cbtitle) text,
 .js-plotly-plot svg :is(.xtitle, .ytitle, .gtitle, .legendtext, .legendtitletext) { fill: INK !important; }
 """.replace("INK", INK)
@@ -73,7 +77,10 @@ ACCESSIBLE_CSS = """
 # 1.4.3: chart axis, legend, colour-bar and title text in the page's text colour (Streamlit's chart theme greys it
 # to 3.7:1; CSS costs the server nothing, where setting it on each figure cost 7-35 ms per chart). 1.4.10 reflow: a
 # metric's label ends in "…" at 320 px instead of wrapping. 1.4.12 text spacing: a segmented control's labels were
-# cut through the middle.
+# cut through the middle. 2.4.3 focus order: a collapsed sidebar (a narrow screen, 200 % zoom) is only moved aside,
+# its 13 controls still took Tab stops off-screen: hidden once it has slid out. 2.4.11 focus not obscured: a control
+# focused at the top of the page went under Streamlit's 60 px header: focus scrolls it below. 2.1.1 keyboard: the
+# class link's copy button showed (and took focus) only under a mouse.
 
 # Presentation mode (URL ``present=true``): larger text and less space above the title, for the back
 # row of a classroom; the page's intro, model line, offline banner and example buttons keep their reading size, so

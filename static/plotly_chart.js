@@ -21,6 +21,8 @@ const REMOVED = ["sendChartToCloud", "lasso2d", "select2d"];
 // chart scrolls the page (exports.chart turns dragging off), so zoom and pan are of no use there: PNG, reset and
 // Fullscreen remain.
 const TOUCH_REMOVED = [...REMOVED, "zoom2d", "pan2d", "zoomIn2d", "zoomOut2d", "autoScale2d"];
+// 1.4.11 non-text contrast: plotly's toolbar icons are rgba(68, 68, 68, 0.3) on white, 1.7:1; these are 5.3:1.
+const TOOLBAR_COLOURS = { color: "#6b6b6b", activecolor: "#1a1a1a" };
 const touchScreen = () => matchMedia("(hover: none)").matches;
 const FULL_SCREEN = {
   name: "Fullscreen",
@@ -111,6 +113,7 @@ export function draw({ parentElement, data, setTriggerValue }, failed) {
       if (state.drawing !== drawing) return;
       const layout = { ...figure.layout, template: theme };
       if (layout.title?.text) layout.title = { ...layout.title, text: `<b>${layout.title.text}</b>` };  // as Streamlit
+      layout.modebar = { ...layout.modebar, ...TOOLBAR_COLOURS };
       state.height = figure.layout.height ?? null;
       state.slanted = Object.fromEntries(
         Object.entries(figure.layout)

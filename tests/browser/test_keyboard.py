@@ -142,3 +142,53 @@ def test_focus_survives_a_rerun_started_from_the_keyboard(open_url):
     with page.expect_download():
         page.keyboard.press("Enter")
     expect(download).to_be_focused()
+
+
+def test_at_200_percent_zoom_the_hidden_sidebar_takes_no_tab_stop_and_focus_stays_below_the_header(browser, server_url):
+    """At 640×360 (1280×720 at 200 %) Streamlit collapses the sidebar by moving it aside: its 13 controls still took
+    Tab stops off-screen (2.4.3); a control focused at the top of the page went under the 60 px header (2.4.11)."""
+    context = browser.new_context(viewport={"width": 640, "height": 360})
+    try:
+        page = context.new_page()
+        page.goto(f"{server_url}/attention?present=true&text={SENTENCE}")
+        wait_for_run(page)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        expect(sidebar).to_have_attribute("data-collapsed", "true")
+        expect(sidebar).to_have_css("visibility", "hidden")  # once it has slid out (0.3 s)
+        stops = tab_walk(page)
+        assert stops and not [stop for stop in stops if stop["testid"].startswith("stSidebar")], stops
+        header = page.locator('[data-testid="stHeader"]').bounding_box()
+        assert header
+        page.locator(".st-key-attn_tab [role=tab]").first.focus()  # below the controls: Shift+Tab walks up to them
+        hidden = []
+        for _ in range(25):
+            page.keyboard.press("Shift+Tab")
+            box = page.evaluate(
+                "() => { const e = document.activeElement; const r = e.getBoundingClientRect();"
+                " return e.parentElement.closest('[data-testid=stMain]') ? [e.tagName, e.innerText?.slice(0, 20), r.top] : null; }"
+            )
+            if box and box[2] < header["y"] + header["height"] - 1:
+                hidden.append(box)
+        assert not hidden, hidden  # each focused control of the page in view below the header
+    finally:
+        context.close()
+
+
+def test_the_class_link_copy_button_takes_focus(open_url):
+    """A teacher without a mouse could open the class link but not copy it: the button showed only under a mouse."""
+    page = open_url("attention")
+    page.locator('[data-testid="stSidebar"]').get_by_text("Class link").click()
+    code = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]')
+    expect(code).to_be_visible()
+    button = code.locator('[data-testid^="stBaseButton-elementToolbar"]')
+    expect(button).to_be_visible()
+    button.focus()
+    assert button.evaluate("b => document.activeElement === b")
+
+
+def test_the_chart_toolbar_icons_have_3_to_1_contrast(open_url):
+    """1.4.11: plotly's toolbar icons are rgba(68, 68, 68, 0.3) on white, 1.7:1."""
+    page = open_url("attention", text=SENTENCE)
+    icon = page.locator(".bl-chart .modebar-btn path").first
+    expect(icon).to_be_attached()
+    assert icon.evaluate("p => getComputedStyle(p).fill") == "rgb(107, 107, 107)"  # #6b6b6b: 5.3:1 on white
