@@ -4,8 +4,11 @@ In Streamlit 1.67 a key press that reruns the script can leave focus on the page
 drawn again (a tab strip, a download button), or it is gone (a lesson's
 Next to another page, an expander's button that closes it). A screen reader then starts again from the top.
 After a key press, this script watches focus until a few seconds after the run it started; if it falls to ``<body>`` with no click since,
-it goes back to the same control once it is there again (same widget key, role and name), else (the run over,
-and the control not drawn again) to the page's title, without scrolling either way. A click never moves focus. Our own constant script, installed once per page load.
+it goes back to the same control once it is there again (same widget key, role and name), without scrolling; else
+(the run over, and the control not drawn again or disabled) to the control nearest it: the one before a disabled
+control, or the open tab (else the first control) of the keyed part of the page it was in; else to the page's
+title. Those are scrolled into view (a title focused out of sight showed no focus at all). A click never moves
+focus. Our own constant script, installed once per page load.
 """
 
 from __future__ import annotations
@@ -19,15 +22,40 @@ KEEP_FOCUS = """<script data-bertlens="keep-focus">
   const WATCH_MS = 6000, EVERY_MS = 150;
   const keyOf = (el) => [...(el.closest?.('[class*="st-key-"]')?.classList || [])].find((c) => c.startsWith("st-key-"));
   const nameOf = (el) => (el.getAttribute("aria-label") || el.textContent || "").trim().slice(0, 120);
-  const same = (want) => [...document.querySelectorAll(want.key ? `.${CSS.escape(want.key)} *` : `[role="${want.role}"]`)]
-    .find((el) => el.getAttribute("role") === want.role && el.tagName === want.tag && nameOf(el) === want.name
-      && !el.disabled && el.getAttribute("aria-disabled") !== "true" && el.checkVisibility());
+  const usable = (el) => !el.disabled && el.getAttribute("aria-disabled") !== "true" && el.checkVisibility();
+  const matching = (want) => [...document.querySelectorAll(want.key ? `.${CSS.escape(want.key)} *` : `[role="${want.role}"]`)]
+    .filter((el) => el.getAttribute("role") === want.role && el.tagName === want.tag && nameOf(el) === want.name);
+  const same = (want) => matching(want).find(usable);
+  const FOCUSABLE = 'button, input, select, textarea, a[href], [tabindex]:not([tabindex="-1"])';
+  const focusables = (root) => [...root.querySelectorAll(FOCUSABLE)].filter(usable);
+  // The control is there but disabled (a lesson's Next on its last step): the usable control just before it
+  // (← Back), else just after. Its part of the page is there without it (Find the head opened another tab): that
+  // part's open tab, else its first control.
+  const near = (want) => {
+    const lost = matching(want)[0];
+    if (lost) {
+      const all = focusables(document.querySelector('[data-testid="stMain"]') || document);
+      const before = all.filter((el) => el.compareDocumentPosition(lost) & Node.DOCUMENT_POSITION_FOLLOWING);
+      return before.at(-1) || all.find((el) => el.compareDocumentPosition(lost) & Node.DOCUMENT_POSITION_PRECEDING);
+    }
+    for (const key of want.within) {
+      const part = document.querySelector(`.${CSS.escape(key)}`);
+      const target = part && (part.querySelector('[role="tab"][aria-selected="true"]') || focusables(part)[0]);
+      if (target && usable(target)) return target;
+    }
+    return null;
+  };
   let watch = null;
   window.addEventListener("pointerdown", () => { watch = null; }, true);
   window.addEventListener("keydown", (event) => {
     const el = document.activeElement;
     if (!event.isTrusted || !el || el === document.body) return;
-    watch = {key: keyOf(el), role: el.getAttribute("role"), tag: el.tagName, name: nameOf(el), until: Date.now() + WATCH_MS};
+    const within = [];  // the keyed parts of the page around it, nearest first
+    for (let part = el.parentElement?.closest('[class*="st-key-"]'); part; part = part.parentElement?.closest('[class*="st-key-"]')) {
+      within.push(keyOf(part));
+    }
+    watch = {key: keyOf(el), within: within.filter((key) => key !== keyOf(el)), role: el.getAttribute("role"),
+             tag: el.tagName, name: nameOf(el), until: Date.now() + WATCH_MS};
   }, true);
   const idle = () => document.querySelector('[data-testid="stApp"]')?.getAttribute("data-test-script-state") === "notRunning";
   setInterval(() => {
@@ -39,9 +67,11 @@ KEEP_FOCUS = """<script data-bertlens="keep-focus">
     if (again) { again.focus({preventScroll: true}); watch.idle = 0; return; }  // where the student was
     watch.idle = idle() ? (watch.idle || 0) + 1 : 0;
     if (watch.idle < 3) return;  // the run may still draw it again
+    const nearby = near(watch);
     watch = null;
+    if (nearby) { nearby.focus(); return; }  // scrolled into view if need be (below the header: layout.py)
     const title = document.querySelector('[data-testid="stMain"] h1');
-    if (title) { title.setAttribute("tabindex", "-1"); title.focus({preventScroll: true}); }
+    if (title) { title.setAttribute("tabindex", "-1"); title.focus(); }
   }, EVERY_MS);
 })();
 </script>"""

@@ -127,15 +127,16 @@ def test_the_main_tasks_with_the_keyboard_only(browser, server_url):
 def test_focus_survives_a_rerun_started_from_the_keyboard(open_url):
     """A keyboard audit found focus on <body> after a CSV download (the button is disabled while it fetches) and
     after a button that closes its own expander (Fill-mask's Mask this word): a screen reader starts again from
-    the top. Focus now goes back to the same control, or to the page's title when the control is gone."""
+    the top. Focus now goes back to the same control, or to the control nearest it when it is gone."""
     page = open_url("fill_mask", text="The cat sat down.")
     page.locator(".st-key-words_to_mask [role=combobox]").click()
     page.get_by_role("option", name="The", exact=True).click()  # the first word: nothing is picked beforehand
     page.keyboard.press("Escape")
     page.get_by_role("button", name="Mask this word").focus()
     page.keyboard.press("Enter")
-    expect(page.get_by_role("heading", level=1, name="Fill-mask")).to_be_focused()
     expect(page.locator(".st-key-text input")).to_have_value("[MASK] cat sat down.")
+    expect(page.locator(".st-key-text input")).to_be_focused()  # the first control of its part: the sentence it changed
+    expect(page.locator(".st-key-text input")).to_be_in_viewport()
 
     download = page.locator('[class*="st-key-csv-table-fill-mask-1"] button')
     download.focus()
@@ -192,3 +193,22 @@ def test_the_chart_toolbar_icons_have_3_to_1_contrast(open_url):
     icon = page.locator(".bl-chart .modebar-btn path").first
     expect(icon).to_be_attached()
     assert icon.evaluate("p => getComputedStyle(p).fill") == "rgb(107, 107, 107)"  # #6b6b6b: 5.3:1 on white
+
+
+def test_focus_goes_to_the_control_nearest_the_one_a_key_press_took_away(open_url):
+    """A lesson's Next on the last step is disabled, and Find the head opens the Heatmap tab without its button:
+    focus fell to the page's title, scrolled out of sight (a helper's keyboard audit)."""
+    from bertlens.curriculum import LESSONS
+
+    last = len(LESSONS["discover"].steps)
+    page = open_url("attention", lesson="discover", step=str(last - 1))
+    page.locator(".st-key-_lesson_next button").first.press("Enter")
+    expect(page.locator(".st-key-_lesson_next button").first).to_be_disabled()
+    page.wait_for_function("() => document.activeElement?.closest('.st-key-_lesson_back')")  # ← Back, just before
+    expect(page.locator(".st-key-_lesson_back button").first).to_be_in_viewport()
+
+    page = open_url("attention", text=SENTENCE, attn_tab="Head statistics")
+    page.locator('[class*="st-key-find_"] button').first.press("Enter")
+    page.wait_for_function("() => document.activeElement?.getAttribute('aria-selected') === 'true'")
+    assert page.evaluate("() => document.activeElement.innerText.trim()") == "Heatmap"  # the tab it opened
+    expect(page.get_by_role("tab", name="Heatmap")).to_be_in_viewport()
