@@ -22,7 +22,8 @@ KEEP_FOCUS = """<script data-bertlens="keep-focus">
   const WATCH_MS = 6000, EVERY_MS = 150;
   const keyOf = (el) => [...(el.closest?.('[class*="st-key-"]')?.classList || [])].find((c) => c.startsWith("st-key-"));
   const nameOf = (el) => (el.getAttribute("aria-label") || el.textContent || "").trim().slice(0, 120);
-  const usable = (el) => !el.disabled && el.getAttribute("aria-disabled") !== "true" && el.checkVisibility();
+  const usable = (el) => !el.disabled && el.getAttribute("aria-disabled") !== "true"
+    && el.checkVisibility({visibilityProperty: true});  // not in a collapsed sidebar (hidden: layout.py)
   const matching = (want) => [...document.querySelectorAll(want.key ? `.${CSS.escape(want.key)} *` : `[role="${want.role}"]`)]
     .filter((el) => el.getAttribute("role") === want.role && el.tagName === want.tag && nameOf(el) === want.name);
   const same = (want) => matching(want).find(usable);
@@ -34,7 +35,7 @@ KEEP_FOCUS = """<script data-bertlens="keep-focus">
   const near = (want) => {
     const lost = matching(want)[0];
     if (lost) {
-      const all = focusables(document.querySelector('[data-testid="stMain"]') || document);
+      const all = focusables(document);
       const before = all.filter((el) => el.compareDocumentPosition(lost) & Node.DOCUMENT_POSITION_FOLLOWING);
       return before.at(-1) || all.find((el) => el.compareDocumentPosition(lost) & Node.DOCUMENT_POSITION_PRECEDING);
     }
