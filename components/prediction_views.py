@@ -133,12 +133,8 @@ def labelled_pairs() -> pd.DataFrame:
         hide_index=True,
         key=source,
         width="stretch",
-        column_order=(
-            "is_next",
-            "sentence_a",
-            "sentence_b",
-            nsp.TOPIC,
-        ),  # the label first: after the sentences it was cut off
+        # The label first: after the sentences it was cut off.
+        column_order=("is_next", "sentence_a", "sentence_b", nsp.TOPIC),
         column_config={
             "is_next": st.column_config.CheckboxColumn(width="small", help="Ticked: B really follows A"),
             nsp.TOPIC: st.column_config.TextColumn(help="Optional: what the pair is about, to read the results by"),
