@@ -13,11 +13,17 @@ def plural(n: int, noun: str, nouns: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else nouns or noun + 's'}"
 
 
+def significant(x: float, figures: int) -> str:
+    """``x`` to ``figures`` significant figures, a last zero kept, so that numbers side by side read alike
+    (0.0001980 beside 0.0002411, not 0.000198), and no point left alone at the end (100, not 100.)."""
+    return f"{float(x):#.{figures}g}".rstrip(".")
+
+
 def percent(p: float, digits: int = 1) -> str:
     """A probability as a percentage with ``digits`` decimals; below 10^-digits %, two significant figures, so that a
     small one reads neither 0.0% nor twice its size: 12.3%, 0.050%, 0.0033% (``digits=2``: 43.21%, 0.0051%). Two
     figures even where the second is 0 (0.0050%, not 0.005%, beside a 0.0049%)."""
-    return f"{p:.{digits}%}" if p == 0 or 100 * p >= 10**-digits else f"{100 * p:#.2g}%"
+    return f"{p:.{digits}%}" if p == 0 or 100 * p >= 10**-digits else f"{significant(100 * p, 2)}%"
 
 
 def agree(n: int, singular: str, plural_verb: str) -> str:

@@ -22,6 +22,8 @@ from html.parser import HTMLParser
 import numpy as np
 import pandas as pd
 
+from bertlens.wording import significant
+
 MAX_ROWS = 50  # beyond this the grid's scrolling and sorting earn their start-up cost
 MAX_CELLS = 1_500
 
@@ -63,7 +65,7 @@ def _kind(value: object) -> str | None:
     return None
 
 
-SIGNIFICANT = re.compile(r"%\.\d+g")  # a printf format of significant figures ("%.4g")
+SIGNIFICANT = re.compile(r"%\.(\d+)g")  # a printf format of significant figures ("%.4g")
 
 
 def _number_text(value: float | int | np.integer | np.floating, number_format: str | None) -> str:
@@ -72,8 +74,8 @@ def _number_text(value: float | int | np.integer | np.floating, number_format: s
     if number_format == "localized":
         return f"{value:,}"
     if number_format:
-        if SIGNIFICANT.fullmatch(number_format):  # every number of the column to the same figures: 0.0001980, not
-            return (number_format.replace("%", "%#") % value).rstrip(".")  # 0.000198 below a 0.0002411
+        if figures := SIGNIFICANT.fullmatch(number_format):  # a column's numbers read alike: zeros kept
+            return significant(float(value), int(figures.group(1)))
         return number_format % value
     if isinstance(value, int | np.integer):
         return str(value)

@@ -16,7 +16,7 @@ from bertlens.models import ModelBundle, PretrainingHead
 from bertlens.steps import LayerGuesses
 from bertlens.table_input import TableInputError
 from bertlens.tokenization import batch_lines
-from bertlens.wording import agree, blank, percent, plural, shortened
+from bertlens.wording import agree, blank, percent, plural, shortened, significant
 from components import cache
 from components.exports import chart, table
 from components.layout import truncation_notice
@@ -206,7 +206,7 @@ def bar_figure(labels: list[str], values: list[float], title: str, x_title: str)
             y=[_label(t) for t in labels],
             orientation="h",
             marker_color=BAR,
-            text=[f"{v:#.3g}".rstrip(".") for v in values],  # three figures each, a last zero kept
+            text=[significant(v, 3) for v in values],
             textposition="auto",
             insidetextfont=dict(color="#ffffff"),  # 4.8:1 on BAR
             outsidetextfont=dict(color=INK),

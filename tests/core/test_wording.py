@@ -3,7 +3,7 @@
 import pytest
 
 from bertlens.budgets import BUDGETS, budgets_from, default_budgets
-from bertlens.wording import agree, numbered, percent, plural, shortened
+from bertlens.wording import agree, numbered, percent, plural, shortened, significant
 
 
 def test_plural_agrees_with_the_count():
@@ -19,6 +19,12 @@ def test_budgets_need_a_value_except_the_token_cap():
     assert budgets_from(local) == default_budgets(hosted=False) and default_budgets(hosted=False).tokens is None
     with pytest.raises(ValueError, match="chars"):
         budgets_from({**local, "chars": None})
+
+
+def test_significant_figures_keep_their_last_zero_and_drop_a_lone_point():
+    """One spelling for tables, bar labels and percentages: 0.0001980 beside 0.0002411, 100 (not "100.")."""
+    assert [significant(v, 4) for v in (0.0002411, 0.000198, 0.5, 1.0)] == ["0.0002411", "0.0001980", "0.5000", "1.000"]
+    assert (significant(100.0, 3), significant(0.00022, 3), significant(123456.0, 3)) == ("100", "0.000220", "1.23e+05")
 
 
 def test_a_small_probability_never_reads_zero_percent():
