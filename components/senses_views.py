@@ -55,7 +55,6 @@ from components.uploads import read_once, uploaded
 
 TABS = ("Map", "Separation by layer", "Similarity", "Static vs contextual", "Reference words")
 SOURCES = ("Preset", "Paste lines", "Upload CSV")
-WORD_FROM_UPLOAD = "_senses_word_from_upload"  # session: the uploaded files whose word was put in "Word to follow"
 YOUR_SENSE = "your sentence"
 NO_LABEL = "(no label)"
 MAX_SENSE_CHARS = 60
@@ -133,17 +132,22 @@ def _uploaded_items() -> tuple[LabelledSentence, ...] | None:
         "Uploaded files stay in this tab, not in the link: a reload or the class link opens the page without them."
     )
     try:
-        items, word = read_once("csv_upload", files, lambda read: (read_sentence_files(read), uploaded_word(read)))
+        items, word = read_once("csv_upload", files, _read_sentences_and_their_word)
     except TableInputError as error:
         st.error(str(error))  # our own message: numbers and column names, no user text
         return None
-    chosen = tuple(file.file_id for file in files)
-    if word and st.session_state.get(WORD_FROM_UPLOAD) != chosen:  # once per choice of files: then the student's
-        st.session_state[WORD_FROM_UPLOAD] = chosen
-        st.session_state["senses_word"] = word  # before its box is drawn, below
     if word and st.session_state.get("senses_word", "").strip().casefold() == word:
         st.caption(f"Word to follow: “{literal(word)}”, the word at the files' word positions.")
     return tuple(items)
+
+
+def _read_sentences_and_their_word(read: dict[str, bytes]) -> tuple[list[LabelledSentence], str | None]:
+    """The uploaded sentences, and the word their files are about (CoarseWSD-20's), which becomes the word to
+    follow: once per choice of files (``read_once`` reads each choice once), then the student's to change."""
+    items, word = read_sentence_files(read), uploaded_word(read)
+    if word:
+        st.session_state["senses_word"] = word  # before its box is drawn, below
+    return items, word
 
 
 def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[SenseRequest | None, str]:
