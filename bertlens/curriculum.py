@@ -190,8 +190,8 @@ DISCOVER = Lesson(
             f"“{CALCULATORS}” "
             "Does **digit** attend to *arithmetical*, *keyboard* or *electronic* in the early layers? Do the higher "
             "layers gather on `[SEP]`, or spread evenly? Which layer seems to link the words by meaning? Click "
-            "**digit** in the *Head view* (by keyboard: pick it in *Focus on a token*), step through the heads with the *Head* slider (or draw them all with "
-            "**All … heads**), and move the *Encoder layer* slider.",
+            "**digit** in the *Head view* (by keyboard: pick it in *Focus on a token*), step through the heads with "
+            "the *Head* slider (or draw them all with **All … heads**), and move the *Encoder layer* slider.",
             "attention",
             {**RAW, "text": CALCULATORS, "attn_tab": "Head view", "attn_layer": "0", "mean": "false"},
             control="attn_layer",
