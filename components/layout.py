@@ -56,6 +56,8 @@ ACCESSIBLE_CSS = """
 [data-testid="stApp"] :focus-visible, [data-testid="stApp"] label:has(input:focus-visible) {
   outline: 2px solid #1a1a1a !important; outline-offset: 2px; }
 [data-testid="stApp"] [role="tab"]:focus-visible { outline-offset: -2px; }
+[data-testid="stApp"] [role="tablist"] { gap: 0.5rem; margin-inline: -0.25rem; }
+[data-testid="stApp"] [role="tab"] { padding-inline: 0.25rem; }
 [data-testid="stSlider"] div:has(> div > input[type="range"]:focus-visible) {
   outline: 2px solid #1a1a1a; outline-offset: 2px; }
 [data-testid="stCheckbox"] label:has(input[role="switch"]) > div:not([data-testid]) {
@@ -71,7 +73,8 @@ ACCESSIBLE_CSS = """
 .js-plotly-plot svg :is(.xtitle, .ytitle, .gtitle, .legendtext, .legendtitletext) { fill: INK !important; }
 """.replace("INK", INK)
 # 2.4.7 focus visible: Streamlit's ring is a 50 % tint of the primary colour (2.6:1 on white), a toggle's or radio's
-# only a grey tint (1.2:1). A tab's ring is drawn inside it (the tab strip clips what is outside); a slider's focus
+# only a grey tint (1.2:1). A tab's ring is drawn inside it (the tab strip clips what is outside), so a tab gets
+# room around its label for it (from the strip's gap: the labels stay 1rem apart); a slider's focus
 # is on a hidden input, so its thumb (the input's grandparent) gets the ring. 1.4.11: a switched-off toggle's track
 # is #cfcfcf on white (1.6:1), so it gets an edge.
 # 1.4.3: chart axis, legend, colour-bar and title text in the page's text colour (Streamlit's chart theme greys it

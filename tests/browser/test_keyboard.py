@@ -175,6 +175,36 @@ def test_at_200_percent_zoom_the_hidden_sidebar_takes_no_tab_stop_and_focus_stay
         context.close()
 
 
+RING_AND_LABEL = """t => {
+  const strip = t.closest('[role=tablist]').getBoundingClientRect(), tab = t.getBoundingClientRect();
+  const range = document.createRange(); range.selectNodeContents(t.querySelector('p')); const text = range.getBoundingClientRect();
+  return {name: t.innerText, focused: t.matches(':focus-visible'), ring: parseFloat(getComputedStyle(t).outlineWidth),
+          inStrip: tab.left >= strip.left - 0.5 && tab.right <= strip.right + 0.5,
+          room: Math.min(text.left - tab.left, tab.right - text.right)};
+}"""
+
+
+def test_at_200_percent_zoom_a_focused_tab_ring_clears_its_label(browser, server_url):
+    """At 640×360 the tab strip scrolls: the last tab's focus ring (drawn inside it, the strip clips what is outside)
+    ran over the first and last letters of "Mask and see" (a keyboard audit)."""
+    context = browser.new_context(viewport={"width": 640, "height": 360})
+    try:
+        page = context.new_page()
+        page.goto(f"{server_url}/attention?present=true&text={SENTENCE}")
+        wait_for_run(page)
+        tabs = page.locator(".st-key-attn_tab [role=tab]")
+        tabs.first.focus()
+        page.keyboard.press("End")  # the tab list's keyboard route to its last tab
+        last = tabs.last
+        expect(last).to_be_focused()
+        page.wait_for_timeout(300)  # the strip's scroll to the focused tab
+        seen = last.evaluate(RING_AND_LABEL)
+        assert seen["name"] == "Mask and see" and seen["focused"] and seen["inStrip"], seen
+        assert seen["room"] >= seen["ring"] + 1, seen  # the ring, and a pixel between it and the letters
+    finally:
+        context.close()
+
+
 def test_the_class_link_copy_button_takes_focus(open_url):
     """A teacher without a mouse could open the class link but not copy it: the button showed only under a mouse."""
     page = open_url("attention")
