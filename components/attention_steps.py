@@ -194,7 +194,12 @@ def head_steps_section(page: PageInput, choice: Choice) -> None:
     chart(query_keys_figure(steps, labels), f"step-query-keys-{slug}", key="step_qk")
     chart(scores_figure(steps, labels), f"step-scores-{slug}", key="step_scores")
     chart(values_figure(steps, labels), f"step-values-{slug}", key="step_values")
-    table(steps.table(encoding.tokens), f"step-{slug}", key="step_table")
+    table(
+        steps.table(encoding.tokens),
+        f"step-{slug}",
+        key="step_table",
+        title=f"Each key's steps for the query {labels[query]!r}, encoder layer {choice.layer}, head {choice.head}",
+    )
     csv_download(lambda: steps.vectors(encoding.tokens), f"step-vectors-{slug}", label="Download every vector (CSV)")
 
 
@@ -254,7 +259,12 @@ def mask_and_see_section(page: PageInput, choice: Choice, heads: int) -> None:
     else:
         hideable_labels = [plain[i] for i in seen.hideable]
         one_token_view(influence, seen, received, labels, hideable_labels, title, f"{slug}-{hide}")
-    table(influence_table(influence, encoding.tokens, tested_received), slug, key="mask_and_see_table")
+    table(
+        influence_table(influence, encoding.tokens, tested_received),
+        slug,
+        key="mask_and_see_table",
+        title=f"Mask and see — {title}",
+    )
 
 
 def one_token_view(

@@ -202,7 +202,12 @@ def attention_compare_section(page: PageInput, choice: Choice, heads: int) -> No
         chart(fig, f"compare-row-{choice.slug()}", key="compare_row")
     moved = biggest_moves(diff, labels, first_matrix[np.ix_(rows_a, rows_a)], second_matrix[np.ix_(rows_b, rows_b)])
     st.markdown(f"**The {len(moved)} biggest moves**")
-    table(moved, f"compare-biggest-moves-{choice.slug()}", key="compare_moves")
+    table(
+        moved,
+        f"compare-biggest-moves-{choice.slug()}",
+        key="compare_moves",
+        title=f"The {len(moved)} biggest moves — {title}",
+    )
     csv_download(
         lambda: pd.DataFrame(diff, columns=labels).assign(query=labels)[["query", *labels]],
         f"compare-difference-{choice.slug()}",

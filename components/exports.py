@@ -223,14 +223,20 @@ def ordered(df: pd.DataFrame, column_order: tuple[str, ...] | None) -> pd.DataFr
 
 
 def table(
-    df: pd.DataFrame, filename: str, key: str | None = None, column_order: tuple[str, ...] | None = None, **kwargs
+    df: pd.DataFrame,
+    filename: str,
+    key: str | None = None,
+    column_order: tuple[str, ...] | None = None,
+    title: str | None = None,
+    **kwargs,
 ) -> None:
     """A table with its CSV download button underneath, its columns as shown (the CSV is built on click, not on
-    every run)."""
-    show_table(df, _readable(filename), key=key, column_order=column_order, **kwargs)
+    every run). ``title`` names it to a screen reader and on its button (default: the file name as words)."""
+    name = title or _readable(filename)
+    show_table(df, name, key=key, column_order=column_order, **kwargs)
     csv_download(
         lambda: ordered(df, column_order),
         filename,
-        label=f"Download CSV: {literal(_readable(filename))}",  # several on a page: each says which (user text: literal)
+        label=f"Download CSV: {literal(name)}",  # several on a page: each says which (user text: literal)
         key=f"csv-{key}" if key else None,
     )

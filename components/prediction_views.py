@@ -349,6 +349,7 @@ def mask_columns(guesses: list[mlm.MaskGuesses]) -> None:
                     g.table(),
                     name,
                     key=f"table-{name}",
+                    title=title,
                     column_config={"logit": LOGIT, "probability": PROBABILITY, mlm.LOSS_IF_RIGHT: LOSS},
                 )
 
@@ -560,6 +561,7 @@ def layer_guesses_view(guesses: LayerGuesses) -> None:
         guesses.summary(),
         f"fill-mask-layers-{guesses.mask_number}",
         key="layer_summary",
+        title=f"Mask {guesses.mask_number}: the top guess at each layer",
         column_config={"P(top guess)": PROBABILITY},
     )
     with st.expander("Every top-k guess of every layer"):
@@ -567,6 +569,7 @@ def layer_guesses_view(guesses: LayerGuesses) -> None:
             guesses.long_table(),
             f"fill-mask-layers-top-k-{guesses.mask_number}",
             key="layer_long",
+            title=f"Mask {guesses.mask_number}: every top-k guess of every layer",
             column_config={"probability": PROBABILITY},
         )
 

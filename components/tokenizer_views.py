@@ -318,6 +318,7 @@ def one_padded_sentence(batch: PaddedBatch, strategy: str) -> None:
         table[table["sentence"] == row].drop(columns="sentence"),
         f"padded-sentence-{row}-{strategy}",
         key="pad_sentence_table",
+        title=f"Sentence {row}, position by position ({strategy})",
         column_config=dict.fromkeys(("position", "input_id", "attention_mask"), INT_COLUMN),
     )
 

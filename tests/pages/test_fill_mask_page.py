@@ -81,6 +81,13 @@ def test_several_masks_side_by_side(open_page, tiny_pretraining_dir, tiny_bundle
     assert "joint" not in shown(at)
     titles = [chart_title(json.loads(c.spec)) for c in drawn_charts(at)]
     assert titles == ["Mask 1 · token 2", "Mask 2 · token 5", "Mask 3 · token 8"]
+    # each mask's table is named as its chart, to a screen reader and on its download button
+    names = [e.value for e in at.get("html") if is_table(e.value) and 'aria-label="Mask ' in e.value]
+    assert [name.split('aria-label="')[1].split('"')[0] for name in names] == titles
+    buttons = [b.label for b in at.get("download_button")]
+    assert [f"Download CSV: Mask {n} · token {t}" for n, t in ((1, 2), (2, 5), (3, 8))] == [
+        label for label in buttons if label.startswith("Download CSV: Mask")
+    ]
 
 
 def test_true_word_check_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
