@@ -494,7 +494,7 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str, sc
     chosen = layer_range(layer, words.num_layers)
     fig.add_vrect(x0=chosen[0] - 0.3, x1=chosen[-1] + 0.3, fillcolor="orange", opacity=0.2, line_width=0)
     fig.update_layout(
-        xaxis=dict(title="hidden state (0 = embeddings output; h = after encoder layer h − 1)", dtick=1),
+        xaxis=dict(title="hidden state<br>(0 = embeddings output; h = after encoder layer h − 1)", dtick=1),
         yaxis_title="silhouette (cosine)",
         title="How well the sense labels separate, hidden state by hidden state",
         legend={"orientation": "h", "x": 0, "y": 1, "yanchor": "bottom"},  # beside the chart it took its width
@@ -599,8 +599,10 @@ def static_section(words: WordVectors, sense_labels: list[str], layer: str) -> N
         yaxis_title="mean cosine",
         xaxis=dict(
             type="category",
-            title="static = input word-piece embedding (word2vec-like); 0 = embeddings output; h = after encoder layer h − 1",
+            title="static = input word-piece embedding (word2vec-like);<br>0 = embeddings output; "
+            "h = after encoder layer h − 1",
         ),
+        legend={"orientation": "h", "x": 0, "y": 1, "yanchor": "bottom"},  # beside the chart it took its width
         height=400,
     )
     exports.chart(fig, f"senses-{words.word}-static-vs-contextual", key="senses-static")

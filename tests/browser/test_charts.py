@@ -170,3 +170,20 @@ def test_each_chart_is_drawn_once(page, open_url):
         page.wait_for_timeout(500)  # a second draw came ~100 ms after the first
         draws = main(page).locator(".bl-chart").evaluate_all("charts => charts.map(chart => chart.bertlensDraws)")
         assert draws and set(draws) == {1}, (path, draws)
+
+
+@pytest.mark.parametrize("tab", ["Separation by layer", "Static vs contextual"])
+def test_at_200_percent_zoom_word_senses_axis_titles_are_whole(browser, server_url, tab):
+    """At 640×360 in presentation mode the layer charts' long x-axis titles (what 0, h and static mean) were cut at
+    both ends: one line wider than the chart."""
+    context = browser.new_context(viewport={"width": 640, "height": 360})
+    try:
+        page = context.new_page()
+        page.goto(f"{server_url}/senses?{urlencode({'present': 'true', 'senses_tab': tab})}")
+        chart = main(page).locator(".bl-chart").first
+        expect(chart.locator(".xtitle").first).to_be_attached()
+        box, title = chart.bounding_box(), chart.locator(".xtitle").bounding_box()
+        assert box and title and box["x"] <= title["x"] and title["x"] + title["width"] <= box["x"] + box["width"]
+        assert title["y"] + title["height"] <= box["y"] + box["height"], (title, box)
+    finally:
+        context.close()
