@@ -2,25 +2,43 @@
 
 from pathlib import Path
 
-from bertlens.serving import import_package, prepare_threads, send_small_messages_at_once
+from bertlens.serving import import_package, imported, prepare_threads, send_small_messages_at_once
 
 prepare_threads()  # before anything loads torch: OpenMP reads its settings once, at load
 send_small_messages_at_once()  # no ~40 ms wait at the end of each run (Nagle's algorithm); once per process
-import_package(Path(__file__).parent / "components", "components")  # one thread imports the app, the others wait
 
 import streamlit as st
+
+from components.page_titles import APP_TITLE, PAGE_TITLES
+
+st.set_page_config(page_title=APP_TITLE, page_icon="🔎", layout="wide")
+PAGES = [
+    st.Page("pages/home.py", title=PAGE_TITLES["home"], icon=":material/home:", default=True),
+    st.Page("pages/tokenizer.py", title=PAGE_TITLES["tokenizer"], icon=":material/text_fields:"),
+    st.Page("pages/anatomy.py", title=PAGE_TITLES["anatomy"], icon=":material/account_tree:"),
+    st.Page("pages/fill_mask.py", title=PAGE_TITLES["fill_mask"], icon=":material/edit_note:"),
+    st.Page("pages/next_sentence.py", title=PAGE_TITLES["next_sentence"], icon=":material/arrow_forward:"),
+    st.Page("pages/attention.py", title=PAGE_TITLES["attention"], icon=":material/grid_on:"),
+    st.Page("pages/senses.py", title=PAGE_TITLES["senses"], icon=":material/scatter_plot:"),
+]
+# The menu goes out before the app's first import (torch and transformers: ~5 s on a fresh server), which
+# showed Streamlit's raw list of the pages/ files meanwhile.
+page = st.navigation(PAGES)
+if not imported("components"):  # a fresh server: one run imports the app, the others wait for it
+    with st.spinner("Starting BERT Lens: loading PyTorch and transformers (once, after the server starts)…"):
+        import_package(Path(__file__).parent / "components", "components")
+
 from streamlit.runtime.scriptrunner import RerunException
 
 from components.focus import keep_focus
 from components.history import one_history_entry_per_action
-from components.layout import APP_TITLE, PageStopped, presentation_switch
+from components.layout import PageStopped, presentation_switch
 from components.lessons import class_link
 from components.model import active_bundle, model_picker, model_status, settings
 from components.pace import pace_this_run
 from components.params import (
     BROKEN,
     LINKED,
-    PAGE_TITLES,
     SCOPE,
     carry_warnings,
     copy_page_state,
@@ -32,21 +50,8 @@ from components.params import (
 from components.reconnect import reload_on_reconnect, reopened_view_first
 from components.state import shared_texts_in_link
 
-st.set_page_config(page_title=APP_TITLE, page_icon="🔎", layout="wide")
 config = settings()  # malformed settings fail closed: an error here, and no page is served
 pace_this_run(config.budgets)  # a tab asking for runs faster than its budget waits (a person clicking never does)
-
-PAGES = [
-    st.Page("pages/home.py", title=PAGE_TITLES["home"], icon=":material/home:", default=True),
-    st.Page("pages/tokenizer.py", title=PAGE_TITLES["tokenizer"], icon=":material/text_fields:"),
-    st.Page("pages/anatomy.py", title=PAGE_TITLES["anatomy"], icon=":material/account_tree:"),
-    st.Page("pages/fill_mask.py", title=PAGE_TITLES["fill_mask"], icon=":material/edit_note:"),
-    st.Page("pages/next_sentence.py", title=PAGE_TITLES["next_sentence"], icon=":material/arrow_forward:"),
-    st.Page("pages/attention.py", title=PAGE_TITLES["attention"], icon=":material/grid_on:"),
-    st.Page("pages/senses.py", title=PAGE_TITLES["senses"], icon=":material/scatter_plot:"),
-]
-
-page = st.navigation(PAGES)
 carried = take_carried_warnings()  # a replaced run's warnings about the link (its value may be gone by now)
 with st.sidebar:
     model_picker()

@@ -70,6 +70,11 @@ def import_package(folder: Path, package: str) -> None:
             _imported.add(package)
 
 
+def imported(package: str) -> bool:
+    """Whether ``import_package`` has imported ``package`` in this process."""
+    return package in _imported
+
+
 def send_small_messages_at_once() -> int:
     """Turn Nagle's algorithm off (``TCP_NODELAY``) for the server's connections; once per process.
 

@@ -15,12 +15,11 @@ from bertlens.analysis import Encoding, input_problem
 from bertlens.models import ModelBundle
 from components.lessons import forget_opened_step, keep_followed_lesson, lesson_panel
 from components.model import active_bundle, fallback_banner, settings
+from components.page_titles import APP_TITLE
 from components.palette import INK
 from components.params import bound, presenting, read_link, restore_page_state
 from components.state import follow_history
 from components.text import code_span
-
-APP_TITLE = "BERT Lens"
 
 
 class PageStopped(StopException):

@@ -1,7 +1,8 @@
 """Each page's title in the navigation, declared once (no Streamlit import: scripts read it too)."""
 
+APP_TITLE = "BERT Lens"
 PAGE_TITLES = {  # file stem (a page's scope) -> its title in the navigation
-    "home": "BERT Lens",
+    "home": APP_TITLE,
     "tokenizer": "Tokenizer",
     "anatomy": "Model anatomy",
     "fill_mask": "Fill-mask",

@@ -3,8 +3,9 @@
 import streamlit as st
 
 from components.home import page_cards, preload_charts
-from components.layout import APP_TITLE, page_header
+from components.layout import page_header
 from components.lessons import lesson_list
+from components.page_titles import APP_TITLE
 
 bundle = page_header(APP_TITLE, "See inside BERT: tokens, weights, predictions, attention and meaning.", page="home")
 
