@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from bertlens.analysis import Encoding
+from bertlens.compare import SEED_FIRST
 
 View = Literal["raw", "rollout"]
 VIEWS: dict[str, str] = {"raw": "Raw attention", "rollout": "Rollout"}
@@ -274,7 +275,7 @@ PRESETS: tuple[Preset, ...] = (
     ),
     Preset(
         "… it was too tired",
-        "The animal didn't cross the street because it was too tired.",
+        SEED_FIRST,
         focus="it",
         targets=("animal", "street"),
         also=(ANIMAL_TIRED,),

@@ -277,7 +277,6 @@ class Admission:
         self._seq = itertools.count()
         self._workers: list[threading.Thread] = []
         self._closed = False
-        self.passes_started = 0  # tickets or batches started (for tests and monitoring)
 
     # -- queue
 
@@ -397,7 +396,6 @@ class Admission:
                 for ticket in batch:
                     ticket.state, ticket.started = RUNNING, now
                 self._running.extend(batch)
-                self.passes_started += 1
                 threads = self.threads_for_pass()
                 self._passes_running += 1
                 self._threads_in_use += threads

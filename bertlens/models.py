@@ -114,7 +114,6 @@ class ModelBundle:
 
     requested: str  # what the user asked for
     name: str  # what is actually loaded (differs after a fallback)
-    source: str  # Hub id or folder the weights came from
     tokenizer: PreTrainedTokenizerBase
     model: BertForPreTraining
     capabilities: Capabilities
@@ -393,7 +392,6 @@ def load_model(name: str) -> ModelBundle:
     return ModelBundle(
         requested=name,
         name=name,
-        source=source,
         tokenizer=thread_safe(tokenizer),  # shared by every session: one call at a time (bertlens.engine)
         model=model,
         capabilities=detect_capabilities(model, tokenizer, set(info["missing_keys"])),

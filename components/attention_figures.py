@@ -75,21 +75,21 @@ class Choice:
         return f"layer{self.layer}-" + ("mean" if self.mean else f"head{self.head}")
 
 
-def _mark_segments(fig: go.Figure, encoding: Encoding, rows: bool = True, columns: bool = True) -> None:
-    """Dashed lines where sentence B starts (on category axes, position i sits at i)."""
+def _mark_segments(fig: go.Figure, encoding: Encoding, rows: bool = True) -> None:
+    """Dashed lines where sentence B starts (on category axes, position i sits at i): a column, and a row unless
+    ``rows`` is False."""
     start = sentence_b_start(encoding)
     if start is None:
         return
     line = dict(color=ACCENT, dash="dash", width=1.5)
-    if columns:
-        fig.add_vline(
-            x=start - 0.5,
-            line=line,
-            annotation_text="sentence B →",
-            annotation_position="top right",
-            # On white, in the page's ink: over a heatmap's blue cells the theme's grey was unreadable
-            annotation=dict(bgcolor="rgba(255, 255, 255, 0.85)", font=dict(color=INK)),
-        )
+    fig.add_vline(
+        x=start - 0.5,
+        line=line,
+        annotation_text="sentence B →",
+        annotation_position="top right",
+        # On white, in the page's ink: over a heatmap's blue cells the theme's grey was unreadable
+        annotation=dict(bgcolor="rgba(255, 255, 255, 0.85)", font=dict(color=INK)),
+    )
     if rows:
         fig.add_hline(y=start - 0.5, line=line)
 

@@ -17,11 +17,12 @@ from typing import TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import RerunException
 
+from bertlens.compare import SEED_FIRST
 from bertlens.wording import agree, listed, plural
 from components.params import FROM_HISTORY, KEPT, LINKED, declared, drop_foreign, page_params, warn_bad_param
 from components.text import literal
 
-DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
+DEFAULT_TEXT = SEED_FIRST  # the pages' example sentence: seed 000's
 SHARED_TEXTS = ("text", "a", "b")  # the texts that follow the student from page to page
 REMEMBERED = "_shared_"  # session: + a shared text's key, its last value (kept across page switches)
 DRAWN_TEXTS = "_shared_drawn"  # the shared texts the running page has drawn (each writes its own to the URL)
@@ -81,7 +82,7 @@ def bound_int_slider(label: str, key: str, lo: int, hi: int, default: int = 0, *
     return value
 
 
-def bound_int_input(label: str, key: str, lo: int, hi: int, default: int = 0, **kwargs) -> int:
+def bound_int_input(label: str, key: str, lo: int, hi: int, default: int, **kwargs) -> int:
     """A number box for an integer URL parameter, read as strictly as ``bound_int_slider``'s."""
     default = _strict_int(key, lo, hi, default)
     value = int(st.number_input(label, lo, hi, step=1, key=key, **kwargs))

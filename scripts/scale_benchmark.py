@@ -125,7 +125,7 @@ async def one_analysis(url: str, query: str, page: str = "attention") -> None:
         await session.run(timeout=300)
 
 
-def measure_memory(model: str, counts: list[int], workdir: Path, env: dict[str, str]) -> list[Memory]:
+def measure_memory(counts: list[int], workdir: Path, env: dict[str, str]) -> list[Memory]:
     text = " ".join(["the students read a short story about a quiet village near the river"] * 9)  # ~128 tokens
     results = []
     for preload in (False, True):
@@ -155,9 +155,7 @@ class FirstVisit:
     settle_ms: float  # to the page's last change, on the throttled network, empty browser cache
 
 
-def first_visits(
-    model: str, workdir: Path, env: dict[str, str], pages: Sequence[str] = ("attention",)
-) -> list[FirstVisit]:
+def first_visits(workdir: Path, env: dict[str, str], pages: Sequence[str] = ("attention",)) -> list[FirstVisit]:
     """A student's very first visit (empty browser cache) on a throttled network: each page straight from a
     replica (Streamlit serves its frontend uncompressed) and through HAProxy (deploy/haproxy.cfg compresses)."""
     from playwright.sync_api import sync_playwright
@@ -516,8 +514,8 @@ def main() -> None:
 
             model = str(save_random_bert(Path(tmp) / "bert-base-uncased-random", random_bert_config()))
         env["BERTLENS_MODEL"] = model
-        memory = [] if args.skip_memory else measure_memory(model, sorted(args.replicas), Path(tmp), env)
-        visits = [] if args.skip_first_visit else first_visits(model, Path(tmp), env)
+        memory = [] if args.skip_memory else measure_memory(sorted(args.replicas), Path(tmp), env)
+        visits = [] if args.skip_first_visit else first_visits(Path(tmp), env)
         results: list[ClassResult] = []
         if not args.skip_class:
             ref = Reference(model, options.token_cap or DEFAULT_CAP)
