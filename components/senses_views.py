@@ -7,7 +7,7 @@ Hover texts and legend names are plotly pseudo-HTML, not Markdown: user text goe
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -176,10 +176,21 @@ def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[S
     if problem := word_problem(word):
         st.info(problem)
         return None, own
+    items = _within_budgets(items, source, budgets)
+    if items is None:
+        return None, own
+    return SenseRequest(word, items, _reference_words(refs)), own
+
+
+def _within_budgets(
+    items: Sequence[LabelledSentence], source: str, budgets: Budgets
+) -> tuple[LabelledSentence, ...] | None:
+    """The sentences a request reads: each once, within the sentences and characters budgets, sense labels cut
+    to MAX_SENSE_CHARS (each cut said); None, with a message, when fewer than two are given."""
     items = without_repeats(items, "each sentence")
     if len(items) < 2:
         st.info("Give at least two sentences: one sentence gives nothing to compare.")
-        return None, own
+        return None
     if source == "Upload CSV" and len(items) > (most := budgets.sentences):
         st.warning(
             f"{len(items):,} different sentences uploaded; {most:,} of them are drawn at random (the same draw every "
@@ -197,13 +208,19 @@ def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[S
             f"longer than {MAX_SENSE_CHARS} characters and {agree(len(long), 'is', 'are')} cut there: a sense is a short name, such as “river”."
         )
         items = tuple(LabelledSentence(item.sentence, item.sense[:MAX_SENSE_CHARS]) for item in items)
+    return items
+
+
+def _reference_words(refs: str) -> tuple[str, ...]:
+    """The comma-separated reference words: each once, at most MAX_REFERENCES of at most MAX_WORD_CHARS each (a
+    caption says what was left out)."""
     references = tuple(dict.fromkeys(r.strip() for r in refs.split(",") if r.strip()))
     if long_words := [r for r in references if len(r) > MAX_WORD_CHARS]:
         st.caption(f"{plural(len(long_words), 'reference word')} longer than {MAX_WORD_CHARS} characters left out.")
         references = tuple(r for r in references if len(r) <= MAX_WORD_CHARS)
     if len(references) > MAX_REFERENCES:
         st.caption(f"Only the first {MAX_REFERENCES} of {len(references)} reference words are read.")
-    return SenseRequest(word, tuple(items), references[:MAX_REFERENCES]), own
+    return references[:MAX_REFERENCES]
 
 
 def _numbers(names: list) -> str:
