@@ -407,38 +407,11 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
     in_3d = len(shown) == 3
     if len(axes) == 3 and not in_3d:
         title += f" seen flat: {' × '.join(f'PC{i + 1}' for i in shown)}"
-    fig = go.Figure()
-    for n, sense in enumerate(dict.fromkeys(sorted(labels, key=lambda s: s == YOUR_SENSE))):
-        rows = [i for i, label in enumerate(labels) if label == sense]
-        hover = [
-            _hover(words.sentences[o.sentence_index], o.start, o.end, sense)
-            for o in (words.occurrences[i] for i in rows)
-        ]
-        style = dict(name=chart_text(_short(sense)), text=hover, hovertemplate="%{text}<extra></extra>", mode="markers")
-        coords = proj.coords[np.ix_(rows, shown)]
-        marker = (
-            dict(size=18, symbol="diamond" if in_3d else "star", color="gold", line=dict(width=1, color="black"))
-            if sense == YOUR_SENSE  # a 3D chart has no star
-            else dict(size=11, line=dict(width=0.5, color="white"), **sense_marker(n))
-        )
-        if in_3d:
-            x, y, z = coords.T
-            fig.add_trace(go.Scatter3d(x=x, y=y, z=z, marker={**marker, "size": 6}, **style))
-        else:
-            fig.add_trace(go.Scatter(x=coords[:, 0], y=coords[:, 1], marker=marker, **style))
-    if in_3d:  # WebGL draws a 3D chart's axis text, out of the page CSS's reach: the page's colour is set here
-        scene = {name: dict(title=axes[i], color=INK) for i, name in enumerate(("xaxis", "yaxis", "zaxis"))}
-        # Turned by dragging (a layout-wide dragmode off, as every chart has, would reach the scene too). Seen from
-        # a little further than plotly's default camera, which cut the axis titles at the chart's edges.
-        camera = dict(eye=dict(x=1.6, y=1.6, z=1.4))
-        fig.update_layout(
-            scene=dict(scene, dragmode="turntable", camera=camera), margin=dict(l=0, r=0, b=0), height=640
-        )
-    else:
-        fig.update_layout(xaxis_title=axes[shown[0]], yaxis_title=axes[shown[1]], height=560)
-    # The senses in rows under the map: beside it they took 40 % of a phone's width, and cropped the 3D scene.
-    fig.update_layout(title=chart_text(title), legend=dict(title_text="sense", orientation="h", yanchor="top"))
-    exports.chart(fig, f"senses-{words.word}-map", key="senses-map")
+    exports.chart(
+        map_figure(words, labels, proj.coords[:, list(shown)], [axes[i] for i in shown], title),
+        f"senses-{words.word}-map",
+        key="senses-map",
+    )
     if proj.stress is not None:
         st.caption(
             f"MDS approximates the cosine distances in 2D; it cannot keep them all. Stress-1 (Kruskal): "
@@ -465,6 +438,46 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
     for i, name in enumerate("xyz"[: proj.coords.shape[1]]):
         points[name] = proj.coords[:, i]
     exports.table(points, f"senses-{words.word}-coordinates", key="senses-coordinates")
+
+
+def map_figure(
+    words: WordVectors, labels: list[str], coords_shown: np.ndarray, axes: list[str], title: str
+) -> go.Figure:
+    """The occurrences at ``coords_shown`` (one column per axis drawn: 2 flat, 3 in 3D), one colour and shape per
+    sense, the student's own sentence a gold star."""
+    in_3d = len(axes) == 3
+    fig = go.Figure()
+    for n, sense in enumerate(dict.fromkeys(sorted(labels, key=lambda s: s == YOUR_SENSE))):
+        rows = [i for i, label in enumerate(labels) if label == sense]
+        hover = [
+            _hover(words.sentences[o.sentence_index], o.start, o.end, sense)
+            for o in (words.occurrences[i] for i in rows)
+        ]
+        style = dict(name=chart_text(_short(sense)), text=hover, hovertemplate="%{text}<extra></extra>", mode="markers")
+        coords = coords_shown[rows]
+        marker = (
+            dict(size=18, symbol="diamond" if in_3d else "star", color="gold", line=dict(width=1, color="black"))
+            if sense == YOUR_SENSE  # a 3D chart has no star
+            else dict(size=11, line=dict(width=0.5, color="white"), **sense_marker(n))
+        )
+        if in_3d:
+            x, y, z = coords.T
+            fig.add_trace(go.Scatter3d(x=x, y=y, z=z, marker={**marker, "size": 6}, **style))
+        else:
+            fig.add_trace(go.Scatter(x=coords[:, 0], y=coords[:, 1], marker=marker, **style))
+    if in_3d:  # WebGL draws a 3D chart's axis text, out of the page CSS's reach: the page's colour is set here
+        scene = {name: dict(title=axes[i], color=INK) for i, name in enumerate(("xaxis", "yaxis", "zaxis"))}
+        # Turned by dragging (a layout-wide dragmode off, as every chart has, would reach the scene too). Seen from
+        # a little further than plotly's default camera, which cut the axis titles at the chart's edges.
+        camera = dict(eye=dict(x=1.6, y=1.6, z=1.4))
+        fig.update_layout(
+            scene=dict(scene, dragmode="turntable", camera=camera), margin=dict(l=0, r=0, b=0), height=640
+        )
+    else:
+        fig.update_layout(xaxis_title=axes[0], yaxis_title=axes[1], height=560)
+    # The senses in rows under the map: beside it they took 40 % of a phone's width, and cropped the 3D scene.
+    fig.update_layout(title=chart_text(title), legend=dict(title_text="sense", orientation="h", yanchor="top"))
+    return fig
 
 
 def _axes_shown() -> tuple[int, ...]:
