@@ -10,7 +10,9 @@ The Tab counts are printed (``-s``) and quoted in the README's accessibility sec
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import RUN_TIMEOUT_MS, SETTLED, wait_for_run
@@ -145,34 +147,41 @@ def test_focus_survives_a_rerun_started_from_the_keyboard(open_url):
     expect(download).to_be_focused()
 
 
-def test_at_200_percent_zoom_the_hidden_sidebar_takes_no_tab_stop_and_focus_stays_below_the_header(browser, server_url):
-    """At 640×360 (1280×720 at 200 %) Streamlit collapses the sidebar by moving it aside: its 13 controls still took
-    Tab stops off-screen (2.4.3); a control focused at the top of the page went under the 60 px header (2.4.11)."""
+@pytest.fixture
+def zoomed_attention(browser, server_url) -> Iterator[Page]:
+    """The Attention page in presentation mode at 640×360: 1280×720 at 200 % zoom."""
     context = browser.new_context(viewport={"width": 640, "height": 360})
     try:
         page = context.new_page()
         page.goto(f"{server_url}/attention?present=true&text={SENTENCE}")
         wait_for_run(page)
-        sidebar = page.locator('[data-testid="stSidebar"]')
-        expect(sidebar).to_have_attribute("data-collapsed", "true")
-        expect(sidebar).to_have_css("visibility", "hidden")  # once it has slid out (0.3 s)
-        stops = tab_walk(page)
-        assert stops and not [stop for stop in stops if stop["testid"].startswith("stSidebar")], stops
-        header = page.locator('[data-testid="stHeader"]').bounding_box()
-        assert header
-        page.locator(".st-key-attn_tab [role=tab]").first.focus()  # below the controls: Shift+Tab walks up to them
-        hidden = []
-        for _ in range(25):
-            page.keyboard.press("Shift+Tab")
-            box = page.evaluate(
-                "() => { const e = document.activeElement; const r = e.getBoundingClientRect();"
-                " return e.parentElement.closest('[data-testid=stMain]') ? [e.tagName, e.innerText?.slice(0, 20), r.top] : null; }"
-            )
-            if box and box[2] < header["y"] + header["height"] - 1:
-                hidden.append(box)
-        assert not hidden, hidden  # each focused control of the page in view below the header
+        yield page
     finally:
         context.close()
+
+
+def test_at_200_percent_zoom_the_hidden_sidebar_takes_no_tab_stop_and_focus_stays_below_the_header(zoomed_attention):
+    """At 640×360 (1280×720 at 200 %) Streamlit collapses the sidebar by moving it aside: its 13 controls still took
+    Tab stops off-screen (2.4.3); a control focused at the top of the page went under the 60 px header (2.4.11)."""
+    page = zoomed_attention
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    expect(sidebar).to_have_attribute("data-collapsed", "true")
+    expect(sidebar).to_have_css("visibility", "hidden")  # once it has slid out (0.3 s)
+    stops = tab_walk(page)
+    assert stops and not [stop for stop in stops if stop["testid"].startswith("stSidebar")], stops
+    header = page.locator('[data-testid="stHeader"]').bounding_box()
+    assert header
+    page.locator(".st-key-attn_tab [role=tab]").first.focus()  # below the controls: Shift+Tab walks up to them
+    hidden = []
+    for _ in range(25):
+        page.keyboard.press("Shift+Tab")
+        box = page.evaluate(
+            "() => { const e = document.activeElement; const r = e.getBoundingClientRect();"
+            " return e.parentElement.closest('[data-testid=stMain]') ? [e.tagName, e.innerText?.slice(0, 20), r.top] : null; }"
+        )
+        if box and box[2] < header["y"] + header["height"] - 1:
+            hidden.append(box)
+    assert not hidden, hidden  # each focused control of the page in view below the header
 
 
 RING_AND_LABEL = """t => {
@@ -184,25 +193,19 @@ RING_AND_LABEL = """t => {
 }"""
 
 
-def test_at_200_percent_zoom_a_focused_tab_ring_clears_its_label(browser, server_url):
+def test_at_200_percent_zoom_a_focused_tab_ring_clears_its_label(zoomed_attention):
     """At 640×360 the tab strip scrolls: the last tab's focus ring (drawn inside it, the strip clips what is outside)
     ran over the first and last letters of "Mask and see" (a keyboard audit)."""
-    context = browser.new_context(viewport={"width": 640, "height": 360})
-    try:
-        page = context.new_page()
-        page.goto(f"{server_url}/attention?present=true&text={SENTENCE}")
-        wait_for_run(page)
-        tabs = page.locator(".st-key-attn_tab [role=tab]")
-        tabs.first.focus()
-        page.keyboard.press("End")  # the tab list's keyboard route to its last tab
-        last = tabs.last
-        expect(last).to_be_focused()
-        page.wait_for_timeout(300)  # the strip's scroll to the focused tab
-        seen = last.evaluate(RING_AND_LABEL)
-        assert seen["name"] == "Mask and see" and seen["focused"] and seen["inStrip"], seen
-        assert seen["room"] >= seen["ring"] + 1, seen  # the ring, and a pixel between it and the letters
-    finally:
-        context.close()
+    page = zoomed_attention
+    tabs = page.locator(".st-key-attn_tab [role=tab]")
+    tabs.first.focus()
+    page.keyboard.press("End")  # the tab list's keyboard route to its last tab
+    last = tabs.last
+    expect(last).to_be_focused()
+    page.wait_for_timeout(300)  # the strip's scroll to the focused tab
+    seen = last.evaluate(RING_AND_LABEL)
+    assert seen["name"] == "Mask and see" and seen["focused"] and seen["inStrip"], seen
+    assert seen["room"] >= seen["ring"] + 1, seen  # the ring, and a pixel between it and the letters
 
 
 def test_the_class_link_copy_button_takes_focus(open_url):
