@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+import unicodedata
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -88,6 +89,21 @@ def text_of(tokenizer: PreTrainedTokenizerBase, ids: Sequence[int], skip_special
     text = tokenizer.decode(list(ids), skip_special_tokens=skip_special_tokens)
     assert isinstance(text, str)
     return text
+
+
+def normalizer_of(tokenizer: PreTrainedTokenizerBase) -> Callable[[str], str]:
+    """What the tokenizer reads of a text before splitting it (an uncased BERT: lower case, accents and invisible
+    characters gone, a space each side of a Chinese character); the text itself when it has no normalizer."""
+    normalizer = tokenizer.backend_tokenizer.normalizer  # stateless: safe to call from any session
+    return normalizer.normalize_str if normalizer is not None else str
+
+
+def through_marks(text: str, end: int) -> int:
+    """``end`` moved past the combining marks and invisible characters that follow it: a token's span ends before
+    an accent its tokenizer strips ("café" typed with a combining accent; Hindi's vowel signs)."""
+    while end < len(text) and unicodedata.category(text[end]) in ("Mn", "Me", "Cf"):
+        end += 1
+    return end
 
 
 def encode(tokenizer: PreTrainedTokenizerBase, text: str, text_b: str | None = None, max_length: int = 512) -> Encoding:

@@ -25,7 +25,7 @@ from sklearn.manifold import MDS
 from sklearn.metrics import silhouette_score
 from sklearn.metrics.pairwise import cosine_distances, cosine_similarity
 
-from bertlens.analysis import Encoding, encode, model_engine, padded_batch
+from bertlens.analysis import Encoding, encode, model_engine, normalizer_of, padded_batch, through_marks
 from bertlens.layers import hidden_state_label
 from bertlens.lru import BytesLRU, PerModel
 from bertlens.models import ModelBundle
@@ -183,8 +183,26 @@ class Occurrence:
     pieces: tuple[str, ...]
 
 
-def find_word(encoding: Encoding, sentence: str, word: str) -> list[tuple[int, int, tuple[int, ...]]]:
-    """Every (start, end, token positions) where ``word`` stands as a whole word, ignoring case.
+def folded(text: str, normalize: Callable[[str], str]) -> tuple[str, list[int]]:
+    """``text`` as the tokenizer reads it (``normalize``: its normalizer), in lower case, with the index in
+    ``text`` of each character of the result. Character by character, each distinct character normalized once;
+    the spaces the normalizer puts around a Chinese character are left out."""
+    reads: dict[str, str] = {}
+    pieces, where = [], []
+    for i, char in enumerate(text):
+        if (piece := reads.get(char)) is None:
+            piece = reads[char] = (normalize(char) if char.isspace() else "".join(normalize(char).split())).lower()
+        pieces.append(piece)
+        where += [i] * len(piece)
+    return "".join(pieces), where
+
+
+def find_word(
+    encoding: Encoding, sentence: str, word: str, normalize: Callable[[str], str] = str
+) -> list[tuple[int, int, tuple[int, ...]]]:
+    """Every (start, end, token positions) where ``word`` stands as a whole word, as the tokenizer reads both
+    (``normalize``: its normalizer, ``analysis.normalizer_of``) and ignoring case: for an uncased BERT "café"
+    with its accent typed apart, "cafe" and "CAFÉ" are one word, as they are to the model.
 
     A match counts when its tokens begin and end exactly at its edges and at word edges of the
     tokenizer's own word split (``word_ids``): "field" is not found inside "fields" or "midfield".
@@ -196,9 +214,11 @@ def find_word(encoding: Encoding, sentence: str, word: str) -> list[tuple[int, i
     starts = [offsets[i][0] for i in tokens]
     furthest_end = list(itertools.accumulate((offsets[i][1] for i in tokens), max))
     read = furthest_end[-1] if tokens else 0
+    text, where = folded(sentence[:read], normalize)
+    target = folded(word.strip(), normalize)[0]
     found = []
-    for match in re.finditer(re.escape(word.strip()), sentence[:read], flags=re.IGNORECASE):
-        start, end = match.span()
+    for match in re.finditer(re.escape(target), text) if target else ():
+        start, end = where[match.start()], where[match.end() - 1] + 1
         # tokens overlapping [start, end): from the first whose span reaches past start to the last starting before end
         window = tokens[bisect.bisect_right(furthest_end, start) : bisect.bisect_left(starts, end)]
         positions = tuple(i for i in window if offsets[i][1] > start)
@@ -212,7 +232,7 @@ def find_word(encoding: Encoding, sentence: str, word: str) -> list[tuple[int, i
             and (last + 1 == len(word_ids) or word_ids[last + 1] != word_ids[last])
         )
         if whole:
-            found.append((start, end, positions))
+            found.append((start, through_marks(sentence, end), positions))
     return found
 
 
@@ -338,8 +358,9 @@ def embed_word(
     """
     texts = [*sentences, *references]
     encodings = [encode(bundle.tokenizer, text, max_length=max_length) for text in texts]
-    found = [find_word(e, s, word) for e, s in zip(encodings, sentences)]
-    found += [find_word(e, r, r)[:1] for e, r in zip(encodings[len(sentences) :], references)]
+    normalize = normalizer_of(bundle.tokenizer)
+    found = [find_word(e, s, word, normalize) for e, s in zip(encodings, sentences)]
+    found += [find_word(e, r, r, normalize)[:1] for e, r in zip(encodings[len(sentences) :], references)]
     vectors = batched_piece_means(bundle, encodings, [[p for *_, p in f] for f in found], progress, chunk_sentences)
     occurrences = tuple(
         Occurrence(i, start, end, positions, tuple(encodings[i].tokens[p] for p in positions))

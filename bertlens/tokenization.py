@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from bertlens.analysis import Encoding, model_engine, text_of, tokens_of
+from bertlens.analysis import Encoding, model_engine, text_of, through_marks, tokens_of
 from bertlens.budgets import MAX_TEXT_CHARS
 from bertlens.models import ModelBundle, is_cased
 from bertlens.wording import blank
@@ -71,7 +71,7 @@ def token_table(encoding: Encoding, text: str, text_b: str | None = None) -> pd.
                 "position": position,
                 "token": token,
                 "id": int(token_id),
-                "word": "" if special or seq is None else sentences[seq][start:end],
+                "word": "" if special or seq is None else sentences[seq][start : through_marks(sentences[seq], end)],
                 "word index": None if special else word,
                 "sentence": "—" if seq is None else "AB"[seq],
                 "continuation (##)": token.startswith("##"),

@@ -22,7 +22,15 @@ import pandas as pd
 import streamlit as st
 
 from bertlens import anatomy, mlm, nsp
-from bertlens.analysis import Analysis, Encoding, encode, ids_of, max_tokens, remembered_analysis
+from bertlens.analysis import (
+    Analysis,
+    Encoding,
+    encode,
+    ids_of,
+    max_tokens,
+    normalizer_of,
+    remembered_analysis,
+)
 from bertlens.anatomy import (
     Architecture,
     EmbeddingParts,
@@ -348,5 +356,5 @@ def occurrences_in(q: Query, sentence: str, word: str, past_the_cut: bool = Fals
     if blank(sentence):
         return 0
     longest = len(sentence) + 2 if past_the_cut else q.max_length  # a token holds at least one character
-    encoding = encode(cached_bundle(q.model).tokenizer, sentence, max_length=longest)
-    return len(find_word(encoding, sentence, word))
+    tokenizer = cached_bundle(q.model).tokenizer
+    return len(find_word(encode(tokenizer, sentence, max_length=longest), sentence, word, normalizer_of(tokenizer)))

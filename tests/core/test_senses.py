@@ -10,7 +10,7 @@ from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
 from sklearn.metrics.pairwise import cosine_distances, cosine_similarity, euclidean_distances
 
-from bertlens.analysis import encode, model_engine
+from bertlens.analysis import encode, model_engine, normalizer_of
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import (
     LabelledSentence,
@@ -226,6 +226,28 @@ def test_word_is_found_case_insensitively_as_a_whole_word_only(tiny_bundle):
     found = find_word(encode(tiny_bundle.tokenizer, sentence), sentence, "FIELD")
     assert [sentence[a:b] for a, b, _ in found] == ["Field", "field"]
     assert found[1][0] == sentence.rindex("field")
+
+
+DECOMPOSED = "cafe\u0301"  # café with its accent typed apart (a combining accent)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "word", "found"),
+    [
+        (f"The {DECOMPOSED} is open; the café too, and CAFE.", "café", [DECOMPOSED, "café", "CAFE"]),
+        (f"The café is open, the {DECOMPOSED} too.", DECOMPOSED, ["café", DECOMPOSED]),
+        ("Hello wor\u200bld and world.", "world", ["wor\u200bld", "world"]),  # a zero-width space inside
+        ("मैं स्कूल जाता हूँ और मैं", "मैं", ["मैं", "मैं"]),  # Hindi: vowel signs the uncased tokenizer strips
+        ("我喜欢学习。", "学", ["学"]),  # each Chinese character a word of its own
+    ],
+)
+def test_a_word_is_found_as_the_tokenizer_reads_it(bundled, sentence, word, found):
+    """Word senses said "café" (its accent typed apart), a word with a zero-width space, or Hindi मैं was "not
+    found" in sentences that plainly had it (an audit): the model reads each as the word typed."""
+    spans = find_word(encode(bundled.tokenizer, sentence), sentence, word, normalizer_of(bundled.tokenizer))
+    assert [sentence[a:b] for a, b, _ in spans] == found  # each span whole, its trailing marks included
+    tokens = encode(bundled.tokenizer, sentence).tokens
+    assert all([tokens[p] for p in positions] == bundled.tokenizer.tokenize(word) for *_, positions in spans)
 
 
 def test_missing_and_truncated_sentences_are_reported(tiny_bundle):

@@ -46,6 +46,16 @@ def test_seed_token_table(bundled):
     assert counts.tokens_per_word == pytest.approx(6 / 5)
 
 
+def test_a_words_column_keeps_the_marks_its_tokenizer_strips(bundled):
+    """The word column cut a word at an accent or vowel sign the uncased tokenizer strips ("cafe" for café typed
+    with a combining accent, म for मैं): it shows the word as typed."""
+    text = "मैं स्कूल and cafe\u0301 here"
+    table = table_for(bundled.tokenizer, text)
+    words = dict(zip(table["token"], table["word"]))
+    assert words == {"[CLS]": "", "म": "मैं", "स": "स्कूल", "##क": "स्कूल", "##ल": "स्कूल", "and": "and",
+                     "cafe": "cafe\u0301", "here": "here", "[SEP]": ""}  # fmt: skip
+
+
 def test_seed_003_exercise_1_split_words(bundled):
     sentence = "The pre-trained BERT model uses WordPiece tokenization with 30,522 tokens."
     table = table_for(bundled.tokenizer, sentence)
