@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+import regex
 
 from bertlens.analysis import Analysis, Encoding, ids_of, text_of, tokens_of
 from bertlens.wording import plural
@@ -26,8 +27,10 @@ MANY_MASKS = 5  # above this, most of the context is hidden: say so (all masks a
 MAX_K = 50
 DEFAULT_K = 10  # the fill-mask page's top-k
 
-# A word: letters/digits, with inner apostrophes or hyphens ("didn't", "well-known").
-_WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
+# A word: letters and digits with their marks (accents, Hindi's vowel signs) and joiners, with inner apostrophes
+# or hyphens ("didn't", "well-known"); a Chinese character is a word of its own, as BERT's tokenizer splits them.
+_LETTER = r"(?:(?!\p{Han})[\p{L}\p{N}\p{M}\u200c\u200d])"
+_WORD = regex.compile(rf"\p{{Han}}|{_LETTER}+(?:['’\-]{_LETTER}+)*")
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:

@@ -135,6 +135,23 @@ def test_mask_word_whole_words_and_occurrences():
     assert masked("It didn't rain.", "didn't") == "It [MASK] rain."
 
 
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("ذَهَبَ الطالب", ["ذَهَبَ", "الطالب"]),  # Arabic with its vowel marks
+        ("मैं स्कूल जाता हूँ", ["मैं", "स्कूल", "जाता", "हूँ"]),  # Hindi's vowel signs
+        ("The cafe\u0301 is", ["The", "cafe\u0301", "is"]),  # an accent typed apart
+        ("a\u200db c", ["a\u200db", "c"]),  # a zero-width joiner inside a word
+        ("我喜欢 it", ["我", "喜", "欢", "it"]),  # a Chinese character is a word to BERT
+    ],
+)
+def test_words_to_mask_keep_their_marks(text, words):
+    """Fill-mask's word picker offered ذ, ه, ب for ذَهَبَ and म, स, क for Hindi, cut at every mark; masking one left
+    the marks around the [MASK] (an audit of international input)."""
+    assert [span.word for span in mlm.word_spans(text)] == words
+    assert masked(text, words[1]) == text.replace(words[1], "[MASK]", 1)
+
+
 def test_existing_masks_are_not_words():
     spans = mlm.word_spans("The [MASK] sat on the mat.")
     assert [s.label for s in spans] == ["The", "sat", "on", "the (occurrence 2)", "mat"]
