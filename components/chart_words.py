@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,8 +22,14 @@ def _plain(text: object) -> str:
     return " ".join(html.unescape(_TAGS.sub(" ", str(text))).split())
 
 
+def _isolated(text: str) -> str:
+    """``text`` set apart from the line's direction (U+2068 … U+2069) when it has right-to-left letters: an Arabic
+    or Hebrew token drew its number to its far side ("13 (0.0607) ط##")."""
+    return f"\u2068{text}\u2069" if any(unicodedata.bidirectional(c) in ("R", "AL") for c in text) else text
+
+
 def _label(labels: Sequence[Any] | None, index: int) -> str:
-    return _plain(labels[index]) if labels is not None and index < len(labels) else str(index)
+    return _isolated(_plain(labels[index])) if labels is not None and index < len(labels) else str(index)
 
 
 def _number(value: float) -> str:
@@ -78,7 +85,7 @@ def _series(traces: Sequence[Any]) -> str | None:
     head = f"{plural(points, 'point')} in {plural(len(named), groups, 'series' if groups == 'series' else None)}"
     parts = []
     for trace in named[:5]:
-        name = _plain(trace.name) if trace.name else "series"
+        name = _isolated(_plain(trace.name)) if trace.name else "series"
         y = np.asarray(trace.y, dtype=float)
         if "lines" not in (trace.mode or "lines"):
             parts.append(f"{name} ({len(y)})")
@@ -125,7 +132,7 @@ def describe(fig: go.Figure) -> str | None:
             same = [t for t in traces if t.type == first.type]
             together = [t for t in same if first.type == "bar" and (t.xaxis, t.yaxis) == (first.xaxis, first.yaxis)]
             if len(together) > 1:  # bars grouped on one chart: each series by its name
-                words = "; ".join(f"{_plain(t.name)}: {_bars(t)}" for t in together)
+                words = "; ".join(f"{_isolated(_plain(t.name))}: {_bars(t)}" for t in together)
             else:
                 words = kinds[first.type](first)
                 if words and len(same) > 1:

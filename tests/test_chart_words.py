@@ -84,6 +84,15 @@ def test_a_sunburst_names_its_largest_share_first_whatever_the_input_order():
     assert describe(fig) == "Big 60 (60%); Mid 30 (30%); Small 10 (10%)."
 
 
+def test_right_to_left_tokens_keep_their_numbers_beside_them():
+    """An Arabic token drew its number to its far side: "highest: 13 (0.0607) ط## 6 ,(0.0608) ا" (an audit). Each
+    right-to-left label is isolated (U+2068 … U+2069); a left-to-right one is left as it is."""
+    fig = go.Figure(go.Bar(x=["ا", "##ط", "the"], y=[0.0618, 0.0607, 0.01]))
+    assert describe(fig) == "3 bars; highest: \u2068ا\u2069 (0.0618), \u2068##ط\u2069 (0.0607), the (0.01)."
+    heatmap = go.Figure(go.Heatmap(z=[[0.1, 0.9]], x=["ב", "b"], y=["שלום"]))
+    assert describe(heatmap).endswith("largest at row \u2068שלום\u2069, column b (0.9).")
+
+
 def test_a_chart_without_data_has_no_words():
     assert describe(go.Figure()) is None
     assert describe(go.Figure(go.Heatmap(z=[[np.nan]]))) is None
