@@ -192,10 +192,16 @@ def vocabulary_section(model_name: str) -> None:
     st.success(lookup_message(found)) if found.in_vocab else st.info(lookup_message(found))
     if facts.cased:
         st.markdown("**This model is cased:** capitals matter, so the variants below can become different tokens.")
-    else:
+    elif variants["ids"].nunique() == 1:
         st.markdown(
             "**This model is uncased:** the tokenizer lowercases (and strips accents) first, "
             "so every variant below gets the same ids."
+        )
+    else:  # ß → SS, dotless ı → I: another case is other letters, which lowercasing does not give back
+        st.markdown(
+            "**This model is uncased:** the tokenizer lowercases (and strips accents) first, yet these variants get "
+            "different ids: changing this word's case changed its letters (ß in capitals is SS; the dotless ı "
+            "capitalised is I), and lowercasing does not give the letters back."
         )
     exports.table(variants, "case-variants", key="case_variants")
 

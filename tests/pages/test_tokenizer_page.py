@@ -109,6 +109,19 @@ def test_vocabulary_and_lookup(open_page):
     assert "uncased" in shown(at)
 
 
+@pytest.mark.parametrize("word", ["ß", "ılık"])
+def test_case_variants_that_differ_on_an_uncased_model_are_said_to(open_page, bundled, word):
+    """The page said "every variant below gets the same ids" beside ß → 1096 and SS → 7020 (an audit): in
+    capitals ß is SS and the dotless ı is I, other letters that lowercasing does not give back."""
+    at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello", word=word)
+    variants = frame(at, "as typed")
+    reference = [
+        " ".join(map(str, bundled.tokenizer(v, add_special_tokens=False)["input_ids"])) for v in variants["as typed"]
+    ]
+    assert list(variants["ids"]) == reference and len(set(reference)) > 1
+    assert "same ids" not in shown(at) and "yet these variants get different ids" in shown(at)
+
+
 def test_default_lookup_is_sinan(open_page):
     at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello")
     assert "WordPiece spells it as 2 pieces: sin + \\#\\#an" in " ".join(i.value for i in at.info)
