@@ -216,7 +216,7 @@ ENTRY_KINDS = {
 
 def lookup_message(found: WordLookup) -> str:
     """What the look-up found: the entry and its id, and what typing the word as text gives when that differs."""
-    shown = literal(found.word)
+    shown = f"“{literal(found.word)}”"  # quoted: an emoji first in an alert becomes its icon (and is not read out)
     spelled = " + ".join(literal(p) for p in found.pieces) or "(nothing)"
     if found.entry is None or found.entry_id is None or found.kind is None:
         if len(found.parts) > 1:  # "Sinan loves": two words, not a word of three pieces

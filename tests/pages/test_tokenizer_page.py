@@ -150,6 +150,8 @@ def test_lookup_of_a_piece_says_what_typing_it_gives(open_page):
 def test_one_piece_is_singular(open_page):
     at = open_page(PAGE, tokenizer_tab="Vocabulary", text="hello", word="🤖")
     assert "spells it as 1 piece: \\[UNK\\]." in " ".join(i.value for i in at.info)
+    # an emoji first in an alert became its icon, hidden from screen readers: "is not in the vocabulary…"
+    assert [i.value for i in at.info if "vocabulary" in i.value][0].startswith("“🤖”")
 
 
 def test_a_linked_word_longer_than_the_box_says_so(open_page):
