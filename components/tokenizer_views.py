@@ -147,13 +147,18 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
         tokenizer = cached_bundle(model_name).tokenizer
         unknown = unknown_words(view.table, tokenizer.unk_token)
         longest = longest_spelled_word(tokenizer)
-        too_long = longest is not None and any(len(w) > longest for w in unknown)
-        why = f"; WordPiece does not try a word longer than {longest} characters" if too_long else ""
-        st.warning(
-            f"{plural(counts.unknown, 'token')} became [UNK]: the vocabulary cannot spell "
-            f"{listed(literal(shortened(w, UNKNOWN_CHARS)) for w in unknown)} (emoji and rare scripts often end up "
-            f"here{why})."
-        )
+        too_long = [w for w in unknown if longest is not None and len(w) > longest]
+        unspelled = [w for w in unknown if w not in too_long]
+        why = []  # a word too long is not a spelling problem: WordPiece does not try it
+        if too_long:
+            why.append(f"WordPiece does not try a word longer than {longest} characters, such as {_quoted(too_long)}")
+        if unspelled:
+            why.append(
+                f"the vocabulary cannot spell {_quoted(unspelled)}: one character it lacks makes the whole word [UNK] "
+                "(emoji, many Chinese characters and rare scripts end up here; a language written without spaces, "
+                "such as Thai, is one long word to the tokenizer)"
+            )
+        st.warning(f"{plural(counts.unknown, 'token')} became [UNK]: {'; '.join(why)}.")
     st.caption("The *split word* column marks the pieces of a word WordPiece cut up.")
     # A plain table (no pandas Styler): styling the rows took half of a cached visit's server time.
     exports.table(view.table, "tokens", key="token_table", column_config=TOKEN_COLUMNS, column_order=TOKEN_ORDER)
@@ -212,6 +217,11 @@ ENTRY_KINDS = {
     "continuation": "a continuation piece: WordPiece uses it only inside a word, after another piece",
     "word": None,
 }
+
+
+def _quoted(words: Sequence[str]) -> str:
+    """Words as the page quotes them: literally, a long one shortened."""
+    return listed(literal(shortened(w, UNKNOWN_CHARS)) for w in words)
 
 
 def lookup_message(found: WordLookup) -> str:

@@ -334,6 +334,19 @@ def test_a_very_long_unknown_word_is_quoted_short(open_page):
     assert "every word it could spell is one vocabulary entry" in shown(at)
     assert "every word is a single vocabulary entry" not in shown(at)
     assert "[UNK] is a special token too, so what became [UNK] is gone" in shown(at)  # the round trip's last line
+    assert "cannot spell" not in unknown  # it can: 100 x's are 50 pieces
+
+
+def test_unknown_words_are_told_each_their_own_reason(open_page):
+    """A 300-letter word was said to be one "the vocabulary cannot spell" (it can: the 100-character limit is why),
+    and Thai's one [UNK] for a whole sentence was not explained (an audit of international input)."""
+    at = open_page(PAGE, text="a" * 300 + " and 🤖 and สวัสดีครับ")
+    (unknown,) = [w.value for w in at.warning if "[UNK]" in w.value]
+    assert unknown.startswith(
+        "3 tokens became [UNK]: WordPiece does not try a word longer than 100 characters, such as a"
+    )
+    assert "; the vocabulary cannot spell 🤖, สวัสดีครับ: one character it lacks makes the whole word [UNK]" in unknown
+    assert "such as Thai, is one long word" in unknown
 
 
 def test_the_padding_lab_names_the_sentence_that_is_too_long(open_page):
