@@ -92,6 +92,12 @@ def unknown_words(table: pd.DataFrame, unk_token: str) -> pd.Series:
     return table.loc[(table["token"] == unk_token) & (table["word"] != unk_token), "word"]
 
 
+def typed_special_tokens(table: pd.DataFrame, special_tokens: Collection[str]) -> list[str]:
+    """The special tokens typed in the text of ``table`` (``token_table``), each once, in order: the tokenizer reads
+    "[SEP]" typed as the token itself, with the id of the one it adds."""
+    return list(dict.fromkeys(table.loc[~table["special"] & table["token"].isin(list(special_tokens)), "token"]))
+
+
 def split_words(table: pd.DataFrame) -> pd.DataFrame:
     """The words WordPiece cut into several pieces, with their pieces."""
     words = table[table["split word"]].groupby(["sentence", "word index"], sort=False)

@@ -598,8 +598,9 @@ def segments_section(analysis: Analysis) -> None:
     if segments.open:
         with segments:
             st.caption(
-                "[CLS], A's tokens and the first [SEP] are segment 0 (A); "
-                "B's tokens and the last [SEP] are segment 1 (B)."
+                "[CLS], A's tokens and the [SEP] after A are segment 0 (A); B's tokens and the last [SEP] are "
+                "segment 1 (B). A [SEP] typed in a sentence keeps that sentence's segment: BERT tells A from B by "
+                "these ids."
             )
             table(nsp.segments_table(analysis), "nsp-segments", key="segments-table")
 

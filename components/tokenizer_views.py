@@ -19,6 +19,7 @@ from bertlens.tokenization import (
     WordLookup,
     batch_lines,
     longest_spelled_word,
+    typed_special_tokens,
     unknown_words,
 )
 from bertlens.wording import MAX_LISTED, agree, blank, listed, numbered, plural, shortened
@@ -159,6 +160,13 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
                 "such as Thai, is one long word to the tokenizer)"
             )
         st.warning(f"{plural(counts.unknown, 'token')} became [UNK]: {'; '.join(why)}.")
+    if typed := typed_special_tokens(view.table, cached_bundle(model_name).tokenizer.all_special_tokens):
+        st.info(
+            f"You typed {listed(map(literal, typed))}: the tokenizer reads {agree(len(typed), 'it', 'each')} as the "
+            f"special token itself, with the same id as {agree(len(typed), 'the one', 'the ones')} it adds, so BERT "
+            "cannot tell yours from its own; only the *special* column below says which the tokenizer added"
+            + (", and a typed [PAD] is read like a word (attention mask 1)." if "[PAD]" in typed else ".")
+        )
     st.caption("The *split word* column marks the pieces of a word WordPiece cut up.")
     # A plain table (no pandas Styler): styling the rows took half of a cached visit's server time.
     exports.table(view.table, "tokens", key="token_table", column_config=TOKEN_COLUMNS, column_order=TOKEN_ORDER)

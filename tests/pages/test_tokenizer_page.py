@@ -441,6 +441,21 @@ def test_right_to_left_words_keep_their_place_in_the_list_of_cut_words(open_page
     assert "\u2068שלום\u2069 → \u2068" in line and "\u2068עולם\u2069 → \u2068" in line, line
 
 
+def test_special_tokens_typed_in_the_text_are_said_to_be_the_tokens_themselves(open_page, bundled):
+    """Typed [CLS], [SEP] and [PAD] became the real tokens (ids 101, 102, 0; a [PAD] read with mask 1) with nothing
+    said: the *special* column's False was the only hint (an audit)."""
+    text = "[CLS] hello [SEP] world [PAD]"
+    at = open_page(PAGE, text=text)
+    table = frame(at, "token_type_ids")
+    typed = table[table["token"].isin(["[CLS]", "[SEP]", "[PAD]"]) & ~table["special"]]
+    assert list(typed["id"]) == bundled.tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]", "[PAD]"])
+    assert list(typed["attention_mask"]) == [1, 1, 1]
+    (said,) = [i.value for i in at.info if i.value.startswith("You typed")]
+    assert said.startswith("You typed \\[CLS\\], \\[SEP\\], \\[PAD\\]: the tokenizer reads each as the special token")
+    assert said.endswith("a typed [PAD] is read like a word (attention mask 1).")
+    assert not [i for i in open_page(PAGE, text="hello world").info if i.value.startswith("You typed")]
+
+
 def test_a_typed_unk_is_the_special_token_not_a_word_the_vocabulary_cannot_spell(open_page):
     """QA: "[CLS] [SEP] [PAD] [UNK] [MASK]" typed gave "1 token became [UNK]: the vocabulary cannot spell  (…)"."""
     at = open_page(PAGE, text="[CLS] [SEP] [PAD] [UNK] [MASK]")
