@@ -126,9 +126,17 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
         f"{counts.tokens_per_word:.2f}",
         help=f"Tokens{analysed} without [CLS] and [SEP], divided by the words{analysed} split at spaces.",
     )
+    uncased = not cached_bundle(model_name).capabilities.cased
     st.caption(
-        "Before WordPiece, the tokenizer splits the text at spaces and around every punctuation mark "
-        "(\"didn't\" → didn ' t); WordPiece then cuts a word it cannot spell whole into ## pieces."
+        "Before WordPiece, the tokenizer "
+        + (
+            "lowercases the text and strips its accents (é's accent, Hindi's vowel signs, Japanese's ゛: で becomes "
+            "て; a Korean syllable comes apart into its letters), then "
+            if uncased
+            else ""
+        )
+        + "splits it at spaces, around every punctuation mark (\"didn't\" → didn ' t) and around every Chinese "
+        "character (each one a word of its own); WordPiece then cuts a word it cannot spell whole into ## pieces."
     )
     if counts.split_words:
         cuts = listed(

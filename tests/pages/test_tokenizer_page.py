@@ -295,9 +295,25 @@ def cased_model_dir(tmp_path_factory):
     return folder
 
 
+def before_wordpiece(at) -> str:
+    return next(c.value for c in at.caption if c.value.startswith("Before WordPiece"))
+
+
+def test_what_the_tokenizer_does_before_wordpiece_is_said_for_uncased_and_chinese_text(open_page, bundled):
+    """Chinese text showed "Words 1 … WordPiece cut no word into pieces" for 11 tokens, and Korean syllables coming
+    apart were blamed on WordPiece: the caption said nothing of lowercasing, accents or Chinese characters."""
+    at = open_page(PAGE, text="我喜欢学习")
+    tokens = bundled.tokenizer.tokenize("我喜欢学习")
+    assert frame(at, "token_type_ids")["token"].tolist()[1:-1] == tokens and len(tokens) == 5  # a word per character
+    said = before_wordpiece(at)
+    assert said.startswith("Before WordPiece, the tokenizer lowercases the text and strips its accents")
+    assert "around every Chinese character (each one a word of its own)" in said
+
+
 def test_cased_model_shows_case_matters(open_page, cased_model_dir):
     at = open_page(PAGE, cased_model_dir, text="Hello hello", word="Hello")
     assert frame(at, "token_type_ids")["token"].tolist() == ["[CLS]", "[UNK]", "hello", "[SEP]"]
+    assert before_wordpiece(at).startswith("Before WordPiece, the tokenizer splits it at spaces")  # no lowercasing
     at = open_page(PAGE, cased_model_dir, tokenizer_tab="Vocabulary", text="Hello hello", word="Hello")
     assert not at.exception
     assert "This model is cased" in shown(at)
