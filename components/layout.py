@@ -66,6 +66,7 @@ ACCESSIBLE_CSS = """
 [data-testid="stButtonGroup"] button { height: auto !important; min-height: 2.5rem; }
 [data-testid="stSidebar"][data-collapsed="true"] { visibility: hidden; transition: visibility 0s .3s; }
 [data-testid="stMain"] { scroll-padding-top: 4.5rem; }
+[data-testid="stApp"] :is(textarea, input[type="text"], [data-testid="stText"]) { unicode-bidi: plaintext; }
 [data-testid="stSidebar"] [data-testid="stCode"] :has(> [data-testid^="stBaseButton-elementToolbar"]) {
   visibility: visible !important; opacity: 1 !important; }
 .js-plotly-plot svg :is(.xtick, .ytick, .cbaxis, .cbtitle) text,
@@ -82,7 +83,8 @@ ACCESSIBLE_CSS = """
 # cut through the middle. 2.4.3 focus order: a collapsed sidebar (a narrow screen, 200 % zoom) is only moved aside,
 # its 13 controls still took Tab stops off-screen: hidden once it has slid out. 2.4.11 focus not obscured: a control
 # focused at the top of the page went under Streamlit's 60 px header: focus scrolls it below. 2.1.1 keyboard: the
-# class link's copy button showed (and took focus) only under a mouse.
+# class link's copy button showed (and took focus) only under a mouse. A text box or plain text whose first letter
+# is Arabic or Hebrew reads right to left (as ``dir="auto"``): a [MASK] typed last showed where its reader starts.
 
 # Presentation mode (URL ``present=true``): larger text and less space above the title, for the back
 # row of a classroom; the page's intro, model line, offline banner and example buttons keep their reading size, so

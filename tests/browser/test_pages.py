@@ -120,6 +120,23 @@ def test_tokenizer_counts_tokens_and_follows_typing(open_url, reference):
     expect(page).to_have_url(re.compile(r"text=Tokenization"))
 
 
+# The first and last characters of an element's text, left edges on screen.
+ENDS = """e => { const text = e.firstChild, range = document.createRange();
+  range.setStart(text, 0); range.setEnd(text, 1); const first = range.getBoundingClientRect().left;
+  range.setStart(text, text.length - 1); range.setEnd(text, text.length); return [first, range.getBoundingClientRect().left]; }"""
+
+
+def test_arabic_text_reads_right_to_left_in_its_box_and_as_plain_text(open_url):
+    """An Arabic sentence in a left-to-right box put the [MASK] or full stop typed last where an Arabic reader
+    starts (an audit of international input): a box or plain text whose first letter is Arabic reads right to left."""
+    page = open_url("tokenizer", text="ذهب الطالب إلى المدرسة.")
+    box = main(page).locator(".st-key-text").locator("textarea, input").first
+    assert box.evaluate("e => getComputedStyle(e).unicodeBidi") == "plaintext"
+    plain = main(page).locator('[data-testid="stText"]').filter(has_text="المدرسة").last  # the round trip, no [CLS]
+    first, last = plain.evaluate(ENDS)
+    assert last < first  # the full stop typed last is at the left: read right to left
+
+
 def test_addresses_icons_and_bidi_controls_in_user_text_stay_plain(open_url):
     """Streamlit's Markdown links web and e-mail addresses and draws :material/…: icons even when escaped, and a
     right-to-left override in the word reversed the rest of the app's sentence around it."""
