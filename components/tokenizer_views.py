@@ -126,13 +126,13 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
         f"{counts.tokens_per_word:.2f}",
         help=f"Tokens{analysed} without [CLS] and [SEP], divided by the words{analysed} split at spaces.",
     )
-    uncased = not cached_bundle(model_name).capabilities.cased
+    bundle = cached_bundle(model_name)
     st.caption(
         "Before WordPiece, the tokenizer "
         + (
-            "lowercases the text and strips its accents (é's accent, Hindi's vowel signs, Japanese's ゛: で becomes "
-            "て; a Korean syllable comes apart into its letters), then "
-            if uncased
+            "lowercases the text and strips its accents (é's accent, Hindi's vowel signs, the ゛ of Japanese: で "
+            "becomes て; a Korean syllable comes apart into its letters), then "
+            if not bundle.capabilities.cased
             else ""
         )
         + "splits it at spaces, around every punctuation mark (\"didn't\" → didn ' t) and around every Chinese "
@@ -153,9 +153,8 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
             )
         )
     if counts.unknown:
-        tokenizer = cached_bundle(model_name).tokenizer
-        unknown = unknown_words(view.table, tokenizer.unk_token)
-        longest = longest_spelled_word(tokenizer)
+        unknown = unknown_words(view.table, bundle.tokenizer.unk_token)
+        longest = longest_spelled_word(bundle.tokenizer)
         too_long = [w for w in unknown if longest is not None and len(w) > longest]
         unspelled = [w for w in unknown if w not in too_long]
         why = []  # a word too long is not a spelling problem: WordPiece does not try it
@@ -168,7 +167,7 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
                 "such as Thai, is one long word to the tokenizer)"
             )
         st.warning(f"{plural(counts.unknown, 'token')} became [UNK]: {'; '.join(why)}.")
-    if typed := typed_special_tokens(view.table, cached_bundle(model_name).tokenizer.all_special_tokens):
+    if typed := typed_special_tokens(view.table, bundle.tokenizer.all_special_tokens):
         st.info(
             f"You typed {listed(map(literal, typed))}: the tokenizer reads {agree(len(typed), 'it', 'each')} as the "
             f"special token itself, with the same id as {agree(len(typed), 'the one', 'the ones')} it adds, so BERT "
