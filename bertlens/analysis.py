@@ -100,7 +100,7 @@ def normalizer_of(tokenizer: PreTrainedTokenizerBase) -> Callable[[str], str]:
 
 def through_marks(text: str, end: int) -> int:
     """``end`` moved past the combining marks and invisible characters that follow it: a token's span ends before
-    an accent its tokenizer strips ("café" typed with a combining accent; Hindi's vowel signs)."""
+    an accent its tokenizer strips ("café" typed with a combining accent; the vowel signs ै and ं of Hindi's मैं)."""
     while end < len(text) and unicodedata.category(text[end]) in ("Mn", "Me", "Cf"):
         end += 1
     return end

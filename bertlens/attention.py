@@ -170,7 +170,8 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern(
         "[SEP] sink",
         "sep",
-        "seed 000: later layers often focus on [SEP]; Clark et al. (2019) find it most in layers 6 to 10 of bert-base",
+        "seed 000: later layers often focus on [SEP]; Clark et al. (2019) find it most in bert-base's "
+        "encoder layers 5 to 9 (their 6 to 10: they count from 1)",
     ),
     Pattern("Same word", "same_token", "seed 002: layer 2, head 6 in bert-base-uncased"),
     Pattern("Same word in the other sentence", "other_sentence", "seed 002: layer 10, head 10 in bert-base-uncased"),

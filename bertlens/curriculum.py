@@ -44,7 +44,8 @@ NOT_EXPLANATION = (
 )
 SPECIAL_NO_OP = (
     "**A big weight on [SEP] is not a big role for [SEP].** In bert-base, many heads of the middle layers "
-    "(about 6 to 10) send most of their attention to [SEP]. Clark et al. (2019) found that this attention "
+    "(encoder layers 5 to 9 here, numbered from 0; Clark et al. count them 6 to 10) send most of their attention to "
+    "[SEP]. Clark et al. (2019) found that this attention "
     "barely changes the output and read it as a “no-op”: a place for a head to park attention when its "
     "pattern does not apply. Notebook 000 calls [CLS] and [SEP] “summary anchors”; both are readings, not "
     "measurements of what the output depends on."
@@ -324,8 +325,8 @@ PATTERNS = Lesson(
         ),
         pattern_step(
             "Pattern 4: the same word in the other sentence",
-            "**To same token in other sentence** follows *store* in B back to *store* in A: useful for next "
-            "sentence prediction. In this pair every repeated token has its twin in the other sentence, so the grid "
+            "**To same token in other sentence** follows *store* in B back to *store* in A: a pattern that could "
+            "help next sentence prediction (a guess: attention alone does not show what the NSP head uses). In this pair every repeated token has its twin in the other sentence, so the grid "
             "is the last step's; add a repeat inside B (*fresh strawberries and fresh cream*) and the two part. "
             "Open the brightest head in the *Head view* (choose its layer and head with the sliders) and click *store*.",
             "other_sentence",

@@ -184,7 +184,7 @@ def vocabulary_facts(tokenizer: PreTrainedTokenizerBase) -> VocabularyFacts:
         [
             "special"
             if t in special_tokens
-            else "[unused…] (reserved, never seen in training)"
+            else "[unused…] (reserved: no text maps to them)"
             if UNUSED.match(t)
             else "continuation piece (##…)"
             if t.startswith("##")

@@ -130,12 +130,14 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
     st.caption(
         "Before WordPiece, the tokenizer "
         + (
-            "lowercases the text and strips its accents (é's accent, Hindi's vowel signs, the ゛ of Japanese: で "
-            "becomes て; a Korean syllable comes apart into its letters), then "
+            "lowercases the text and strips its accents: it splits each character into its base and its marks "
+            "(Unicode NFD), which also takes a Korean syllable apart into its letters, and drops the marks written "
+            "over or under a letter (é's accent; the ゛ of Japanese: で becomes て; Hindi's virama and the vowel "
+            "signs ु ू े ै, not ा ि ी ो). Then it "
             if not bundle.capabilities.cased
             else ""
         )
-        + "splits it at spaces, around every punctuation mark (\"didn't\" → didn ' t) and around every Chinese "
+        + "splits the text at spaces, around every punctuation mark (\"didn't\" → didn ' t) and around every Chinese "
         "character (each one a word of its own); WordPiece then cuts a word it cannot spell whole into ## pieces."
     )
     if counts.split_words:
@@ -195,8 +197,10 @@ def vocabulary_section(model_name: str) -> None:
     if facts.unused:
         first, last = (", ".join(f"`{t}`" for t in ends) for ends in (facts.unused[:10], facts.unused[-10:]))
         st.markdown(
-            f"The `[unused…]` tokens run from `{facts.unused[0]}` to `{facts.unused[-1]}`: empty slots "
-            "kept so a fine-tuner can add words without resizing the embedding matrix.\n\n"
+            f"The `[unused…]` tokens run from `{facts.unused[0]}` to `{facts.unused[-1]}`: reserved "
+            "slots: no text ever maps to them, so they hold no word's meaning (their rows are trained all the same: "
+            "pre-training's random replacements draw them, and every softmax updates them), and a fine-tuner can "
+            "give them new words without resizing the embedding matrix.\n\n"
             f"The first ten: {first}.\n\nThe last ten: {last}."
         )
     left, right = st.columns(2)
@@ -228,7 +232,7 @@ def vocabulary_section(model_name: str) -> None:
 
 ENTRY_KINDS = {
     "special": "a special token",
-    "reserved": "a reserved slot, never seen in training",
+    "reserved": "a reserved slot: no text maps to it",
     "continuation": "a continuation piece: WordPiece uses it only inside a word, after another piece",
     "word": None,
 }

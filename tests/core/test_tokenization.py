@@ -318,6 +318,6 @@ def test_vocabulary_kinds_of_bert_base_uncased(bundled):
         "word or word start": 22698,
         "continuation piece (##…)": 5828,
         "single character": 997,
-        "[unused…] (reserved, never seen in training)": 994,
+        "[unused…] (reserved: no text maps to them)": 994,
         "special": 5,
     }

@@ -308,12 +308,19 @@ def test_what_the_tokenizer_does_before_wordpiece_is_said_for_uncased_and_chines
     said = before_wordpiece(at)
     assert said.startswith("Before WordPiece, the tokenizer lowercases the text and strips its accents")
     assert "around every Chinese character (each one a word of its own)" in said
+    # the Hindi signs it names as stripped are stripped, those it names as kept are kept (ा ि ी ो are spacing marks)
+    stripped, kept = said.split("Hindi's virama and the vowel signs ")[1].split(")")[0].split(", not ")
+    read = bundled.tokenizer.backend_tokenizer.normalizer.normalize_str
+    assert all(read("क" + sign) == "क" for sign in stripped.split()) and read("क्") == "क"
+    assert all(read("क" + sign) == "क" + sign for sign in kept.split())
 
 
 def test_cased_model_shows_case_matters(open_page, cased_model_dir):
     at = open_page(PAGE, cased_model_dir, text="Hello hello", word="Hello")
     assert frame(at, "token_type_ids")["token"].tolist() == ["[CLS]", "[UNK]", "hello", "[SEP]"]
-    assert before_wordpiece(at).startswith("Before WordPiece, the tokenizer splits it at spaces")  # no lowercasing
+    assert before_wordpiece(at).startswith(
+        "Before WordPiece, the tokenizer splits the text at spaces"
+    )  # no lowercasing
     at = open_page(PAGE, cased_model_dir, tokenizer_tab="Vocabulary", text="Hello hello", word="Hello")
     assert not at.exception
     assert "This model is cased" in shown(at)
