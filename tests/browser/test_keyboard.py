@@ -199,7 +199,9 @@ def test_at_200_percent_zoom_a_focused_tab_ring_clears_its_label(zoomed_attentio
     page = zoomed_attention
     tabs = page.locator(".st-key-attn_tab [role=tab]")
     tabs.first.focus()
-    page.keyboard.press("End")  # the tab list's keyboard route to its last tab
+    page.keyboard.press("End")  # the tab list's keyboard route to its last tab, which opens it: a run
+    expect(page).to_have_url(re.compile(r"attn_tab=Mask"))
+    wait_for_run(page)
     last = tabs.last
     expect(last).to_be_focused()
     page.wait_for_timeout(300)  # the strip's scroll to the focused tab
