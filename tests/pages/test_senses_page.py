@@ -60,6 +60,16 @@ def test_link_with_word_preset_and_layer_reproduces_the_view(open_page, bundled)
         np.testing.assert_allclose(np.sign(ours @ expected[:, axis]) * ours, expected[:, axis], atol=1e-4)
 
 
+def test_a_word_typed_with_its_accent_apart_is_found_in_every_sentence(open_page):
+    """Word senses said "café" (its accent typed as a combining mark) was "not found" in three sentences that
+    plainly had it (an audit of international input): an uncased model reads them all as "cafe"."""
+    lines = "\n".join(["The cafe\u0301 was full. | place", "We met at the café. | place", "A CAFE opened. | place",
+                       "I drank a cafe\u0301 au lait. | drink"])  # fmt: skip
+    at = open_page(PAGE, BUNDLED_MODEL, source="Paste lines", senses_word="cafe\u0301", senses_lines=lines)
+    assert not [w.value for w in at.warning if "not found" in w.value]
+    assert list(coordinates(at).sense) == ["place", "place", "place", "drink"]
+
+
 def test_your_sentence_with_the_word_only_past_the_cut_says_so(open_page):
     """QA: "Your own sentence has no “bank”", for a sentence whose bank comes after the tokens the model reads."""
     at = open_page(PAGE, BUNDLED_MODEL, preset="bank", text="word " * 600 + "bank")
