@@ -524,8 +524,9 @@ def outputs_section(model_name: str, text: str, text_b: str) -> None:
     st.markdown(
         "What **one forward pass** of this input returns, as transformers hands it over "
         "(`BertModel(..., output_attentions=True, output_hidden_states=True)`, then the pre-training heads), "
-        "for a batch of one input (a sentence, or a pair). Attention, Fill-mask, Next sentence and this page's "
-        "Embeddings and Pooler tabs read from this one pass."
+        "for a batch of one input (a sentence, or a pair). The Attention page and this page's Embeddings and "
+        "Pooler tabs read this one pass; Fill-mask reads the sentence alone (the same pass when there is no "
+        "sentence B), and Next sentence the pair typed on its page (the same pass when it is this pair)."
     )
     exports.table(
         cache.forward_outputs(q), "forward-outputs", key="forward_outputs", column_config={"values": COUNT_COLUMN}

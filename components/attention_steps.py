@@ -182,7 +182,8 @@ def head_steps_section(page: PageInput, choice: Choice) -> None:
         f"2. a score per key: q·k / √{d} (= {np.sqrt(d):.3f}), plus the attention-mask term "
         "(0 for every real token; a padding token would get a huge negative number);\n"
         "3. softmax over the scores: the weights, one row of the heatmap;\n"
-        "4. the weighted sum of the value vectors **v** (`W_V`): the head's output for this token."
+        "4. the weighted sum of the value vectors **v** (`W_V`): the head's output for this token (the heads' "
+        "outputs are then joined, projected by `W_O`, added to the token's vector entering the layer and normalised: LayerNorm)."
     )
     check_result("softmax by hand vs the model's attention weights (output_attentions)", steps.max_abs_difference)
     best = int(np.argmax(steps.weights))
