@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from bertlens.analysis import Encoding, model_engine, text_of, through_marks, tokens_of
+from bertlens.analysis import Encoding, model_engine, normalizer_of, text_of, through_marks, tokens_of
 from bertlens.budgets import MAX_TEXT_CHARS
 from bertlens.models import ModelBundle, is_cased
 from bertlens.wording import blank
@@ -243,8 +243,7 @@ def look_up(tokenizer: PreTrainedTokenizerBase, word: str) -> WordLookup:
     own even though typing it gives ``#`` ``#`` ``s``.
     """
     word = word.strip()[:MAX_LOOKUP_CHARS]
-    normalizer = tokenizer.backend_tokenizer.normalizer
-    normalized = normalizer.normalize_str(word) if normalizer else word
+    normalized = normalizer_of(tokenizer)(word)
     vocab = tokenizer.get_vocab()
     special = {str(token) for token in tokenizer.added_tokens_decoder.values()}
     entry = word if word in special else normalized if normalized in vocab else None
@@ -262,7 +261,7 @@ def look_up(tokenizer: PreTrainedTokenizerBase, word: str) -> WordLookup:
         kind=None if entry is None else entry_kind(entry, special),
         pieces=pieces,
         ids=tuple(encoded["input_ids"]),
-        parts=tuple(word[start:end] for start, end in spans.values()),
+        parts=tuple(word[start : through_marks(word, end)] for start, end in spans.values()),
     )
 
 

@@ -137,6 +137,7 @@ def test_word_lookup(bundled):
     # Several words are parts split at spaces and punctuation, as the pieces are (review: a special token stayed one)
     assert look_up(bundled.tokenizer, "Sinan loves").parts == ("Sinan", "loves")
     assert look_up(bundled.tokenizer, "[CLS] hello!").parts == ("[CLS]", "hello", "!")
+    assert look_up(bundled.tokenizer, "मैं स्कूल").parts == ("मैं", "स्कूल")  # not म: the signs the tokenizer strips kept
     field = look_up(bundled.tokenizer, "field")  # seed 000: tokenizer.vocab["field"]
     assert field.in_vocab and field.ids == (2492,) and (field.entry_id, field.kind) == (2492, "word")
     assert field.typed_gives_entry
