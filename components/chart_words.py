@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from bertlens.wording import plural
+from components.text import bidi_isolate
 
 _TAGS = re.compile(r"<[^>]+>")
 
@@ -25,7 +26,7 @@ def _plain(text: object) -> str:
 def _isolated(text: str) -> str:
     """``text`` set apart from the line's direction (U+2068 … U+2069) when it has right-to-left letters: an Arabic
     or Hebrew token drew its number to its far side ("13 (0.0607) ط##")."""
-    return f"\u2068{text}\u2069" if any(unicodedata.bidirectional(c) in ("R", "AL") for c in text) else text
+    return bidi_isolate(text) if any(unicodedata.bidirectional(c) in ("R", "AL") for c in text) else text
 
 
 def _label(labels: Sequence[Any] | None, index: int) -> str:

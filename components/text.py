@@ -26,10 +26,15 @@ def literal(text: str) -> str:
     return _LINE_BREAKS.sub(" ", escaped)  # CR is a line break in Markdown too: "x\r===" would be a heading
 
 
+def bidi_isolate(text: str) -> str:
+    """``text`` in a direction of its own (Unicode's first-strong isolate, U+2068 … U+2069)."""
+    return f"\u2068{text}\u2069"
+
+
 def isolated(text: str) -> str:
-    """``literal(text)`` in a direction of its own (Unicode's first-strong isolate): in a list of right-to-left
-    words ("שלום → ש ##ל ##ום; עולם → …") the items kept their order and each arrow its side."""
-    return f"\u2068{literal(text)}\u2069"
+    """``literal(text)`` in a direction of its own: in a list of right-to-left words ("שלום → ש ##ל ##ום; עולם →
+    …") the items kept their order and each arrow its side."""
+    return bidi_isolate(literal(text))
 
 
 def code_span(text: str) -> str:
