@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -148,6 +149,44 @@ def token_counts(table: pd.DataFrame, unk_token: str, words: int) -> TokenCounts
         special=int(table["special"].sum()),
         split_words=len(split_words(table)),
         unknown=len(unknown_words(table, unk_token)),
+    )
+
+
+HANGUL_SYLLABLES = range(0xAC00, 0xD7A4)
+
+
+@dataclass(frozen=True)
+class BeforeWordPiece:
+    """What the tokenizer does to this text before WordPiece, with the text's own examples."""
+
+    stripped: tuple[str, str] | None  # the first word that loses a mark, and the word as the tokenizer reads it
+    syllable: tuple[str, str] | None  # the first Korean syllable, and the letters it comes apart into
+    chinese: bool  # a character the tokenizer makes a word of its own (a space each side of it)
+
+
+def _marks(text: str) -> list[str]:
+    """The marks written over or under a letter (Unicode's non-spacing marks, once each character is split)."""
+    return [c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) == "Mn"]
+
+
+def before_wordpiece(tokenizer: PreTrainedTokenizerBase, text: str) -> BeforeWordPiece:
+    """Read from the tokenizer's own normalizer, one word and one distinct character at a time (``text`` is
+    within the characters budget)."""
+    read = normalizer_of(tokenizer)
+    characters = dict.fromkeys(text)
+    stripped = next(
+        (
+            (word, "".join(read(word).split()))
+            for word in text.split()
+            if _marks(word) and _marks(read(word)) != _marks(word)
+        ),
+        None,
+    )
+    syllable = next((c for c in characters if ord(c) in HANGUL_SYLLABLES and read(c) != c), None)
+    return BeforeWordPiece(
+        stripped=stripped,
+        syllable=None if syllable is None else (syllable, read(syllable)),
+        chinese=any(not c.isspace() and read(c).strip() != read(c) for c in characters),
     )
 
 

@@ -57,10 +57,12 @@ from bertlens.senses import (
 )
 from bertlens.steps import HeadSteps, LayerGuesses, head_steps, layer_guesses
 from bertlens.tokenization import (
+    BeforeWordPiece,
     PaddingStrategy,
     TokenCounts,
     VocabularyFacts,
     WordLookup,
+    before_wordpiece,
     case_variants,
     look_up,
     mask_effect,
@@ -137,6 +139,7 @@ class TokenView:
     split: pd.DataFrame
     counts: TokenCounts
     decoded: tuple[str, str]  # with and without the special tokens
+    before_wordpiece: BeforeWordPiece
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -145,7 +148,8 @@ def token_view(q: Query) -> TokenView:
     encoding = encode(tokenizer, q.text, q.text_b or None, q.max_length)
     table = token_table(encoding, q.text, q.text_b or None)
     counts = token_counts(table, tokenizer.unk_token, spaced_words(encoding, q.text, q.text_b or None))
-    return TokenView(encoding, table, split_words(table), counts, round_trip(tokenizer, encoding))
+    before = before_wordpiece(tokenizer, f"{q.text}\n{q.text_b}")
+    return TokenView(encoding, table, split_words(table), counts, round_trip(tokenizer, encoding), before)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -14,6 +14,7 @@ from bertlens.tokenization import (
     MAX_LOOKUP_CHARS,
     SEED_BATCH,
     STRATEGIES,
+    BeforeWordPiece,
     PaddedBatch,
     PaddingStrategy,
     WordLookup,
@@ -127,19 +128,7 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
         help=f"Tokens{analysed} without [CLS] and [SEP], divided by the words{analysed} split at spaces.",
     )
     bundle = cached_bundle(model_name)
-    st.caption(
-        "Before WordPiece, the tokenizer "
-        + (
-            "lowercases the text and strips its accents: it splits each character into its base and its marks "
-            "(Unicode NFD), which also takes a Korean syllable apart into its letters, and drops the marks written "
-            "over or under a letter (é's accent; the ゛ of Japanese: で becomes て; Hindi's virama and the vowel "
-            "signs ु ू े ै, not ा ि ी ो). Then it "
-            if not bundle.capabilities.cased
-            else ""
-        )
-        + "splits the text at spaces, around every punctuation mark (\"didn't\" → didn ' t) and around every Chinese "
-        "character (each one a word of its own); WordPiece then cuts a word it cannot spell whole into ## pieces."
-    )
+    st.caption(before_wordpiece_caption(view.before_wordpiece, lowercases=not bundle.capabilities.cased))
     if counts.split_words:
         cuts = listed(
             (f"{isolated(w)} → {isolated(p)}" for w, p in zip(view.split["word"], view.split["pieces"])), "; "
@@ -236,6 +225,28 @@ ENTRY_KINDS = {
     "continuation": "a continuation piece: WordPiece uses it only inside a word, after another piece",
     "word": None,
 }
+
+
+def before_wordpiece_caption(before: BeforeWordPiece, lowercases: bool) -> str:
+    """What the tokenizer does before WordPiece, with this text's own examples: a script is named only when the
+    text is written in it."""
+    said = "Before WordPiece, the tokenizer "
+    if lowercases:
+        example = "é → e" if before.stripped is None else " → ".join(f'"{isolated(w)}"' for w in before.stripped)
+        said += (
+            f"lowercases the text and strips its accents ({example}): it splits each character into its base and "
+            "marks (Unicode NFD) and drops the marks written over or under a letter"
+        )
+        if before.syllable is not None:
+            syllable, letters = before.syllable
+            said += (
+                f"; a Korean syllable comes apart into its letters ({literal(syllable)} → {literal(' '.join(letters))})"
+            )
+        said += ". Then it "
+    said += "splits the text at spaces and around every punctuation mark (\"didn't\" → didn ' t)"
+    if before.chinese:
+        said += " and around every Chinese character (each one a word of its own)"
+    return said + "; WordPiece then cuts a word it cannot spell whole into ## pieces."
 
 
 def _quoted(words: Sequence[str]) -> str:

@@ -7,7 +7,9 @@ from bertlens.analysis import encode
 from bertlens.models import bundled_model_path, is_cased
 from bertlens.tokenization import (
     SEED_BATCH,
+    BeforeWordPiece,
     batch_lines,
+    before_wordpiece,
     case_variants,
     look_up,
     mask_effect,
@@ -54,6 +56,28 @@ def test_a_words_column_keeps_the_marks_its_tokenizer_strips(bundled):
     words = dict(zip(table["token"], table["word"]))
     assert words == {"[CLS]": "", "म": "मैं", "स": "स्कूल", "##क": "स्कूल", "##ल": "स्कूल", "and": "and",
                      "cafe": "cafe\u0301", "here": "here", "[SEP]": ""}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("The animal didn't cross the street", BeforeWordPiece(stripped=None, syllable=None, chinese=False)),
+        ("Un CAFÉ à Paris", BeforeWordPiece(stripped=("CAFÉ", "cafe"), syllable=None, chinese=False)),
+        ("मैं स्कूल", BeforeWordPiece(stripped=("मैं", "म"), syllable=None, chinese=False)),  # ै ं: Mn, class 0
+        ("कि", BeforeWordPiece(stripped=None, syllable=None, chinese=False)),  # ि is a spacing mark: kept
+        ("でんわ", BeforeWordPiece(stripped=("でんわ", "てんわ"), syllable=None, chinese=False)),
+        ("한국어", BeforeWordPiece(stripped=None, syllable=("한", "\u1112\u1161\u11ab"), chinese=False)),
+        ("我喜欢 it", BeforeWordPiece(stripped=None, syllable=None, chinese=True)),
+    ],
+)
+def test_before_wordpiece_names_what_happens_to_this_text(bundled, text, said):
+    """Each example is the word as the uncased tokenizer itself reads it (hand-written here, not recomputed)."""
+    assert before_wordpiece(bundled.tokenizer, text) == said
+
+
+def test_a_cased_tokenizer_strips_nothing_before_wordpiece(cased_tokenizer):
+    said = before_wordpiece(cased_tokenizer, "Un CAFÉ à Paris, 한국어, でんわ, 我")
+    assert said == BeforeWordPiece(stripped=None, syllable=None, chinese=True)
 
 
 def test_seed_003_exercise_1_split_words(bundled):
