@@ -42,8 +42,12 @@ def freeze_long_lived_objects() -> int:
     Streamlit runs a full ``gc.collect(2)`` after every script run (``runner.postScriptGC``); without
     this it walks the hundreds of thousands of objects of torch, transformers and each loaded model
     on every click. Called after each model load and after its warm start (every view module imported,
-    the presets cached): what is alive then lives as long as the server.
-    Garbage is collected first, so nothing unreachable is kept. Returns how many objects are frozen.
+    the presets cached): what is alive then lives as long as the server. That includes the objects of other
+    sessions' runs in flight at that moment: those in a reference cycle (a plotly figure) are never freed. So it is
+    called once per model put in memory, not per click, nor after a failed load or its retries (a fallback holds
+    the bundled encoder, already frozen): a bounded number of times per process, each keeping at most what the
+    running sessions held then. Garbage is collected first, so nothing unreachable is kept. Returns how many
+    objects are frozen.
     """
     if os.environ.get(GC_FREEZE_ENV, "").strip() == "0":
         return gc.get_freeze_count()

@@ -121,6 +121,25 @@ def _check_server_variables(env: Mapping[str, str]) -> None:
         )
 
 
+SECRETS_TABLE = "bertlens"
+
+
+def secrets_table(secrets: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``[bertlens]`` table of Streamlit's secrets, {} without one. A table spelt otherwise (``[BertLens]``) or a
+    ``bertlens`` that is not a table is a ``SettingsError``: read as no table, it left a public server in local mode."""
+    for key in secrets:
+        if key != SECRETS_TABLE and key.strip().lower() == SECRETS_TABLE:
+            raise SettingsError(
+                f"The secrets have a [{key[:40]}] table: BERT Lens reads [{SECRETS_TABLE}] (lower case)."
+            )
+    table = secrets.get(SECRETS_TABLE, {})
+    if not isinstance(table, Mapping):
+        raise SettingsError(
+            f"{SECRETS_TABLE} in the secrets is a value, not a table: write [{SECRETS_TABLE}] above its keys."
+        )
+    return table
+
+
 def env_from_secrets(table: Mapping[str, Any]) -> dict[str, str]:
     """A ``[bertlens]`` Streamlit secrets table as the environment variables it stands for.
 

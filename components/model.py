@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import streamlit as st
+from streamlit import config as st_config
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx, in_cached_function
 
 from bertlens.engine import RequestTimeout, reporting_waits
 from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, ModelBundle, is_folder, load_with_fallback, needs_download
 from bertlens.serving import freeze_long_lived_objects
-from bertlens.settings import Settings, SettingsError, load_settings, merged_environment
+from bertlens.settings import Settings, SettingsError, load_settings, merged_environment, secrets_table
 from components.params import bound
 from components.state import warn_bad_param
 from components.text import code_span, literal
@@ -54,7 +55,8 @@ def cached_bundle(name: str) -> ModelBundle:
         _loading.add(name)
     try:
         bundle = load_with_fallback(name, load=cached_bundle)
-        freeze_long_lived_objects()
+        if not bundle.is_fallback:  # a fallback holds the bundled encoder's model, frozen when it was loaded
+            freeze_long_lived_objects()
     finally:
         with _load_lock:
             _loading.discard(name)
@@ -189,9 +191,14 @@ def settings() -> Settings:
 
 
 def _secret_settings() -> Mapping[str, Any]:
+    """The ``[bertlens]`` secrets table; {} when there are no secrets. Secrets that exist but cannot be read (a TOML
+    error) are a ``SettingsError``: Streamlit raises them as ``FileNotFoundError``, as if there were none, and a
+    hosted server configured there would have served in local mode (no token cap, any model)."""
     try:
-        return st.secrets.get("bertlens") or {}
-    except FileNotFoundError:  # no secrets file: nothing to read
+        return secrets_table(st.secrets)
+    except FileNotFoundError as error:  # StreamlitSecretNotFoundError: none found, or found and unreadable
+        if any(Path(path).exists() for path in st_config.get_option("secrets.files")):
+            raise SettingsError(f"Streamlit's secrets cannot be read: {error}") from None
         return {}
 
 

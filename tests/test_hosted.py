@@ -5,13 +5,22 @@ Settings come from the environment or from a ``[bertlens]`` table in Streamlit s
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, LOAD_COUNTS, MODEL_CHOICES
-from bertlens.settings import OFF_WORDS, ON_WORDS, SettingsError, env_from_secrets, load_settings, merged_environment
+from bertlens.settings import (
+    OFF_WORDS,
+    ON_WORDS,
+    SettingsError,
+    env_from_secrets,
+    load_settings,
+    merged_environment,
+    secrets_table,
+)
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from components.model import CUSTOM
 from components.text import literal
@@ -124,6 +133,56 @@ def test_malformed_caps_fail_closed(raw, hosted):
 
 def test_caps_accept_whole_numbers():
     assert load_settings({"BERTLENS_HOSTED": "1", "BERTLENS_MAX_TOKENS": " 128 "}).budgets.tokens == 128
+
+
+@pytest.mark.parametrize(
+    "secrets, error",
+    [
+        ({"BertLens": {"hosted": True}}, "[BertLens] table: BERT Lens reads [bertlens]"),
+        ({" BERTLENS": {"hosted": True}}, "BERT Lens reads [bertlens]"),
+        ({"bertlens": "hosted"}, "bertlens in the secrets is a value, not a table"),
+    ],
+)
+def test_a_misspelt_or_flat_secrets_table_fails_closed(secrets, error):
+    """Read as no table, ``[BertLens] hosted = true`` served a public server in local mode."""
+    with pytest.raises(SettingsError, match=re.escape(error)):
+        secrets_table(secrets)
+    assert secrets_table({"other_app": {"key": 1}}) == {} and secrets_table({"bertlens": {"hosted": 1}}) == {
+        "hosted": 1
+    }
+
+
+@pytest.fixture
+def secrets_file(monkeypatch, tmp_path):
+    """Streamlit's secrets read from one file (``write`` it, or not), as a server reads them."""
+    from streamlit import config
+    from streamlit.runtime.secrets import Secrets
+
+    from components import model
+
+    path = tmp_path / "secrets.toml"
+    monkeypatch.setattr(model.st, "secrets", Secrets())
+    option = config.get_option
+    monkeypatch.setattr(config, "get_option", lambda key: [str(path)] if key == "secrets.files" else option(key))
+    return path
+
+
+def test_secrets_that_cannot_be_read_fail_closed(secrets_file):
+    """Streamlit raises a TOML error in secrets.toml as a FileNotFoundError: it was read as no secrets, and a hosted
+    server configured there served in local mode (no token cap, any model, 20,000 characters)."""
+    from components.model import _secret_settings
+
+    assert _secret_settings() == {}  # no file: nothing to read
+    secrets_file.write_text("[bertlens]\nhosted = true\nteacher = Andrés\n")  # not TOML: a bare string
+    with pytest.raises(SettingsError, match="Streamlit's secrets cannot be read"):
+        _secret_settings()
+
+
+def test_readable_secrets_file_is_read(secrets_file):
+    from components.model import _secret_settings
+
+    secrets_file.write_text("[bertlens]\nhosted = true\nmax_tokens = 128\n")
+    assert load_settings(merged_environment({}, _secret_settings())).budgets.tokens == 128
 
 
 def test_secrets_table_becomes_environment_variables():

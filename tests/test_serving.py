@@ -52,6 +52,22 @@ def test_the_apps_loading_point_freezes_after_each_load(monkeypatch, tiny_pretra
     model.cached_bundle.clear()
 
 
+def test_a_failed_load_and_its_retries_freeze_nothing_more(monkeypatch, tmp_path):
+    """A freeze keeps whatever other sessions' runs hold at that moment in a cycle for good: a failed model retried
+    once a minute (hosted) froze them again at each retry. Its fallback is the bundled encoder, frozen once."""
+    from components import model
+
+    calls = []
+    monkeypatch.setattr(model, "freeze_long_lived_objects", lambda: calls.append(1))
+    model.cached_bundle.clear()
+    broken = str(tmp_path / "not-a-model")
+    for _ in range(3):  # the first attempt loads the bundled encoder (one freeze); each retry reuses it
+        assert model.cached_bundle(broken).is_fallback
+        assert model.retry_load(broken, min_interval=0.0) == 0.0
+    assert calls == [1]
+    model.cached_bundle.clear()
+
+
 def test_the_shipped_config_is_the_serving_configuration():
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     server, runner = config["server"], config["runner"]
