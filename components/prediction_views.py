@@ -278,6 +278,7 @@ def true_word_choice(masks: int) -> tuple[dict[int, str], int]:
             "Original word — or one per mask, separated by commas (for the true-word checks)",
             "true_word",
             placeholder="e.g. paris",
+            max_chars=settings().budgets.chars,  # as long as a text: one word per mask of the sentence
         )
     mask_number = 1
     if masks:  # a link's mask beyond the sentence's, one mask included (it was dropped without a word)

@@ -38,8 +38,9 @@ def isolated(text: str) -> str:
 
 
 def code_span(text: str) -> str:
-    """``text`` as inline code (code spans show everything literally, except backticks)."""
-    return f"`{text.replace('`', 'ˋ')}`"
+    """``text`` as inline code, on one line (a code span shows everything literally except backticks, and ends at a
+    blank line: a link's parameter named ``x\\n\\n# y`` drew a heading)."""
+    return f"`{_LINE_BREAKS.sub(' ', BIDI_CONTROLS.sub('', text)).replace('`', 'ˋ')}`"
 
 
 # A chart axis of probabilities or weights: ticks read 0.0001 (decimals, 2 significant figures), not plotly's SI

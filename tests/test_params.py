@@ -173,15 +173,18 @@ def test_a_run_that_changes_nothing_writes_nothing_to_the_link(
     assert {k: at.query_params.get(k) for k in params} == params  # the link still holds every setting
 
 
-@pytest.mark.parametrize(("page", "spelt", "meant"), [("tokenizer", "Text", "text"), ("tokenizer", "tex", "text"),
-                                                        ("attention", "attn-layr", "attn_layer")])  # fmt: skip
+@pytest.mark.parametrize(("page", "spelt", "shown", "meant"),
+                         [("tokenizer", "Text", "Text", "text"), ("tokenizer", "tex", "tex", "text"),
+                          ("attention", "attn-layr", "attn-layr", "attn_layer"),
+                          ("next_sentence", "candid\n\n# ates", "candid  # ates", "candidates")])  # fmt: skip
 def test_a_misspelt_parameter_is_named_with_the_one_meant_and_left_out(
-    open_page, tiny_pretraining_dir, page, spelt, meant
+    open_page, tiny_pretraining_dir, page, spelt, shown, meant
 ):
-    """A teacher's typo in a link opened the default view in silence."""
+    """A teacher's typo in a link opened the default view in silence. A name with a blank line in it (a link's
+    ``candid%0A%0A%23%20ates``) is named on one line: its blank line started Markdown of its own, a heading."""
     at = open_page(f"pages/{page}.py", tiny_pretraining_dir, **{spelt: "2"})
     assert not at.exception
-    message = f"The link's `{spelt}` parameter is not one BERT Lens reads: did you mean `{meant}`? It was left out."
+    message = f"The link's `{shown}` parameter is not one BERT Lens reads: did you mean `{meant}`? It was left out."
     assert message in [i.value for i in at.info]
     assert spelt not in at.query_params
 

@@ -103,13 +103,20 @@ def test_bidi_controls_cannot_reorder_the_message_around_user_text(control):
     assert literal("שלום \u200f world") == "שלום \u200f world"  # a right-to-left mark only marks: kept
 
 
-@pytest.mark.parametrize("text", ["a`b", "``", "`start", "end`", "plain"])
-def test_a_code_span_holds_the_whole_text_even_with_backticks(text):
-    """A backtick in a model name or a parameter once ended the code span early: the rest rendered as Markdown."""
-    rendered = MARKDOWN.render(code_span(text))
-    assert rendered.count("<code>") == 1 and rendered.startswith("<p><code>") and rendered.endswith("</code></p>\n")
-    shown = rendered.removeprefix("<p><code>").removesuffix("</code></p>\n")
-    assert shown.replace("ˋ", "`") == escapeHtml(text)
+@pytest.mark.parametrize(
+    "text, one_line",
+    [("a`b",) * 2, ("``",) * 2, ("`start",) * 2, ("end`",) * 2, ("plain",) * 2,
+     ("candid\n\n# ates", "candid  # ates"), ("a\r\n\r\n- b", "a  - b"), ("a\r\rb", "a  b"), ("x\u202ey", "xy")],
+)  # fmt: skip
+def test_a_code_span_holds_the_whole_text_on_one_line(text, one_line):
+    """A backtick in a model name or a parameter once ended the code span early: the rest rendered as Markdown.
+    So did a blank line: a link's parameter named ``candid\\n\\n# ates`` (close enough to ``candidates`` to be
+    named in the page's message) drew a heading."""
+    rendered = MARKDOWN.render(f"The link's {code_span(text)} parameter")
+    assert rendered.count("<code>") == 1 and rendered.startswith("<p>The link's <code>")
+    assert rendered.endswith("</code> parameter</p>\n")
+    shown = rendered.removeprefix("<p>The link's <code>").removesuffix("</code> parameter</p>\n")
+    assert shown.replace("ˋ", "`") == escapeHtml(one_line)
 
 
 def test_chart_text_escapes_tags_and_leaves_quotes_as_typed():

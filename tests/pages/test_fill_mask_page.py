@@ -117,6 +117,18 @@ def test_true_word_check_from_the_link(open_page, tiny_pretraining_dir, tiny_bun
     assert "In pre-training every mask carries its own label" in shown(two)
 
 
+def test_the_true_word_box_takes_a_texts_characters_budget(open_page, tiny_pretraining_dir, monkeypatch):
+    """It took any length: a link's 240,000 characters were tokenized on every run and echoed in a caption."""
+    monkeypatch.setenv("BERTLENS_MAX_CHARS", "50")
+    at = open_page(PAGE, tiny_pretraining_dir, text=ONE_MASK, true_word="paris " * 40)
+    assert not at.exception
+    assert "The link's `true_word` has 240 characters; this box takes 50: the first 50 are used." in [
+        i.value for i in at.info
+    ]
+    assert at.text_input(key="true_word").value == ("paris " * 40)[:50]
+    assert len(" ".join(c.value for c in at.caption)) < 5_000
+
+
 def test_true_word_at_a_chosen_mask_and_a_several_piece_word(open_page, tiny_pretraining_dir):
     at = open_page(
         PAGE, tiny_pretraining_dir, text="The [MASK] of [MASK] is big.", true_word="backpropagation", at_mask="2"
