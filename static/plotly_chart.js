@@ -41,7 +41,8 @@ function fitTokenLabels(chart, Plotly) {
   for (const [name, nticks] of Object.entries(chart.bertlens.slanted)) {
     const axis = full[name];
     const count = axis?._categories?.length;
-    if (!count || !axis._length) continue;
+    // A shared axis's upper panel draws no labels (make_subplots(shared_xaxes=True)), and has no tick font then.
+    if (!count || !axis._length || !axis.showticklabels) continue;
     const lineHeight = 1.3 * axis.tickfont.size;
     const slantedPitch = (axis._length / count) * Math.ceil(count / nticks) * Math.sin(Math.PI / 3);
     const [tickangle, fitted] =
