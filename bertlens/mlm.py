@@ -251,18 +251,30 @@ def word_spans(text: str, mask_token: str = "[MASK]") -> list[WordSpan]:
     return spans
 
 
-def mask_spans(text: str, spans: Sequence[WordSpan], mask_token: str = "[MASK]") -> tuple[str, str]:
+def mask_spans(
+    text: str, spans: Sequence[WordSpan], known: Mapping[int, str] | None = None, mask_token: str = "[MASK]"
+) -> tuple[str, str]:
     """``text`` with every span masked, and the true-word field that goes with it: one entry per mask of the
-    result, in order, blank for a mask that was there before (just the word when the result has one mask)."""
+    result, in order (just the word when the result has one mask). A mask that was there before keeps its true word
+    from ``known`` (by its number in ``text``, from 1: ``true_words``), blank when none was typed."""
+    known = known or {}
     pieces: list[str] = []
     hidden: list[str] = []
+    masks_before = 0
+
+    def kept(count: int) -> list[str]:
+        """The true words of the next ``count`` masks already in ``text``."""
+        nonlocal masks_before
+        masks_before += count
+        return [known.get(number, "") for number in range(masks_before - count + 1, masks_before + 1)]
+
     end = 0
     for span in sorted(spans, key=lambda s: s.start):
         before = text[end : span.start]
         pieces += [before, mask_token]
-        hidden += [""] * before.count(mask_token) + [span.word]
+        hidden += kept(before.count(mask_token)) + [span.word]
         end = span.end
-    hidden += [""] * text[end:].count(mask_token)
+    hidden += kept(text[end:].count(mask_token))
     return "".join(pieces) + text[end:], ", ".join(hidden) if len(hidden) > 1 else "".join(hidden)
 
 

@@ -27,7 +27,7 @@ KEEP_FOCUS = """<script data-bertlens="keep-focus">
   const matching = (want) => [...document.querySelectorAll(want.key ? `.${CSS.escape(want.key)} *` : `[role="${want.role}"]`)]
     .filter((el) => el.getAttribute("role") === want.role && el.tagName === want.tag && nameOf(el) === want.name);
   const same = (want) => matching(want).find(usable);
-  const FOCUSABLE = 'button, input, select, textarea, a[href], [tabindex]:not([tabindex="-1"])';
+  const FOCUSABLE = 'button, input, select, textarea, summary, a[href], [tabindex]:not([tabindex="-1"])';
   const focusables = (root) => [...root.querySelectorAll(FOCUSABLE)].filter(usable);
   // The control is there but disabled (a lesson's Next on its last step): the usable control just before it
   // (← Back), else just after. Its part of the page is there without it (Find the head opened another tab): that

@@ -358,26 +358,31 @@ def mask_columns(guesses: list[mlm.MaskGuesses]) -> None:
 def _mask_words(masked: str, hidden: str) -> None:
     set_shared_text(masked)
     st.session_state["true_word"] = hidden  # the masked words become the true words to check
+    st.session_state["words_to_mask"] = []  # masked now: the picker starts again from the new sentence's words
 
 
 def mask_word_helper(text: str) -> None:
     """Pick words of the sentence and replace them with [MASK] (seed 000's ``word_to_mask``, seed 003's
-    exercise 4); the words picked become the true words of the check."""
-    spans = mlm.word_spans(text)
+    exercise 4); the words picked become the true words of the check, beside those already typed for its masks."""
+    spans = {span.label: span for span in mlm.word_spans(text)}
     if not spans:
         st.caption("There is no word here to mask.")
         return
+    if picked := st.session_state.get("words_to_mask"):  # words an edit of the sentence took away are unpicked
+        st.session_state["words_to_mask"] = [label for label in picked if label in spans]
     chosen = st.multiselect(
         "Words to mask",
-        range(len(spans)),
-        format_func=lambda i: spans[i].label,
+        list(spans),  # by label, not position: a position names another word once the sentence changes
         default=[],  # none: a word the student picks is the only one masked
         key="words_to_mask",
         placeholder="Pick one word, or several",
     )
     if not chosen:
         return
-    masked, hidden = mlm.mask_spans(text, [spans[i] for i in chosen])
+    typed = st.session_state.get("true_word", st.query_params.get("true_word", ""))
+    at_mask = st.session_state.get("at_mask", 1)
+    known, _ = mlm.true_words(typed, text.count("[MASK]"), at_mask if isinstance(at_mask, int) else 1)
+    masked, hidden = mlm.mask_spans(text, [spans[label] for label in chosen], known)
     st.caption("The sentence will become:")
     st.text(masked)
     label = "Mask this word" if len(chosen) == 1 else f"Mask these {len(chosen)} words"

@@ -26,8 +26,9 @@ missing = missing_mask_message(text, typed_text())
 learning = views.pretraining_shown()  # pre-training chooses its own tokens: it needs no [MASK]
 if missing and not learning:
     st.info(missing)
-with st.expander("Mask a word of the sentence", expanded=missing is not None and not learning):
-    views.mask_word_helper(text)
+expanded = missing is not None and not learning
+with st.container(key="mask_helper"), st.expander("Mask a word of the sentence", expanded=expanded):
+    views.mask_word_helper(text)  # in a keyed part: once its button has masked, focus goes to the part's summary
 query = cache.query(bundle.name, text)  # the model actually loaded keys every cached result of this run
 views.pretraining_section(query)
 if missing:

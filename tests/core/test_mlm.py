@@ -207,6 +207,14 @@ def test_several_words_masked_at_once_give_their_true_words():
     masked, hidden = mlm.mask_spans("The [MASK] sat on the mat.", [mlm.word_spans("The [MASK] sat on the mat.")[-1]])
     assert masked == "The [MASK] sat on the [MASK]." and hidden == ", mat"
     assert mlm.mask_spans("A cat.", [mlm.word_spans("A cat.")[1]]) == ("A [MASK].", "cat")
+    # ... unless its true word is known: each keeps its own, however the new masks fall between them
+    text = "The [MASK] brown fox [MASK] over the [MASK] dog"
+    spans = {span.word: span for span in mlm.word_spans(text)}
+    known = {1: "quick", 3: "lazy"}  # mask 2's word not typed
+    assert mlm.mask_spans(text, [spans["dog"], spans["brown"]], known) == (
+        "The [MASK] [MASK] fox [MASK] over the [MASK] [MASK]",
+        "quick, brown, , lazy, dog",
+    )
 
 
 @pytest.mark.parametrize(

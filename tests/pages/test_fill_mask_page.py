@@ -151,7 +151,7 @@ def test_no_mask_offers_the_word_to_mask_helper(open_page, tiny_pretraining_dir)
     at = open_page(PAGE, tiny_pretraining_dir, text="The cat chased the mouse.")
     assert not at.exception and "A [MASK] is needed" in shown(at) and not tables(at)
     assert at.multiselect(key="words_to_mask").value == [] and not at.button  # nothing masked before a pick
-    at.multiselect(key="words_to_mask").select(1).run()  # "cat", as in seed 000
+    at.multiselect(key="words_to_mask").select("cat").run()  # as in seed 000
     assert at.text[-1].value == "The [MASK] chased the mouse."  # the preview: only the word picked
     at.button(key="mask_word").click().run()
     assert at.text_input(key="text").value == "The [MASK] chased the mouse."
@@ -159,12 +159,35 @@ def test_no_mask_offers_the_word_to_mask_helper(open_page, tiny_pretraining_dir)
     assert not at.exception and len(tables(at)) == 1 and at.metric
 
 
+def test_masking_another_word_keeps_the_hidden_words_typed_and_unpicks_the_masked_one(open_page, tiny_pretraining_dir):
+    """Seed 003's exercise 4, as the Overview lesson asks: masking one more word erased the hidden words already typed
+    (", brown, , "), and the picker kept its choice by position, so it offered the next word under the masked one's
+    name ("cat" shown, "chased" masked)."""
+    at = open_page(
+        PAGE,
+        tiny_pretraining_dir,
+        text="The [MASK] brown fox [MASK] over the [MASK] dog",
+        true_word="quick, jumps, lazy",
+    )
+    at.multiselect(key="words_to_mask").select("brown").run()
+    assert at.text[-1].value == "The [MASK] [MASK] fox [MASK] over the [MASK] dog"
+    at.button(key="mask_word").click().run()
+    assert not at.exception
+    assert at.text_input(key="true_word").value == "quick, brown, jumps, lazy"
+    overview = next(t for t in tables(at) if "top guess" in t.columns)
+    assert overview["true word"].tolist() == ["quick", "brown", "jumps", "lazy"]
+    picker = at.multiselect(key="words_to_mask")
+    assert picker.value == [] and "brown" not in picker.options and "fox" in picker.options
+    picker.select("fox").run()
+    assert at.text[-1].value == "The [MASK] [MASK] [MASK] [MASK] over the [MASK] dog"
+
+
 def test_seed_003_exercise_4_several_masks_at_a_glance(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
     """Mask quick, jumps and lazy at once: every mask's top guess, the average confidence, the true words."""
     at = open_page(PAGE, tiny_pretraining_dir, text="The quick brown fox jumps over the lazy dog", k="3")
     picker = at.multiselect(key="words_to_mask")
-    for index in (1, 4, 7):  # quick, jumps, lazy
-        picker.select(index)
+    for word in ("quick", "jumps", "lazy"):
+        picker.select(word)
     at.run()
     at.button(key="mask_word").click().run()
     masked = "The [MASK] brown fox [MASK] over the [MASK] dog"
