@@ -61,7 +61,10 @@ def _strict_int(key: str, lo: int, hi: int, default: int) -> int:
         warn_bad_param(key, valid, f"a whole number from {lo} to {hi}")
         raw = st.query_params.get(key)
         st.session_state[key] = int(raw) if raw and valid(raw) else default
-    keep_in_range(key, lo, hi)
+    if isinstance(value := st.session_state[key], int):
+        # Written back on every run, in range: a widget whose range changed (another model's layers, a longer
+        # sentence's positions) is a new widget to Streamlit, which started it at its minimum (layer 5 became 0).
+        st.session_state[key] = min(max(value, lo), hi)
     return default
 
 

@@ -52,6 +52,29 @@ def declared_widget_values(at: AppTest) -> dict[str, object]:
     return values
 
 
+def test_a_layer_or_position_still_in_range_is_kept_when_the_range_changes(monkeypatch, tiny_pretraining_dir, bundled):
+    """Another model's layers (or a longer sentence's positions) change a slider's range: Streamlit then draws a
+    new slider, which started at 0 (layer 1 of the 6-layer encoder, through the 2-layer model and back, became 0).
+    A value still in range is kept; one out of range is clamped."""
+    at = app(monkeypatch, tiny_pretraining_dir)
+    visit(at, "attention")
+    at.sidebar.selectbox(key="model").set_value(bundled.name).run()
+    at.slider(key="attn_layer").set_value(4).run()
+    at.slider(key="head").set_value(3).run()
+    at.sidebar.selectbox(key="model").set_value(str(tiny_pretraining_dir)).run()  # 2 layers × 4 heads
+    assert (at.slider(key="attn_layer").value, at.slider(key="head").value) == (1, 3)  # the layer clamped
+    at.sidebar.selectbox(key="model").set_value(bundled.name).run()
+    assert not at.exception
+    assert (at.slider(key="attn_layer").value, at.slider(key="head").value) == (1, 3)
+    assert at.query_params["attn_layer"] == "1"
+    visit(at, "anatomy")
+    at.query_params["anatomy_tab"] = "Embeddings"
+    at.run()
+    at.slider(key="pos").set_value(3).run()
+    at.text_input(key="text").set_value("A much longer sentence than the one before it.").run()
+    assert not at.exception and at.slider(key="pos").value == 3
+
+
 def test_word_senses_layer_never_turns_attention_into_a_range_slider(monkeypatch, bundled):
     at = app(monkeypatch, bundled.name)
     visit(at, "senses")
