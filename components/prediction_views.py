@@ -40,7 +40,7 @@ from components.state import (
     without_repeats,
 )
 from components.text import SHARE_TICKS, chart_text, code_span, literal
-from components.uploads import read_once, uploaded
+from components.uploads import read_upload, upload_id, uploaded
 
 MASKS_PER_ROW = 2  # three across cut each table after its probability column at 1280 px
 FILL_MASK_TABS = ("Guesses", "Layer by layer", "Compare two sentences")
@@ -109,26 +109,39 @@ def ranking(model_name: str, sentence_a: str, candidates: list[str]) -> pd.DataF
     return cache.ranking(cache.query(model_name, sentence_a), tuple(candidates[: budgets.candidates]))
 
 
+KEPT_PAIRS = "_kept_pairs"  # (editor key, the table as last edited): the student's pairs, for this tab
+PAIRS_START = "_pairs_start"  # (editor key, the table it started from in this visit, whether it is the one left)
+
+
 def labelled_pairs() -> pd.DataFrame:
     """The Evaluation tab's table of labelled pairs, editable: the notebook's ten, or the student's own loaded from a
-    CSV file."""
+    CSV file; as the student left them when they come back from another page."""
     pairs, source = nsp.DEFAULT_PAIRS, "pairs"
-    if files := uploaded("Your own pairs: a CSV file with the columns sentence_a, sentence_b, is_next", "pairs_csv"):
-        try:
-            pairs = read_once("pairs_csv", files, lambda read: nsp.parse_pairs(next(iter(read.values()))))
-            source = f"pairs-{files[0].file_id}"  # a new file: a new table
-        except TableInputError as error:
-            st.error(f"{error} The table is back to the default pairs.")  # our own message: no text from the file
+    files = uploaded("Your own pairs: a CSV file with the columns sentence_a, sentence_b, is_next", "pairs_csv")
+    try:
+        loaded = read_upload("pairs_csv", files, lambda read: nsp.parse_pairs(next(iter(read.values()))))
+    except TableInputError as error:
+        st.error(f"{error} The table is back to the default pairs.")  # our own message: no text from the file
+        loaded = None
+    if loaded is not None:
+        pairs, source = loaded, f"pairs-{upload_id('pairs_csv')}"  # a new file: a new table
         budgets = settings().budgets
         if over := budgets.first_only("eval_rows", len(pairs), "pairs", "loaded"):  # a table the browser can hold
             st.warning(over)
             pairs = pairs.head(budgets.eval_rows)
+    start, as_left = _editor_start(source, pairs)
     st.caption(
         "Edit, add or delete rows (is_next ticked = B really follows A). "
-        + ("Default: the ten pairs of the notebook's exercise." if source == "pairs" else "Loaded from your file.")
+        + (
+            "Your pairs, as you left them."
+            if as_left
+            else "Default: the ten pairs of the notebook's exercise."
+            if source == "pairs"
+            else "Loaded from your file."
+        )
     )
     edited = st.data_editor(
-        pairs,
+        start,
         num_rows="dynamic",
         hide_index=True,
         key=source,
@@ -140,6 +153,7 @@ def labelled_pairs() -> pd.DataFrame:
             nsp.TOPIC: st.column_config.TextColumn(help="Optional: what the pair is about, to read the results by"),
         },
     )
+    st.session_state[KEPT_PAIRS] = (source, edited)
     if not edited.equals(nsp.DEFAULT_PAIRS):
         st.caption(
             "Your pairs stay in this tab, not in the link: a reload or the class link opens the ten default pairs. "
@@ -147,6 +161,19 @@ def labelled_pairs() -> pd.DataFrame:
             "without both sentences and a label)."
         )
     return edited
+
+
+def _editor_start(source: str, pairs: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
+    """The table the pairs editor ``source`` starts from, and whether it is the one the student left. Streamlit
+    forgets an editor's edits when the student visits another page: on the editor's first run of a visit, the
+    table as the student last left it (same source), else ``pairs``; then that same table for the rest of the
+    visit (the editor's edits are kept relative to it)."""
+    if source not in st.session_state:  # a new editor: the page's first run, or its first since another page
+        kept_source, kept = st.session_state.get(KEPT_PAIRS, (None, pairs))
+        left = kept_source == source and not kept.equals(pairs)
+        st.session_state[PAIRS_START] = (source, kept if left else pairs, left)
+    started, table, left = st.session_state[PAIRS_START]
+    return (table, left) if started == source else (pairs, False)
 
 
 def evaluation(model_name: str, rows: list[tuple]) -> nsp.Evaluation | None:

@@ -51,7 +51,7 @@ from components.palette import INK, PALETTE, SYMBOLS  # each sense: a colour and
 from components.params import bound
 from components.state import DEFAULT_TEXT, lines_within_chars_budget, linked_text, warn_bad_param, without_repeats
 from components.text import chart_text, literal
-from components.uploads import read_once, uploaded
+from components.uploads import read_upload, uploaded
 
 TABS = ("Map", "Separation by layer", "Similarity", "Static vs contextual", "Reference words")
 SOURCES = ("Preset", "Paste lines", "Upload CSV")
@@ -126,16 +126,17 @@ def _uploaded_items() -> tuple[LabelledSentence, ...] | None:
         types=("csv", "txt"),
         most=3,  # CoarseWSD-20's data, gold and classes map
     )
-    if not files:
+    try:
+        read = read_upload("csv_upload", files, _read_sentences_and_their_word)
+    except TableInputError as error:
+        st.error(str(error))  # our own message: numbers and column names, no user text
+        return None
+    if read is None:
         return None
     st.caption(
         "Uploaded files stay in this tab, not in the link: a reload or the class link opens the page without them."
     )
-    try:
-        items, word = read_once("csv_upload", files, _read_sentences_and_their_word)
-    except TableInputError as error:
-        st.error(str(error))  # our own message: numbers and column names, no user text
-        return None
+    items, word = read
     if word and st.session_state.get("senses_word", "").strip().casefold() == word:
         st.caption(f"Word to follow: “{literal(word)}”, the word at the files' word positions.")
     return tuple(items)
@@ -143,7 +144,7 @@ def _uploaded_items() -> tuple[LabelledSentence, ...] | None:
 
 def _read_sentences_and_their_word(read: dict[str, bytes]) -> tuple[list[LabelledSentence], str | None]:
     """The uploaded sentences, and the word their files are about (CoarseWSD-20's), which becomes the word to
-    follow: once per choice of files (``read_once`` reads each choice once), then the student's to change."""
+    follow: once per choice of files (``read_upload`` reads each choice once), then the student's to change."""
     items, word = read_sentence_files(read), uploaded_word(read)
     if word:
         st.session_state["senses_word"] = word  # before its box is drawn, below

@@ -12,8 +12,11 @@ import itertools
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from bertlens.nsp import DEFAULT_PAIRS
 from components.params import PARAMS, SCHEMA, SHARED
-from tests.conftest import APPTEST_TIMEOUT, ROOT, assert_shows, drawn_charts
+from components.text import literal
+from tests.conftest import APPTEST_TIMEOUT, ROOT, assert_shows, drawn_charts, tables
+from tests.pages.test_senses_page import coordinates, messages
 
 PAGES = ["tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses"]
 TEXT = "The animal didn't cross the [MASK] because it was too tired."
@@ -73,6 +76,53 @@ def test_a_layer_or_position_still_in_range_is_kept_when_the_range_changes(monke
     at.slider(key="pos").set_value(3).run()
     at.text_input(key="text").set_value("A much longer sentence than the one before it.").run()
     assert not at.exception and at.slider(key="pos").value == 3
+
+
+def test_an_upload_is_still_read_after_another_page_until_the_student_removes_it(monkeypatch, tiny_pretraining_dir):
+    """The page said "Uploaded files stay in this tab", but Streamlit forgets a page's files on another page: a
+    student back from the Tokenizer found "Choose a CSV file…" and their map gone."""
+    at = app(monkeypatch, tiny_pretraining_dir)
+    visit(at, "senses")
+    at.radio(key="source").set_value("Upload CSV").run()
+    at.text_input(key="senses_word").set_value("apple").run()
+    csv = b"sentence,sense\nAn apple pie.,fruit\nApple shares.,company\nI ate an apple.,fruit\n"
+    at.file_uploader(key="csv_upload").set_value(("mine.csv", csv, "text/csv")).run()
+    assert list(coordinates(at).sense) == ["fruit", "company", "fruit"]
+    visit(visit(at, "tokenizer"), "senses")
+    assert list(coordinates(at).sense) == ["fruit", "company", "fruit"]
+    assert f"Still reading {literal('mine.csv')}, chosen earlier in this tab" in messages(at, "caption")
+    assert "Choose a CSV file" not in messages(at, "info")
+    at.file_uploader(key="csv_upload").set_value(("mine.csv", csv, "text/csv")).run()
+    at.file_uploader(key="csv_upload").clear().run()  # removed in the box: gone here too
+    assert "Choose a CSV file" in messages(at, "info") and not any({"x", "y"} <= set(t.columns) for t in tables(at))
+
+
+def test_the_students_pairs_are_as_they_left_them_after_another_page(monkeypatch, tiny_pretraining_dir):
+    """Edited or uploaded pairs went back to the notebook's ten after a visit to another page (Streamlit forgets
+    an editor's edits and an uploader's files with the page): the caption promised they stay in the tab."""
+    at = app(monkeypatch, tiny_pretraining_dir, nsp_tab="Evaluation")
+    visit(at, "next_sentence")
+    at.session_state["pairs"] = {"edited_rows": {0: {"sentence_a": "EDITED"}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert tables(at)[-1]["sentence_a"].tolist()[0] == "EDITED"
+    visit(visit(at, "tokenizer"), "next_sentence")
+    at.query_params["nsp_tab"] = "Evaluation"
+    at.run()
+    scored = tables(at)[-1]["sentence_a"].tolist()
+    assert scored[0] == "EDITED" and scored[1:] == DEFAULT_PAIRS["sentence_a"].tolist()[1:]
+    assert "Your pairs, as you left them." in messages(at, "caption")
+    at.session_state["pairs"] = {"edited_rows": {1: {"sentence_a": "AGAIN"}}, "added_rows": [], "deleted_rows": []}
+    at.run()  # an edit after coming back applies once, to the pairs as left
+    assert tables(at)[-1]["sentence_a"].tolist()[:2] == ["EDITED", "AGAIN"]
+
+    own = DEFAULT_PAIRS.head(3).assign(sentence_a=["UP1", "UP2", "UP3"])
+    at.file_uploader(key="pairs_csv").set_value(("mine.csv", own.to_csv(index=False).encode(), "text/csv")).run()
+    assert tables(at)[-1]["sentence_a"].tolist() == ["UP1", "UP2", "UP3"]
+    visit(visit(at, "tokenizer"), "next_sentence")
+    at.query_params["nsp_tab"] = "Evaluation"
+    at.run()
+    assert tables(at)[-1]["sentence_a"].tolist() == ["UP1", "UP2", "UP3"]
+    assert f"Still reading {literal('mine.csv')}" in messages(at, "caption")
 
 
 def test_word_senses_layer_never_turns_attention_into_a_range_slider(monkeypatch, bundled):
