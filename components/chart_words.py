@@ -37,17 +37,25 @@ def _number(value: float) -> str:
     return f"{value:.3g}"
 
 
+MAX_TIED = 3  # cells of a tie for the largest named; then how many more
+
+
 def _heatmap(trace: Any, axes: tuple[str, str] = ("row", "column")) -> str | None:
     """``axes``: what a row and a column are ("encoder layer", "head"), said before their labels."""
     z = np.asarray(trace.z, dtype=float)
     if z.ndim != 2 or not np.isfinite(z).any():
         return None
     signed = np.nanmin(z) < 0  # a difference map: its largest change may be negative
-    row, column = np.unravel_index(np.nanargmax(np.abs(z) if signed else z), z.shape)
+    size = np.abs(z) if signed else z
+    largest = np.argwhere(size == np.nanmax(size))  # every cell of a tie (a confusion matrix's counts), row by row
+    cells = "; ".join(
+        f"{axes[0]} {_label(trace.y, int(row))}, {axes[1]} {_label(trace.x, int(column))} ({_number(z[row, column])})"
+        for row, column in largest[:MAX_TIED]
+    )
+    more = f"; and {len(largest) - MAX_TIED} more cells as large" if len(largest) > MAX_TIED else ""
     return (
         f"{z.shape[0]} × {z.shape[1]} cells from {_number(np.nanmin(z))} to {_number(np.nanmax(z))}; "
-        f"largest{' in size' if signed else ''} at {axes[0]} {_label(trace.y, int(row))}, {axes[1]} "
-        f"{_label(trace.x, int(column))} ({_number(z[row, column])})"
+        f"largest{' in size' if signed else ''} at {cells}{more}"
     )
 
 

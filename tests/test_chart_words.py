@@ -22,6 +22,19 @@ def test_a_heatmap_names_its_largest_cell_with_its_labels():
     assert describe(fig) == "Layer 3, head 1: 2 × 3 cells from 0.05 to 0.41; largest at row it, column animal (0.41)."
 
 
+def test_a_tie_for_the_largest_cell_names_every_cell_of_it():
+    """The confusion matrix said "largest at row IsNext, column IsNext (5)" beside another 5: a reader took the
+    first cell for the only one."""
+    fig = go.Figure(go.Heatmap(z=[[5, 0], [5, 0]], x=["IsNext", "NotNext"], y=["IsNext", "NotNext"]))
+    assert describe(fig) == (
+        "2 × 2 cells from 0 to 5; largest at row IsNext, column IsNext (5); row NotNext, column IsNext (5)."
+    )
+    uniform = go.Figure(go.Heatmap(z=np.full((3, 3), 0.25), x=list("abc"), y=list("abc")))
+    assert describe(uniform).endswith(
+        "largest at row a, column a (0.25); row a, column b (0.25); row a, column c (0.25); and 6 more cells as large."
+    )
+
+
 def test_a_difference_map_names_its_largest_change_whichever_its_sign():
     """Compare's "where attention moved" named its largest positive cell (0.009) beside a change of −0.033."""
     fig = go.Figure(go.Heatmap(z=[[0.009, -0.0332], [0.001, 0.0]], x=["a", "b"], y=["it", "was"]))
