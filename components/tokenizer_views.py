@@ -121,7 +121,12 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
     analysed = " analysed" if view.encoding.truncated else ""  # the counts are of the part the model reads
     cols[0].metric(f"Words{analysed} (split at spaces)", counts.words)
     cols[1].metric(f"Tokens{analysed} (with special)", counts.tokens)
-    cols[2].metric(f"Words{analysed} cut into ## pieces", counts.split_words)
+    cols[2].metric(
+        f"Words{analysed} cut into ## pieces",
+        counts.split_words,
+        help="Among the words WordPiece reads: the text split at spaces and around every punctuation mark, so "
+        '"30,522" is the words 30 , 522 here, and only 522 is cut (52 ##2).',
+    )
     cols[3].metric(
         "Tokens per word",
         f"{counts.tokens_per_word:.2f}",

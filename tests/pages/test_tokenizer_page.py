@@ -324,6 +324,16 @@ def test_what_the_tokenizer_does_before_wordpiece_is_said_with_the_texts_own_wor
     )
 
 
+def test_the_cut_words_count_says_which_words_it_counts(open_page, bundled):
+    """Words (split at spaces) counted "30,522" once, and the cut words listed its 522: the count's help says
+    that WordPiece's words are split at punctuation too, with this very example, true of the tokenizer."""
+    at = open_page(PAGE, text="WordPiece has 30,522 tokens.")
+    (cut,) = [m for m in at.metric if m.label == "Words cut into ## pieces"]
+    assert '"30,522" is the words 30 , 522 here, and only 522 is cut (52 ##2)' in cut.help
+    assert bundled.tokenizer.tokenize("30,522") == ["30", ",", "52", "##2"]
+    assert "\u2068522\u2069 → \u206852 \\#\\#2\u2069" in shown(at) and "30,522" not in shown(at)
+
+
 def test_cased_model_shows_case_matters(open_page, cased_model_dir):
     at = open_page(PAGE, cased_model_dir, text="Hello hello", word="Hello")
     assert frame(at, "token_type_ids")["token"].tolist() == ["[CLS]", "[UNK]", "hello", "[SEP]"]
