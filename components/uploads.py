@@ -27,7 +27,7 @@ def uploaded(
         label, type=list(types), key=key, accept_multiple_files=most > 1, on_change=_forget_read, args=(key,)
     )
     files = [file for file in (chosen if isinstance(chosen, list) else [chosen]) if file is not None]
-    if not files and hint and _memo(key) is None:
+    if not files and hint and _kept(key) is None:
         st.info(hint)
     if len(files) > most:
         st.error(
@@ -43,6 +43,12 @@ def uploaded(
 def _memo(key: str) -> tuple[tuple[str, ...], tuple[str, ...], object] | None:
     """What ``read_upload`` read from the tab's last choice of files for ``key``: (their ids, names, result)."""
     return st.session_state.get(f"_read_{key}")
+
+
+def _kept(key: str) -> tuple[tuple[str, ...], tuple[str, ...], object] | None:
+    """``_memo`` when its files could be read: what a page reads again after another page."""
+    memo = _memo(key)
+    return None if memo is None or isinstance(memo[2], TableInputError) else memo
 
 
 def _forget_read(key: str) -> None:
@@ -68,7 +74,7 @@ def read_upload(key: str, files: list[UploadedFile], read: Callable[[dict[str, b
                 result = error
             memo = (chosen, tuple(file.name for file in files), result)
             st.session_state[f"_read_{key}"] = memo  # this session's own, one choice at a time
-    elif memo is None or isinstance(memo[2], TableInputError):
+    elif (memo := _kept(key)) is None:
         return None
     else:
         st.caption(

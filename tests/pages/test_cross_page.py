@@ -95,6 +95,10 @@ def test_an_upload_is_still_read_after_another_page_until_the_student_removes_it
     at.file_uploader(key="csv_upload").set_value(("mine.csv", csv, "text/csv")).run()
     at.file_uploader(key="csv_upload").clear().run()  # removed in the box: gone here too
     assert "Choose a CSV file" in messages(at, "info") and not any({"x", "y"} <= set(t.columns) for t in tables(at))
+    at.file_uploader(key="csv_upload").set_value(("bad.csv", b"text\nAn apple pie.\n", "text/csv")).run()
+    assert "`sentence` column" in messages(at, "error")
+    visit(visit(at, "tokenizer"), "senses")  # a file that could not be read is not kept: the page asks for one
+    assert "Choose a CSV file" in messages(at, "info") and not messages(at, "error")
 
 
 def test_the_students_pairs_are_as_they_left_them_after_another_page(monkeypatch, tiny_pretraining_dir):
