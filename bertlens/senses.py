@@ -553,16 +553,21 @@ def like_pairs(words: WordVectors, vectors: np.ndarray) -> np.ndarray:
     return sims[np.triu(same_spelling(words), k=1)]
 
 
-def static_vs_contextual(words: WordVectors, labels: Sequence[str]) -> list[dict]:
+def static_vs_contextual(
+    words: WordVectors, labels: Sequence[str], compared: Sequence[bool] | None = None
+) -> list[dict]:
     """Mean pairwise cosine among occurrences — same sense, different senses, all — for the static
     input embedding (what word2vec would give: one vector per word) and every hidden state.
 
     Only pairs with the same word pieces count (``same_spelling``): on a cased model, "Field" and
-    "field" are never compared, so the panel shows context, not capitalisation.
+    "field" are never compared, so the panel shows context, not capitalisation. ``compared``: which occurrences
+    count at all (all by default); the student's own sentence, with no sense, in "all pairs" only, made it larger
+    than both its parts.
     """
     same = np.array([[a == b and bool(a) for b in labels] for a in labels], dtype=bool)
     differ = np.array([[a != b and bool(a) and bool(b) for b in labels] for a in labels], dtype=bool)
-    upper = np.triu(same_spelling(words), k=1)
+    counted = np.ones(len(labels), dtype=bool) if compared is None else np.asarray(compared, dtype=bool)
+    upper = np.triu(same_spelling(words) & np.outer(counted, counted), k=1)
 
     def row(name: str, vectors: np.ndarray) -> dict:
         sims = cosine_similarity(vectors)

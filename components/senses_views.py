@@ -595,7 +595,12 @@ def similarity_section(vectors: np.ndarray, words: WordVectors, labels: list[str
     exports.table(pd.DataFrame(rows), f"senses-{words.word}-neighbours", key="senses-neighbours")
 
 
-def static_section(words: WordVectors, sense_labels: list[str], layer: str) -> None:
+def sense_labels_of(point_labels: Sequence[str]) -> list[str]:
+    """Each point's sense, "" for a point without one (an unlabelled sentence, the student's own)."""
+    return [s if s not in (NO_LABEL, YOUR_SENSE) else "" for s in point_labels]
+
+
+def static_section(words: WordVectors, point_labels: list[str], layer: str) -> None:
     static, contextual = like_pairs(words, words.static), like_pairs(words, at_layer(words.contextual, layer))
     forms = spellings(words)
     pieces = [" ".join(p) for p in forms]
@@ -616,7 +621,8 @@ def static_section(words: WordVectors, sense_labels: list[str], layer: str) -> N
         f"cannot tell the senses apart. The contextual vectors at {layer_label(layer, words.num_layers)}: "
         f"**{_span(contextual)}**."
     )
-    table = pd.DataFrame(static_vs_contextual(words, sense_labels))
+    listed = [label != YOUR_SENSE for label in point_labels]  # the student's own sentence is shown, not compared
+    table = pd.DataFrame(static_vs_contextual(words, sense_labels_of(point_labels), listed))
     x = ["static", *map(str, range(words.num_layers + 1))]
     columns = [c for c in ("same sense", "different senses", "all pairs") if table[c].notna().any()]
     fig = go.Figure(

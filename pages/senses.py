@@ -35,7 +35,7 @@ if request and chosen:
     words = cache.word_vectors(query, request.word, sentences, request.references)
     if views.found_enough(words, listed=listed):
         point_labels = [labels[o.sentence_index] for o in words.occurrences]
-        sense_labels = [s if s not in (views.NO_LABEL, views.YOUR_SENSE) else "" for s in point_labels]
+        sense_labels = views.sense_labels_of(point_labels)
         if method == "PCA 3D" and len(words.occurrences) < 3:
             st.info("A 3D map needs at least three occurrences; showing PCA 2D.")
             method = "PCA 2D"
@@ -56,7 +56,7 @@ if request and chosen:
                 views.similarity_section(vectors, words, point_labels)
         if static_tab.open:
             with static_tab:
-                views.static_section(words, sense_labels, layer)
+                views.static_section(words, point_labels, layer)
         if reference_tab.open:
             with reference_tab:
                 views.reference_section(query, vectors, words, point_labels, request, layer)

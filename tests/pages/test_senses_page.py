@@ -533,6 +533,25 @@ def test_the_static_panel_gives_the_contextual_range_at_the_chosen_hidden_state(
     assert_shows(said, contextual, pairs.min(), pairs.max(), places=3)
 
 
+def test_the_students_own_sentence_is_not_among_the_pairs_compared(open_page, bundled):
+    """With the student's sentence (no sense) joined, "all pairs" came out above both "same sense" and "different
+    senses" (0.62 beside 0.52 and 0.60): it counted the sentence's pairs, which neither part does."""
+    own = "I wrote a python script today."
+    at = open_page(PAGE, BUNDLED_MODEL, preset="python", senses_tab="Static vs contextual", text=own)
+    assert not at.exception, at.exception
+    table = next(t for t in tables(at) if "all pairs" in t.columns)
+    listed = model_vectors(bundled, PYTHON, "python")
+    assert len(table) == 1 + listed.shape[1]
+    for state in range(listed.shape[1]):
+        pairs = cosine_similarity(listed[:, state])[np.triu_indices(len(PYTHON), k=1)]
+        assert table["all pairs"][1 + state] == pytest.approx(pairs.mean(), abs=1e-5), state
+    between = table["all pairs"].between(
+        table[["same sense", "different senses"]].min(axis=1) - 1e-9,
+        table[["same sense", "different senses"]].max(axis=1) + 1e-9,
+    )
+    assert between.all(), table  # every listed sentence has a sense: all pairs is a mean of the two parts
+
+
 def test_one_oversize_file_among_three_is_refused(open_page, tiny_pretraining_dir):
     """CoarseWSD-20's three files with a data file over 2 MB were read, as only all three over 2 MB were refused."""
     at = open_page(PAGE, tiny_pretraining_dir, source="Upload CSV", word="apple")
