@@ -111,17 +111,34 @@ def unaligned_note(alignment: list[Aligned], first: tuple[str, ...], second: tup
     )
 
 
+def partner_mask(first: Analysis, second: Analysis, mask_number: int) -> int | None:
+    """The second sentence's mask (its number, from 1) in the place of the first's mask ``mask_number``: the token
+    ``align_tokens`` pairs with it, when that is a [MASK] too; None when there is none ("[MASK] capital of Germany
+    is [MASK]." beside "The capital of France is [MASK]." pairs mask 1 of the first with mask 2)."""
+    position = first.mask_positions[mask_number - 1]
+    for row in align_tokens(first.encoding.tokens, second.encoding.tokens):
+        if row.first == position:
+            return second.mask_positions.index(row.second) + 1 if row.second in second.mask_positions else None
+    return None
+
+
 def guess_difference(
-    first: Analysis, second: Analysis, mask_number: int, tokenizer: PreTrainedTokenizerBase, k: int
+    first: Analysis,
+    second: Analysis,
+    mask_number: int,
+    tokenizer: PreTrainedTokenizerBase,
+    k: int,
+    second_mask_number: int | None = None,
 ) -> pd.DataFrame:
-    """Where the guesses at one [MASK] moved: every token in either sentence's top-k, with both probabilities.
+    """Where the guesses at one [MASK] moved: every token in either sentence's top-k, with both probabilities; the
+    first sentence's mask ``mask_number`` beside the second's ``second_mask_number`` (by default the same number).
 
     Rows are sorted by |change|, the largest move first; ranks are among the whole vocabulary.
     """
     if first.mlm_logits is None or second.mlm_logits is None:
         raise ValueError("both sentences need MLM logits")
     p_first = softmax(first.mlm_logits[mask_number - 1])
-    p_second = softmax(second.mlm_logits[mask_number - 1])
+    p_second = softmax(second.mlm_logits[(second_mask_number or mask_number) - 1])
     k = max(1, min(k, len(p_first)))
     top = lambda p: np.argsort(-p, kind="stable")[:k]  # noqa: E731
     ids = list(dict.fromkeys([*top(p_first).tolist(), *top(p_second).tolist()]))

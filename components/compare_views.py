@@ -21,6 +21,7 @@ from bertlens.compare import (
     pair_label,
     paired,
     paired_rows,
+    partner_mask,
     unaligned_note,
 )
 from bertlens.wording import blank, plural
@@ -249,17 +250,31 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
         return
     second = cache.cached_analysis(model_name, second_text)
     truncation_notice(second.encoding, "The second sentence", "The second pair")
-    if len(second.mask_positions) < mask_number:
-        st.info(
-            f"The second sentence has {plural(len(second.mask_positions), '[MASK] token')} the model sees; "
-            f"mask {mask_number} is compared only when both sentences have it."
+    where = analysis.mask_positions[mask_number - 1]
+    if (second_number := partner_mask(analysis, second, mask_number)) is None:
+        if len(second.mask_positions) < mask_number:
+            st.info(
+                f"The second sentence has no [MASK] in the place of mask {mask_number} (token {where} of the first), "
+                f"and {plural(len(second.mask_positions), '[MASK] token')} the model sees: type it with a [MASK] "
+                "where the first sentence has one, and change another word."
+            )
+            return
+        second_number = mask_number
+        st.caption(
+            f"The second sentence has no [MASK] in the place of mask {mask_number} (token {where} of the first): its "
+            f"mask {mask_number}, token {second.mask_positions[mask_number - 1]}, is compared, in another place."
         )
-        return
+    elif second_number != mask_number:
+        st.caption(f"Mask {mask_number} of the first sentence is in the place of mask {second_number} of the second.")
     where_they_differ(analysis, second)
     tokenizer = cached_bundle(model_name).tokenizer
-    firsts, seconds = (mlm.top_k_guesses(a, tokenizer, k)[mask_number - 1] for a in (analysis, second))
+    firsts = mlm.top_k_guesses(analysis, tokenizer, k)[mask_number - 1]
+    seconds = mlm.top_k_guesses(second, tokenizer, k)[second_number - 1]
     left, right = st.columns(2)
-    for column, name, guesses, color in ((left, "first", firsts, FIRST), (right, "second", seconds, SECOND)):
+    for column, name, guesses, color, number in (
+        (left, "first", firsts, FIRST, mask_number),
+        (right, "second", seconds, SECOND, second_number),
+    ):
         with column:
             fig = go.Figure(
                 go.Bar(
@@ -271,14 +286,14 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
                 )
             )
             fig.update_layout(
-                title=f"{name.capitalize()} sentence — mask {mask_number}",
+                title=f"{name.capitalize()} sentence — mask {number}",
                 height=120 + 22 * k,
                 xaxis=dict(title="probability", tickformat=SHARE_TICKS),
                 yaxis=dict(autorange="reversed", type="category"),
                 margin=dict(l=10, r=10, t=50, b=40),
             )
             chart(fig, f"fill-mask-compare-{name}", key=f"fill_compare_{name}")
-    moved = guess_difference(analysis, second, mask_number, tokenizer, k)
+    moved = guess_difference(analysis, second, mask_number, tokenizer, k, second_number)
     fig = paired_bars_figure(
         moved["token"].tolist(),
         moved["P (first)"].to_numpy(),

@@ -12,6 +12,7 @@ from bertlens.compare import (
     default_second,
     guess_difference,
     paired,
+    partner_mask,
     unaligned_note,
 )
 from tests.core.test_influence import reference_guesses
@@ -89,3 +90,13 @@ def test_the_default_second_sentence_changes_tired_to_wide_or_is_the_seeds():
     assert default_second(SEED_FIRST) == SEED_SECOND
     assert default_second("She couldn't walk, she was tired, so tired.") == "She couldn't walk, she was wide, so tired."
     assert default_second("He is retired.") == SEED_SECOND  # "retired" is not the word "tired"
+
+
+def test_a_mask_is_compared_with_the_mask_in_its_place(tiny_bundle):
+    """Masks were paired by their order: the first's only mask (token 6) beside the second's first mask (token 1),
+    when its mask at token 6 is its second."""
+    first = analyze(tiny_bundle, "The capital of France is [MASK].")
+    assert partner_mask(first, analyze(tiny_bundle, "[MASK] capital of Germany is [MASK]."), 1) == 2
+    assert partner_mask(first, analyze(tiny_bundle, "The capital of Germany is [MASK]."), 1) == 1
+    assert partner_mask(first, analyze(tiny_bundle, "The [MASK] of France is big."), 1) is None  # no mask there
+    assert partner_mask(first, analyze(tiny_bundle, "[MASK] is a city."), 1) is None  # nothing in its place

@@ -16,6 +16,7 @@ from components.attention_views import TABS
 from components.prediction_views import rank_ticks
 from components.text import literal
 from tests.conftest import assert_shows, chart_title, drawn_charts, tables
+from tests.core.test_influence import reference_guesses
 from tests.core.test_steps import reference_head
 from tests.pages.test_attention_page import typed
 
@@ -421,6 +422,18 @@ def test_compare_two_masked_sentences(open_page, tiny_pretraining_dir, tiny_bund
     again = reopen(open_page, at, FILL_MASK, tiny_pretraining_dir, fill_compare=second)
     assert again.text_input(key="fill_compare").value == second
     assert frame(again, "change (second − first)").equals(table)
+
+    # A mask typed before the first's: its mask 1 is compared with the second's mask 2, in its place (token 6).
+    at.text_input(key="fill_compare").input("[MASK] animal was too [MASK].").run()
+    assert "Mask 1 of the first sentence is in the place of mask 2 of the second." in text_of(at)
+    ids = tiny_bundle.tokenizer("[MASK] animal was too [MASK].")["input_ids"]
+    later = reference_guesses(masked_lm, ids, 5)  # its second mask, in the place of the first's (token 5)
+    assert ids[5] == tiny_bundle.tokenizer.mask_token_id
+    table = frame(at, "change (second − first)")
+    np.testing.assert_allclose(table["P (second)"], later[table["token_id"]], rtol=1e-4)
+    assert chart_title(charts(at)["fill_compare_second"]) == "Second sentence — mask 2"
+    at.text_input(key="fill_compare").input("[MASK] animal was too tired.").run()  # no mask in its place
+    assert "no [MASK] in the place of mask 1 (token 5 of the first)" in text_of(at)
 
 
 def test_layer_by_layer_follows_the_chosen_mask(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
