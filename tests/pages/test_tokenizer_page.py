@@ -334,6 +334,19 @@ def test_the_cut_words_count_says_which_words_it_counts(open_page, bundled):
     assert "\u2068522\u2069 → \u206852 \\#\\#2\u2069" in shown(at) and "30,522" not in shown(at)
 
 
+def test_looking_up_a_special_token_says_why_its_variants_differ(open_page, bundled):
+    """Looking up [MASK] said its variants differed because "changing this word's case changed its letters (ß in
+    capitals is SS…)": a special token is found as written, before lowercasing; [mask] is ordinary text."""
+    at = open_page(PAGE, tokenizer_tab="Vocabulary", word="[MASK]")
+    assert not at.exception
+    said = shown(at)
+    assert "\\[MASK\\] is the special token, \\[mask\\] is ordinary text (split at its brackets)" in said
+    assert "ß" not in said
+    variants = frame(at, "as typed").set_index("as typed")["pieces"]
+    assert variants["[mask]"] == " ".join(bundled.tokenizer.tokenize("[mask]")) == "[ mask ]"
+    assert variants["[MASK]"] == "[MASK]"
+
+
 def test_cased_model_shows_case_matters(open_page, cased_model_dir):
     at = open_page(PAGE, cased_model_dir, text="Hello hello", word="Hello")
     assert frame(at, "token_type_ids")["token"].tolist() == ["[CLS]", "[UNK]", "hello", "[SEP]"]
