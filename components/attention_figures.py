@@ -173,10 +173,11 @@ def head_view_words(
         line = f"{labels[query]} → {labels[key]} ({matrix[query, key]:.3f})"
         parts.append(f"{name}: {line}" if name else line)
     more = f"; and {len(drawn) - 5} more heads" if len(drawn) > 5 else ""
-    which = "strongest line" if focus is None else f"strongest line of {labels[focus]}"
+    lines = "strongest lines" if len(drawn) > 1 else "strongest line"  # the plural on "line", never on a token
+    which = lines if focus is None else f"{lines} of {labels[focus]}"
     return (
         f"{title}: lines from each token (left, the query) to the tokens it attends to (right, the key), "
-        f"thicker for more weight; {which}{'s' if len(drawn) > 1 else ''}: {'; '.join(parts)}{more}"
+        f"thicker for more weight; {which}: {'; '.join(parts)}{more}"
     )
 
 

@@ -70,6 +70,7 @@ function listen(chart, Plotly) {
   let width = chart.clientWidth;
   const fit = () => {
     width = chart.clientWidth;
+    if (!width || !chart._fullLayout) return;  // hidden or purged as its tab closes: relayout would throw
     Plotly.relayout(chart, { width, height: height(chart) })
       .then(() => fitTokenLabels(chart, Plotly))
       .catch(() => {});

@@ -215,3 +215,15 @@ def test_every_view_of_every_page_draws_its_charts(page, open_url):
         if errors := main(page).locator(".bl-chart-error").all_inner_texts():
             failed[f"{path} {params}"] = errors
     assert not failed, failed
+
+
+def test_leaving_a_chart_tab_raises_nothing_in_the_browser(page, open_url):
+    """Each switch away from a chart's tab threw in the browser (the chart, hidden, was resized to 0 by plotly)."""
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    wait_for_layout(open_url("attention", attn_tab="Heatmap"))
+    for name in ("Head view", "Heatmap", "Token focus", "Heatmap"):
+        page.get_by_role("tab", name=name).click()
+        wait_for_layout(page)
+    page.wait_for_timeout(500)  # a resize observer's last call
+    assert not errors, errors

@@ -657,6 +657,15 @@ def test_head_view_focuses_a_token_as_the_query_with_every_line(open_page, bundl
     )
 
 
+def test_several_heads_focused_on_a_token_make_line_plural_not_the_token(open_page):
+    """With all heads drawn, the words read "strongest line of 10 its": the plural went on the token."""
+    heads = {"heads": ["0", "1", "2", "3"]}
+    at = open_page(PAGE, text=CAT, attn_tab="Head view", focus="2 cat", **heads)
+    assert not at.exception
+    said = plain_words(at)
+    assert "strongest lines of 2 cat: head 0: " in said and "2 cats" not in said, said
+
+
 def test_clicking_a_token_in_the_head_view_focuses_it_on_that_side(open_page, bundled):
     """A click on "cat" in the right-hand (key) column focuses it as the key: who attends to it; a click on "sat"
     in the left-hand (query) column focuses that one as the query: what it attends to."""
