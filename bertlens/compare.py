@@ -113,8 +113,8 @@ def unaligned_note(alignment: list[Aligned], first: tuple[str, ...], second: tup
 
 def partner_mask(first: Analysis, second: Analysis, mask_number: int) -> int | None:
     """The second sentence's mask (its number, from 1) in the place of the first's mask ``mask_number``: the token
-    ``align_tokens`` pairs with it, when that is a [MASK] too; None when there is none ("[MASK] capital of Germany
-    is [MASK]." beside "The capital of France is [MASK]." pairs mask 1 of the first with mask 2)."""
+    ``align_tokens`` pairs with it, when that is a [MASK] too; None when there is none ("The capital of France is
+    [MASK]." beside "[MASK] capital of Germany is [MASK]." pairs mask 1 of the first with mask 2 of the second)."""
     position = first.mask_positions[mask_number - 1]
     for row in align_tokens(first.encoding.tokens, second.encoding.tokens):
         if row.first == position:

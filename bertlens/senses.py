@@ -547,10 +547,17 @@ def spellings(words: WordVectors) -> list[tuple[str, ...]]:
     return [pieces for pieces, _ in counts.most_common()]
 
 
-def like_pairs(words: WordVectors, vectors: np.ndarray) -> np.ndarray:
-    """Cosine similarity of every distinct pair of occurrences with the same pieces (like with like)."""
+def compared_pairs(words: WordVectors, compared: Sequence[bool] | None = None) -> np.ndarray:
+    """Which pairs of occurrences are compared (upper triangle): distinct, with the same pieces (like with like), and
+    both among ``compared`` (all by default; the student's own sentence has no sense to compare)."""
+    counted = np.ones(len(words.occurrences), dtype=bool) if compared is None else np.asarray(compared, dtype=bool)
+    return np.triu(same_spelling(words) & np.outer(counted, counted), k=1)
+
+
+def like_pairs(words: WordVectors, vectors: np.ndarray, compared: Sequence[bool] | None = None) -> np.ndarray:
+    """Cosine similarity of every pair ``compared_pairs`` compares."""
     sims = cosine_similarity(vectors) if len(vectors) else np.zeros((0, 0))
-    return sims[np.triu(same_spelling(words), k=1)]
+    return sims[compared_pairs(words, compared)]
 
 
 def static_vs_contextual(
@@ -561,13 +568,12 @@ def static_vs_contextual(
 
     Only pairs with the same word pieces count (``same_spelling``): on a cased model, "Field" and
     "field" are never compared, so the panel shows context, not capitalisation. ``compared``: which occurrences
-    count at all (all by default); the student's own sentence, with no sense, in "all pairs" only, made it larger
-    than both its parts.
+    count at all (``compared_pairs``); the student's own sentence, with no sense, in "all pairs" only, made it
+    larger than both its parts.
     """
     same = np.array([[a == b and bool(a) for b in labels] for a in labels], dtype=bool)
     differ = np.array([[a != b and bool(a) and bool(b) for b in labels] for a in labels], dtype=bool)
-    counted = np.ones(len(labels), dtype=bool) if compared is None else np.asarray(compared, dtype=bool)
-    upper = np.triu(same_spelling(words) & np.outer(counted, counted), k=1)
+    upper = compared_pairs(words, compared)
 
     def row(name: str, vectors: np.ndarray) -> dict:
         sims = cosine_similarity(vectors)

@@ -24,7 +24,7 @@ from bertlens.compare import (
     partner_mask,
     unaligned_note,
 )
-from bertlens.wording import blank, plural
+from bertlens.wording import blank
 from components import cache
 from components.attention_figures import Choice, default_focus, matrix_figure, token_grid_layout
 from components.attention_views import PageInput, _token_picker, matrices
@@ -250,23 +250,16 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
         return
     second = cache.cached_analysis(model_name, second_text)
     truncation_notice(second.encoding, "The second sentence", "The second pair")
-    where = analysis.mask_positions[mask_number - 1]
-    if (second_number := partner_mask(analysis, second, mask_number)) is None:
-        if len(second.mask_positions) < mask_number:
-            st.info(
-                f"The second sentence has no [MASK] in the place of mask {mask_number} (token {where} of the first), "
-                f"and {plural(len(second.mask_positions), '[MASK] token')} the model sees: type it with a [MASK] "
-                "where the first sentence has one, and change another word."
-            )
-            return
-        second_number = mask_number
-        st.caption(
-            f"The second sentence has no [MASK] in the place of mask {mask_number} (token {where} of the first): its "
-            f"mask {mask_number}, token {second.mask_positions[mask_number - 1]}, is compared, in another place."
-        )
-    elif second_number != mask_number:
-        st.caption(f"Mask {mask_number} of the first sentence is in the place of mask {second_number} of the second.")
     where_they_differ(analysis, second)
+    if (second_number := partner_mask(analysis, second, mask_number)) is None:
+        st.info(
+            f"The second sentence has no [MASK] in the place of mask {mask_number} (token "
+            f"{analysis.mask_positions[mask_number - 1]} of the first): guesses are compared mask for mask, in the "
+            "same place. Keep the [MASK] where it is and change another word."
+        )
+        return
+    if second_number != mask_number:
+        st.caption(f"Mask {mask_number} of the first sentence is in the place of mask {second_number} of the second.")
     tokenizer = cached_bundle(model_name).tokenizer
     firsts = mlm.top_k_guesses(analysis, tokenizer, k)[mask_number - 1]
     seconds = mlm.top_k_guesses(second, tokenizer, k)[second_number - 1]
@@ -298,7 +291,8 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
         moved["token"].tolist(),
         moved["P (first)"].to_numpy(),
         moved["P (second)"].to_numpy(),
-        f"Where the guesses at mask {mask_number} moved (largest change first)",
+        f"Where the guesses at mask {mask_number}{'' if second_number == mask_number else f' (the second: {second_number})'}"
+        " moved (largest change first)",
         "probability",
         horizontal=True,
     )

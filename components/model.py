@@ -7,6 +7,7 @@ inside ``app.py`` or on its own (a shared link, ``AppTest.from_file("pages/x.py"
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import threading
@@ -198,7 +199,8 @@ def _secret_settings() -> Mapping[str, Any]:
         return secrets_table(st.secrets)
     except FileNotFoundError as error:  # StreamlitSecretNotFoundError: none found, or found and unreadable
         if any(Path(path).exists() for path in st_config.get_option("secrets.files")):
-            raise SettingsError(f"Streamlit's secrets cannot be read: {error}") from None
+            logging.getLogger("bertlens").error("Streamlit's secrets cannot be read: %s", error)
+            raise SettingsError("Streamlit's secrets cannot be read (the server's log says why).") from None
         return {}
 
 

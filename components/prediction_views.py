@@ -400,15 +400,16 @@ def mask_word_helper(text: str) -> None:
     chosen = st.multiselect(
         "Words to mask",
         list(spans),  # by label, not position: a position names another word once the sentence changes
-        default=[],  # none: a word the student picks is the only one masked
-        key="words_to_mask",
+        key="words_to_mask",  # none picked at first: a word the student picks is the only one masked
         placeholder="Pick one word, or several",
     )
     if not chosen:
         return
     typed = st.session_state.get("true_word", st.query_params.get("true_word", ""))
-    at_mask = st.session_state.get("at_mask", 1)
-    known, _ = mlm.true_words(typed, text.count("[MASK]"), at_mask if isinstance(at_mask, int) else 1)
+    masks = text.count("[MASK]")
+    at_mask = st.session_state.get("at_mask", 1)  # kept (bound to the link) after a sentence with more masks
+    at_mask = min(max(at_mask, 1), masks) if masks > 1 and isinstance(at_mask, int) else 1
+    known, _ = mlm.true_words(typed, masks, at_mask)
     masked, hidden = mlm.mask_spans(text, [spans[label] for label in chosen], known)
     st.caption("The sentence will become:")
     st.text(masked)

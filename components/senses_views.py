@@ -601,7 +601,9 @@ def sense_labels_of(point_labels: Sequence[str]) -> list[str]:
 
 
 def static_section(words: WordVectors, point_labels: list[str], layer: str) -> None:
-    static, contextual = like_pairs(words, words.static), like_pairs(words, at_layer(words.contextual, layer))
+    listed = [label != YOUR_SENSE for label in point_labels]  # the student's own sentence is shown, not compared
+    static = like_pairs(words, words.static, listed)
+    contextual = like_pairs(words, at_layer(words.contextual, layer), listed)
     forms = spellings(words)
     pieces = [" ".join(p) for p in forms]
     if len(forms) > 1:  # a cased model: "Field" and "field" are different tokens
@@ -621,7 +623,6 @@ def static_section(words: WordVectors, point_labels: list[str], layer: str) -> N
         f"cannot tell the senses apart. The contextual vectors at {layer_label(layer, words.num_layers)}: "
         f"**{_span(contextual)}**."
     )
-    listed = [label != YOUR_SENSE for label in point_labels]  # the student's own sentence is shown, not compared
     table = pd.DataFrame(static_vs_contextual(words, sense_labels_of(point_labels), listed))
     x = ["static", *map(str, range(words.num_layers + 1))]
     columns = [c for c in ("same sense", "different senses", "all pairs") if table[c].notna().any()]

@@ -243,7 +243,10 @@ def before_wordpiece_caption(before: BeforeWordPiece, lowercases: bool) -> str:
     text is written in it."""
     said = "Before WordPiece, the tokenizer "
     if lowercases:
-        example = "é → e" if before.stripped is None else " → ".join(f'"{isolated(w)}"' for w in before.stripped)
+        stripped = before.stripped
+        example = (
+            "é → e" if stripped is None else " → ".join(f'"{isolated(shortened(w, UNKNOWN_CHARS))}"' for w in stripped)
+        )
         said += (
             f"lowercases the text and strips its accents ({example}): it splits each character into its base and "
             "marks (Unicode NFD) and drops the marks written over or under a letter"

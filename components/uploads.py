@@ -60,9 +60,9 @@ def read_upload(key: str, files: list[UploadedFile], read: Callable[[dict[str, b
     """``read`` of the files (by name), once per choice of files: the reruns that follow (each edit of a table it
     fills) reuse it, where a 2 MB file took 60-250 ms to read again. Raises the ``TableInputError`` it raised.
 
-    With no file chosen: what the tab's last choice read, with a caption naming the files (Streamlit forgets a
-    page's uploaded files when the student visits another page; a student who removes them in the box forgets
-    them here too), else None.
+    With no file chosen: what the tab's last choice read, with a caption naming the files and a button to forget
+    them (Streamlit forgets a page's uploaded files when the student visits another page; files removed in the box
+    are forgotten here too), else None.
     """
     memo = _memo(key)
     if files:
@@ -81,6 +81,7 @@ def read_upload(key: str, files: list[UploadedFile], read: Callable[[dict[str, b
             f"Still reading {', '.join(literal(name) for name in memo[1])}, chosen earlier in this tab (the box "
             "forgets its files on another page): choose files again to replace them."
         )
+        st.button("Forget these files", key=f"forget_{key}", on_click=_forget_read, args=(key,))
     if isinstance(memo[2], TableInputError):
         raise memo[2]
     return cast(Read, memo[2])

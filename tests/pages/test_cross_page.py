@@ -92,6 +92,8 @@ def test_an_upload_is_still_read_after_another_page_until_the_student_removes_it
     assert list(coordinates(at).sense) == ["fruit", "company", "fruit"]
     assert f"Still reading {literal('mine.csv')}, chosen earlier in this tab" in messages(at, "caption")
     assert "Choose a CSV file" not in messages(at, "info")
+    at.button(key="forget_csv_upload").click().run()  # the box is empty: forgotten by the button beside the caption
+    assert "Choose a CSV file" in messages(at, "info") and not any({"x", "y"} <= set(t.columns) for t in tables(at))
     at.file_uploader(key="csv_upload").set_value(("mine.csv", csv, "text/csv")).run()
     at.file_uploader(key="csv_upload").clear().run()  # removed in the box: gone here too
     assert "Choose a CSV file" in messages(at, "info") and not any({"x", "y"} <= set(t.columns) for t in tables(at))
@@ -127,6 +129,8 @@ def test_the_students_pairs_are_as_they_left_them_after_another_page(monkeypatch
     at.run()
     assert tables(at)[-1]["sentence_a"].tolist() == ["UP1", "UP2", "UP3"]
     assert f"Still reading {literal('mine.csv')}" in messages(at, "caption")
+    at.button(key="forget_pairs_csv").click().run()  # back to the notebook's ten
+    assert tables(at)[-1]["sentence_a"].tolist() == DEFAULT_PAIRS["sentence_a"].tolist()
 
 
 def test_word_senses_layer_never_turns_attention_into_a_range_slider(monkeypatch, bundled):

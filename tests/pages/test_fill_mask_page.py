@@ -126,7 +126,6 @@ def test_the_true_word_box_takes_a_texts_characters_budget(open_page, tiny_pretr
         i.value for i in at.info
     ]
     assert at.text_input(key="true_word").value == ("paris " * 40)[:50]
-    assert len(" ".join(c.value for c in at.caption)) < 5_000
 
 
 def test_true_word_at_a_chosen_mask_and_a_several_piece_word(open_page, tiny_pretraining_dir):
@@ -180,6 +179,19 @@ def test_masking_another_word_keeps_the_hidden_words_typed_and_unpicks_the_maske
     assert picker.value == [] and "brown" not in picker.options and "fox" in picker.options
     picker.select("fox").run()
     assert at.text[-1].value == "The [MASK] [MASK] [MASK] [MASK] over the [MASK] dog"
+
+
+def test_masking_keeps_the_word_typed_for_a_single_mask_whatever_at_mask_was(open_page, tiny_pretraining_dir):
+    """At mask stays in session state (bound to the link) after a sentence with more masks: with one mask left, its
+    word was read as mask 2's and lost ("capital, " for "capital, paris")."""
+    at = open_page(PAGE, tiny_pretraining_dir, text="The [MASK] of [MASK] is big.", at_mask="2")
+    assert at.selectbox(key="at_mask").value == 2
+    at.text_input(key="text").set_value("The capital of France is [MASK].").run()
+    at.text_input(key="true_word").set_value("paris").run()
+    at.multiselect(key="words_to_mask").select("capital").run()
+    at.button(key="mask_word").click().run()
+    assert not at.exception
+    assert at.text_input(key="true_word").value == "capital, paris"
 
 
 def test_seed_003_exercise_4_several_masks_at_a_glance(open_page, tiny_pretraining_dir, tiny_bundle, masked_lm):
