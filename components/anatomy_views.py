@@ -315,7 +315,13 @@ def position_chain_figure(view: PositionEmbeddings) -> go.Figure:
                 mode="markers",
                 customdata=order,
                 showlegend=False,
-                marker=dict(size=7, color=order, colorscale="Viridis", colorbar=dict(title="position")),
+                marker=dict(
+                    size=7,
+                    color=order,
+                    colorscale="Viridis",
+                    # whole positions: plotly's own steps for five positions were 0, 0.5, 1, …
+                    colorbar=dict(title="position", **({"tick0": 0, "dtick": 1} if view.count <= 11 else {})),
+                ),
                 hovertemplate="position %{customdata}<br>PC1 %{x:.4f}<br>PC2 %{y:.4f}<extra></extra>",
             ),
         ]

@@ -88,6 +88,12 @@ def test_a_sunburst_gives_the_shares_of_its_top_level():
     assert describe(fig) == "A 75 (75%); B 25 (25%)."
 
 
+def test_a_small_share_is_not_read_as_none():
+    """The parameters' sunburst said "NSP head 1,538 (0%)" (the table beside it: 0.0014 %)."""
+    fig = go.Figure(go.Sunburst(labels=["Encoder", "NSP head"], parents=["", ""], values=[110_104_890, 1_538]))
+    assert describe(fig) == "Encoder 110,104,890 (100%); NSP head 1,538 (0.0014%)."
+
+
 def test_a_sunburst_names_its_largest_share_first_whatever_the_input_order():
     """A sunburst's parts come in the order its table lists them: read in that order, the line would not say which
     part is largest."""

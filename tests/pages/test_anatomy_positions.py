@@ -39,6 +39,8 @@ def test_positions_from_the_link_equal_the_weights(open_page, bundled, count):
     signs = np.sign((xy * expected).sum(axis=0))  # PCA axes are defined up to sign
     np.testing.assert_allclose(xy, expected * signs, atol=1e-4)
     assert list(typed(chain["marker"]["color"])) == list(range(count))  # coloured by position, in order
+    if count <= 11:  # whole positions, each: 0.5 was a tick for five
+        assert (chain["marker"]["colorbar"]["tick0"], chain["marker"]["colorbar"]["dtick"]) == (0, 1)
     title = chart(at, "position_chain")["layout"]["xaxis"]["title"]["text"]
     assert_shows(title, "PC1 ({}% of the variance)", pca.explained_variance_ratio_[0], places=1, percent=True)
     coordinates = frame(at, "PC1")
