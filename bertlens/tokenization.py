@@ -170,23 +170,20 @@ def _marks(text: str) -> list[str]:
 
 
 def before_wordpiece(tokenizer: PreTrainedTokenizerBase, text: str) -> BeforeWordPiece:
-    """Read from the tokenizer's own normalizer, one word and one distinct character at a time (``text`` is
-    within the characters budget)."""
+    """Read from the tokenizer's own normalizer: each distinct character once, and the words with marks until one
+    loses a mark (``text`` is within the characters budget)."""
     read = normalizer_of(tokenizer)
-    characters = dict.fromkeys(text)
-    stripped = next(
-        (
-            (word, "".join(read(word).split()))
-            for word in text.split()
-            if _marks(word) and _marks(read(word)) != _marks(word)
-        ),
-        None,
-    )
-    syllable = next((c for c in characters if ord(c) in HANGUL_SYLLABLES and read(c) != c), None)
+    stripped = None
+    for word in text.split():
+        if (marks := _marks(word)) and _marks(reading := read(word)) != marks:
+            stripped = (word, "".join(reading.split()))
+            break
+    reads = {c: read(c) for c in dict.fromkeys(text)}
+    syllable = next((c for c, r in reads.items() if ord(c) in HANGUL_SYLLABLES and r != c), None)
     return BeforeWordPiece(
         stripped=stripped,
-        syllable=None if syllable is None else (syllable, read(syllable)),
-        chinese=any(not c.isspace() and read(c).strip() != read(c) for c in characters),
+        syllable=None if syllable is None else (syllable, reads[syllable]),
+        chinese=any(not c.isspace() and r.strip() != r for c, r in reads.items()),
     )
 
 
