@@ -7,8 +7,10 @@ After a key press, this script watches focus until a few seconds after the run i
 it goes back to the same control once it is there again (same widget key, role and name), without scrolling; else
 (the run over, and the control not drawn again or disabled) to the control nearest it: the one before a disabled
 control, or the open tab (else the first control) of the keyed part of the page it was in; else to the page's
-title. Those are scrolled into view (a title focused out of sight showed no focus at all). A click never moves
-focus. Our own constant script, installed once per page load.
+title. Those are scrolled into view (a title focused out of sight showed no focus at all). Focus left on a tab strip
+itself (a strip that scrolls can hold it: after End opened its last tab, a slow run's redraw once left it there, no
+tab showing focus) goes to the strip's open tab. A click never moves focus. Our own constant script, installed once
+per page load.
 """
 
 from __future__ import annotations
@@ -63,6 +65,12 @@ KEEP_FOCUS = """<script data-bertlens="keep-focus">
     if (!watch) return;
     if (!idle()) watch.until = Date.now() + WATCH_MS;  // a slow run: the watch lasts until a while after it
     if (Date.now() > watch.until) { watch = null; return; }  // a few seconds after the key press, no longer
+    const strip = document.activeElement;
+    if (strip?.getAttribute("role") === "tablist" && document.hasFocus()) {  // the strip itself: no tab shows focus
+      const open = strip.querySelector('[role="tab"][aria-selected="true"]');
+      if (open && usable(open)) open.focus();  // scrolled into the strip's view
+      return;
+    }
     if (document.activeElement !== document.body || !document.hasFocus()) return;
     const again = same(watch);
     if (again) { again.focus({preventScroll: true}); watch.idle = 0; return; }  // where the student was

@@ -211,6 +211,21 @@ def test_at_200_percent_zoom_a_focused_tab_ring_clears_its_label(zoomed_attentio
     assert seen["room"] >= seen["ring"] + 1, seen  # the ring, and a pixel between it and the letters
 
 
+def test_focus_left_on_a_scrolling_tab_strip_goes_to_its_open_tab(zoomed_attention):
+    """At 640×360 the strip scrolls, and a scrolling element can take focus: after End opened the last tab, a slow
+    run's redraw once left focus on the strip itself (one CI run), where no tab shows it."""
+    page = zoomed_attention
+    tabs = page.locator(".st-key-attn_tab [role=tab]")
+    tabs.first.focus()
+    page.keyboard.press("End")
+    expect(page).to_have_url(re.compile(r"attn_tab=Mask"))
+    wait_for_run(page)
+    strip = page.locator(".st-key-attn_tab [role=tablist]")
+    assert strip.evaluate("s => { s.focus(); return document.activeElement === s; }")  # what the redraw left
+    expect(tabs.last).to_be_focused()
+    assert tabs.last.evaluate("t => t.matches(':focus-visible')")
+
+
 def test_the_class_link_copy_button_takes_focus(open_url):
     """A teacher without a mouse could open the class link but not copy it: the button showed only under a mouse."""
     page = open_url("attention")
