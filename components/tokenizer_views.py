@@ -210,7 +210,7 @@ def vocabulary_section(model_name: str) -> None:
     st.success(lookup_message(found)) if found.in_vocab else st.info(lookup_message(found))
     if facts.cased:
         st.markdown("**This model is cased:** capitals matter, so the variants below can become different tokens.")
-    elif typed := [token for token in facts.special["token"] if token in word]:  # [MASK], [CLS]…
+    elif typed := [token for token in facts.special["token"] if any(token in v for v in variants["as typed"])]:
         st.markdown(
             f"**This model is uncased,** but it finds a special token in the text before it lowercases anything, "
             f"and only as written: {literal(typed[0])} is the special token, {literal(typed[0].lower())} is ordinary "

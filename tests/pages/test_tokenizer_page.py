@@ -334,10 +334,12 @@ def test_the_cut_words_count_says_which_words_it_counts(open_page, bundled):
     assert "\u2068522\u2069 → \u206852 \\#\\#2\u2069" in shown(at) and "30,522" not in shown(at)
 
 
-def test_looking_up_a_special_token_says_why_its_variants_differ(open_page, bundled):
+@pytest.mark.parametrize("word", ["[MASK]", "[mask]", "[Mask]"])
+def test_looking_up_a_special_token_says_why_its_variants_differ(open_page, bundled, word):
     """Looking up [MASK] said its variants differed because "changing this word's case changed its letters (ß in
-    capitals is SS…)": a special token is found as written, before lowercasing; [mask] is ordinary text."""
-    at = open_page(PAGE, tokenizer_tab="Vocabulary", word="[MASK]")
+    capitals is SS…)": a special token is found as written, before lowercasing; [mask] is ordinary text. [mask]
+    typed in lower case has the special token among its variants (in capitals) all the same."""
+    at = open_page(PAGE, tokenizer_tab="Vocabulary", word=word)
     assert not at.exception
     said = shown(at)
     assert "\\[MASK\\] is the special token, \\[mask\\] is ordinary text (split at its brackets)" in said
