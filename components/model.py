@@ -192,16 +192,20 @@ def settings() -> Settings:
 
 
 def _secret_settings() -> Mapping[str, Any]:
-    """The ``[bertlens]`` secrets table; {} when there are no secrets. Secrets that exist but cannot be read (a TOML
-    error) are a ``SettingsError``: Streamlit raises them as ``FileNotFoundError``, as if there were none, and a
-    hosted server configured there would have served in local mode (no token cap, any model)."""
+    """The ``[bertlens]`` secrets table; {} when there are no secrets. Secrets that exist but cannot be read are a
+    ``SettingsError``: a TOML error (Streamlit raises it as ``FileNotFoundError``, as if there were none: a hosted
+    server configured there would have served in local mode, no token cap, any model), a file not in UTF-8 or not
+    to be opened (its traceback, with the file's path, was shown to visitors). Why is in the server's log."""
     try:
         return secrets_table(st.secrets)
     except FileNotFoundError as error:  # StreamlitSecretNotFoundError: none found, or found and unreadable
-        if any(Path(path).exists() for path in st_config.get_option("secrets.files")):
-            logging.getLogger("bertlens").error("Streamlit's secrets cannot be read: %s", error)
-            raise SettingsError("Streamlit's secrets cannot be read (the server's log says why).") from None
-        return {}
+        if not any(Path(path).exists() for path in st_config.get_option("secrets.files")):
+            return {}
+        unreadable: Exception = error
+    except (OSError, UnicodeDecodeError) as error:  # found: not to be opened (permissions), or not UTF-8
+        unreadable = error
+    logging.getLogger("bertlens").error("Streamlit's secrets cannot be read: %s", unreadable)
+    raise SettingsError("Streamlit's secrets cannot be read (the server's log says why).") from None
 
 
 def active_model_name() -> str:

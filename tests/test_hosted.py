@@ -178,6 +178,28 @@ def test_secrets_that_cannot_be_read_fail_closed(secrets_file):
         _secret_settings()
 
 
+@pytest.mark.parametrize("unreadable", ["latin-1", "no permission"])
+def test_secrets_not_in_utf8_or_not_to_be_opened_fail_closed(secrets_file, monkeypatch, unreadable):
+    """A secrets.toml saved in Latin-1 ("Andrés" on Windows) raised UnicodeDecodeError, one the server cannot open
+    PermissionError: not a SettingsError, so visitors saw a traceback naming the file."""
+    from components.model import _secret_settings
+
+    if unreadable == "latin-1":
+        secrets_file.write_bytes('[bertlens]\nhosted = true\nteacher = "Andrés"\n'.encode("latin-1"))
+    else:  # as root the test process could still open a file without permissions: the error is made
+        secrets_file.write_text("[bertlens]\nhosted = true\n")
+        real_open = open
+
+        def refused(file, *args, **kwargs):
+            if str(file) == str(secrets_file):
+                raise PermissionError(13, "Permission denied", str(file))
+            return real_open(file, *args, **kwargs)
+
+        monkeypatch.setattr("builtins.open", refused)
+    with pytest.raises(SettingsError, match="Streamlit's secrets cannot be read"):
+        _secret_settings()
+
+
 def test_readable_secrets_file_is_read(secrets_file):
     from components.model import _secret_settings
 
