@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from bertlens.wording import plural
+from bertlens.wording import percent, plural
 from components.text import bidi_isolate
 
 _TAGS = re.compile(r"<[^>]+>")
@@ -114,13 +114,7 @@ def _shares(trace: Any) -> str | None:
     if not top or not total:
         return None
     ranked = sorted(top, key=lambda i: -values[i])
-    return "; ".join(f"{_label(trace.labels, i)} {values[i]:,.0f} ({_percent(values[i] / total)})" for i in ranked)
-
-
-def _percent(part: float) -> str:
-    """A share in whole percents, a small one to two significant figures: the NSP head read "(0%)"."""
-    percent = 100 * part
-    return f"{percent:.0f}%" if percent >= 1 or percent == 0 else f"{float(f'{percent:.2g}'):g}%"
+    return "; ".join(f"{_label(trace.labels, i)} {values[i]:,.0f} ({percent(values[i] / total, 0)})" for i in ranked)
 
 
 def name(fig: go.Figure, fallback: str) -> str:
