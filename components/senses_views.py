@@ -612,10 +612,11 @@ def static_section(words: WordVectors, point_labels: list[str], layer: str) -> N
             f"({literal('; '.join(pieces))}), each with its own input embedding. To show context, not "
             "capitalisation, only occurrences with the same pieces are compared below."
         )
-    if sum(listed) < 2:  # the pair with the student's own sentence is not one
+    if (compared := sum(listed)) < 2:  # a pair with the student's own sentence is not one
         st.info(
-            f"Only one occurrence of “{literal(words.word)}” is in the listed sentences: your own sentence is on the "
-            "map, not compared here. Add another sentence with the word to compare its vectors."
+            f"The listed sentences hold {'one occurrence' if compared else 'no occurrence'} of "
+            f"“{literal(words.word)}”: your own sentence is on the map, not compared here. To compare vectors, list "
+            "at least two sentences with the word."
         )
         return
     if not len(static):

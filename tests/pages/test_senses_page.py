@@ -552,18 +552,25 @@ def test_the_students_own_sentence_is_not_among_the_pairs_compared(open_page, bu
     assert between.all(), table  # every listed sentence has a sense: all pairs is a mean of the two parts
 
 
-def test_with_one_listed_occurrence_the_static_panel_says_the_students_sentence_is_not_compared(
-    open_page, tiny_pretraining_dir
+@pytest.mark.parametrize(
+    ("lines", "own", "held"),
+    [
+        ("I ate an apple. | fruit\nThe sky is blue. | sky", "Apple shares rose.", "one occurrence"),
+        ("The sky is blue. | sky\nGrass is green. | grass", "An apple, then another apple.", "no occurrence"),
+    ],
+)
+def test_with_under_two_listed_occurrences_the_static_panel_says_the_students_sentence_is_not_compared(
+    open_page, tiny_pretraining_dir, lines, own, held
 ):
     """Two listed sentences, one with the word, and the student's own: the panel said "No two occurrences have the
     same pieces", false (both are "apple"): the only pair was with the student's sentence, which is not compared."""
     at = open_page(
-        PAGE, tiny_pretraining_dir, source="Paste lines", word="apple", lines="I ate an apple. | fruit\nThe sky is blue. | sky",
-        text="Apple shares rose.", senses_tab="Static vs contextual",
+        PAGE, tiny_pretraining_dir, source="Paste lines", word="apple", lines=lines, text=own,
+        senses_tab="Static vs contextual",
     )  # fmt: skip
     assert not at.exception, at.exception
     said = messages(at, "info")
-    assert "Only one occurrence of “apple” is in the listed sentences: your own sentence is on the map" in said, said
+    assert f"The listed sentences hold {held} of “apple”: your own sentence is on the map" in said, said
     assert "No two occurrences have the same pieces" not in said
     assert not [t for t in tables(at) if "all pairs" in t.columns]
 
