@@ -1,6 +1,6 @@
 # BERT Lens in a container: CPU-only torch, bert-base-uncased prefetched at build time, port 8501.
 #   docker build -t bert-lens . && docker run -p 8501:8501 bert-lens
-# Also runs as a Hugging Face Space (Docker SDK, app_port: 8501): see the README, "Deploying".
+# Also runs as a Hugging Face Space (Docker SDK, app_port: 8501): see docs/running-a-class.md, "Deploying".
 FROM python:3.11-slim
 
 ENV PIP_NO_CACHE_DIR=1 \

@@ -7,7 +7,7 @@ them apart and bounded:
   neutral state (no truncation, no padding) after it: Hugging Face fast tokenizers change those
   settings on the shared backend in every call, so one session's Padding lab (max_length 8)
   would otherwise cut another session's sentence. (Measured: the lock costs ~2 µs on a 40 µs
-  call; a copy per worker costs ~54 ms and ~1 MB each — see the README.)
+  call; a copy per worker costs ~54 ms and ~1 MB each — see docs/running-a-class.md, "Serving a class".)
 - ``Admission``: at most ``max_passes`` forward passes at once, run by that many worker threads,
   sharing the cores: a pass alone uses all of torch's threads, passes side by side one core each;
   the rest wait in a queue of three tiers: a view reopened after its server went away (its
@@ -101,7 +101,7 @@ def default_max_passes(cores: int | None = None, threads: int = PASS_THREADS) ->
     every core (its default), passes side by side run on one thread each, alone on all
     (``Admission.threads_for_pass``). A pass's threads wait for each other at every operation, and for any
     Python thread that holds a core: in the class load on 2 cores, serving efficiency went from 80–82 % (one
-    pass at a time on both cores) to 91–97 % (README, *Class load*). With ``OMP_NUM_THREADS`` set below the
+    pass at a time on both cores) to 91–97 % (docs/benchmarks.md, *Class load results*). With ``OMP_NUM_THREADS`` set below the
     cores (replicas, containers), the cores ÷ threads passes of before."""
     return max(threads, (cores or available_cores()) // threads)
 

@@ -29,7 +29,7 @@ def prepare_threads() -> None:
     forward pass. Spinning OpenMP workers take the core that work needs, the work holds the
     interpreter lock longer, and the pass waits for it between operations. Measured (2 cores, a
     256-token bert-base analysis pass beside three busy threads): 1.22 s → 0.78 s; alone ~5 % slower
-    (see README "Server options for a class"). Call it before anything imports torch; an operator's
+    (see docs/running-a-class.md, "Server options for a class"). Call it before anything imports torch; an operator's
     own ``OMP_WAIT_POLICY`` wins.
     """
     for name, value in THREAD_ENVIRONMENT.items():

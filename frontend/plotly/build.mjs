@@ -1,4 +1,4 @@
-// Builds static/plotly/ from src/: `npm ci && node build.mjs` (README, "Charts"). The settings are plotly.js's own
+// Builds static/plotly/ from src/: `npm ci && node build.mjs` (docs/architecture.md, "Charts"). The settings are plotly.js's own
 // (its esbuild-config.js), as ES modules split into the core and the 3D traces.
 import { readdirSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";

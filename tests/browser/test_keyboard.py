@@ -4,7 +4,7 @@ From a fresh load of a shared Attention link, Tab reaches the skip link first, t
 pages and model, the sentence, the layer and head, the tabs and the chart's download buttons, and
 comes back round (no trap); every stop is focus-visible. Then the keyboard alone changes the layer
 (arrows), the open tab (arrows), the sentence (Enter / Ctrl+Enter) and downloads the matrix (Enter).
-The Tab counts are printed (``-s``) and quoted in the README's accessibility section.
+The Tab counts are printed (``-s``) and quoted in docs/benchmarks.md (Keyboard tab stops).
 """
 
 from __future__ import annotations
