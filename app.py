@@ -30,6 +30,7 @@ if not imported("components"):  # a fresh server: one run imports the app, the o
 
 from streamlit.runtime.scriptrunner import RerunException
 
+from components import protocol
 from components.focus import keep_focus
 from components.history import one_history_entry_per_action
 from components.layout import PageStopped, presentation_switch
@@ -50,7 +51,10 @@ from components.params import (
 from components.reconnect import reload_on_reconnect, reopened_view_first
 from components.state import shared_texts_in_link
 
+protocol.install()  # a visitor's clear_cache or forged widget state harms nobody (before any page draws)
 config = settings()  # malformed settings fail closed: an error here, and no page is served
+protocol.host(config.hosted)
+ignored = protocol.ignored_link()  # a link over Streamlit's limits is read as no link: say so
 pace_this_run(config.budgets)  # a tab asking for runs faster than its budget waits (a person clicking never does)
 carried = take_carried_warnings()  # a replaced run's warnings about the link (its value may be gone by now)
 with st.sidebar:
@@ -62,6 +66,8 @@ with st.sidebar:
     keep_focus()  # a key press that reruns the page does not leave focus on <body>
     link_slot = st.empty()
 link_notice = st.empty()  # above the page: what its link leaves out
+if ignored:
+    st.warning(ignored, icon=":material/link_off:")
 show_carried_warnings(carried)
 crashed = stopped = False
 try:
@@ -72,11 +78,13 @@ except RerunException:  # another run replaces this one: it shows this run's war
     raise
 except PageStopped:
     stopped = True  # the page ended early, having said why: what follows every page still runs
-except Exception:
+except Exception as error:
     crashed = True  # a setting that broke the page is not brought back by a return to it
     st.session_state[BROKEN] = st.session_state.get(SCOPE)
     st.session_state.pop(LINKED + str(st.session_state.get(SCOPE)), None)  # nor by the link's kept values
-    raise
+    if not config.hosted:
+        raise
+    protocol.report_failure(error)  # a visitor sees a message, the server's log the traceback
 finally:  # after the page has written its view to the URL (also when it stops early)
     if not crashed:
         copy_page_state()  # what a return to the page puts back (restore_page_state)

@@ -23,12 +23,14 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from difflib import get_close_matches
 from typing import Any
 
 from bertlens.budgets import BUDGETS, ENV_PREFIX, Budgets, budgets_from
 from bertlens.engine import MAX_PASSES_ENV, REQUEST_SECONDS_ENV, engine_settings
 from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, MODEL_CHOICES, MODEL_ENV_VAR, TRUE_WORDS, initial_model_choice
-from bertlens.serving import GC_FREEZE_ENV
+from bertlens.serving import GC_FREEZE_ENV, NODELAY_ENV
+from bertlens.snapshot import SNAPSHOT_DIR_ENV
 
 HOSTED_ENV_VAR = "BERTLENS_HOSTED"
 ALLOWED_ENV_VAR = "BERTLENS_ALLOWED_MODELS"
@@ -38,7 +40,11 @@ KNOWN_VARIABLES = (HOSTED_ENV_VAR, MODEL_ENV_VAR, ALLOWED_ENV_VAR, *(spec.env_va
 # The server's own settings: read from the environment only (the engine and the collector start before any
 # session, without secrets), and checked as strictly as the rest.
 SERVER_VARIABLES = (MAX_PASSES_ENV, REQUEST_SECONDS_ENV, GC_FREEZE_ENV)
-WHOLE_NUMBER = re.compile(r"\d+")
+# Read where they act (the snapshot folder, Nagle's switch), and by the tests and scripts: known, not settings.
+OTHER_VARIABLES = (
+    SNAPSHOT_DIR_ENV, NODELAY_ENV, "BERTLENS_REQUIRE_BROWSER", "BERTLENS_SCREENSHOTS", "BERTLENS_CHROMIUM", "BERTLENS_AXE",
+)  # fmt: skip
+WHOLE_NUMBER = re.compile(r"[0-9]+")  # ASCII digits only, as links read them: not "٣"
 
 
 class SettingsError(ValueError):
@@ -108,6 +114,17 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         allow_custom_models=not hosted,
         budgets=budgets_from({name: _budget(env, name, hosted) for name in BUDGETS}),
     )
+
+
+def unknown_variables(env: Mapping[str, str]) -> list[str]:
+    """The ``BERTLENS_…`` variables BERT Lens does not read (a misspelt ``BERTLENS_MAX_TOKEN``), each with the name
+    it is closest to, if any: for the server's log, since an unread variable changes nothing."""
+    known = (*KNOWN_VARIABLES, *SERVER_VARIABLES, *OTHER_VARIABLES)
+    unknown = []
+    for name in sorted(n for n in env if n.upper().startswith(ENV_PREFIX) and n not in known):
+        meant = get_close_matches(name.upper(), known, n=1, cutoff=0.8)
+        unknown.append(f"{name} (did you mean {meant[0]}?)" if meant else name)
+    return unknown
 
 
 def _check_server_variables(env: Mapping[str, str]) -> None:

@@ -15,6 +15,7 @@ each answer one of the question's choices or a word as long as the answer box ta
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
@@ -98,7 +99,10 @@ def read_cookie(value: object) -> Kept:
         return {}
     try:
         found = json.loads(unquote(value))
-    except ValueError:
+    except Exception as error:  # any parse error (RecursionError: "[" nested 2,000 deep) is a bad cookie
+        logging.getLogger("bertlens").warning(
+            "Ignored an unreadable %s cookie (%s).", ANSWERS_COOKIE, type(error).__name__
+        )
         return {}
     if not isinstance(found, dict):
         return {}

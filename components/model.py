@@ -7,6 +7,7 @@ inside ``app.py`` or on its own (a shared link, ``AppTest.from_file("pages/x.py"
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 import os
@@ -24,7 +25,14 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 from bertlens.engine import RequestTimeout, reporting_waits
 from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, ModelBundle, is_folder, load_with_fallback, needs_download
 from bertlens.serving import freeze_long_lived_objects
-from bertlens.settings import Settings, SettingsError, load_settings, merged_environment, secrets_table
+from bertlens.settings import (
+    Settings,
+    SettingsError,
+    load_settings,
+    merged_environment,
+    secrets_table,
+    unknown_variables,
+)
 from components.params import bound
 from components.state import warn_bad_param
 from components.text import code_span, literal
@@ -181,6 +189,7 @@ def settings() -> Settings:
     A ``[bertlens]`` table in Streamlit secrets sets the same values; a non-blank environment
     variable wins. A malformed setting fails closed: an error, and nothing else of the page runs.
     """
+    name_unknown_variables()
     try:
         return load_settings(merged_environment(os.environ, _secret_settings()))
     except SettingsError as error:
@@ -189,6 +198,13 @@ def settings() -> Settings:
             icon=":material/error:",
         )
         st.stop()
+
+
+@functools.cache
+def name_unknown_variables() -> None:
+    """Once, as the server starts: the ``BERTLENS_…`` variables it does not read, in its log."""
+    if unknown := unknown_variables(os.environ):
+        logging.getLogger("bertlens").warning("Unknown settings, not read: %s.", ", ".join(unknown))
 
 
 def _secret_settings() -> Mapping[str, Any]:

@@ -13,8 +13,10 @@ from components.text import literal
 
 Read = TypeVar("Read")
 
-# Per file: the server's own limit (server.maxUploadSize = 2 MB), kept for a server run without that setting.
-MAX_UPLOAD_BYTES = 2_000_000
+# Per file: the server's own limit (server.maxUploadSize = 2, which Streamlit counts in MiB), kept for a server run
+# without that setting, and stated in the unit it counts in.
+MAX_UPLOAD_MIB = 2
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MIB * 1024 * 1024
 
 
 def uploaded(
@@ -35,7 +37,7 @@ def uploaded(
         )
         return []
     if any(file.size > MAX_UPLOAD_BYTES for file in files):
-        st.error(f"A file is larger than {MAX_UPLOAD_BYTES // 1_000_000} MB.")
+        st.error(f"A file is larger than {MAX_UPLOAD_MIB} MiB ({MAX_UPLOAD_BYTES:,} bytes), the upload limit.")
         return []
     return files
 

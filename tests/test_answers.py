@@ -58,7 +58,8 @@ def test_an_answer_wins_over_a_skip_of_the_same_question():
 
 
 def test_a_value_it_did_not_write_gives_nothing_and_no_error():
-    for value in (None, "", "%7B", "not json", "%5B1%2C2%5D", "null", "x" * (MAX_ANSWERS_CHARS + 1)):
+    nested = ("[" * 1_100, "[" * 2_999, "%5B" * 1_000)  # deeper than the JSON decoder's recursion limit
+    for value in (None, "", "%7B", "not json", "%5B1%2C2%5D", "null", "x" * (MAX_ANSWERS_CHARS + 1), *nested):
         assert read_cookie(value) == {}, value
     mixed = {FIRST: "a" * (MAX_ANSWER_CHARS + 1), "overview:6": "", "discover:3": 3, "nosuch:1": "x", "discover:0": "x"}
     assert read_cookie(cookie_value({**mixed, SECOND: "ok"})) == {SECOND: "ok"}  # an empty answer is no answer

@@ -20,9 +20,11 @@ from bertlens.settings import (
     load_settings,
     merged_environment,
     secrets_table,
+    unknown_variables,
 )
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
-from components.model import CUSTOM
+from components.model import CUSTOM, name_unknown_variables
+from components.protocol import FAILURE
 from components.text import literal
 from tests.conftest import APPTEST_TIMEOUT, ROOT, tables
 
@@ -124,11 +126,31 @@ def test_hosted_allowlist_and_caps_from_env():
     assert (config.budgets.tokens, config.budgets.sentences) == (64, 12)
 
 
-@pytest.mark.parametrize("raw", ["abc", "0", "-5", "1e3", "12.5", "+3"])
+@pytest.mark.parametrize("raw", ["abc", "0", "-5", "1e3", "12.5", "+3", "٣", "１２"])  # Arabic-Indic, full-width
 @pytest.mark.parametrize("hosted", ["1", "0"])
 def test_malformed_caps_fail_closed(raw, hosted):
     with pytest.raises(SettingsError, match="BERTLENS_MAX_TOKENS .* Accepted: a whole number ≥ 1"):
         load_settings({"BERTLENS_HOSTED": hosted, "BERTLENS_MAX_TOKENS": raw})
+
+
+def test_unknown_variables_are_named_with_the_one_meant():
+    env = {"BERTLENS_MAX_TOKEN": "64", "BERTLENS_HOSTD": "1", "BERTLENS_COLOUR": "red", "BERTLENS_HOSTED": "1"}
+    env |= {"BERTLENS_SNAPSHOT_DIR": "/tmp", "BERTLENS_REQUEST_SECONDS": "5", "HOME": "/root"}
+    assert unknown_variables(env) == [
+        "BERTLENS_COLOUR",
+        "BERTLENS_HOSTD (did you mean BERTLENS_HOSTED?)",
+        "BERTLENS_MAX_TOKEN (did you mean BERTLENS_MAX_TOKENS?)",
+    ]
+
+
+def test_the_server_log_names_unknown_variables_once(monkeypatch, caplog):
+    monkeypatch.setenv("BERTLENS_MAX_TOKEN", "64")
+    name_unknown_variables.cache_clear()
+    with caplog.at_level("WARNING", logger="bertlens"):
+        name_unknown_variables()
+        name_unknown_variables()
+    assert caplog.text.count("Unknown settings, not read: BERTLENS_MAX_TOKEN (did you mean BERTLENS_MAX_TOKENS?)") == 1
+    name_unknown_variables.cache_clear()
 
 
 def test_caps_accept_whole_numbers():
@@ -251,6 +273,24 @@ def hosted_app(monkeypatch):
 
 def warnings(at) -> str:
     return " ".join(w.value for w in at.warning)
+
+
+def test_a_hosted_page_that_fails_shows_a_message_and_logs_the_traceback(hosted_app, monkeypatch, caplog):
+    """Hosted, a page's error showed its traceback and the server's file paths to every visitor; now a message,
+    and the traceback in the server's log. Locally the traceback stays on the page (a teacher debugging)."""
+
+    def broken() -> None:
+        raise RuntimeError("/srv/bertlens/components/home.py: something broke")
+
+    monkeypatch.setattr("components.home.page_cards", broken)
+    with caplog.at_level("ERROR", logger="bertlens"):
+        at = hosted_app()
+    assert not at.exception
+    assert [e.value for e in at.error] == [FAILURE]
+    assert "/srv/bertlens/components/home.py: something broke" in caplog.text
+    monkeypatch.delenv("BERTLENS_HOSTED")
+    local = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT).run()
+    assert "something broke" in local.exception[0].message
 
 
 def test_hosted_picker_has_no_custom_option(hosted_app):
