@@ -9,7 +9,7 @@ send_small_messages_at_once()  # no ~40 ms wait at the end of each run (Nagle's 
 
 import streamlit as st
 
-from components.page_titles import APP_TITLE, PAGE_TITLES
+from bertlens.pages import APP_TITLE, PAGE_TITLES
 
 st.set_page_config(page_title=APP_TITLE, page_icon="🔎", layout="wide")
 PAGES = [
@@ -30,14 +30,13 @@ if not imported("components"):  # a fresh server: one run imports the app, the o
 
 from streamlit.runtime.scriptrunner import RerunException
 
-from components import protocol
-from components.focus import keep_focus
-from components.history import one_history_entry_per_action
-from components.layout import PageStopped, presentation_switch
-from components.lessons import class_link
-from components.model import active_bundle, model_picker, model_status, settings
-from components.pace import pace_this_run
-from components.params import (
+from components.services import protocol
+from components.services.pace import pace_this_run
+from components.services.page_flow import PageStopped
+from components.services.settings import settings
+from components.state.history import one_history_entry_per_action
+from components.state.model_choice import active_bundle
+from components.state.params import (
     BROKEN,
     LINKED,
     SCOPE,
@@ -48,8 +47,12 @@ from components.params import (
     take_carried_warnings,
     too_long_for_the_link,
 )
-from components.reconnect import reload_on_reconnect, reopened_view_first
-from components.state import shared_texts_in_link
+from components.state.widgets import shared_texts_in_link
+from components.ui.focus import keep_focus
+from components.ui.layout import presentation_switch
+from components.ui.lessons import class_link
+from components.ui.model_picker import model_picker, model_status
+from components.ui.reconnect import reload_on_reconnect, reopened_view_first
 
 protocol.install()  # a visitor's clear_cache or forged widget state harms nobody (before any page draws)
 config = settings()  # malformed settings fail closed: an error here, and no page is served

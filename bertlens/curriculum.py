@@ -1,7 +1,7 @@
 """The five lessons: the course notebooks in ``../shared/seeds`` as guided steps over the live pages.
 
 Each lesson follows one notebook in its order; the texts are ours. Step parameters are URL parameters
-declared in ``components.params`` (tests check every one against its page). Questions are answered live
+declared in ``components.state.params`` (tests check every one against its page). Questions are answered live
 (``bertlens.lessons``): nothing here says what the model will answer.
 """
 

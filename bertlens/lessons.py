@@ -2,7 +2,7 @@
 themselves are in ``bertlens.curriculum``).
 
 A ``Lesson`` is a title, the notebook it follows and its ``Step``s in the notebook's order. A step is our own
-Markdown text, the page it opens and the URL parameters it sets (names declared in ``components.params``),
+Markdown text, the page it opens and the URL parameters it sets (names declared in ``components.state.params``),
 optionally a "predict before reveal" question (its page waits for the answer, which it would show) and
 misconception callouts.
 
@@ -460,7 +460,7 @@ Question = (
 class Step:
     title: str
     text: str  # Markdown, ours: what to look at and which control to use
-    page: str  # a page's file stem (components.params.PAGES)
+    page: str  # a page's file stem (components.state.params.PAGES)
     params: dict[str, str | tuple[str, ...]] = field(default_factory=dict)
     question: Question | None = None
     callouts: tuple[str, ...] = ()  # misconception callouts (Markdown)

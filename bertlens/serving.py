@@ -69,8 +69,8 @@ def import_package(folder: Path, package: str) -> None:
         return
     with _import_lock:
         if package not in _imported:
-            for module in pkgutil.iter_modules([str(folder)]):
-                importlib.import_module(f"{package}.{module.name}")
+            for module in pkgutil.walk_packages([str(folder)], prefix=f"{package}."):  # its layers' packages too
+                importlib.import_module(module.name)
             _imported.add(package)
 
 

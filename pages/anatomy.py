@@ -1,10 +1,10 @@
 """Model anatomy page: the architecture with the checkpoint's sizes, where the parameters are, the embeddings
 and pooler checked live, and the learned position and token-type embeddings."""
 
-from components import anatomy_views as views
-from components.cache import cached_analysis
-from components.layout import page_header, require_text, truncation_notice
-from components.state import lazy_tabs, sentence_pair
+from components.services.cache import cached_analysis
+from components.state.widgets import lazy_tabs, sentence_pair
+from components.ui.layout import page_header, require_text, truncation_notice
+from components.views.anatomy import sections as views
 
 bundle = page_header(
     "Model anatomy",

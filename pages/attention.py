@@ -5,12 +5,12 @@ pass) and Mask and see (one more pass per hidden token; every token in turn: one
 
 import streamlit as st
 
-from components import attention_steps as steps
-from components import attention_views as views
-from components import cache
-from components import compare_views as compare
-from components.layout import page_header, require_text, truncation_notice
-from components.state import sentence_pair
+from components.services import cache
+from components.state.widgets import sentence_pair
+from components.ui.layout import page_header, require_text, truncation_notice
+from components.views.attention import compare
+from components.views.attention import sections as views
+from components.views.attention import steps as steps
 
 bundle = page_header(
     "Attention",

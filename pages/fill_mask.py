@@ -4,10 +4,13 @@ layer, and two sentences compared."""
 import streamlit as st
 
 from bertlens.mlm import DEFAULT_K, MAX_K, mask_notices, missing_mask_message
-from components import cache, compare_views
-from components import prediction_views as views
-from components.layout import page_header, require_text, stop_page, truncation_notice
-from components.state import bound_int_slider, lazy_tabs, note_b_not_read, shared_text, typed_text
+from components.services import cache
+from components.services.page_flow import stop_page
+from components.state.widgets import bound_int_slider, lazy_tabs, note_b_not_read, shared_text, typed_text
+from components.ui.layout import page_header, require_text, truncation_notice
+from components.ui.predictions import no_head_explanation
+from components.views.fill_mask import compare as compare_views
+from components.views.fill_mask import sections as views
 
 bundle = page_header(
     "Fill-mask",
@@ -17,7 +20,7 @@ bundle = page_header(
 text = shared_text(help="Put [MASK] (in capitals) where BERT should guess a word; several masks are allowed.")
 note_b_not_read("fill-mask reads this one sentence")
 if not bundle.capabilities.predicts("MLM"):
-    views.no_head_explanation(bundle, "MLM")
+    no_head_explanation(bundle, "MLM")
     stop_page()
 if not require_text(text):
     stop_page()

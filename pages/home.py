@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from components.home import page_cards, preload_charts
-from components.layout import page_header
-from components.lessons import lesson_list
-from components.page_titles import APP_TITLE
+from bertlens.pages import APP_TITLE
+from components.ui.layout import page_header
+from components.ui.lessons import lesson_list
+from components.views.home.cards import page_cards, preload_charts
 
 bundle = page_header(APP_TITLE, "See inside BERT: tokens, weights, predictions, attention and meaning.", page="home")
 

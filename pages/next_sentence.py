@@ -4,10 +4,13 @@ import streamlit as st
 
 from bertlens.nsp import next_sentence
 from bertlens.wording import blank
-from components import prediction_views as views
-from components.cache import cached_analysis
-from components.layout import page_header, stop_page, truncation_notice
-from components.state import lazy_tabs
+from components.services import budgeted
+from components.services.cache import cached_analysis
+from components.services.page_flow import stop_page
+from components.state.widgets import lazy_tabs
+from components.ui.layout import page_header, truncation_notice
+from components.ui.predictions import no_head_explanation
+from components.views.next_sentence import sections as views
 
 bundle = page_header(
     "Next sentence",
@@ -17,7 +20,7 @@ bundle = page_header(
 a, b = views.sentence_pair_inputs()
 
 if not bundle.capabilities.predicts("NSP"):
-    views.no_head_explanation(bundle, "NSP")
+    no_head_explanation(bundle, "NSP")
     stop_page()
 if blank(a) or blank(b):
     st.info("Type both sentences: A, and the B that may or may not follow it.")
@@ -39,7 +42,7 @@ if ranking_tab.open:
         candidates = views.candidate_inputs()
         if candidates:
             with st.spinner("Scoring the candidates…"):
-                views.ranking_view(views.ranking(model_name, a.strip(), candidates), model_name)
+                views.ranking_view(budgeted.ranking(model_name, a.strip(), candidates), model_name)
         else:
             st.info("Type at least one candidate B, one per line.")
 
@@ -47,7 +50,7 @@ if evaluation_tab.open:
     with evaluation_tab:
         pairs = views.labelled_pairs()
         with st.spinner("Scoring the pairs…"):
-            result = views.evaluation(model_name, list(map(tuple, pairs.itertuples(index=False))))
+            result = budgeted.evaluation(model_name, list(map(tuple, pairs.itertuples(index=False))))
         if result is None:
             st.info("No pair to score: every row needs sentence A, sentence B and a label.")
         else:

@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from components import cache
-from components import senses_views as views
-from components.layout import page_header
-from components.model import settings
-from components.state import lazy_tabs, note_b_not_read, shared_text
+from components.services import cache
+from components.services.settings import settings
+from components.state.widgets import lazy_tabs, note_b_not_read, shared_text
+from components.ui.layout import page_header
+from components.views.senses import sections as views
 
 bundle = page_header(
     "Word senses",

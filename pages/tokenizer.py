@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from components import tokenizer_views as views
-from components.layout import page_header, require_text
-from components.state import lazy_tabs, sentence_pair
+from components.state.widgets import lazy_tabs, sentence_pair
+from components.ui.layout import page_header, require_text
+from components.views.tokenizer import sections as views
 
 bundle = page_header(
     "Tokenizer", "How text becomes WordPiece tokens, ids, segments and attention masks.", page="tokenizer"

@@ -141,7 +141,8 @@ def machine() -> list[tuple[str, str]]:
 def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[], object]]:
     """Uncached: what each page computes when a user types a new sentence (default view)."""
     from bertlens import anatomy, attention, compare, influence, mlm, nsp, positions, steps
-    from components import attention_figures, cache
+    from components.services import cache
+    from components.views.attention import figures as attention_figures
 
     tokenizer = bundle.tokenizer
     a, b = pair
@@ -228,8 +229,8 @@ def senses_rows(bundle, repeats: int) -> list[tuple[str, str]]:
     from bertlens import senses
     from bertlens.sense_presets import PRESETS
     from bertlens.senses import sentence_vector_cache
-    from components import cache
-    from components.model import cached_bundle
+    from components.services import cache
+    from components.services.models import cached_bundle
 
     preset = PRESETS["field"]
     sentences = [s.sentence for s in preset.sentences]
@@ -261,7 +262,7 @@ def cached_rows(folder: str, text: str) -> list[tuple[str, str]]:
     """The Streamlit cache hit: the second call of the cached functions, and a full page rerun (AppTest)."""
     from streamlit.testing.v1 import AppTest
 
-    from components import cache
+    from components.services import cache
 
     rows = []
     cached = {
@@ -363,8 +364,8 @@ def main() -> None:
     from transformers import BertModel, pipeline
 
     from bertlens.models import load_model
-    from components import attention_figures
-    from components.model import cached_bundle
+    from components.services.models import cached_bundle
+    from components.views.attention import figures as attention_figures
 
     print("## Machine\n")
     print(markdown(machine(), ("", "")))

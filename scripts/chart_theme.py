@@ -2,7 +2,7 @@
 
     python scripts/chart_theme.py
 
-BERT Lens draws its charts with its own plotly.js (components/plotly_chart.py), so Streamlit's chart theme is not
+BERT Lens draws its charts with its own plotly.js (components/ui/plotly_chart.py), so Streamlit's chart theme is not
 applied by Streamlit. That theme is Python's "streamlit" plotly template with placeholder colours, which
 Streamlit's frontend replaces by the page theme's colours and completes with fonts, grid and margins. This script
 reads the finished template from a chart drawn by ``st.plotly_chart`` in Chromium (with .streamlit/config.toml's

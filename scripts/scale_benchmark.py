@@ -18,7 +18,7 @@ Phases (each starts its own replicas and HAProxy with scripts/serve.py's Cluster
    loads, total PSS after the burst, serving efficiency (Σ bare forward passes ÷ burst wall time).
 4. A replica killed mid-burst (SIGKILL, the one holding most sessions, once a quarter of the runs are
    done); the dead replica is replaced as serve.py does. Each student whose connection drops does what
-   the app does in a browser (components/reconnect.py): opens its URL again through the balancer. Reports
+   the app does in a browser (components/ui/reconnect.py): opens its URL again through the balancer. Reports
    sessions affected, restored (the reopened view checked like every run), and the time to restore.
 
 Bounded: ``--max-seconds`` per class phase. Aimed at 127.0.0.1 only.
@@ -50,7 +50,7 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 from websockets.exceptions import InvalidHandshake  # noqa: E402
 from websockets.protocol import State  # noqa: E402
 
-from components.reconnect import REOPENED_COOKIE  # noqa: E402
+from components.ui.reconnect import REOPENED_COOKIE  # noqa: E402
 from scripts.class_load import (  # noqa: E402
     DEFAULT_CAP,
     GIB,
@@ -232,7 +232,7 @@ async def reopening(
 ) -> None:  # fmt: skip
     """Open ``page`` and, after each run, do what ``act`` says until it has nothing left; when the connection
     drops, do what the app does in a browser: open the URL the tab showed (page and query string) again through
-    the balancer, with the cookie that puts the reopened view ahead of the queue (components/reconnect.py).
+    the balancer, with the cookie that puts the reopened view ahead of the queue (components/ui/reconnect.py).
     Runs are recorded under ``label`` (default: the page); ``shown_typed(query)`` is what a reopened view shows
     as typed, for its check."""
     recorder, kind, typed = room.recorder, "open", None

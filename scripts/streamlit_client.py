@@ -29,8 +29,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetStates
 
-from components.html_table import is_table, read_table
-from components.plotly_chart import ELEMENT
+from components.ui.html_table import is_table, read_table
+from components.ui.plotly_chart import ELEMENT
 
 FINISHED = ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
 RERUN = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
@@ -64,7 +64,7 @@ class Run:
         return drawn(self.elements, kind)
 
     def charts(self) -> list:
-        """The charts drawn (``components.plotly_chart``: custom elements named ``ELEMENT``), in page order."""
+        """The charts drawn (``components.ui.plotly_chart``: custom elements named ``ELEMENT``), in page order."""
         return [chart for chart in self.drawn("bidi_component") if chart.component_name == ELEMENT]
 
     def widget(self, key: str):

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from bertlens.models import BUNDLED_MODEL  # noqa: E402
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert  # noqa: E402
-from components.home import THUMBNAIL_WIDTH, THUMBNAILS  # noqa: E402
+from components.views.home.cards import THUMBNAIL_WIDTH, THUMBNAILS  # noqa: E402
 from scripts.server import running_server  # noqa: E402
 from scripts.visits import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 

@@ -24,9 +24,9 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from bertlens.pages import PAGE_TITLES
 from bertlens.serving import GC_FREEZE_ENV, NODELAY_ENV
-from components.page_titles import PAGE_TITLES
-from components.plotly_chart import STATIC
+from components.ui.plotly_chart import STATIC
 from scripts.server import cpu_seconds, running_server
 from scripts.streamlit_client import Session, run_to_end
 
@@ -38,13 +38,13 @@ QUIET_MS = 600
 BARE_APP = "import streamlit as st\n\nst.title('Bare')\nst.write('A one-line Streamlit page.')\n"
 # One-line pages behind st.navigation: the bare baselines for moving between pages in the sidebar, and the
 # floor of a page that draws a plotly chart (the smallest one): through st.plotly_chart, and through BERT Lens's
-# own chart element (components/plotly_chart.py; its code and plotly.js are copied beside the app, for static serving).
+# own chart element (components/ui/plotly_chart.py; its code and plotly.js are copied beside the app, for static serving).
 BARE_NAVIGATION_APP = """import sys
 import streamlit as st
 import plotly.graph_objects as go
 
 sys.path.insert(0, ROOT)
-from components.plotly_chart import plotly_chart
+from components.ui.plotly_chart import plotly_chart
 
 def one():
     st.title("One")

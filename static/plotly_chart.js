@@ -1,4 +1,4 @@
-// The chart element (components/plotly_chart.py): one plotly chart, drawn with BERT Lens's plotly.js
+// The chart element (components/ui/plotly_chart.py): one plotly chart, drawn with BERT Lens's plotly.js
 // (static/plotly/plotly.js) in Streamlit's chart theme (static/plotly/theme.json), which stands in for a template.
 // Fetched once per tab, as static/plotly's files are: from this file's own address, with the same build version
 // in their URLs as in its own (so a browser never mixes an old entry file with a new build's chunks).
@@ -30,7 +30,7 @@ const FULL_SCREEN = {
   click: (chart) => (document.fullscreenElement ? document.exitFullscreen() : chart.requestFullscreen()).catch(() => {}),
 };
 
-// A token axis (a category x axis slanted at -60°, as components/attention_figures.py draws them) whose labels
+// A token axis (a category x axis slanted at -60°, as components/views/attention/figures.py draws them) whose labels
 // would run into each other (on a phone, for a long sentence) gets them upright, and only as many as fit: every
 // other one, every third… (the hover still names every token). Measured on the drawn chart, which knows the
 // axis's length; undone when a wider box fits them again.
@@ -88,7 +88,7 @@ function listen(chart, Plotly) {
   };
 }
 
-// Draws one chart element's data (a call of the element's entry, in components/plotly_chart.py); returns what to do
+// Draws one chart element's data (a call of the element's entry, in components/ui/plotly_chart.py); returns what to do
 // when the element leaves the page. ``failed(error)`` says beside the chart that it could not be drawn.
 export function draw({ parentElement, data, setTriggerValue }, failed) {
   const text = new TextDecoder().decode(data);

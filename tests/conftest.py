@@ -21,7 +21,7 @@ from transformers import BertForMaskedLM, BertForNextSentencePrediction  # noqa:
 
 from bertlens.models import BUNDLED_MODEL, ModelBundle, load_model  # noqa: E402
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert  # noqa: E402
-from components.plotly_chart import ELEMENT, FIGURE_FIRST  # noqa: E402
+from components.ui.plotly_chart import ELEMENT, FIGURE_FIRST  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE_FILES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))
@@ -121,7 +121,7 @@ def renderings(value: float, show: Callable[[float], str]) -> set[str]:
 
 @dataclass(frozen=True)
 class DrawnChart:
-    """A chart drawn by ``components.plotly_chart``, as AppTest sees it (AppTest knows no custom element)."""
+    """A chart drawn by ``components.ui.plotly_chart``, as AppTest sees it (AppTest knows no custom element)."""
 
     id: str  # the element's id: it ends in the chart's key
     spec: str  # the figure's plotly JSON, as sent to the browser
@@ -163,10 +163,10 @@ def popover(at, label: str):
 
 def tables(at) -> list:
     """Every table drawn, in page order, as pandas DataFrames: the light HTML tables (their exact numbers,
-    ``components.html_table``) and the interactive grids (``st.dataframe``, ``st.data_editor``)."""
+    ``components.ui.html_table``) and the interactive grids (``st.dataframe``, ``st.data_editor``)."""
     from streamlit.testing.v1.element_tree import Dataframe, Html
 
-    from components.html_table import is_table, read_table
+    from components.ui.html_table import is_table, read_table
 
     return [
         e.value if isinstance(e, Dataframe) else read_table(e.value)
@@ -179,7 +179,7 @@ def tables(at) -> list:
 def csv_downloads(monkeypatch) -> Iterator[dict]:
     """Every CSV the pages offer from now on, by file name, as the table the button would download (a table
     built on click is built here)."""
-    from components import exports
+    from components.ui import exports
 
     offered: dict = {}
 

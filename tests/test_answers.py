@@ -1,4 +1,4 @@
-"""Lesson answers kept through a reload (components.answers): what the page keeps and hands over, what it accepts
+"""Lesson answers kept through a reload (components.state.answers): what the page keeps and hands over, what it accepts
 back, and a new session (a reload) that finds the old session's answers."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from types import SimpleNamespace
 from urllib.parse import unquote
 
 from bertlens.curriculum import LESSONS
-from components import answers
-from components.answers import (
+from components.state import answers
+from components.state.answers import (
     ANSWERS_COOKIE,
     CHOICES,
     HANDOVER_SECONDS,

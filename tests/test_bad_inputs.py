@@ -4,7 +4,7 @@ Each page is opened once (AppTest, the tiny pre-training model, so the fill-mask
 heads run) and fed every bad string in turn, as a user typing into the page would. Then
 malformed URL parameters. "Literal" means: wherever Streamlit renders Markdown (markdown,
 captions, alerts, headings, labels), the user's text appears only escaped by
-``components.text.literal`` — never as live Markdown or HTML, never in an ``unsafe_allow_html``
+``components.services.text.literal`` — never as live Markdown or HTML, never in an ``unsafe_allow_html``
 element or ``st.html``.
 """
 
@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS
-from components.text import literal
+from components.services.text import literal
 from tests.conftest import APPTEST_TIMEOUT, ROOT, drawn_charts
 
 HUGE = 10_000

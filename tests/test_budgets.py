@@ -10,13 +10,13 @@ import time
 import pandas as pd
 import pytest
 
-import components.cache
+import components.services.cache
 from bertlens.budgets import BUDGETS, MAX_TEXT_CHARS, Budgets, default_budgets, select_occurrences
 from bertlens.models import BUNDLED_MODEL
 from bertlens.settings import SettingsError, load_settings
-from components import exports
-from components.senses_views import TABS as SENSES_TABS
-from components.text import literal
+from components.services.text import literal
+from components.ui import exports
+from components.views.senses.sections import TABS as SENSES_TABS
 from tests.conftest import drawn_charts, tables
 
 SENSES, TOKENIZER, NEXT_SENTENCE, FILL_MASK = (
@@ -51,13 +51,13 @@ def hosted(monkeypatch):
 def reads(monkeypatch) -> list[tuple[str, ...]]:
     """The sentence batches the word-senses page sends through the model (one entry per forward pass)."""
     batches: list[tuple[str, ...]] = []
-    real = components.cache.embed_word
+    real = components.services.cache.embed_word
 
     def spy(bundle, sentences, *args, **kwargs):
         batches.append(tuple(sentences))
         return real(bundle, sentences, *args, **kwargs)
 
-    monkeypatch.setattr(components.cache, "embed_word", spy)
+    monkeypatch.setattr(components.services.cache, "embed_word", spy)
     return batches
 
 
@@ -205,8 +205,8 @@ def test_total_occurrences_budget_reads_the_first_sentences(open_page, reads, mo
 def test_long_shared_sentence_is_cut_and_scanned_once(open_page, monkeypatch):
     """A 120 KB `text=` was scanned in full, uncached, on every rerun (21 s per view)."""
     calls = []
-    real = components.cache.find_word
-    monkeypatch.setattr(components.cache, "find_word", lambda *a: calls.append(1) or real(*a))
+    real = components.services.cache.find_word
+    monkeypatch.setattr(components.services.cache, "find_word", lambda *a: calls.append(1) or real(*a))
     at = open_page(SENSES, preset="field", word="field", text="field " * 20_000)
     assert not at.exception
     assert literal(

@@ -10,8 +10,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from components.chart_words import describe, name
-from components.text import chart_text
+from components.services.text import chart_text
+from components.ui.chart_words import describe, name
 from tests.conftest import drawn_charts
 
 
@@ -43,7 +43,7 @@ def test_a_difference_map_names_its_largest_change_whichever_its_sign():
 
 def test_a_grid_of_heads_names_its_largest_cell_by_layer_and_head():
     """QA: the head statistics' words said "largest at row 2, column 2" for encoder layer 2, head 2."""
-    from components.attention_figures import statistics_figure
+    from components.views.attention.figures import statistics_figure
 
     values = np.zeros((3, 4))
     values[2, 1] = 0.5
@@ -201,7 +201,7 @@ def test_a_download_label_shows_user_text_literally(monkeypatch):
     import pandas as pd
     import streamlit as st
 
-    from components import exports
+    from components.ui import exports
 
     labels = []
     monkeypatch.setattr(st, "download_button", lambda label, *args, **kwargs: labels.append(label))

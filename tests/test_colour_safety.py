@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from components.senses_views import PALETTE, SYMBOLS, sense_marker
+from components.views.senses.sections import PALETTE, SYMBOLS, sense_marker
 
 
 def contrast_on_white(hex_colour: str) -> float:
@@ -38,7 +38,7 @@ def test_the_shapes_work_in_the_3d_map_too():
 
 def test_the_focus_row_tells_its_bar_kinds_apart_by_pattern_as_well_as_colour(tiny_bundle):
     from bertlens.analysis import encode
-    from components.attention_figures import FOCUS_KINDS, focus_row_figure
+    from components.views.attention.figures import FOCUS_KINDS, focus_row_figure
 
     encoding = encode(tiny_bundle.tokenizer, "the cat sat on the mat", max_length=32)
     row = np.full(len(encoding), 1 / len(encoding))
@@ -52,7 +52,7 @@ def test_the_focus_row_tells_its_bar_kinds_apart_by_pattern_as_well_as_colour(ti
 
 
 def test_heads_drawn_together_differ_in_dash_as_well_as_colour():
-    from components.palette import line_style
+    from components.ui.palette import line_style
 
     styles = [line_style(n) for n in range(20)]
     assert len(set(styles)) == 20
@@ -62,8 +62,8 @@ def test_heads_drawn_together_differ_in_dash_as_well_as_colour():
 def test_the_sentence_b_label_is_ink_on_white_over_a_heatmap(tiny_bundle):
     """QA: over the heatmap's blue cells the label was the chart theme's grey, mostly unreadable ("ntence B →")."""
     from bertlens.analysis import encode
-    from components.attention_figures import matrix_figure
-    from components.palette import INK
+    from components.ui.palette import INK
+    from components.views.attention.figures import matrix_figure
 
     encoding = encode(tiny_bundle.tokenizer, "I went to the store.", "I bought milk.", max_length=32)
     fig = matrix_figure(np.full((len(encoding), len(encoding)), 1 / len(encoding)), encoding, "t")

@@ -1,4 +1,4 @@
-"""Chart titles fitted to a phone's width (components.exports.fit_title); the browser check is in
+"""Chart titles fitted to a phone's width (components.ui.exports.fit_title); the browser check is in
 tests/browser/test_accessibility.py (every chart title inside its chart at 320 px)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import pytest
 
-from components.exports import PLOTLY_TOP_MARGIN, TITLE_LINE, fit_title, title_lines
+from components.ui.exports import PLOTLY_TOP_MARGIN, TITLE_LINE, fit_title, title_lines
 
 TITLES = [
     "“field” — hidden state 2 (after encoder layer 1), PCA 2D",

@@ -1,4 +1,4 @@
-"""The browser-history script (``components.history``) run in Node against a stand-in ``window``/``history``:
+"""The browser-history script (``components.state.history``) run in Node against a stand-in ``window``/``history``:
 one entry per student action, none without one, and Back or Forward marks the address it opens.
 
 The browser tests (tests/browser) drive it in Chromium end to end; these run in a second and name the rule broken.
@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
-from components.history import NO_HISTORY_ENTRY, ONE_ENTRY_PER_ACTION
-from components.state import FROM_HISTORY
+from components.state.history import NO_HISTORY_ENTRY, ONE_ENTRY_PER_ACTION
+from components.state.widgets import FROM_HISTORY
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="needs Node.js to run the page's script")

@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 
-from components.html_table import read_table, render_table
+from components.ui.html_table import read_table, render_table
 
 
 def cell_texts(markup: str) -> list[str]:

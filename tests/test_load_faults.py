@@ -30,9 +30,9 @@ from bertlens import analysis as core_analysis
 from bertlens import models, snapshot
 from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, load_with_fallback
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
-from components import cache
-from components import model as model_component
-from components.model import WHY
+from components.services import cache
+from components.services import models as model_component
+from components.ui.model_picker import WHY
 from tests.conftest import APPTEST_TIMEOUT, ROOT, popover
 
 WEIGHTS = "model.safetensors"

@@ -18,7 +18,7 @@ from scripts.server import model_loads, running_server
 from scripts.streamlit_client import Session
 
 # Every session visits every page (Attention and Word senses once shared the URL key `layer`; each has
-# its own now, see components/params.py), so the pages' caches grow together as in a class.
+# its own now, see components/state/params.py), so the pages' caches grow together as in a class.
 PAGES = ("tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses")
 SESSIONS, RERUNS = 10, 50
 DISTINCT_SENTENCES = 120  # more than any cache keeps: entries are evicted throughout

@@ -7,7 +7,7 @@ import types
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import components.pace
+import components.services.pace
 from tests.conftest import APPTEST_TIMEOUT, BUNDLED_MODEL, ROOT
 
 
@@ -16,7 +16,7 @@ def waits(monkeypatch) -> list[float]:
     """The waits before runs, recorded instead of slept; the clock stands still (every run comes at once)."""
     slept: list[float] = []
     clock = types.SimpleNamespace(monotonic=lambda: 0.0, sleep=slept.append)
-    monkeypatch.setattr(components.pace, "time", clock)
+    monkeypatch.setattr(components.services.pace, "time", clock)
     return slept
 
 
@@ -51,4 +51,4 @@ def test_hosted_tabs_are_paced_strictly_and_local_ones_generously(monkeypatch, w
     for _ in range(25):
         local.run()
     assert waits == [pytest.approx(0.5)] and not local.exception  # 1,200 a minute: nobody waits ...
-    assert local.session_state[components.pace.PACE].burst == 200  # ... before the 201st run at once
+    assert local.session_state[components.services.pace.PACE].burst == 200  # ... before the 201st run at once

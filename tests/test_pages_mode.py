@@ -1,4 +1,4 @@
-"""``components.layout.run_inside_app`` switches off Streamlit's old ``pages/``-folder mode by hand.
+"""``components.ui.layout.run_inside_app`` switches off Streamlit's old ``pages/``-folder mode by hand.
 
 Streamlit 1.67 has no supported setting for that (checked: no config option names the pages folder;
 ``client.showSidebarNavigation`` only hides the links), and calling ``st.navigation`` is what switches
@@ -33,8 +33,8 @@ def test_only_layout_touches_the_pages_manager():
     users = [
         p.relative_to(ROOT).as_posix()
         for folder in ("components", "pages", "bertlens")
-        for p in (ROOT / folder).glob("*.py")
+        for p in (ROOT / folder).rglob("*.py")
         if "PagesManager" in p.read_text()
     ]
-    assert users == ["components/layout.py"]
+    assert users == ["components/ui/layout.py"]
     assert "PagesManager" not in (ROOT / "app.py").read_text()

@@ -1,4 +1,4 @@
-"""A link's parameters as the student sees them (``components.params``, ``components.state``): what a malformed,
+"""A link's parameters as the student sees them (``components.state.params``, ``components.state.widgets``): what a malformed,
 repeated or differently spelt value opens, and what the page says about it."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from bertlens.curriculum import LESSONS
 from bertlens.mlm import DEFAULT_K
-from components.layout import PRESENTATION_CSS
-from components.text import literal
+from components.services.text import literal
+from components.ui.layout import PRESENTATION_CSS
 from tests.conftest import APPTEST_TIMEOUT, ROOT
 from tests.pages.test_attention_page import warnings
 from tests.pages.test_lessons_page import app, step_link

@@ -10,8 +10,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from components import plotly_chart
-from components.plotly_chart import FIGURE_FIRST, TRACES, figure_payload
+from components.ui import plotly_chart
+from components.ui.plotly_chart import FIGURE_FIRST, TRACES, figure_payload
 from tests.conftest import ROOT
 
 BUILT = ROOT / "static" / "plotly"

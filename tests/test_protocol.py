@@ -2,7 +2,7 @@
 
 One hosted server (the shipped config, a tiny model with both heads) and ``scripts.streamlit_client`` sessions:
 the same messages, cookies and links a browser tab or a script sends. Each attack failed before
-``components/protocol.py``, ``answers.read_cookie`` and ``params.ignored_link``: a cache emptied for the whole
+``components/services/protocol.py``, ``answers.read_cookie`` and ``params.ignored_link``: a cache emptied for the whole
 class, tracebacks, a session broken for good, a link ignored in silence.
 """
 
@@ -14,8 +14,8 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from components.answers import ANSWERS_COOKIE
-from components.protocol import FAILURE
+from components.services.protocol import FAILURE
+from components.state.answers import ANSWERS_COOKIE
 from scripts.streamlit_client import Run, Session, run_to_end
 from tests.live_server import model_loads, streamlit_server
 
@@ -30,7 +30,7 @@ def hosted(tiny_pretraining_dir, tmp_path_factory) -> Iterator[tuple[str, Path]]
     """A hosted server's URL and its log."""
     log = tmp_path_factory.mktemp("hosted") / "server.log"
     with streamlit_server(tiny_pretraining_dir, log, BERTLENS_HOSTED="1") as url:
-        visit(url, "")  # the server's first run installs the guards (components.protocol.install)
+        visit(url, "")  # the server's first run installs the guards (components.services.protocol.install)
         yield url, log
 
 

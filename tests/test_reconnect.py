@@ -9,8 +9,8 @@ from streamlit.runtime.scriptrunner import RerunException, StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 
 from bertlens import engine
-from components import reconnect
-from components.reconnect import FIRST_RUN_DONE, REOPENED_COOKIE, reopened_view_first, reopens_lost_view
+from components.ui import reconnect
+from components.ui.reconnect import FIRST_RUN_DONE, REOPENED_COOKIE, reopened_view_first, reopens_lost_view
 
 
 def test_only_the_first_run_of_a_tab_opened_by_the_watchers_reload_counts_as_reopened():

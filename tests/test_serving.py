@@ -41,7 +41,7 @@ def test_freezing_can_be_switched_off(monkeypatch):
 
 
 def test_the_apps_loading_point_freezes_after_each_load(monkeypatch, tiny_pretraining_dir):
-    from components import model
+    from components.services import models as model
 
     calls = []
     monkeypatch.setattr(model, "freeze_long_lived_objects", lambda: calls.append(1))
@@ -55,7 +55,7 @@ def test_the_apps_loading_point_freezes_after_each_load(monkeypatch, tiny_pretra
 def test_a_failed_load_and_its_retries_freeze_nothing_more(monkeypatch, tmp_path):
     """A freeze keeps whatever other sessions' runs hold at that moment in a cycle for good: a failed model retried
     once a minute (hosted) froze them again at each retry. Its fallback is the bundled encoder, frozen once."""
-    from components import model
+    from components.services import models as model
 
     calls = []
     monkeypatch.setattr(model, "freeze_long_lived_objects", lambda: calls.append(1))

@@ -1,4 +1,4 @@
-"""User text is shown literally (``components.text``): rendered as Markdown, it comes out exactly as typed.
+"""User text is shown literally (``components.services.text``): rendered as Markdown, it comes out exactly as typed.
 
 The page tests check that user text appears only as ``literal(text)``; these check what ``literal`` itself gives
 once a Markdown renderer reads it (markdown-it, CommonMark with GitHub's tables and strikethrough, as Streamlit's
@@ -13,7 +13,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 
-from components.text import WORD_JOINER, chart_text, code_span, literal
+from components.services.text import WORD_JOINER, chart_text, code_span, literal
 
 MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 

@@ -23,7 +23,7 @@ CHROMIUM = os.environ.get("BERTLENS_CHROMIUM") or shutil.which("chromium") or "/
 REQUIRED = os.environ.get("BERTLENS_REQUIRE_BROWSER") == "1"
 RUN_TIMEOUT_MS = 60_000  # one Streamlit run, first model load included
 # Streamlit draws grey skeletons while a widget's code loads (lazily, after the run ends); a chart element
-# (components/plotly_chart.py, Streamlit's custom-component box) is drawn once its code and plotly.js are in.
+# (components/ui/plotly_chart.py, Streamlit's custom-component box) is drawn once its code and plotly.js are in.
 SETTLED = """() => !document.querySelector('[data-testid="stSkeleton"], [data-testid="stSkeletonElement"]')
   && [...document.querySelectorAll('[data-testid="stBidiComponentRegular"]')].every(c => c.querySelector('.main-svg'))"""
 # Fonts and images in: until then text wraps in a fallback font and the layout is not final (home's lesson
@@ -99,7 +99,7 @@ def browser_context(browser):
 @pytest.fixture
 def page(browser_context, server_log, request) -> Iterator[Page]:
     """A fresh tab (its own Streamlit session), with none of the cookies an earlier test's tabs left (a closed
-    tab hands its lesson answers to the next page for half a minute: components.answers). On failure, the
+    tab hands its lesson answers to the next page for half a minute: components.state.answers). On failure, the
     browser's errors and the server's log are shown."""
     browser_context.clear_cookies()
     page = browser_context.new_page()

@@ -19,11 +19,12 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from bertlens.models import BUNDLED_MODEL
-from components.anatomy_views import TABS as ANATOMY_TABS
-from components.attention_views import TABS as ATTENTION_TABS
-from components.prediction_views import FILL_MASK_TABS, NSP_TABS
-from components.senses_views import TABS as SENSES_TABS
-from components.tokenizer_views import TABS as TOKENIZER_TABS
+from components.views.anatomy.sections import TABS as ANATOMY_TABS
+from components.views.attention.sections import TABS as ATTENTION_TABS
+from components.views.fill_mask.sections import FILL_MASK_TABS
+from components.views.next_sentence.sections import NSP_TABS
+from components.views.senses.sections import TABS as SENSES_TABS
+from components.views.tokenizer.sections import TABS as TOKENIZER_TABS
 from tests.browser.conftest import REQUIRED, RUN_TIMEOUT_MS, SETTLED, wait_for_layout, wait_for_run
 from tests.live_server import streamlit_server
 
@@ -42,7 +43,7 @@ CHROME = {
     '[data-testid="stFileUploaderDropzone"]': "the file uploader's drop zone",
 }
 
-# Every page's default view, then each tab as a link opens it: by its URL parameter (components.state.lazy_tabs).
+# Every page's default view, then each tab as a link opens it: by its URL parameter (components.state.widgets.lazy_tabs).
 PAGE_TABS = {
     "tokenizer": ("tokenizer_tab", TOKENIZER_TABS),
     "anatomy": ("anatomy_tab", ANATOMY_TABS),

@@ -9,7 +9,11 @@ from urllib.parse import parse_qsl, urlencode, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from components import anatomy_views, attention_views, prediction_views, senses_views, tokenizer_views
+from components.views.anatomy import sections as anatomy_views
+from components.views.attention import sections as attention_views
+from components.views.fill_mask import sections as prediction_views
+from components.views.senses import sections as senses_views
+from components.views.tokenizer import sections as tokenizer_views
 from scripts.chart_theme import THEME, streamlit_theme
 from tests.browser.conftest import wait_for_layout
 from tests.browser.test_pages import main
@@ -33,7 +37,7 @@ def test_charts_come_from_bertlens_plotly_and_3d_only_when_drawn(page, open_url)
 
 
 def test_the_element_code_comes_once_for_every_chart_of_a_page(page, open_url):
-    """Each chart's message carries only a loader (components.plotly_chart.ENTRY); its code is one file."""
+    """Each chart's message carries only a loader (components.ui.plotly_chart.ENTRY); its code is one file."""
     fetched: list[str] = []
     page.on("request", lambda request: fetched.append(urlparse(request.url).path))
     wait_for_layout(open_url("tokenizer", tokenizer_tab="Padding lab"))

@@ -4,7 +4,7 @@ Two replicas behind HAProxy (scripts/serve.py's Cluster, deploy/haproxy.cfg) on 
 model. The student opens a deep link, types a new sentence A (the view now differs from the link they
 opened; the URL follows), and the replica serving them is SIGKILLed. Streamlit's frontend reconnects
 through the balancer to the other replica; when it was idle it sends no rerun there, so app.py's
-reload-on-reconnect watcher (components/reconnect.py) reloads the URL, with a cookie that puts the reopened
+reload-on-reconnect watcher (components/ui/reconnect.py) reloads the URL, with a cookie that puts the reopened
 view's first run ahead of the live replica's queue. The test reads, through Chrome's
 DevTools protocol, every websocket handshake (its Cookie header and the X-BertLens-Replica response
 header) and the frames each websocket received, so it knows the view was drawn again by a live replica,
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from components.reconnect import REOPENED_COOKIE
+from components.ui.reconnect import REOPENED_COOKIE
 from scripts.serve import Cluster
 from scripts.server import free_port
 from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_run

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from components.page_titles import PAGE_TITLES
+from bertlens.pages import PAGE_TITLES
 from tests.browser.conftest import RUN_TIMEOUT_MS
 from tests.live_server import streamlit_server
 

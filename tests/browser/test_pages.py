@@ -15,7 +15,7 @@ import torch
 from playwright.sync_api import Page, expect
 from transformers import AutoTokenizer, BertForPreTraining
 
-from components.page_titles import PAGE_TITLES
+from bertlens.pages import PAGE_TITLES
 from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_layout, wait_for_run
 from tests.conftest import rounded
 
@@ -288,7 +288,7 @@ def test_next_sentence_scores_the_pair_built_on_attention(open_url, reference):
 
 
 def test_home_fetches_plotly_while_the_student_reads_it(open_url):
-    """The first chart page of a tab then draws at once (components.home.preload_charts)."""
+    """The first chart page of a tab then draws at once (components.views.home.cards.preload_charts)."""
     page = open_url("")
     page.wait_for_function(
         "() => performance.getEntriesByType('resource').some(e => e.name.includes('/app/static/plotly/plotly.js'))",

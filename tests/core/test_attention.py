@@ -25,7 +25,7 @@ from bertlens.attention import (
     thumbnail_size,
     token_labels,
 )
-from components.attention_figures import head_view_figure, matrix_figure, overview_figure
+from components.views.attention.figures import head_view_figure, matrix_figure, overview_figure
 
 PAIR = ("I went to the store.", "At the store, I bought fresh strawberries.")
 

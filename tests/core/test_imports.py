@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 LOADERS = {"bertlens/models.py", "bertlens/synthetic.py"}  # imported once, before any page runs
 MODULES = sorted(
-    str(p.relative_to(ROOT)) for folder in ("bertlens", "components", "pages") for p in (ROOT / folder).glob("*.py")
+    str(p.relative_to(ROOT)) for folder in ("bertlens", "components", "pages") for p in (ROOT / folder).rglob("*.py")
 )
 
 

@@ -39,8 +39,12 @@ from bertlens.senses import embed_word, layer_options, separation_by_layer
 from bertlens.synthetic import random_bert_config
 from bertlens.tokenization import STRATEGIES
 from bertlens.wording import percent
-from components import anatomy_views, attention_views, prediction_views, senses_views, tokenizer_views
-from components.params import PAGES, PARAMS, SHARED
+from components.state.params import PAGES, PARAMS, SHARED
+from components.views.anatomy import sections as anatomy_views
+from components.views.attention import sections as attention_views
+from components.views.fill_mask import sections as prediction_views
+from components.views.senses import sections as senses_views
+from components.views.tokenizer import sections as tokenizer_views
 from tests.conftest import assert_shows, renderings
 from tests.core.test_mlm import reference_fill_mask
 from tests.core.test_senses import model_vectors
@@ -87,7 +91,7 @@ def test_lessons_follow_the_notebooks_and_have_questions():
 def test_every_step_sets_declared_valid_parameters(lesson, index, step, num_layers, tiny_bundle):
     assert step.page in PAGES
     for name, value in resolve(step.params, num_layers).items():
-        param = PARAMS[name]  # declared in components/params.py
+        param = PARAMS[name]  # declared in components/state/params.py
         assert param.scope in (SHARED, step.page), (name, step.page)
         assert isinstance(value, list) == param.multi, name
         values = value if isinstance(value, list) else [value]

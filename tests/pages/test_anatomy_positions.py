@@ -7,7 +7,7 @@ import pytest
 from sklearn.decomposition import PCA
 from sklearn.metrics.pairwise import cosine_similarity
 
-from components.text import literal
+from components.services.text import literal
 from tests.conftest import assert_shows, chart_title, drawn_charts, renderings
 from tests.core.test_positions import reference_sinusoids
 from tests.pages.test_attention_page import typed

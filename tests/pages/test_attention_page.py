@@ -19,8 +19,8 @@ from bertlens.attention import (
     token_labels,
 )
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
-from components.attention_figures import MIN_STATISTICS_HEIGHT, page_payload, statistics_figure
-from components.attention_views import TABS
+from components.views.attention.figures import MIN_STATISTICS_HEIGHT, page_payload, statistics_figure
+from components.views.attention.sections import TABS
 from tests.conftest import assert_shows, chart_title, drawn_charts, tables
 
 PAGE = "pages/attention.py"
@@ -444,7 +444,7 @@ def test_head_view_bad_link_values_get_a_message(open_page, params, message):
 def test_each_tabs_content_is_inside_its_panel(open_page, tiny_pretraining_dir, tab):
     """Screen readers reach a tab's content through its panel; the Attention page drew it after the tab strip,
     outside every panel (a keyboard audit found eight empty panels)."""
-    from components.attention_views import TABS
+    from components.views.attention.sections import TABS
 
     at = open_page(PAGE, tiny_pretraining_dir, text="The cat sat.", attn_tab=tab)
     panel = at.tabs[TABS.index(tab)]

@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 import torch
 
-from components import cache
+from components.services import cache
 from tests.conftest import tables
 from tests.pages.test_anatomy_positions import chart
 from tests.pages.test_attention_page import typed

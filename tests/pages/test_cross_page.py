@@ -13,8 +13,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertlens.nsp import DEFAULT_PAIRS
-from components.params import PARAMS, SCHEMA, SHARED
-from components.text import literal
+from components.services.text import literal
+from components.state.params import PARAMS, SCHEMA, SHARED
 from tests.conftest import APPTEST_TIMEOUT, ROOT, assert_shows, drawn_charts, tables
 from tests.pages.test_senses_page import coordinates, messages
 
@@ -167,7 +167,7 @@ def test_a_pages_own_settings_are_back_after_another_page_though_the_link_droppe
 
 
 def test_a_setting_that_broke_the_page_is_not_brought_back(monkeypatch, bundled):
-    from components import attention_views
+    from components.views.attention import sections as attention_views
 
     def broken_at_layer_3(page, choice, heads):
         if choice.layer == 3:
@@ -186,7 +186,7 @@ def test_a_setting_that_broke_the_page_is_not_brought_back(monkeypatch, bundled)
 
 def test_a_bound_setting_that_broke_the_page_is_not_brought_back(monkeypatch, bundled):
     """Streamlit itself keeps a bound widget's value across pages: not copying it was not enough."""
-    from components import attention_views
+    from components.views.attention import sections as attention_views
 
     def broken_when_averaged(page, choice, heads):
         if choice.mean:
@@ -372,7 +372,8 @@ def test_a_links_view_survives_leaving_before_the_first_run_ends(monkeypatch, ti
     """On a busy server a student left a shared Attention link while its first run still waited for the model,
     and came back to layer 0, head 0 and the Heatmap: the run that would have drawn the link's settings never
     finished (a hosted-mode audit, in Chromium). Here the first run stops before it draws them."""
-    from components import attention_views, layout
+    from components.ui import layout
+    from components.views.attention import sections as attention_views
 
     link = {"text": "The cat sat on the mat.", "attn_layer": "1", "head": "2", "attn_tab": "Head view"}
     real_controls = attention_views.controls
@@ -392,7 +393,7 @@ def test_a_links_view_survives_leaving_before_the_first_run_ends(monkeypatch, ti
 def test_a_link_setting_that_broke_the_page_is_not_brought_back_by_the_kept_link(monkeypatch, tiny_pretraining_dir):
     """The link's settings are kept until widgets hold them; a setting whose first run raised must not come back
     with them (the page would raise on every return: a review of the change that keeps them)."""
-    from components import attention_views
+    from components.views.attention import sections as attention_views
 
     real = attention_views.heatmap_section
 
@@ -413,8 +414,9 @@ def test_a_link_setting_that_broke_the_page_is_not_brought_back_by_the_kept_link
 
 
 def test_back_to_an_entry_shows_that_entry_not_an_older_links_kept_settings(monkeypatch, tiny_pretraining_dir):
-    from components import attention_views, layout
-    from components.state import FROM_HISTORY
+    from components.state.widgets import FROM_HISTORY
+    from components.ui import layout
+    from components.views.attention import sections as attention_views
 
     real_controls = attention_views.controls
     monkeypatch.setattr(attention_views, "controls", lambda bundle: layout.stop_page())
@@ -430,7 +432,7 @@ def test_back_to_an_entry_shows_that_entry_not_an_older_links_kept_settings(monk
 def test_back_keeps_the_entrys_shared_texts_for_the_next_page(monkeypatch, tiny_pretraining_dir):
     """Back dropped the session's shared texts so that the entry's address is the view; but a text the page does
     not show (A, on Tokenizer) then lived only in the address, and the next page switch lost it."""
-    from components.state import FROM_HISTORY
+    from components.state.widgets import FROM_HISTORY
 
     at = app(monkeypatch, tiny_pretraining_dir, a="LinkA")
     visit(at, "next_sentence")
@@ -449,7 +451,7 @@ def test_back_keeps_the_entrys_shared_texts_for_the_next_page(monkeypatch, tiny_
 def test_a_lesson_follows_the_student_to_another_page_until_left(monkeypatch, tiny_pretraining_dir):
     """A sidebar click dropped ``lesson`` and ``step`` (shared parameters) with the rest of the address: the
     lesson panel vanished, and its 'Open the … page for this step' could not be reached (lessons audit)."""
-    from components.state import FROM_HISTORY
+    from components.state.widgets import FROM_HISTORY
 
     def panel(at: AppTest) -> list[str]:
         return [c.value for c in at.caption if c.value.startswith("Lesson: ")]

@@ -4,7 +4,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertlens.models import BUNDLED_MODEL
-from components.model import WHY
+from components.ui.model_picker import WHY
 from tests.conftest import APPTEST_TIMEOUT, PAGE_FILES, ROOT, popover
 
 SENTENCE = "The capital of France is [MASK]."

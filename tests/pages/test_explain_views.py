@@ -11,10 +11,10 @@ from scipy.stats import spearmanr
 from bertlens.compare import SEED_FIRST, SEED_SECOND
 from bertlens.influence import TOKEN_BUDGET
 from bertlens.models import BUNDLED_MODEL
-from components.attention_steps import SCOPES
-from components.attention_views import TABS
-from components.prediction_views import rank_ticks
-from components.text import literal
+from components.services.text import literal
+from components.views.attention.sections import TABS
+from components.views.attention.steps import SCOPES
+from components.views.fill_mask.sections import rank_ticks
 from tests.conftest import assert_shows, chart_title, drawn_charts, tables
 from tests.core.test_influence import reference_guesses
 from tests.core.test_steps import reference_head

@@ -10,7 +10,7 @@ from transformers import AutoTokenizer
 from bertlens.mlm import LOSS_IF_RIGHT
 from bertlens.models import BUNDLED_MODEL
 from bertlens.wording import percent
-from components.html_table import is_table, read_table
+from components.ui.html_table import is_table, read_table
 from tests.conftest import assert_shows, chart_title, drawn_charts, renderings, tables
 from tests.core.test_mlm import mlm_loss, reference_fill_mask, reference_mask_logits
 from tests.pages.test_attention_page import typed

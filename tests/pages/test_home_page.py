@@ -5,8 +5,8 @@ from __future__ import annotations
 from PIL import Image
 
 from bertlens.models import BUNDLED_MODEL
-from components.home import PROMISES, THUMBNAIL_WIDTH, THUMBNAILS, thumbnail
-from components.params import PAGE_TITLES, PAGES
+from components.state.params import PAGE_TITLES, PAGES
+from components.views.home.cards import PROMISES, THUMBNAIL_WIDTH, THUMBNAILS, thumbnail
 
 
 def test_every_page_has_a_card_and_a_thumbnail():

@@ -13,9 +13,9 @@ from bertlens import curriculum
 from bertlens.curriculum import LESSONS
 from bertlens.lessons import PAGE_HEADS, resolve
 from bertlens.wording import percent
-from components import layout
-from components.lessons import FOLLOWED, SHARED_TEXTS
-from components.params import EVERY_TOKEN, PAGE_TITLES, PARAMS, session_value
+from components.state.params import EVERY_TOKEN, PAGE_TITLES, PARAMS, session_value
+from components.ui import layout
+from components.ui.lessons import FOLLOWED, SHARED_TEXTS
 from tests.conftest import APPTEST_TIMEOUT, ROOT, assert_shows, renderings, tables
 from tests.core.test_mlm import reference_fill_mask
 

@@ -1,4 +1,4 @@
-"""A view's link stays short enough for servers to accept it (``components.params.fit_link``)."""
+"""A view's link stays short enough for servers to accept it (``components.state.params.fit_link``)."""
 
 from urllib.parse import urlencode
 
@@ -45,7 +45,7 @@ def test_a_widgets_own_long_value_stays_and_nothing_breaks():
 
     script = """
 import streamlit as st
-from components.params import fit_link
+from components.state.params import fit_link
 st.text_area("Candidate Bs", key="candidates", bind="query-params")
 st.session_state["dropped"] = fit_link()
 """
@@ -64,8 +64,8 @@ def test_a_long_paste_in_a_text_box_is_left_out_of_the_link_and_still_used():
 
     script = """
 import streamlit as st
-from components.params import copy_page_state, fit_link, restore_page_state
-from components.state import linked_text
+from components.state.params import copy_page_state, fit_link, restore_page_state
+from components.state.widgets import linked_text
 restore_page_state("tokenizer")  # as every page's header does
 if not st.session_state.get("hidden"):
     st.session_state["used"] = linked_text(st.text_area, "Sentences, one per line", "lines", "a default")

@@ -13,7 +13,7 @@ from bertlens import nsp
 from bertlens.models import BUNDLED_MODEL
 from bertlens.nsp import DEFAULT_PAIRS
 from bertlens.wording import shortened
-from components.exports import safe_csv
+from components.ui.exports import safe_csv
 from tests.conftest import assert_shows, drawn_charts, tables
 from tests.core.test_nsp import reference_p_is_next
 from tests.pages.test_attention_page import typed

@@ -10,8 +10,8 @@ import pytest
 
 from bertlens.analysis import model_engine
 from bertlens.engine import REQUEST_SECONDS_ENV
-from components import model as model_component
-from components.model import cached_bundle, queue_message
+from components.services import models as model_component
+from components.services.models import cached_bundle, queue_message
 from tests.conftest import drawn_charts
 
 

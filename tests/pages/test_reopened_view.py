@@ -7,7 +7,7 @@ import threading
 from streamlit.testing.v1 import AppTest
 
 from bertlens import engine
-from components import reconnect
+from components.ui import reconnect
 from tests.conftest import APPTEST_TIMEOUT, ROOT
 
 

@@ -13,7 +13,7 @@ from sklearn.metrics.pairwise import cosine_distances, cosine_similarity, euclid
 from bertlens.models import BUNDLED_MODEL
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import stress_verdict
-from components.text import literal
+from components.services.text import literal
 from tests.conftest import assert_shows, chart_title, drawn_charts, tables
 from tests.core.test_senses import COARSE_CLASSES, COARSE_DATA, COARSE_GOLD, model_vectors
 from tests.pages.test_attention_page import typed
@@ -134,7 +134,7 @@ def test_any_two_axes_of_the_3d_map_are_drawn_flat_by_keyboard_and_link(open_pag
     the link too, with the same coordinates as the 3D map and its table."""
     import json
 
-    from components.palette import INK
+    from components.ui.palette import INK
 
     at = open_page(PAGE, BUNDLED_MODEL, preset="field", projection="PCA 3D")
     [chart] = drawn_charts(at)
@@ -311,7 +311,7 @@ def test_sentence_cap_is_explained(open_page, monkeypatch, tiny_pretraining_dir)
 
 
 def test_each_tab_opens_from_the_link_and_draws_only_itself(open_page):
-    from components.senses_views import TABS
+    from components.views.senses.sections import TABS
 
     drawn = {}
     for tab in TABS:

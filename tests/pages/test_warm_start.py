@@ -8,9 +8,9 @@ import streamlit as st
 from bertlens.analysis import analysis_cache, model_engine
 from bertlens.models import BUNDLED_MODEL
 from bertlens.senses import sentence_vector_cache
-from components import warm_start
-from components.lessons import CachedLive
-from components.model import cached_bundle
+from components.services import warm_start
+from components.services.live import CachedLive
+from components.services.models import cached_bundle
 from tests.conftest import PAGE_FILES
 
 

@@ -1,0 +1,401 @@
+"""The lesson panel (above the live page), the lesson list and the class link.
+
+The panel sits in the main column, above the page it talks about, not in the sidebar: a step's text
+points at a control of the page and should be read next to it, at projector size, and the sidebar is
+narrow and folded away on a phone. Progress lives in the URL (``lesson``, ``step``), so a link resumes it.
+"""
+
+from __future__ import annotations
+
+import html
+from urllib.parse import urlencode
+
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
+
+from bertlens.curriculum import LESSONS, lesson_step
+from bertlens.lessons import GET_THE_HEADS, PAGE_HEADS, Lesson, Question, Step, heads_needed, needs_head, resolve
+from bertlens.models import ModelBundle
+from components.services.live import CachedLive
+from components.services.settings import settings
+from components.services.text import code_span, literal
+from components.state.answers import (
+    MAX_ANSWER_CHARS,
+    answer_key,
+    keep_answers,
+    question_key,
+    restore_answers,
+    skipped_key,
+)
+from components.state.history import NO_HISTORY_ENTRY
+from components.state.model_choice import active_model_name
+from components.state.params import (
+    PAGE_TITLES,
+    PARAMS,
+    declared,
+    forget_page_state,
+    release_bound,
+    session_value,
+    warn_bad_param,
+)
+from components.state.widgets import SHARED_TEXTS, forget_shared_text, int_in_range, set_shared_text
+
+CLASS_SETTINGS = ("model", "custom_model", "present")  # the class's, not a step's view: every step keeps them
+
+
+PENDING = "_lesson_pending"  # (page, {"lesson", "step"}) of the step being opened
+
+
+OPENED = "_lesson_opened"  # (lesson, step index) last opened with its view in this session
+
+
+FOLLOWED = "_lesson_followed"  # {"lesson", "step"} of the step shown last: shared, so a page switch keeps them
+
+
+def step_url_params(lesson: Lesson, index: int, num_layers: int) -> dict[str, str | list[str]]:
+    """Every URL parameter of step ``index``: its page's view and the progress."""
+    params: dict[str, str | list[str]] = {"b": "", **resolve(lesson.steps[index].params, num_layers)}
+    params.update(lesson=lesson.key, step=str(index + 1))
+    return {name: value for name, value in params.items() if value != ""}
+
+
+def go_to_step(lesson: Lesson, index: int, num_layers: int) -> None:
+    """Open step ``index``: its page with its view (the session's own values of its controls give way).
+
+    The controls get the step's values through session state, and the URL gets the whole view at once, also on
+    the same page, where its widgets are bound to their parameters: the link is right even while the page waits
+    for the step's question. (``st.switch_page`` to another page leaves one more history entry: the old page
+    with the new query string, so the browser's Back lands there first. Streamlit's own, left alone.)
+    """
+    step = lesson.steps[index]
+    params = step_url_params(lesson, index, num_layers)
+    params.update({name: st.query_params[name] for name in CLASS_SETTINGS if name in st.query_params})
+    for name in SHARED_TEXTS:
+        if name in step.params or name == "b":  # a step without sentence B clears it
+            set_shared_text(str(params.get(name, "")), name)
+    if step.page == "senses" and "text" not in step.params:
+        forget_shared_text()  # the student's own sentence would add points to the step's map
+    forget_page_state(step.page, keep=set(step.params))  # the step's view: what it does not set is the default
+    for name in step.params:
+        if name not in SHARED_TEXTS:
+            st.session_state[name] = session_value(declared(name), params[name])
+    st.session_state[PENDING] = (step.page, {"lesson": lesson.key, "step": str(index + 1)})
+    st.session_state[OPENED] = (lesson.key, index)
+    release_bound(params)
+    try:
+        st.switch_page(f"pages/{step.page}.py", query_params=params)
+    except StreamlitAPIException:  # the page runs on its own, outside app.py's navigation (AppTest.from_file)
+        st.query_params.from_dict(params)
+        st.rerun()
+
+
+def forget_opened_step() -> None:
+    """Let a bare lesson link open its step's view again (Back to the entry of a bare link showed the step's
+    question above the page's default view)."""
+    st.session_state.pop(OPENED, None)
+
+
+def keep_followed_lesson() -> None:
+    """Put the lesson the student follows back in the address after a sidebar page switch, which drops every
+    parameter: like the sentence, the lesson follows the student from page to page (the panel then offers the
+    step's own page). Not after Back or Forward (the entry's address is the view), nor once the lesson is left."""
+    if (followed := st.session_state.get(FOLLOWED)) and "lesson" not in st.query_params:
+        st.query_params.update(followed)
+
+
+def close_lesson() -> None:
+    """No lesson any more: out of the address, and no longer followed to other pages."""
+    for name in ("lesson", "step"):
+        st.query_params.pop(name, None)
+    st.session_state.pop(FOLLOWED, None)
+
+
+def apply_pending(page: str) -> None:
+    """Put the opened step's progress in the URL on its page (``st.switch_page`` carries it too, but a page
+    run on its own cannot switch, and a rerun can start from the old query string)."""
+    pending = st.session_state.pop(PENDING, None)
+    if pending and pending[0] == page:
+        st.query_params.update(pending[1])
+
+
+def lesson_panel(bundle: ModelBundle, page: str) -> bool:
+    """The URL's lesson step, if any, compact above the live page: a line with the lesson, the progress and
+    Back/Next; the step's text and misconception callouts beside its question. A bare link (lesson and step
+    only) opens the step's view, once.
+
+    True while the page should wait: the step is on this page and its question is neither answered nor
+    skipped. The page would show the model's answer below the question ("predict first", then reveal)."""
+    apply_pending(page)
+    if (found := _linked_step()) is None:
+        return False
+    lesson, index = found
+    restore_answers()
+    step, layers = lesson.steps[index], bundle.capabilities.num_layers
+    if step.page == page and st.session_state.get(OPENED) != (lesson.key, index):
+        st.session_state[OPENED] = (lesson.key, index)
+        if step.params and set(st.query_params) <= {"lesson", "step", *CLASS_SETTINGS}:  # a bare link
+            go_to_step(lesson, index, layers)  # the step's own view, not whatever the page showed
+            # (A link with any view parameter is the view it shows: the step's values it leaves out are defaults.)
+    with st.container(border=True):
+        _step_navigation(lesson, index, layers)
+        waits = _step_body(bundle, page, lesson, index)
+        if index == len(lesson.steps) - 1:
+            st.success("Last step of this lesson. The pages stay open for you to explore.")
+        keep_answers()
+    return waits
+
+
+def _linked_step() -> tuple[Lesson, int] | None:
+    """The lesson step the address names (a bad step number: the nearest, said), remembered as the one followed;
+    None, and out of the address, when it names none."""
+    warn_bad_param("lesson", lambda raw: raw in LESSONS, "one of the lessons: " + ", ".join(LESSONS))
+    if "lesson" not in st.query_params:  # a step of no lesson: said, then out of the address with it
+        warn_bad_param("step", lambda raw: False, "a step number beside `lesson`", "no lesson opened")
+    found = lesson_step(st.query_params.get("lesson"), st.query_params.get("step"))
+    if found is None:
+        close_lesson()  # a link to no lesson: out of the address, like any bad value
+        return None
+    lesson, index = found
+    st.session_state[FOLLOWED] = {"lesson": lesson.key, "step": str(index + 1)}
+    steps = len(lesson.steps)
+    warn_bad_param("step", int_in_range(1, steps), f"a step of this lesson (1 to {steps})", f"opening step {index + 1}")
+    if st.query_params.get("step") != str(index + 1):
+        st.query_params["step"] = str(index + 1)  # the step opened, as the address says it
+    return found
+
+
+def _step_navigation(lesson: Lesson, index: int, layers: int) -> None:
+    """One line: where the student is, Back, Next and Leave; the progress bar under it."""
+    where, back, forward, leave = st.columns([6, 1.3, 1.3, 1.3], vertical_alignment="center")
+    where.caption(f"Lesson: **{lesson.title}** · step {index + 1} of {len(lesson.steps)} · {lesson.notebook}")
+    if back.button("← Back", key="_lesson_back", disabled=index == 0, help="The previous step"):
+        go_to_step(lesson, index - 1, layers)
+    last = index == len(lesson.steps) - 1
+    if forward.button("Next →", key="_lesson_next", disabled=last, help="Open the next step", type="primary"):
+        go_to_step(lesson, index + 1, layers)
+    if leave.button("Leave", key="_lesson_leave", help="Close the lesson; the page stays as it is"):
+        close_lesson()
+        st.rerun()
+    st.progress((index + 1) / len(lesson.steps))
+
+
+def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int) -> bool:
+    """The step's title, text and callouts beside its question, and the control it talks about; True while the
+    page waits for the answer."""
+    step, key = lesson.steps[index], question_key(lesson.key, index)
+    st.header(step.title, anchor=False)  # h2 under the page title (axe: heading order)
+    head = PAGE_HEADS.get(step.page)
+    missing = needs_head(bundle, head) if head else None
+    question = None if missing else step.question  # no "predict first" without a reveal
+    # The question beside the step's text, not under it: on a projector it stays on the first screen.
+    tell, ask = st.columns(2, gap="large") if question else (st.container(), st.container())
+    with tell:
+        st.markdown(step.text)
+        label = f"Open the {PAGE_TITLES[step.page]} page for this step"
+        if step.page != page and st.button(label, key="_lesson_open", type="primary"):
+            go_to_step(lesson, index, bundle.capabilities.num_layers)
+        if missing:  # on the step's own page, the page's explanation below says where to get the head
+            asks = " So this step asks nothing." if step.question else ""
+            st.info(f"{missing}{asks}" + ("" if step.page == page else f" {GET_THE_HEADS}"), icon=":material/info:")
+        for callout in step.callouts:
+            st.info(callout, icon=":material/lightbulb:")
+    waits = False
+    if question is not None:
+        # Keyed: answering or skipping is no step in the browser's history (components/state/history.py), since
+        # Back could not undo it (the answer is the session's, not the address's).
+        with ask, st.container(key=NO_HISTORY_ENTRY):
+            answered = question_box(question, CachedLive(bundle), key)
+            waits = step.page == page and not answered and not st.session_state.get(skipped_key(key))
+            if waits:
+                st.info("**Your answer first.** The page opens below once you check it: it would give the answer away.")
+                st.button(
+                    "Show the page without answering",
+                    key=f"{key}_skip",
+                    on_click=st.session_state.__setitem__,
+                    args=(skipped_key(key), True),
+                )
+    if not waits and step.control and step.page == page and not missing:
+        st.html(outline(step.control))
+        said, jump = st.columns([5, 1.3], vertical_alignment="center")
+        said.caption(f"The control this step talks about is outlined below: {control_name(step.control)}.")
+        with jump:
+            st.html(jump_to(step.control, step_tab(step)), unsafe_allow_javascript=True)
+    return waits
+
+
+def control_name(control: str) -> str:
+    """The outlined control in words, so the step does not rely on seeing the outline (WCAG 1.3.3)."""
+    return "the tabs" if control.endswith("_tab") else PARAMS[control].meaning.split(" (")[0]
+
+
+def outline(control: str) -> str:
+    """CSS outlining the widget keyed ``control`` (tabs: their tab strip) in the theme's primary colour."""
+    target = control_selector(control)
+    return f"<style>{target} {{ outline: 3px solid #c0142b; outline-offset: 6px; border-radius: 4px; }}</style>"
+
+
+JUMP_SCRIPT = """<script>
+(() => {  // once per page load: a "Go to it" button brings its control into view and puts focus on it
+  if (window.bertlensJump) return;
+  window.bertlensJump = true;
+  // Where focus goes inside the control: the part a student operates, never a help icon.
+  const PREFERRED = ['[role="tab"][aria-selected="true"]', "input:checked", "textarea",
+    'input:not([type="hidden"]):not([type="radio"]):not([type="checkbox"])', '[role="slider"]', "input",
+    '[aria-pressed="true"]', '[aria-checked="true"]', "button", '[tabindex="0"]'];
+  const operable = (box) => {
+    for (const selector of PREFERRED) {
+      const found = [...box.querySelectorAll(selector)]
+        .find((el) => !el.closest('[data-testid="stTooltipHoverTarget"]') && el.checkVisibility());
+      if (found) return found;
+    }
+    return null;  // not drawn yet (a placeholder while its code loads) or not on the page
+  };
+  const bring = (control, part) => {
+    control.scrollIntoView({block: "center"});
+    part.focus({preventScroll: true});
+  };
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest?.("button[data-bertlens-jump]");
+    if (!button) return;
+    const drawn = () => {
+      const control = document.querySelector(button.dataset.bertlensJump);
+      const part = control && operable(control);
+      return part ? [control, part] : null;
+    };
+    if (!document.querySelector(button.dataset.bertlensJump)) {  // on a tab the student left: open it first
+      [...document.querySelectorAll(`${button.dataset.bertlensStrip} [role="tab"]`)]
+        .find((el) => el.textContent.trim() === button.dataset.bertlensTab)?.click();
+    }
+    const until = Date.now() + 15000;
+    const wait = () => {
+      const found = drawn();
+      if (found) return bring(...found);
+      if (Date.now() < until) setTimeout(wait, 150);
+    };
+    wait();
+  });
+})();
+</script>"""
+
+
+def control_selector(control: str) -> str:
+    """The element a step's control is: its widget, or for tabs their tab strip (not the open tab's content)."""
+    return f".st-key-{control}" + (' [role="tablist"]' if control.endswith("_tab") else "")
+
+
+def step_tab(step: Step) -> tuple[str, str] | None:
+    """The tab strip parameter and the tab the step opens (its control may sit inside that tab)."""
+    return next(((name, str(value)) for name, value in step.params.items() if name.endswith("_tab")), None)
+
+
+def jump_to(control: str, tab: tuple[str, str] | None) -> str:
+    """A button that brings the outlined control into view and puts focus on it: the step's text sits above the
+    page, and the control it talks about is often a screen or more below (a projector shows 720 px). When the
+    control is not drawn, as on a tab the student has left (``tab``: the step's tab strip parameter and tab), that
+    tab is opened first."""
+    opens = (
+        f' data-bertlens-strip="{html.escape(control_selector(tab[0]))}" data-bertlens-tab="{html.escape(tab[1])}"'
+        if tab and tab[0] != control
+        else ""
+    )
+    return (
+        f'<button type="button" class="bertlens-jump" data-bertlens-jump="{html.escape(control_selector(control))}"'
+        f"{opens}>Go to it ↓</button>"
+        "<style>.bertlens-jump { font: inherit; font-size: 0.875em; min-height: 2rem; padding: 0.2rem 0.75rem;"
+        " color: #111; background: #fff; border: 1px solid #767676; border-radius: 0.5rem; cursor: pointer; }"
+        " .bertlens-jump:hover { border-color: #c0142b; color: #c0142b; }"
+        " .bertlens-jump:focus-visible { outline: 2px solid #111; outline-offset: 2px; }</style>" + JUMP_SCRIPT
+    )
+
+
+def question_box(question: Question, live: CachedLive, key: str) -> bool:
+    """Predict before reveal: the student's answer first, then the model's answer, computed live. True once
+    answered.
+
+    A form, so a typed word and one click on "Check my answer" (or Enter) are one step. What the question is
+    about (its sentences) is shown with it: the page, which shows them too, waits for the answer. The answer
+    is kept apart from the answer box, which Streamlit forgets on a page that does not draw it: Back to the
+    step, or its page opened after answering on another, find the question answered."""
+    answered, guess_key = answer_key(key), f"{key}_guess"
+    if st.session_state.get(answered) and guess_key not in st.session_state:
+        st.session_state[guess_key] = st.session_state[answered]  # the box shows the answer it gave
+    with st.form(f"{key}_form", border=False):
+        st.markdown(f"**Predict first.** {question.prompt}")
+        if question.given:
+            st.markdown("  \n".join(f"{label}: **{literal(text)}**" for label, text in question.given))
+        if question.choices:
+            guess = st.radio("Your answer", question.choices, index=None, key=guess_key, horizontal=True)  # 2.5.8
+        else:
+            guess = st.text_input("Your answer (one word)", key=guess_key, max_chars=MAX_ANSWER_CHARS)
+        if st.form_submit_button("Check my answer", key=f"{key}_check"):
+            if guess:
+                st.session_state[answered] = guess
+            else:
+                st.warning("Choose or type an answer first.")  # an alert: screen readers announce it
+    guess = st.session_state.get(answered)
+    if not guess:
+        return False
+    reveal = question.reveal(live)
+    verdict = reveal.judge(guess)
+    if verdict is None:
+        st.info(reveal.detail)
+    elif verdict:
+        st.success(
+            f"Right — you said “{literal(guess)}”, and so does the live computation. {reveal.detail}",
+            icon=":material/check_circle:",
+        )
+    else:
+        st.warning(  # Material icons: an emoji (✅, ↩️) is an empty box where no emoji font is installed
+            f"Not this time — you said “{literal(guess)}”; computed live, it is “**{literal(reveal.answer or '')}**”. "
+            f"{reveal.detail}",
+            icon=":material/undo:",
+        )
+    return True
+
+
+def lesson_list(bundle: ModelBundle) -> None:
+    """Every lesson with a Start button (home page), and what the active model cannot show of it."""
+    for lesson in LESSONS.values():
+        lacking = sorted(head for head in heads_needed(lesson.steps) if needs_head(bundle, head))
+        note = f" Its {' and '.join(lacking)} steps need bert-base-uncased." if lacking else ""
+        st.markdown(
+            f"**{lesson.title}** — {lesson.summary} {len(lesson.steps)} steps, following {lesson.notebook}.{note}"
+        )
+        if st.button(f"Start the lesson “{lesson.title}”", key=f"_lesson_start_{lesson.key}"):
+            go_to_step(lesson, 0, bundle.capabilities.num_layers)
+
+
+def class_link(page_path: str, left_out: tuple[str, ...] = ()) -> None:
+    """The teacher's link, in the sidebar: it opens every student on this page, step, sentence and view, but for the
+    ``left_out`` parameters (``params.fit_link``'s: too long for a link)."""
+    # Keyed: it stays open across reruns. Its content is drawn only while open: a code block loads Streamlit's
+    # 1.5 MB syntax highlighter, which every fresh tab of every page would otherwise fetch and compile.
+    link = st.expander("Class link", icon=":material/share:", key="_class_link", on_change="rerun")
+    if not link.open:
+        return
+    with link:
+        st.caption(
+            "Share it: every student opens this page (and lesson step) with the same sentence, view and model, "
+            "so everybody sees the same numbers. Copy it with the button at its top right. Uploaded files and edited "
+            "tables are not in it: share those as files (each table downloads as CSV)."
+            if not left_out
+            else f"Too long to share whole: it leaves out {', '.join(map(code_span, left_out))} (see the notice on "
+            "the page), so students open this page and view without it. Shorten it to share the same numbers."
+        )
+        st.code(class_url(page_path), language=None, wrap_lines=True)
+
+
+def class_url(page_path: str) -> str:
+    """The current page's URL with every declared parameter of the URL, and the active model pinned."""
+    pairs: list[tuple[str, str]] = []
+    for name in st.query_params:
+        if name in PARAMS:
+            pairs += [(name, value) for value in st.query_params.get_all(name)]
+    model = active_model_name()
+    if "model" not in st.query_params and model in settings().model_options:
+        pairs.append(("model", model))
+    base = (st.context.url or "").split("?")[0].rstrip("/")
+    if base.rsplit("/", 1)[-1] in PAGE_TITLES:
+        base = base.rsplit("/", 1)[0]
+    query = urlencode(pairs)
+    return f"{base}/{page_path}" + (f"?{query}" if query else "")

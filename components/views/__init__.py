@@ -1,0 +1,1 @@
+"""Views: one package per page, its sections and figure builders (imports ui, state, services; never another page)."""

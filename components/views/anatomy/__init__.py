@@ -1,0 +1,1 @@
+"""The anatomy page's views."""

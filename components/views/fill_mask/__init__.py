@@ -1,0 +1,1 @@
+"""The fill_mask page's views."""

@@ -1,0 +1,1 @@
+"""The home page's views."""

@@ -1,0 +1,1 @@
+"""The next_sentence page's views."""

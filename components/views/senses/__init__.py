@@ -1,0 +1,1 @@
+"""The senses page's views."""

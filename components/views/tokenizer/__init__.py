@@ -1,0 +1,1 @@
+"""The tokenizer page's views."""
