@@ -9,21 +9,13 @@ send_small_messages_at_once()  # no ~40 ms wait at the end of each run (Nagle's 
 
 import streamlit as st
 
-from bertlens.pages import APP_TITLE, PAGE_TITLES
+from bertlens.pages import APP_TITLE, HOME, PAGES
 
 st.set_page_config(page_title=APP_TITLE, page_icon="🔎", layout="wide")
-PAGES = [
-    st.Page("pages/home.py", title=PAGE_TITLES["home"], icon=":material/home:", default=True),
-    st.Page("pages/tokenizer.py", title=PAGE_TITLES["tokenizer"], icon=":material/text_fields:"),
-    st.Page("pages/anatomy.py", title=PAGE_TITLES["anatomy"], icon=":material/account_tree:"),
-    st.Page("pages/fill_mask.py", title=PAGE_TITLES["fill_mask"], icon=":material/edit_note:"),
-    st.Page("pages/next_sentence.py", title=PAGE_TITLES["next_sentence"], icon=":material/arrow_forward:"),
-    st.Page("pages/attention.py", title=PAGE_TITLES["attention"], icon=":material/grid_on:"),
-    st.Page("pages/senses.py", title=PAGE_TITLES["senses"], icon=":material/scatter_plot:"),
-]
+NAVIGATION = [st.Page(page.file, title=page.title, icon=page.icon, default=page.stem == HOME) for page in PAGES]
 # The menu goes out before the app's first import (torch and transformers: ~5 s on a fresh server), which
 # showed Streamlit's raw list of the pages/ files meanwhile.
-page = st.navigation(PAGES)
+page = st.navigation(NAVIGATION)
 if not imported("components"):  # a fresh server: one run imports the app, the others wait for it
     with st.spinner("Starting BERT Lens: loading PyTorch and transformers (once, after the server starts)…"):
         import_package(Path(__file__).parent / "components", "components")

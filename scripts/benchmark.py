@@ -47,6 +47,7 @@ streamlit.logger.set_log_level("error")  # "no runtime" notes: the cached functi
 transformers_logging.disable_progress_bar()
 
 from bertlens.analysis import analyze, encode  # noqa: E402
+from bertlens.pages import TOOL_PAGES  # noqa: E402
 from bertlens.synthetic import random_bert_config, save_random_bert  # noqa: E402
 
 LENGTHS = (16, 128, 512)
@@ -275,7 +276,7 @@ def cached_rows(folder: str, text: str) -> list[tuple[str, str]]:
         hit = seconds(call, 5)
         rows.append((f"cache hit: {name}", f"{ms(hit)} {verdict(hit * 1000 <= TARGET_CACHED_MS)}"))
     os.environ["BERTLENS_MODEL"] = folder
-    for page in ("tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses"):
+    for page in TOOL_PAGES:
         at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=600)
         at.query_params["text"] = text
         first = once(at.run)

@@ -56,10 +56,11 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from bertlens.budgets import default_budgets  # noqa: E402
+from bertlens.pages import TOOL_PAGES  # noqa: E402
 from scripts.server import cpu_seconds, model_loads, peak_rss_bytes, running_server, thread_cpu_seconds  # noqa: E402
 from scripts.streamlit_client import Run, Session, plotly_array, plotly_figure, run_to_end  # noqa: E402
 
-PAGES = ("tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses")
+PAGES = TOOL_PAGES  # every page that shows the model, in the registry's order
 LENGTHS = (20, 48, 128, 300, 512)  # tokens per input, [CLS]/[SEP] included (before the cap)
 WORDS = ("the students read a short story about a quiet village near the river and then wrote "
          "notes on how every word changes its meaning with context in class today").split()  # fmt: skip

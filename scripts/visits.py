@@ -24,13 +24,13 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from bertlens.pages import PAGE_TITLES
+from bertlens.pages import PAGES as REGISTRY
 from bertlens.serving import GC_FREEZE_ENV, NODELAY_ENV
 from components.ui.plotly_chart import STATIC
 from scripts.server import cpu_seconds, running_server
 from scripts.streamlit_client import Session, run_to_end
 
-PAGES = ("", "tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses")
+PAGES = tuple(page.url_path for page in REGISTRY)  # "" is the home page
 VISITS = 30
 TARGET_VISIT_MS = 60
 TARGET_SETTLE_RATIO = 1.5
@@ -71,9 +71,9 @@ BARE, BARE_SECOND = "bare Streamlit page", "bare Streamlit page, its second page
 BARE_CHART = "bare Streamlit page with one three-point plotly chart, opened by its own link (/chart)"
 BARE_ELEMENT = "the same chart drawn by BERT Lens's chart element, opened by its own link (/element)"
 # The pages whose first view draws plotly charts: also compared with the bare page that draws one.
-CHART_PAGES = ("anatomy", "fill_mask", "attention", "senses")
+CHART_PAGES = tuple(page.stem for page in REGISTRY if page.chart)
 # The sidebar link of each page (pages/home.py is the default page, at "": its link is the app's title).
-NAV_TITLES = {("" if page == "home" else page): title for page, title in PAGE_TITLES.items()}
+NAV_TITLES = {page.url_path: page.title for page in REGISTRY}
 CHROMIUM = os.environ.get("BERTLENS_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 LAST_CHANGE = """

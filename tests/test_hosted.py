@@ -193,7 +193,7 @@ def secrets_file(monkeypatch, tmp_path):
 def test_secrets_that_cannot_be_read_fail_closed(secrets_file):
     """Streamlit raises a TOML error in secrets.toml as a FileNotFoundError: it was read as no secrets, and a hosted
     server configured there served in local mode (no token cap, any model, 20,000 characters)."""
-    from components.services.models import _secret_settings
+    from components.services.settings import _secret_settings
 
     assert _secret_settings() == {}  # no file: nothing to read
     secrets_file.write_text("[bertlens]\nhosted = true\nteacher = Andrés\n")  # not TOML: a bare string
@@ -205,7 +205,7 @@ def test_secrets_that_cannot_be_read_fail_closed(secrets_file):
 def test_secrets_not_in_utf8_or_not_to_be_opened_fail_closed(secrets_file, monkeypatch, unreadable):
     """A secrets.toml saved in Latin-1 ("Andrés" on Windows) raised UnicodeDecodeError, one the server cannot open
     PermissionError: not a SettingsError, so visitors saw a traceback naming the file."""
-    from components.services.models import _secret_settings
+    from components.services.settings import _secret_settings
 
     if unreadable == "latin-1":
         secrets_file.write_bytes('[bertlens]\nhosted = true\nteacher = "Andrés"\n'.encode("latin-1"))
@@ -224,7 +224,7 @@ def test_secrets_not_in_utf8_or_not_to_be_opened_fail_closed(secrets_file, monke
 
 
 def test_readable_secrets_file_is_read(secrets_file):
-    from components.services.models import _secret_settings
+    from components.services.settings import _secret_settings
 
     secrets_file.write_text("[bertlens]\nhosted = true\nmax_tokens = 128\n")
     assert load_settings(merged_environment({}, _secret_settings())).budgets.tokens == 128

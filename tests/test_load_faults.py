@@ -31,7 +31,9 @@ from bertlens import models, snapshot
 from bertlens.models import BUNDLED_MODEL, LOAD_COUNTS, load_with_fallback
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from components.services import cache
+from components.services import cache as cache_component
 from components.services import models as model_component
+from components.ui import model_picker
 from components.ui.model_picker import WHY
 from tests.conftest import APPTEST_TIMEOUT, ROOT, popover
 
@@ -397,13 +399,13 @@ def test_retry_is_one_attempt_at_a_time_and_rate_limited(checkpoint):
     break_header(checkpoint)
     name = str(checkpoint)
     assert model_component.cached_bundle(name).is_fallback
-    assert 0 < model_component.retry_load(name, min_interval=60) <= 60  # hosted: it failed just now
-    assert model_component.retry_load(name, min_interval=0) == 0  # dropped: the next run loads it again
-    assert model_component.retry_load(name, min_interval=0) == 0  # before that run: nothing more to drop
+    assert 0 < cache_component.retry_load(name, min_interval=60) <= 60  # hosted: it failed just now
+    assert cache_component.retry_load(name, min_interval=0) == 0  # dropped: the next run loads it again
+    assert cache_component.retry_load(name, min_interval=0) == 0  # before that run: nothing more to drop
     assert LOAD_COUNTS[name] == 1
     model_component.cached_bundle(name)
     assert LOAD_COUNTS[name] == 2  # one load for both clicks
-    assert model_component.retry_load(name, min_interval=0) == 0  # local: whenever no load is under way
+    assert cache_component.retry_load(name, min_interval=0) == 0  # local: whenever no load is under way
 
 
 def test_retry_is_refused_during_a_load_and_never_stuck_after_one(checkpoint, monkeypatch):
@@ -433,19 +435,19 @@ def test_retry_is_refused_during_a_load_and_never_stuck_after_one(checkpoint, mo
     loader = threading.Thread(target=model_component.cached_bundle, args=(name,))
     loader.start()
     assert loading.wait(10)
-    assert model_component.retry_load(name, min_interval=0) > 0  # under way: refused
+    assert cache_component.retry_load(name, min_interval=0) > 0  # under way: refused
     slow.set()
     assert finished_not_stored.wait(10)
-    assert model_component.retry_load(name, min_interval=0) == 0  # ended, not yet stored: taken
+    assert cache_component.retry_load(name, min_interval=0) == 0  # ended, not yet stored: taken
     store.set()
     loader.join(10)
-    assert model_component.retry_load(name, min_interval=0) == 0  # and the next click still is
+    assert cache_component.retry_load(name, min_interval=0) == 0  # and the next click still is
 
 
 def test_hosted_retry_clicks_start_one_load(checkpoint, monkeypatch):
     # A long interval, and the recorded end of the load moved back past it instead of a sleep: a 1 s interval
     # could pass during the clicks' own reruns on a busy machine, and a click meant to be refused loaded again.
-    monkeypatch.setattr(model_component, "HOSTED_RETRY_INTERVAL_SECONDS", 30.0)
+    monkeypatch.setattr(model_picker, "HOSTED_RETRY_INTERVAL_SECONDS", 30.0)
     break_header(checkpoint)
     at = open_tokenizer_page(monkeypatch, checkpoint, BERTLENS_HOSTED="1")
     model_component._load_finished[str(checkpoint)] -= 30.0  # the failed load ended an interval ago

@@ -17,6 +17,8 @@ import pytest
 from bertlens import serving
 from bertlens.models import load_model
 from bertlens.serving import GC_FREEZE_ENV, NODELAY_ENV, freeze_long_lived_objects, send_small_messages_at_once
+from components.services import cache
+from components.services import models as model
 from tests.conftest import ROOT
 
 
@@ -41,8 +43,6 @@ def test_freezing_can_be_switched_off(monkeypatch):
 
 
 def test_the_apps_loading_point_freezes_after_each_load(monkeypatch, tiny_pretraining_dir):
-    from components.services import models as model
-
     calls = []
     monkeypatch.setattr(model, "freeze_long_lived_objects", lambda: calls.append(1))
     model.cached_bundle.clear()
@@ -55,15 +55,13 @@ def test_the_apps_loading_point_freezes_after_each_load(monkeypatch, tiny_pretra
 def test_a_failed_load_and_its_retries_freeze_nothing_more(monkeypatch, tmp_path):
     """A freeze keeps whatever other sessions' runs hold at that moment in a cycle for good: a failed model retried
     once a minute (hosted) froze them again at each retry. Its fallback is the bundled encoder, frozen once."""
-    from components.services import models as model
-
     calls = []
     monkeypatch.setattr(model, "freeze_long_lived_objects", lambda: calls.append(1))
     model.cached_bundle.clear()
     broken = str(tmp_path / "not-a-model")
     for _ in range(3):  # the first attempt loads the bundled encoder (one freeze); each retry reuses it
         assert model.cached_bundle(broken).is_fallback
-        assert model.retry_load(broken, min_interval=0.0) == 0.0
+        assert cache.retry_load(broken, min_interval=0.0) == 0.0
     assert calls == [1]
     model.cached_bundle.clear()
 

@@ -20,9 +20,6 @@ from bertlens.serving import freeze_long_lived_objects
 from components.services.page_flow import stop_page
 from components.services.settings import settings
 
-HOSTED_RETRY_INTERVAL_SECONDS = 60.0  # hosted: a failed model is tried again at most this often
-
-
 _load_finished: dict[str, float] = {}  # when each name's last load attempt ended
 
 

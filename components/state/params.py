@@ -23,12 +23,12 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from bertlens.pages import PAGE_TITLES
+from bertlens.pages import PAGE
 from bertlens.wording import shortened
 from components.services.text import code_span, literal
 
 SHARED = "shared"
-PAGES = tuple(PAGE_TITLES)
+PAGES = tuple(PAGE)  # the scopes: one a page (the registry, bertlens.pages)
 LINK_READ = "_bertlens_link_read"  # session flag: the link's old parameter names were read (first run only)
 RENAMED = "_bertlens_renamed"  # session: {new name: the old name the link used}
 

@@ -16,6 +16,7 @@ from streamlit.errors import StreamlitAPIException
 from bertlens.curriculum import LESSONS, lesson_step
 from bertlens.lessons import GET_THE_HEADS, PAGE_HEADS, Lesson, Question, Step, heads_needed, needs_head, resolve
 from bertlens.models import ModelBundle
+from bertlens.pages import PAGE_TITLES
 from components.services.live import CachedLive
 from components.services.settings import settings
 from components.services.text import code_span, literal
@@ -30,7 +31,6 @@ from components.state.answers import (
 from components.state.history import NO_HISTORY_ENTRY
 from components.state.model_choice import active_model_name
 from components.state.params import (
-    PAGE_TITLES,
     PARAMS,
     declared,
     forget_page_state,

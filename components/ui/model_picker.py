@@ -6,7 +6,7 @@ import streamlit as st
 
 from bertlens.models import BUNDLED_MODEL, ModelBundle
 from components.services.cache import retry_load
-from components.services.models import HOSTED_RETRY_INTERVAL_SECONDS, claim_custom_slot, custom_models_held
+from components.services.models import claim_custom_slot, custom_models_held
 from components.services.settings import settings
 from components.services.text import code_span, literal
 from components.state.model_choice import (
@@ -20,6 +20,8 @@ from components.state.model_choice import (
     refuse_unoffered_model,
 )
 from components.state.params import bound
+
+HOSTED_RETRY_INTERVAL_SECONDS = 60.0  # hosted: a failed model is tried again at most this often
 
 
 def refuse_custom_over_budget() -> None:

@@ -11,7 +11,8 @@ from playwright.sync_api import expect
 
 from components.views.anatomy import sections as anatomy_views
 from components.views.attention import sections as attention_views
-from components.views.fill_mask import sections as prediction_views
+from components.views.fill_mask.sections import FILL_MASK_TABS
+from components.views.next_sentence.sections import NSP_TABS
 from components.views.senses import sections as senses_views
 from components.views.tokenizer import sections as tokenizer_views
 from scripts.chart_theme import THEME, streamlit_theme
@@ -197,8 +198,8 @@ def test_at_200_percent_zoom_word_senses_axis_titles_are_whole(browser, server_u
 EVERY_VIEW = [
     *[("tokenizer", {"tokenizer_tab": tab}) for tab in tokenizer_views.TABS],
     *[("anatomy", {"anatomy_tab": tab}) for tab in anatomy_views.TABS],
-    *[("fill_mask", {"fill_tab": tab}) for tab in prediction_views.FILL_MASK_TABS],
-    *[("next_sentence", {"nsp_tab": tab}) for tab in prediction_views.NSP_TABS],
+    *[("fill_mask", {"fill_tab": tab}) for tab in FILL_MASK_TABS],
+    *[("next_sentence", {"nsp_tab": tab}) for tab in NSP_TABS],
     *[("attention", {"attn_tab": tab}) for tab in attention_views.TABS],
     ("attention", {"attn_tab": "Mask and see", "see_scope": "Every token in turn"}),
     *[("senses", {"senses_tab": tab}) for tab in senses_views.TABS],

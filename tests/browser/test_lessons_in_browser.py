@@ -15,7 +15,7 @@ from playwright.sync_api import Page, expect
 from bertlens.curriculum import LESSONS
 from bertlens.lessons import PAGE_HEADS, DirectLive, Lesson, needs_head
 from bertlens.models import BUNDLED_MODEL
-from components.state.params import PAGE_TITLES
+from bertlens.pages import PAGE_TITLES
 from tests.browser.conftest import RUN_TIMEOUT_MS, SETTLED, wait_for_run
 from tests.browser.test_accessibility import SIDEWAYS
 from tests.live_server import streamlit_server

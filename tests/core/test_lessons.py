@@ -34,6 +34,7 @@ from bertlens.lessons import (
     StrongestHead,
     resolve,
 )
+from bertlens.pages import TOOL_PAGES
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import embed_word, layer_options, separation_by_layer
 from bertlens.synthetic import random_bert_config
@@ -42,7 +43,8 @@ from bertlens.wording import percent
 from components.state.params import PAGES, PARAMS, SHARED
 from components.views.anatomy import sections as anatomy_views
 from components.views.attention import sections as attention_views
-from components.views.fill_mask import sections as prediction_views
+from components.views.fill_mask.sections import FILL_MASK_TABS
+from components.views.next_sentence.sections import NSP_TABS
 from components.views.senses import sections as senses_views
 from components.views.tokenizer import sections as tokenizer_views
 from tests.conftest import assert_shows, renderings
@@ -52,8 +54,8 @@ from tests.core.test_senses import model_vectors
 TABS = {
     "tokenizer_tab": tokenizer_views.TABS,
     "anatomy_tab": anatomy_views.TABS,
-    "fill_tab": prediction_views.FILL_MASK_TABS,
-    "nsp_tab": prediction_views.NSP_TABS,
+    "fill_tab": FILL_MASK_TABS,
+    "nsp_tab": NSP_TABS,
     "attn_tab": attention_views.TABS,
     "senses_tab": senses_views.TABS,
     "source": senses_views.SOURCES,
@@ -395,3 +397,7 @@ class CountsOnly:
 
     def parameter_counts(self) -> pd.DataFrame:
         return self.counts
+
+
+def test_every_step_opens_a_registered_page_that_shows_the_model():
+    assert {step.page for _, _, step in STEPS} <= set(TOOL_PAGES)

@@ -5,16 +5,16 @@ from __future__ import annotations
 from PIL import Image
 
 from bertlens.models import BUNDLED_MODEL
-from components.state.params import PAGE_TITLES, PAGES
-from components.views.home.cards import PROMISES, THUMBNAIL_WIDTH, THUMBNAILS, thumbnail
+from bertlens.pages import PAGES, TOOL_PAGES
+from components.views.home.cards import CARDS, THUMBNAIL_WIDTH, THUMBNAILS, thumbnail
 
 
 def test_every_page_has_a_card_and_a_thumbnail():
-    assert [stem for stem, _ in PROMISES] == [p for p in PAGES if p != "home"]
-    for stem, promise in PROMISES:
-        with Image.open(THUMBNAILS / f"{stem}.png") as image:
-            assert image.size == (THUMBNAIL_WIDTH, THUMBNAIL_WIDTH * 9 // 16), stem  # 16:9, same size
-        assert promise[-1] in ".?" and "\n" not in promise  # one line
+    assert [page.stem for page in CARDS] == list(TOOL_PAGES) == [p.stem for p in PAGES if p.stem != "home"]
+    for page in CARDS:
+        with Image.open(THUMBNAILS / f"{page.stem}.png") as image:
+            assert image.size == (THUMBNAIL_WIDTH, THUMBNAIL_WIDTH * 9 // 16), page.stem  # 16:9, same size
+        assert page.blurb[-1] in ".?" and "\n" not in page.blurb  # one line
 
 
 def test_home_shows_lessons_then_the_page_cards(open_page):
@@ -22,11 +22,9 @@ def test_home_shows_lessons_then_the_page_cards(open_page):
     assert not at.exception
     assert [h.value for h in at.header] == ["Lessons", "Pages"]
     images = [h.proto.body for h in at.get("html") if "<img" in h.proto.body]
-    assert images == [thumbnail(stem) for stem, _ in PROMISES]
+    assert images == [thumbnail(page.stem) for page in CARDS]
     assert all('alt=""' in image for image in images)  # decorative: the link says where it goes
     captions = " ".join(c.value for c in at.caption)
-    for stem, promise in PROMISES:
-        assert promise[1:] in captions
-        assert any(PAGE_TITLES[stem] in m.value for m in at.markdown), (
-            stem
-        )  # the link (a page run alone: a Markdown link)
+    for page in CARDS:
+        assert page.blurb[1:] in captions
+        assert any(page.title in m.value for m in at.markdown), page.stem  # the link (a page run alone: Markdown)

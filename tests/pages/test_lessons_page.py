@@ -12,8 +12,9 @@ from streamlit.testing.v1 import AppTest
 from bertlens import curriculum
 from bertlens.curriculum import LESSONS
 from bertlens.lessons import PAGE_HEADS, resolve
+from bertlens.pages import PAGE_TITLES
 from bertlens.wording import percent
-from components.state.params import EVERY_TOKEN, PAGE_TITLES, PARAMS, session_value
+from components.state.params import EVERY_TOKEN, PARAMS, session_value
 from components.ui import layout
 from components.ui.lessons import FOLLOWED, SHARED_TEXTS
 from tests.conftest import APPTEST_TIMEOUT, ROOT, assert_shows, renderings, tables

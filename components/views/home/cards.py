@@ -8,7 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from components.state.params import PAGE_TITLES
+from bertlens.pages import PAGES
 from components.ui import plotly_chart
 from components.ui.layout import nav_link
 
@@ -17,14 +17,7 @@ from components.ui.layout import nav_link
 THUMBNAILS = Path(__file__).resolve().parents[3] / "static" / "thumbnails"
 THUMBNAIL_URL = "app/static/thumbnails"  # relative: right under any base path
 THUMBNAIL_WIDTH = 480  # pixels; shown at the card's width (about a third of the page)
-PROMISES = (  # page (file stem), what it shows in one line
-    ("tokenizer", "how text becomes WordPiece tokens, ids, segments and attention masks; the vocabulary; padding."),
-    ("anatomy", "the architecture with this model's sizes, where the parameters are, the embeddings checked live."),
-    ("fill_mask", "BERT's guesses for each `[MASK]`, with probabilities and the loss of the true word."),
-    ("next_sentence", "does B follow A? Probabilities, ranking of candidates, and an evaluation table."),
-    ("attention", "every layer and head as heatmaps and lines, head statistics, rollout."),
-    ("senses", "one word in many sentences: where does its meaning separate, layer by layer?"),
-)
+CARDS = tuple(page for page in PAGES if page.blurb)  # the registry's pages that promise something
 
 
 # A tab fetches and compiles plotly.js (static/plotly/plotly.js, 1.3 MB: components/ui/plotly_chart.py) when a page
@@ -50,12 +43,12 @@ def preload_charts() -> None:
 def page_cards(per_row: int = 3) -> None:
     """The pages as cards, ``per_row`` to a row (stacked on a phone). The thumbnail is decorative
     (``alt=""``): the link's words say where it goes."""
-    for start in range(0, len(PROMISES), per_row):
-        for column, (stem, promise) in zip(st.columns(per_row), PROMISES[start : start + per_row]):
+    for start in range(0, len(CARDS), per_row):
+        for column, page in zip(st.columns(per_row), CARDS[start : start + per_row]):
             with column.container(border=True):
-                st.html(thumbnail(stem))
-                nav_link(f"pages/{stem}.py", f"**{PAGE_TITLES[stem]}**")
-                st.caption(promise[0].upper() + promise[1:])
+                st.html(thumbnail(page.stem))
+                nav_link(page.file, f"**{page.title}**")
+                st.caption(page.blurb[0].upper() + page.blurb[1:])
 
 
 def thumbnail(stem: str) -> str:
