@@ -3,6 +3,11 @@ that find the seeds' patterns; token focus; attention rollout; one head step by 
 compared; mask and see. Everything reads the one forward pass, except Compare (the second sentence's
 pass) and Mask and see (one more pass per hidden token; every token in turn: one batched pass)."""
 
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
 from components.services import cache
@@ -11,6 +16,9 @@ from components.ui.layout import page_header, require_text, truncation_notice
 from components.views.attention import compare
 from components.views.attention import sections as views
 from components.views.attention import steps as steps
+
+if TYPE_CHECKING:
+    from streamlit.elements.lib.mutable_tab_container import TabContainer
 
 bundle = page_header(
     "Attention",
@@ -32,7 +40,8 @@ if require_text(text):
 
     choice = views.controls(bundle)
     heatmap, head_view, overview, statistics, focus, step, comparison, mask_and_see = views.open_tabs()
-    sections = [  # each drawn inside its tab's panel, and only while that tab is open
+    # Each drawn inside its tab's panel, and only while that tab is open.
+    sections: list[tuple[TabContainer, Callable[[], None]]] = [
         (heatmap, lambda: views.heatmap_section(page, choice, heads)),
         (head_view, lambda: views.head_view_section(page, choice, heads)),
         (overview, lambda: views.overview_section(page, choice, bundle)),

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from bertlens.senses import at_layer, layer_label
 from components.services import cache
 from components.services.settings import settings
 from components.state.widgets import lazy_tabs, note_b_not_read, shared_text
@@ -39,13 +40,13 @@ if request and chosen:
         if method == "PCA 3D" and len(words.occurrences) < 3:
             st.info("A 3D map needs at least three occurrences; showing PCA 2D.")
             method = "PCA 2D"
-        vectors = views.at_layer(words.contextual, layer)
+        vectors = at_layer(words.contextual, layer)
 
         map_tab, separation_tab, similarity_tab, static_tab, reference_tab = lazy_tabs(views.TABS, "senses_tab")
         if map_tab.open:
             with map_tab:
                 projection = cache.projection(query, request.word, sentences, request.references, layer, method, listed)
-                title = f"“{request.word}” — {views.layer_label(layer, words.num_layers)}, {method}"
+                title = f"“{request.word}” — {layer_label(layer, words.num_layers)}, {method}"
                 views.occurrence_map(words, point_labels, projection, title, layer)
         if separation_tab.open:
             with separation_tab:

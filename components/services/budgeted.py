@@ -4,6 +4,7 @@ and labelled pairs to theirs, each cut named in a warning. The warm start asks t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -48,7 +49,7 @@ def ranking(model_name: str, sentence_a: str, candidates: list[str]) -> pd.DataF
     return cache.ranking(cache.query(model_name, sentence_a), tuple(candidates[: budgets.candidates]))
 
 
-def evaluation(model_name: str, rows: list[tuple]) -> nsp.Evaluation | None:
+def evaluation(model_name: str, rows: list[tuple[Any, ...]]) -> nsp.Evaluation | None:
     """The labelled pairs scored: at most the evaluation-rows budget (the rest named in a warning), each sentence
     and topic within the characters budget. ``rows``: (sentence A, sentence B, is_next, topic), as the student's
     table holds them."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -58,6 +59,7 @@ from bertlens.senses import (
 from bertlens.steps import HeadSteps, LayerGuesses, head_steps, layer_guesses
 from bertlens.tokenization import (
     BeforeWordPiece,
+    PaddedBatch,
     PaddingStrategy,
     TokenCounts,
     VocabularyFacts,
@@ -179,7 +181,9 @@ def word_lookup(q: Query, word: str) -> tuple[WordLookup, pd.DataFrame]:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def padding_lab(q: Query, lines: tuple[str, ...], max_length: int, truncation: bool):
+def padding_lab(
+    q: Query, lines: tuple[str, ...], max_length: int, truncation: bool
+) -> tuple[dict[PaddingStrategy, PaddedBatch], pd.DataFrame]:
     """The batch under every padding strategy (switching strategy is a cache hit), and their comparison."""
     batches = padded_batches(cached_bundle(q.model).tokenizer, lines, max_length, truncation)
     return batches, padding_comparison(batches, max_length)
@@ -291,7 +295,7 @@ def ranking(q: Query, candidates: tuple[str, ...]) -> pd.DataFrame:
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def evaluation(q: Query, rows: tuple[tuple, ...]) -> nsp.Evaluation | None:
+def evaluation(q: Query, rows: tuple[tuple[str, str, Any, str], ...]) -> nsp.Evaluation | None:
     pairs = pd.DataFrame(list(rows), columns=[*nsp.PAIR_COLUMNS, nsp.TOPIC])
     with model_wait():
         return nsp.evaluate_pairs(cached_bundle(q.model), pairs, q.token_cap)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.state.widgets import FROM_HISTORY
+from components.state.params import FROM_HISTORY
 
 NO_HISTORY_ENTRY = "_no_history_entry"  # the key of a container whose clicks and keys add no entry
 

@@ -11,7 +11,7 @@ from components.services import warm_start
 from components.services.models import cached_bundle, claim_custom_slot
 from components.services.settings import settings
 from components.services.text import literal
-from components.state.widgets import warn_bad_param
+from components.state.params import warn_bad_param
 
 CUSTOM = "Custom Hub id or folder…"
 MODEL_KEY, CUSTOM_KEY = "model", "custom_model"

@@ -346,7 +346,7 @@ CARRIED = "_bertlens_carried_warnings"  # those of a run that another run replac
 def take_carried_warnings() -> list[str]:
     """Start a run: the link warnings a replaced run gave (a lesson's bare link reopening its step, a page
     switch), which the new run shows once (``show_carried_warnings``) even where the link's value is gone."""
-    carried = st.session_state.pop(CARRIED, [])
+    carried: list[str] = st.session_state.pop(CARRIED, [])
     st.session_state[LINK_WARNINGS] = list(carried)
     return carried
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Iterator, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import RerunException
@@ -29,6 +29,9 @@ from components.state.params import (
     page_params,
     warn_bad_param,
 )
+
+if TYPE_CHECKING:
+    from streamlit.elements.lib.mutable_tab_container import TabContainer  # what st.tabs returns: a tab with .open
 
 DEFAULT_TEXT = SEED_FIRST  # the pages' example sentence: seed 000's
 
@@ -82,7 +85,7 @@ def _strict_int(key: str, lo: int, hi: int, default: int) -> int:
     return default
 
 
-def bound_int_slider(label: str, key: str, lo: int, hi: int, default: int = 0, **kwargs) -> int:
+def bound_int_slider(label: str, key: str, lo: int, hi: int, default: int = 0, **kwargs: Any) -> int:
     """A slider for an integer URL parameter, with a message for malformed or out-of-range links.
 
     Not ``bind="query-params"``, which would quietly round ``2.5`` or drop ``abc``: the link's
@@ -94,12 +97,12 @@ def bound_int_slider(label: str, key: str, lo: int, hi: int, default: int = 0, *
     if lo == hi:  # a slider needs a range; a one-value choice is just shown
         st.caption(f"{label}: {lo}")
         return lo
-    value = st.slider(label, lo, hi, key=key, **kwargs)
+    value: int = st.slider(label, lo, hi, key=key, **kwargs)
     _link_text(key, str(value), str(default))
     return value
 
 
-def bound_int_input(label: str, key: str, lo: int, hi: int, default: int, **kwargs) -> int:
+def bound_int_input(label: str, key: str, lo: int, hi: int, default: int, **kwargs: Any) -> int:
     """A number box for an integer URL parameter, read as strictly as ``bound_int_slider``'s."""
     default = _strict_int(key, lo, hi, default)
     value = int(st.number_input(label, lo, hi, step=1, key=key, **kwargs))
@@ -107,7 +110,7 @@ def bound_int_input(label: str, key: str, lo: int, hi: int, default: int, **kwar
     return value
 
 
-def linked_text(widget: Callable[..., str | None], label: str, key: str, default: str = "", **kwargs) -> str:
+def linked_text(widget: Callable[..., str | None], label: str, key: str, default: str = "", **kwargs: Any) -> str:
     """A free-text widget (``st.text_input``, ``st.text_area``, or a column's) whose value lives in the URL as
     ``key``.
 
@@ -156,7 +159,7 @@ def set_in_link(key: str, value: str) -> None:
         st.query_params[key] = value
 
 
-def lazy_tabs(labels: Sequence[str], key: str) -> list:
+def lazy_tabs(labels: Sequence[str], key: str) -> list[TabContainer]:
     """Tabs whose choice lives in the URL as ``key``; only the open tab's content runs and is sent.
 
     Bound tabs run lazily in Streamlit 1.67: each tab's ``.open`` says whether to draw it, so a page
@@ -271,7 +274,11 @@ def note_b_not_read(reads: str) -> None:
 
 
 def shared_text(
-    label: str = "Sentence", key: str = "text", default: str = DEFAULT_TEXT, keeps: str | None = None, **kwargs
+    label: str = "Sentence",
+    key: str = "text",
+    default: str = DEFAULT_TEXT,
+    keeps: str | None = None,
+    **kwargs: Any,
 ) -> str:
     """Text that follows the user from page to page and lives in the URL as ``key``: a one-line input,
     so Enter applies it (a text area needs Ctrl+Enter, which students do not guess). ``keeps``: the shared
@@ -295,7 +302,8 @@ def shared_text(
 
 def typed_text(key: str = "text") -> str:
     """A shared text as typed: ``shared_text`` gives what pages read of it (at most the characters budget)."""
-    return st.session_state.get(key, "")
+    typed: str = st.session_state.get(key, "")
+    return typed
 
 
 def without_repeats(lines: Sequence[Line], counts_once: str) -> tuple[Line, ...]:
@@ -306,7 +314,7 @@ def without_repeats(lines: Sequence[Line], counts_once: str) -> tuple[Line, ...]
     return unique
 
 
-def sentence_pair(b_label: str = "Sentence B (optional)", **kwargs) -> tuple[str, str]:
+def sentence_pair(b_label: str = "Sentence B (optional)", **kwargs: Any) -> tuple[str, str]:
     """The shared sentence and the optional sentence B side by side (stacked on a narrow screen)."""
     left, right = st.columns(2)
     with left:
@@ -315,6 +323,6 @@ def sentence_pair(b_label: str = "Sentence B (optional)", **kwargs) -> tuple[str
         return text, sentence_b(b_label)
 
 
-def sentence_b(label: str = "Sentence B (optional)", default: str = "", **kwargs) -> str:
+def sentence_b(label: str = "Sentence B (optional)", default: str = "", **kwargs: Any) -> str:
     """The optional second sentence of a pair (URL ``b``), shared like the first; blank means none."""
     return shared_text(label, key="b", default=default, **kwargs).strip()

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 import re
 import textwrap
-from collections.abc import Callable
-from typing import Any, TypeAlias
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,9 @@ from components.state.params import presenting
 from components.ui import html_table
 from components.ui.chart_words import describe, name
 from components.ui.plotly_chart import plotly_chart
+
+if TYPE_CHECKING:
+    from streamlit.elements.lib.column_types import ColumnConfig  # what st.column_config.*Column() returns
 
 PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
@@ -46,7 +49,8 @@ def safe_csv(df: pd.DataFrame) -> bytes:
     safe[text_columns] = safe[text_columns].map(neutralised)
     # CRLF line ends (RFC 4180) also make the writer quote any cell holding a CR or LF: with "\n"
     # alone, a bare CR in a cell would end the row for a reader.
-    return safe.to_csv(index=False, lineterminator="\r\n").encode("utf-8-sig")
+    csv: str = safe.to_csv(index=False, lineterminator="\r\n")
+    return csv.encode("utf-8-sig")
 
 
 def _slug(name: str) -> str:
@@ -58,7 +62,7 @@ def _readable(filename: str) -> str:
     return filename.replace("-", " ")
 
 
-def png_config(filename: str, scale: int = 2) -> dict:
+def png_config(filename: str, scale: int = 2) -> dict[str, Any]:
     return {
         "displaylogo": False,
         "toImageButtonOptions": {"format": "png", "filename": _slug(filename), "scale": scale},
@@ -195,7 +199,7 @@ def labelled_matrix(matrix: np.ndarray, labels: list[str], rows_are: str) -> pd.
 PERCENT_COLUMN = st.column_config.NumberColumn(format="%g")
 
 
-def _number_formats(column_config: dict | None) -> dict[str, str | None]:
+def _number_formats(column_config: Mapping[str, Mapping[str, Any]] | None) -> dict[str, str | None]:
     """Each column's number format from Streamlit column configs (``NumberColumn(format=…)``)."""
     return {name: (config or {}).get("type_config", {}).get("format") for name, config in (column_config or {}).items()}
 
@@ -204,9 +208,9 @@ def show_table(
     df: pd.DataFrame,
     label: str,
     key: str | None = None,
-    column_config: dict | None = None,
+    column_config: Mapping[str, ColumnConfig] | None = None,
     column_order: tuple[str, ...] | None = None,
-    **grid_options,
+    **grid_options: Any,
 ) -> None:
     """A small table as plain HTML (light for the browser, read well by screen readers), a larger one
     in Streamlit's interactive grid; ``label`` names the table for screen readers."""
@@ -228,7 +232,7 @@ def table(
     key: str | None = None,
     column_order: tuple[str, ...] | None = None,
     title: str | None = None,
-    **kwargs,
+    **kwargs: Any,
 ) -> None:
     """A table with its CSV download button underneath, its columns as shown (the CSV is built on click, not on
     every run). ``title`` names it to a screen reader and on its button (default: the file name as words)."""

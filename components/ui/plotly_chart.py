@@ -63,7 +63,7 @@ export default function (component) {
 _draw = st.components.v2.component(ELEMENT, js=ENTRY, isolate_styles=False)
 
 
-def figure_payload(fig: go.Figure, config: dict, alt: str, pick: bool = False) -> bytes:
+def figure_payload(fig: go.Figure, config: dict[str, Any], alt: str, pick: bool = False) -> bytes:
     """What the browser gets: the figure as plotly JSON (typed arrays as base64) less its template (the browser
     draws in Streamlit's theme, static/plotly/theme.json: a template is 3.4 kB), its plotly config, its name, and
     whether a click on a point picks it (otherwise a click reruns nothing)."""
@@ -77,7 +77,7 @@ def figure_payload(fig: go.Figure, config: dict, alt: str, pick: bool = False) -
 
 
 def plotly_chart(
-    fig: go.Figure, *, key: str, alt: str, config: dict, on_pick: Callable[[Any], None] | None = None
+    fig: go.Figure, *, key: str, alt: str, config: dict[str, Any], on_pick: Callable[[Any], None] | None = None
 ) -> None:
     """Draw ``fig`` as wide as its container (its own height); ``alt`` names it (role "figure"). ``on_pick``: called
     with a clicked point's ``customdata`` (a list of its values) before the rerun that click causes."""

@@ -6,7 +6,7 @@ selected (encoder layer, head, mean, raw or rollout) and names it in titles.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -272,7 +272,14 @@ def head_view_figure(
     return fig
 
 
-def _add_head_picker(fig: go.Figure, x_of, y_of, layers: int, heads: int, selected: tuple[int, int] | None) -> None:
+def _add_head_picker(
+    fig: go.Figure,
+    x_of: Callable[[int], float],
+    y_of: Callable[[int], float],
+    layers: int,
+    heads: int,
+    selected: tuple[int, int] | None,
+) -> None:
     """Invisible clickable points, one per head (plotly selects points, not heatmap cells)."""
     grid = [(layer, head) for layer in range(layers) for head in range(heads)]
     fig.add_trace(

@@ -6,8 +6,9 @@ Sections read URL-bound widgets and draw.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -38,8 +39,8 @@ from components.services import cache
 from components.services.cache import Query
 from components.services.models import cached_bundle
 from components.state.model_choice import active_model_name
-from components.state.params import ALL_TOKENS, EVERY_TOKEN, bound, warn_bad_values
-from components.state.widgets import bound_int_slider, lazy_tabs, set_shared_text, warn_bad_param
+from components.state.params import ALL_TOKENS, EVERY_TOKEN, bound, warn_bad_param, warn_bad_values
+from components.state.widgets import bound_int_slider, lazy_tabs, set_shared_text
 from components.ui.exports import chart, csv_download, labelled_matrix, table
 from components.ui.layout import reading_size
 from components.views.attention.figures import (
@@ -55,6 +56,9 @@ from components.views.attention.figures import (
     overview_figure,
     statistics_figure,
 )
+
+if TYPE_CHECKING:
+    from streamlit.elements.lib.mutable_tab_container import TabContainer
 
 TABS = (
     "Heatmap",
@@ -141,23 +145,24 @@ def _apply_preset(preset: Preset) -> None:
         st.session_state["attn_layer"] = preset.layer  # the layer seed 000 points to
 
 
-def bound_choice(widget, label: str, options: list[str], key: str, **kwargs) -> str:
+def bound_choice(widget: Callable[..., Any], label: str, options: list[str], key: str, **kwargs: Any) -> str:
     """A URL-bound choice among strings, warning about a link value that is not one of them."""
     warn_bad_param(key, lambda raw: raw in options, "one of: " + ", ".join(options))
-    return widget(label, options, **bound(key), **kwargs)
+    chosen: str = widget(label, options, **bound(key), **kwargs)
+    return chosen
 
 
 def token_picker(
-    widget,
+    widget: Callable[..., Any],
     label: str,
     encoding: Encoding,
     key: str,
-    default,
+    default: int | list[int],
     include_all: bool = False,
     positions: list[int] | None = None,
     offered: str = "a token of this input",
-    **kwargs,
-):
+    **kwargs: Any,
+) -> Any:  # st.selectbox's position (None for "all tokens"), st.multiselect's list of them
     """A URL-bound token picker (the link holds "position token"), kept valid for this input.
 
     ``widget`` is ``st.selectbox`` (``default``: a position) or ``st.multiselect`` (a list of them);
@@ -177,7 +182,7 @@ def token_picker(
     # The default even beside a set value: it is what a lesson step that leaves this picker out, and a browser's
     # Back, put back (params.bound_widget_defaults reads it from the widget).
     if widget is st.multiselect:
-        kwargs["default"] = [d for d in default if d in names]
+        kwargs["default"] = [d for d in cast("list[int]", default) if d in names]
     else:
         kwargs["index"] = options.index(default) if default in names else 0
     chosen = widget(label, options, format_func=names.__getitem__, **bound(key), **kwargs)
@@ -220,7 +225,7 @@ def controls(bundle: ModelBundle) -> Choice:
     return Choice(layer=layer, head=head, mean=mean, view=view)
 
 
-def open_tabs():
+def open_tabs() -> list[TabContainer]:
     return lazy_tabs(TABS, "attn_tab")
 
 

@@ -3,6 +3,8 @@ one head step by step, and mask and see. (Comparing two sentences is in ``compar
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
@@ -29,7 +31,7 @@ SCOPES = ["One token", "Every token in turn"]  # short: the link holds the label
 # --- figures -------------------------------------------------------------------------------------
 
 
-def _escaped(labels) -> list[str]:
+def _escaped(labels: Iterable[str]) -> list[str]:
     return [chart_text(label) for label in labels]
 
 

@@ -15,14 +15,13 @@ from bertlens.wording import blank, percent
 from components.services import cache
 from components.services.settings import settings
 from components.services.text import SHARE_TICKS, literal
-from components.state.params import bound
+from components.state.params import bound, warn_bad_param
 from components.state.widgets import (
     bound_int_input,
     int_in_range,
     keep_in_range,
     linked_text,
     set_shared_text,
-    warn_bad_param,
 )
 from components.ui.exports import chart, table
 from components.ui.layout import truncation_notice

@@ -7,7 +7,7 @@ Hover texts and legend names are plotly pseudo-HTML, not Markdown: user text goe
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,8 +49,8 @@ from components.services.budgeted import MAX_REFERENCES, lines_within_chars_budg
 from components.services.cache import Query
 from components.services.models import cached_bundle
 from components.services.text import chart_text, literal
-from components.state.params import bound
-from components.state.widgets import DEFAULT_TEXT, linked_text, warn_bad_param, without_repeats
+from components.state.params import bound, warn_bad_param
+from components.state.widgets import DEFAULT_TEXT, linked_text, without_repeats
 from components.ui import exports
 from components.ui.palette import INK, PALETTE, SYMBOLS  # each sense: a colour and a marker shape (2D and 3D)
 from components.ui.uploads import read_upload, uploaded
@@ -236,7 +236,7 @@ def _reference_words(refs: str) -> tuple[str, ...]:
     return references[:MAX_REFERENCES]
 
 
-def _numbers(names: list) -> str:
+def _numbers(names: Iterable[int]) -> str:
     """'1, 4, 9' (the first MAX_LISTED, then how many more)."""
     return listed(map(str, names))
 

@@ -29,8 +29,8 @@ from components.services.budgeted import lines_within_chars_budget
 from components.services.models import cached_bundle
 from components.services.settings import settings
 from components.services.text import chart_text, isolated, literal
-from components.state.params import bound
-from components.state.widgets import bound_int_slider, linked_text, warn_bad_param
+from components.state.params import bound, warn_bad_param
+from components.state.widgets import bound_int_slider, linked_text
 from components.ui import exports
 from components.ui.layout import truncation_notice
 from components.ui.palette import CELL_TEXT, INK, LIGHT_BLUES
