@@ -5,5 +5,5 @@
 ``services`` (settings, models, caches, warm start, budgets, page flow), ``state`` (the link schema, URL-bound
 widgets, page state, the model chosen), ``ui`` (page chrome, the lesson panel, shared controls, chart and table
 plumbing) and ``views`` (one package per page: its sections and figure builders). No view imports another page's
-views: what two pages share is a public ``ui`` part. ``tests/ops/test_layers.py`` enforces the rule.
+views: what two pages share is a public ``ui`` part. ``tests/ops/test_import_layers.py`` enforces the rule.
 """
