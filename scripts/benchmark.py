@@ -1,13 +1,13 @@
 """Benchmark BERT Lens against the floor (a bare forward pass). Not part of the tests.
 
-    python scripts/benchmark.py                 # full run (a few minutes on 2 cores)
-    python scripts/benchmark.py --repeats 1     # quicker, noisier
+    python -m scripts.benchmark                 # full run (a few minutes on 2 cores)
+    python -m scripts.benchmark --repeats 1     # quicker, noisier
 
 Uses a randomly initialised model with bert-base-uncased's exact configuration, saved to a
 temporary folder and loaded through BERT Lens's real loading path (speed and memory do not depend
 on the weight values; nothing is downloaded). Prints Markdown tables: machine, timings per input
 length (16, 128, 512 tokens) with each page's compute as a ratio to the floor, cached repeats,
-model load time, peak memory (separate subprocesses), transformers' fill-mask pipeline, and the
+model load time, peak memory (separate subprocesses: ``scripts/benchmark_memory.py``), transformers' fill-mask pipeline, and the
 bytes the attention page sends to the browser. Compare ratios, not absolute times.
 
 Then, against a real server (``scripts/visits.py``): the server time of a cached visit (same
@@ -24,48 +24,39 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import subprocess
-import sys
 import tempfile
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlencode
+
+# First: its settings (offline, quiet, not hosted) come before torch, transformers and Streamlit load.
+from scripts.benchmark_memory import GIB, WORDS, peak_rss, sentence_of  # isort: skip
+
+import streamlit
+import torch
+import transformers
+from streamlit.testing.v1 import AppTest
+from transformers import BertModel, pipeline
+
+from bertlens import anatomy, attention, compare, influence, mlm, nsp, positions, senses, steps
+from bertlens.analysis import analyze, encode
+from bertlens.models import ModelBundle, load_model
+from bertlens.pages import TOOL_PAGES
+from bertlens.sense_presets import PRESETS
+from bertlens.senses import sentence_vector_cache
+from bertlens.synthetic import random_bert_config, save_random_bert
+from components.services import cache
+from components.services.models import cached_bundle
+from components.views.attention import figures as attention_figures
+from scripts import visits
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-os.environ.pop("BERTLENS_HOSTED", None)
-warnings.filterwarnings("ignore")
-
-import streamlit.logger  # noqa: E402
-import torch  # noqa: E402
-from transformers.utils import logging as transformers_logging  # noqa: E402
-
-streamlit.logger.set_log_level("error")  # "no runtime" notes: the cached functions run bare here
-transformers_logging.disable_progress_bar()
-
-from bertlens.analysis import analyze, encode  # noqa: E402
-from bertlens.pages import TOOL_PAGES  # noqa: E402
-from bertlens.synthetic import random_bert_config, save_random_bert  # noqa: E402
-
 LENGTHS = (16, 128, 512)
 TARGET_RATIO, TARGET_CACHED_MS, TARGET_GIB, TARGET_PAYLOAD_MB = 1.2, 50, 1.2, 5
-WORDS = "the students read a short story about a quiet village near the river and then wrote".split()
-GIB = 2**30
 
 
 # --- inputs -------------------------------------------------------------------------------------
-
-
-def sentence_of(tokenizer, tokens: int) -> str:
-    """A sentence of exactly ``tokens`` tokens ([CLS] and [SEP] included) with one [MASK]."""
-    words = [WORDS[i % len(WORDS)] for i in range(tokens - 4)]
-    words.insert(len(words) // 2, "[MASK]")
-    text = " ".join(words) + "."
-    assert len(encode(tokenizer, text).input_ids) == tokens, tokens
-    return text
 
 
 def pair_of(tokenizer, tokens: int) -> tuple[str, str]:
@@ -122,9 +113,6 @@ def machine() -> list[tuple[str, str]]:
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / GIB
     except (ValueError, OSError):
         ram = float("nan")
-    import streamlit
-    import transformers
-
     return [
         ("CPU", cpu),
         ("cores (os.cpu_count)", str(os.cpu_count())),
@@ -141,10 +129,6 @@ def machine() -> list[tuple[str, str]]:
 
 def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[], object]]:
     """Uncached: what each page computes when a user types a new sentence (default view)."""
-    from bertlens import anatomy, attention, compare, influence, mlm, nsp, positions, steps
-    from components.services import cache
-    from components.views.attention import figures as attention_figures
-
     tokenizer = bundle.tokenizer
     a, b = pair
     candidates = ["I think I'll go for a walk in the park.", "Deep Learning is a branch of Machine Learning."]
@@ -227,12 +211,6 @@ def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[]
 
 def senses_rows(bundle, repeats: int) -> list[tuple[str, str]]:
     """The word-senses page's batch (the default preset) vs a bare batched forward of the same sentences."""
-    from bertlens import senses
-    from bertlens.sense_presets import PRESETS
-    from bertlens.senses import sentence_vector_cache
-    from components.services import cache
-    from components.services.models import cached_bundle
-
     preset = PRESETS["field"]
     sentences = [s.sentence for s in preset.sentences]
     batch = bundle.tokenizer(sentences, padding=True, return_tensors="pt")
@@ -261,10 +239,6 @@ def senses_rows(bundle, repeats: int) -> list[tuple[str, str]]:
 
 def cached_rows(folder: str, text: str) -> list[tuple[str, str]]:
     """The Streamlit cache hit: the second call of the cached functions, and a full page rerun (AppTest)."""
-    from streamlit.testing.v1 import AppTest
-
-    from components.services import cache
-
     rows = []
     cached = {
         "cached_analysis (the shared forward pass)": lambda: cache.cached_analysis(folder, text),
@@ -287,43 +261,7 @@ def cached_rows(folder: str, text: str) -> list[tuple[str, str]]:
     return rows
 
 
-# --- memory (each in its own process) -----------------------------------------------------------
-
-MEMORY_CHILD = "--memory-child"
-
-
-def memory_child(kind: str, folder: str) -> None:
-    """Load and run one forward pass at 512 tokens the BERT Lens way or the seeds' way; print peak RSS (Linux)."""
-    from bertlens.models import load_model
-
-    if kind == "imports":
-        pass
-    elif kind == "lens-load":
-        load_model(folder)
-    elif kind == "lens":
-        bundle = load_model(folder)
-        analyze(bundle, sentence_of(bundle.tokenizer, 512))
-    elif kind == "seeds":  # the notebooks: three separate models, each with its own copy of the encoder
-        from transformers import AutoTokenizer, BertForMaskedLM, BertForNextSentencePrediction, BertModel
-
-        tokenizer = AutoTokenizer.from_pretrained(folder)
-        text = sentence_of(tokenizer, 512)
-        inputs = tokenizer(text, return_tensors="pt")
-        models = [cls.from_pretrained(folder, attn_implementation="eager").eval()
-                  for cls in (BertModel, BertForMaskedLM, BertForNextSentencePrediction)]  # fmt: skip
-        with torch.inference_mode():
-            models[0](**inputs, output_attentions=True, output_hidden_states=True)
-            models[1](**inputs)
-            models[2](**inputs)
-    # VmHWM, not ru_maxrss: a child forked from a big parent inherits the parent's ru_maxrss.
-    status = Path("/proc/self/status").read_text()
-    print(int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) * 1024)
-
-
-def peak_rss(kind: str, folder: str) -> int:
-    out = subprocess.run([sys.executable, __file__, MEMORY_CHILD, kind, folder], capture_output=True, text=True,
-                         check=True, env={**os.environ, "TRANSFORMERS_VERBOSITY": "error"})  # fmt: skip
-    return int(out.stdout.strip().splitlines()[-1])
+# --- memory (each in its own process: scripts/benchmark_memory.py) ------------------------------
 
 
 def memory_rows(folder: str) -> list[tuple[str, str]]:
@@ -361,12 +299,6 @@ def main() -> None:
         help="time only the page rows whose name contains TEXT (repeatable; and the floor); skip the other sections",
     )
     args = parser.parse_args()
-
-    from transformers import BertModel, pipeline
-
-    from bertlens.models import load_model
-    from components.services.models import cached_bundle
-    from components.views.attention import figures as attention_figures
 
     print("## Machine\n")
     print(markdown(machine(), ("", "")))
@@ -443,10 +375,6 @@ def main() -> None:
 
 def server_sections(folder: str) -> None:
     """Cached visits and browser settle against a real server (``scripts/visits.py``)."""
-    from urllib.parse import urlencode
-
-    from scripts import visits
-
     query = urlencode({"text": "The students read a short story about the [MASK] near the river."})
     print(
         f"\n## Cached visits: server time ({visits.VISITS} visits each, median wall; CPU = server CPU per visit; "
@@ -463,7 +391,4 @@ def server_sections(folder: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == MEMORY_CHILD:
-        memory_child(sys.argv[2], sys.argv[3])
-    else:
-        main()
+    main()

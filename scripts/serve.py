@@ -1,8 +1,8 @@
 """BERT Lens for a lecture hall: N replicas of ``streamlit run app.py`` behind HAProxy on one public port.
 
-    python scripts/serve.py --replicas 3 --port 8501      # prints the one link; Ctrl+C or SIGTERM stops everything
+    python -m scripts.serve --replicas 3 --port 8501      # prints the one link; Ctrl+C or SIGTERM stops everything
     kill -HUP <serve.py's pid>                            # rolling restart: one replica at a time
-    python scripts/serve.py --render --bind :8501 --server app1:8501 --server app2:8501   # the config only
+    python -m scripts.serve --render --bind :8501 --server app1:8501 --server app2:8501   # the config only
 
 Each replica is a normal ``streamlit run app.py`` on its own 127.0.0.1 port, with its own model bundle
 (the model named by ``BERTLENS_MODEL`` or ``--model``; every other ``BERTLENS_*`` setting is passed
@@ -39,18 +39,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from scripts.preloaded import LaunchedProcess, Launcher, die_with_parent  # noqa: E402
-from scripts.server import (  # noqa: E402
+from scripts.preloaded import LaunchedProcess, Launcher, die_with_parent
+from scripts.server import (
     PORT_ATTEMPTS,
     another_port_worth_trying,
     free_port,
     listening,
     streamlit_command,
 )
-from scripts.streamlit_client import Session, run_to_end  # noqa: E402
+from scripts.streamlit_client import Session, run_to_end
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TEMPLATE = ROOT / "deploy" / "haproxy.cfg"
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"

@@ -7,7 +7,7 @@ in one event loop run in the server at the same time, each in its own script thr
 of browser tabs does. Helpers below read what was drawn: widgets by key, tables (Arrow), plotly
 figures, metrics.
 
-Used by tests/test_concurrency.py, tests/test_class_load.py and scripts/class_load.py.
+Used by tests/test_concurrency.py, tests/test_class_load.py and the class simulation (scripts/class_sim.py).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
+import pyarrow as pa
 import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -207,8 +208,6 @@ def key_of(element_id: str) -> str | None:
 
 def dataframe(element):
     """A drawn ``st.dataframe`` (or styled table) as a pandas DataFrame (Streamlit sends Arrow IPC bytes)."""
-    import pyarrow as pa
-
     return pa.ipc.open_stream(io.BytesIO(element.arrow_data.data)).read_all().to_pandas()
 
 

@@ -39,11 +39,10 @@ BARE_APP = "import streamlit as st\n\nst.title('Bare')\nst.write('A one-line Str
 # One-line pages behind st.navigation: the bare baselines for moving between pages in the sidebar, and the
 # floor of a page that draws a plotly chart (the smallest one): through st.plotly_chart, and through BERT Lens's
 # own chart element (components/ui/plotly_chart.py; its code and plotly.js are copied beside the app, for static serving).
-BARE_NAVIGATION_APP = """import sys
-import streamlit as st
+# Its server runs in the repository root (scripts/server.py), where it imports that element like app.py's pages do.
+BARE_NAVIGATION_APP = """import streamlit as st
 import plotly.graph_objects as go
 
-sys.path.insert(0, ROOT)
 from components.ui.plotly_chart import plotly_chart
 
 def one():
@@ -66,7 +65,7 @@ def element():
 
 st.navigation([st.Page(one, title="One", default=True), st.Page(two, title="Two"), st.Page(chart, title="Chart"),
                st.Page(element, title="Element")]).run()
-""".replace("ROOT", repr(str(STATIC.parent)))
+"""
 BARE, BARE_SECOND = "bare Streamlit page", "bare Streamlit page, its second page opened by its own link (/two)"
 BARE_CHART = "bare Streamlit page with one three-point plotly chart, opened by its own link (/chart)"
 BARE_ELEMENT = "the same chart drawn by BERT Lens's chart element, opened by its own link (/element)"
@@ -199,7 +198,7 @@ def browser_settle(model: str, query: str, repeats: int = 5) -> dict[str, tuple[
     """Median settle times (ms) of every page and of bare Streamlit pages: opened in a new tab, and reached
     by a sidebar click in an open tab. None without Chromium/Playwright."""
     try:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import sync_playwright  # noqa: PLC0415 — optional: without it these rows are skipped
     except ImportError:
         return None
     if not Path(CHROMIUM).exists():
