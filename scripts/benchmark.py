@@ -22,11 +22,13 @@ page settles within 1.5 x a bare Streamlit page.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import platform
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -37,7 +39,7 @@ import streamlit
 import torch
 import transformers
 from streamlit.testing.v1 import AppTest
-from transformers import BertModel, pipeline
+from transformers import BertModel, PreTrainedTokenizerBase, pipeline
 
 from bertlens import anatomy, attention, compare, influence, mlm, nsp, positions, senses, steps
 from bertlens.analysis import analyze, encode
@@ -59,7 +61,7 @@ TARGET_RATIO, TARGET_CACHED_MS, TARGET_GIB, TARGET_PAYLOAD_MB = 1.2, 50, 1.2, 5
 # --- inputs -------------------------------------------------------------------------------------
 
 
-def pair_of(tokenizer, tokens: int) -> tuple[str, str]:
+def pair_of(tokenizer: PreTrainedTokenizerBase, tokens: int) -> tuple[str, str]:
     """Sentences A and B that together make ``tokens`` tokens ([CLS] A [SEP] B [SEP])."""
     a_words = (tokens - 3) // 2
     b_words = tokens - 3 - a_words - 1
@@ -127,67 +129,69 @@ def machine() -> list[tuple[str, str]]:
 # --- each page's compute: the core calls its default view makes for a newly typed input ---------
 
 
-def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[], object]]:
+def page_work(bundle: ModelBundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[], object]]:
     """Uncached: what each page computes when a user types a new sentence (default view)."""
     tokenizer = bundle.tokenizer
     a, b = pair
     candidates = ["I think I'll go for a walk in the park.", "Deep Learning is a branch of Machine Learning."]
     compare_text = text.replace("the", "a", 1)  # one word changed, the same length
 
-    def tokenizer_page():  # the page's own computation, uncached
-        return cache.token_view.__wrapped__(cache.query(bundle.name, text))
+    def tokenizer_page() -> object:  # the page's own computation, uncached
+        return inspect.unwrap(cache.token_view)(cache.query(bundle.name, text))
 
-    def anatomy_page():
+    def anatomy_page() -> object:
         analysis = analyze(bundle, text)
         return anatomy.embedding_parts(bundle, analysis), anatomy.pooler_check(bundle, analysis)
 
-    def fill_mask_page():
+    def fill_mask_page() -> object:
         return mlm.top_k_guesses(analyze(bundle, text), tokenizer, 10)
 
-    def next_sentence_verdict():
+    def next_sentence_verdict() -> object:
         analysis = analyze(bundle, a, b)
         return nsp.next_sentence(analysis), nsp.segments_table(analysis)
 
-    def next_sentence_page():  # the verdict, then the ranking: two more (A, candidate) pairs, batched
+    def next_sentence_page() -> object:  # the verdict, then the ranking: two more (A, candidate) pairs, batched
         return next_sentence_verdict(), nsp.rank_candidates(bundle, a, candidates)
 
-    def attention_page():  # the default tab: the heatmap of layer 0, head 0
+    def attention_page() -> object:  # the default tab: the heatmap of layer 0, head 0
         analysis = analyze(bundle, text)
         choice = attention_figures.Choice()
         matrix = attention.layer_stack(analysis.attentions, choice.head_or_mean)[choice.layer]
         return attention_figures.matrix_figure(matrix, analysis.encoding, choice.title(bundle.capabilities.num_heads))
 
-    def attention_every_tab():
+    def attention_every_tab() -> object:
         analysis = analyze(bundle, text)
         return attention.head_statistics(analysis.attentions, analysis.encoding), attention_figures.page_figures(
             analysis
         )
 
-    def attention_step_by_step():  # no extra pass: one head's Q/K/V slice recomputed from hidden_states[layer]
+    def attention_step_by_step() -> (
+        object
+    ):  # no extra pass: one head's Q/K/V slice recomputed from hidden_states[layer]
         analysis = analyze(bundle, text)
         return steps.head_steps(bundle, analysis, 0, 0, 1)
 
-    def attention_compare():  # one extra pass: the second sentence
+    def attention_compare() -> object:  # one extra pass: the second sentence
         first, second = analyze(bundle, text), analyze(bundle, compare_text)
         alignment = compare.align_tokens(first.encoding.tokens, second.encoding.tokens)
         return compare.attention_difference(first.attentions[0, 0], second.attentions[0, 0], alignment)
 
-    def attention_mask_and_see():  # one extra pass: the input with one token hidden (the page's default)
+    def attention_mask_and_see() -> object:  # one extra pass: the input with one token hidden (the page's default)
         analysis = analyze(bundle, text)
         seen = influence.watch(bundle, analysis, "mask")
         hidden = seen.hideable[int(seen.attention_received(analysis.attentions[0, 0]).argmax())]
         return influence.mask_and_see(bundle, analysis, "mask", hide=hidden)
 
-    def attention_mask_and_see_every_token():  # one extra batched pass of every variant (token budget)
+    def attention_mask_and_see_every_token() -> object:  # one extra batched pass of every variant (token budget)
         analysis = analyze(bundle, text)
         found = influence.mask_and_see(bundle, analysis, "mask")
         return influence.attention_received(analysis.attentions[0, 0], found)
 
-    def fill_mask_every_layer():  # no extra pass: the MLM head on the mask's hidden state after every layer
+    def fill_mask_every_layer() -> object:  # no extra pass: the MLM head on the mask's hidden state after every layer
         analysis = analyze(bundle, text)
         return steps.layer_guesses(bundle, analysis, 10)
 
-    def anatomy_positions():  # no forward pass at all: read from the weights
+    def anatomy_positions() -> object:  # no forward pass at all: read from the weights
         return positions.position_embeddings(bundle, 64)
 
     return {
@@ -209,7 +213,7 @@ def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[]
     }
 
 
-def senses_rows(bundle, repeats: int) -> list[tuple[str, str]]:
+def senses_rows(bundle: ModelBundle, repeats: int) -> list[tuple[str, str]]:
     """The word-senses page's batch (the default preset) vs a bare batched forward of the same sentences."""
     preset = PRESETS["field"]
     sentences = [s.sentence for s in preset.sentences]
@@ -217,10 +221,10 @@ def senses_rows(bundle, repeats: int) -> list[tuple[str, str]]:
     with torch.inference_mode():
         floor = seconds(lambda: bundle.model.bert(batch["input_ids"], attention_mask=batch["attention_mask"]), repeats)
 
-    def page():  # as the page: the reference words are read in the sentences' own batched pass
+    def page() -> object:  # as the page: the reference words are read in the sentences' own batched pass
         sentence_vector_cache(cached_bundle(bundle.name)).clear()  # read every sentence, as a new preset would
-        words = cache.word_vectors.__wrapped__(cache.query(bundle.name), preset.word, tuple(sentences),
-                                               tuple(preset.references[:10]))  # fmt: skip
+        words = inspect.unwrap(cache.word_vectors)(cache.query(bundle.name), preset.word, tuple(sentences),
+                                                   tuple(preset.references[:10]))  # fmt: skip
         labels = [s.sense for s in preset.sentences]
         vectors = senses.at_layer(words.contextual, str(words.num_layers))
         return senses.project(vectors), senses.separation_by_layer(words.contextual, labels)
@@ -279,7 +283,7 @@ def memory_rows(folder: str) -> list[tuple[str, str]]:
 # --- the table ----------------------------------------------------------------------------------
 
 
-def markdown(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
+def markdown(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
@@ -316,15 +320,15 @@ def main() -> None:
             text, pair = sentence_of(bundle.tokenizer, length), pair_of(bundle.tokenizer, length)
             input_ids = torch.tensor([encode(bundle.tokenizer, text).input_ids])
             with torch.inference_mode():
-                floor = seconds(lambda ids=input_ids: bundle.model.bert(ids), repeats)
+                floor = seconds(partial(bundle.model.bert, input_ids), repeats)
             row = {"floor: bundle.model.bert(input_ids)": ms(floor)}
             if baseline_rows:
                 with torch.inference_mode():
-                    reference = seconds(lambda ids=input_ids: sdpa(ids), repeats)
+                    reference = seconds(partial(sdpa, input_ids), repeats)
                 row["reference: BertModel forward, default SDPA attention"] = (
                     f"{ms(reference)} ({reference / floor:.2f} ×)"
                 )
-            shared = seconds(lambda text=text: analyze(bundle, text), repeats)
+            shared = seconds(partial(analyze, bundle, text), repeats)
             row["analyze: the shared pass (attentions, hidden states, heads)"] = (
                 f"{ms(shared)} ({shared / floor:.2f} ×)"
             )
@@ -337,7 +341,7 @@ def main() -> None:
                     f"{ms(compute - floor)} beyond the floor)"
                 )
             if baseline_rows:
-                baseline = seconds(lambda text=text: fill_mask(text, top_k=10), repeats)
+                baseline = seconds(partial(fill_mask, text, top_k=10), repeats)
                 row["baseline: transformers pipeline('fill-mask'), top 10"] = (
                     f"{ms(baseline)} ({baseline / floor:.2f} ×)"
                 )

@@ -12,9 +12,11 @@ tests/browser/test_charts.py fails until then.
 
 from __future__ import annotations
 
+import argparse
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import Browser, sync_playwright
 
@@ -29,7 +31,7 @@ PROBE = (
 TEMPLATE = "() => document.querySelector('.js-plotly-plot .main-svg') && document.querySelector('.js-plotly-plot').layout.template"
 
 
-def streamlit_theme(browser) -> dict:
+def streamlit_theme(browser: Browser) -> dict[str, Any]:
     """The template of a chart drawn by ``st.plotly_chart`` in ``browser`` (Playwright's Chromium), on a server run
     from the repository (so with its .streamlit/config.toml)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -45,6 +47,7 @@ def streamlit_theme(browser) -> dict:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         THEME.write_text(json.dumps(streamlit_theme(browser), indent=1, sort_keys=True) + "\n")

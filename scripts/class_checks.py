@@ -27,7 +27,7 @@ TOLERANCE = 2e-4  # float32 results from the server vs this process (shown proba
 def shown_inputs(observation: Observation) -> tuple[str, str] | None:
     """The input the page analysed, as its own input boxes show it: (text, sentence B)."""
     run = observation.run
-    if observation.page == PADDING_LAB:
+    if observation.page == PADDING_LAB or run is None:
         return None
     if observation.page == "next_sentence":
         return run.text_value("a") or "", (run.text_value("b") or "").strip()
@@ -187,6 +187,7 @@ def model_inputs(observation: Observation, shown: tuple[str, str]) -> list[tuple
     """The model inputs a page's default view runs the model on (for the floor: Σ bare forwards)."""
     text, text_b = shown
     run = observation.run
+    assert run is not None, "only a run that drew its page is checked"
     if observation.page in ("anatomy", "attention"):
         return [(text, text_b)]
     if observation.page == "fill_mask":
@@ -239,6 +240,7 @@ def check_all(observations: list[Observation], ref: Reference, deadline: float) 
                 elif observation.page == PADDING_LAB:
                     wrong = check_padding_lab(observation.run, ref, observation.typed)
                 else:
+                    assert shown is not None  # a page's run (not the Padding lab's) shows its inputs
                     text, text_b = shown
                     if observation.typed is not None and text != observation.typed:
                         wrong.append("the page shows another input than the one typed")

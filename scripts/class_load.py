@@ -204,7 +204,7 @@ def main() -> None:
     if args.url and not args.model:
         parser.error("--url needs --model (the reference must use the server's model)")
 
-    def out_of_time(*_) -> None:
+    def out_of_time(*_: object) -> None:
         raise TimeoutError(f"stopped after --max-seconds {args.max_seconds:.0f} s")
 
     signal.signal(signal.SIGALRM, out_of_time)

@@ -17,6 +17,8 @@ import numpy as np
 import torch
 from transformers import AutoTokenizer, BertForPreTraining
 
+from bertlens.models import ModelBundle
+
 
 class Reference:
     """The expected results, from this process's own tokenizer and model (same folder, same cap)."""
@@ -73,7 +75,9 @@ class Reference:
                 found.append(out["hidden"][:, positions].mean(axis=1))
         return found
 
-    def bare_forward(self, bundle, text: str, text_b: str = "", threads: int | None = None) -> tuple[float, float]:
+    def bare_forward(
+        self, bundle: ModelBundle, text: str, text_b: str = "", threads: int | None = None
+    ) -> tuple[float, float]:
         """A ``bundle.model.bert(input_ids)`` call on the capped input (the floor of serving it), with torch on
         ``threads`` threads (None: as set): (wall seconds, CPU seconds of all this process's threads) of the faster
         of two, so that a moment of other load on the machine does not inflate the floor."""
@@ -86,7 +90,7 @@ class Reference:
                 times.append((time.perf_counter() - started, time.process_time() - cpu))
         return min(times)
 
-    def bare_pass_times(self, bundle, inputs: Iterable[tuple[str, str]]) -> BarePassTimes:
+    def bare_pass_times(self, bundle: ModelBundle, inputs: Iterable[tuple[str, str]]) -> BarePassTimes:
         """The bare passes of ``inputs``, each timed once (a run reusing inputs measures only new ones)."""
         if not self._bare_times:
             self.bare_forward(bundle, "warm up")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from scripts.class_checks import Verdict
 from scripts.class_sim import PAD_LENGTH, PADDING_LAB, PAGES
@@ -56,7 +57,7 @@ class Summary:
     examples: list[str] = field(default_factory=list)  # a few wrong results and errors, for reading
 
 
-def summarise(verdicts: list[Verdict], **facts) -> Summary:
+def summarise(verdicts: list[Verdict], **facts: Any) -> Summary:
     rows: dict[str, dict] = {}
     groups: dict[str, list[Verdict]] = defaultdict(list)
     for v in verdicts:

@@ -17,10 +17,14 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from bertlens.budgets import default_budgets
 from bertlens.pages import TOOL_PAGES
 from scripts.streamlit_client import Run, Session, run_to_end
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 PAGES = TOOL_PAGES  # every page that shows the model, in the registry's order
 LENGTHS = (20, 48, 128, 300, 512)  # tokens per input, [CLS]/[SEP] included (before the cap)
@@ -38,7 +42,7 @@ PADDING_LAB = "tokenizer (Padding lab)"
 # --- the inputs ----------------------------------------------------------------------------------
 
 
-def input_text(tokenizer, session: int, step: int, tokens: int, rng: random.Random) -> str:
+def input_text(tokenizer: PreTrainedTokenizerBase, session: int, step: int, tokens: int, rng: random.Random) -> str:
     """A distinct text of ``tokens`` tokens (specials included) with a [MASK] and "field" among the first 12."""
     prefix = f"Lesson {session} part {step}: the [MASK] ran across the {SENSE_WORD} and"
     used = len(tokenizer(prefix)["input_ids"]) + 1  # the final "."
@@ -61,7 +65,7 @@ class Step:
     text: str
 
 
-def plans(tokenizer, sessions: int, inputs: int, seed: int) -> list[list[Step]]:
+def plans(tokenizer: PreTrainedTokenizerBase, sessions: int, inputs: int, seed: int) -> list[list[Step]]:
     """Each session's steps: the next page and a new text of one of LENGTHS tokens."""
     rng = random.Random(seed)
     return [
@@ -98,7 +102,9 @@ class Recorder:
         self.connections.setdefault(number, []).append(session)
         return session
 
-    async def run(self, session: int, page: str, kind: str, request, typed: str | None = None) -> Run | None:
+    async def run(
+        self, session: int, page: str, kind: str, request: Awaitable[Run], typed: str | None = None
+    ) -> Run | None:
         """Await one run and record it; None (recorded as an error) when it failed or timed out."""
         started = time.perf_counter()
         try:
@@ -201,6 +207,7 @@ async def classroom(
 
     in_lab = [lab(url, len(steps), recorder, others_done, padding_limit, padding_pause)] if padding_limit else []
     wall, *_ = await asyncio.gather(everyone(), *in_lab)
+    assert isinstance(wall, float)  # everyone()'s; the lab's student returns nothing
     return wall
 
 

@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -109,6 +109,7 @@ def cluster_memory(cluster: Cluster) -> Memory:
     """Every live replica's memory (a killed one not yet replaced, as after a short kill phase, has none)."""
     per_replica = [pss_rss_bytes(r.process.pid) for r in cluster.members if r.process and r.alive]
     launcher = cluster.launcher.process if cluster.launcher else None
+    assert cluster.haproxy is not None, "a started cluster"
     return Memory(len(per_replica), launcher is not None, [p / GIB for p, _ in per_replica],
                   [r / GIB for _, r in per_replica], pss_rss_bytes(cluster.haproxy.pid)[0] / GIB,
                   pss_rss_bytes(launcher.pid)[0] / GIB if launcher else 0.0)  # fmt: skip
@@ -213,7 +214,9 @@ class Classroom:
 
 
 def replica_of(session: Session) -> str | None:
-    return session.websocket.response.headers.get(REPLICA_HEADER)
+    response = session.websocket.response  # the handshake's: there once connected
+    assert response is not None, "a connected session"
+    return response.headers.get(REPLICA_HEADER)
 
 
 Act = Callable[[Session, Run], Awaitable[Run | None] | None]  # the next action after a run (None: nothing left)
@@ -314,6 +317,7 @@ def kill_when(cluster: Cluster, room: Classroom, kill: Kill, stop: threading.Eve
     else:
         serving = replica_of(room.recorder.connections[kill.of_session][-1])
         victim = next(r for r in cluster.members if r.name == serving)
+    assert victim.process is not None, "a started replica"
     room.killed = (victim.name, time.perf_counter())
     os.kill(victim.process.pid, signal.SIGKILL)
 
@@ -438,7 +442,7 @@ def class_table(results: list[ClassResult]) -> str:
     )
     lines = [f"|  | {head} |", "| --- |" + " --- |" * len(results)]
 
-    def row(label: str, values) -> None:
+    def row(label: str, values: Iterable[str]) -> None:
         lines.append(f"| {label} | " + " | ".join(values) + " |")
 
     row("sessions per replica", [", ".join(f"{k}: {v}" for k, v in r.sessions_per_replica.items()) for r in results])

@@ -305,7 +305,8 @@ class Cluster:
             self.wait_ready(replica)
             warm_every_page(replica.url)
         except RuntimeError:  # not ready in time: stop it, so that the next replace_dead tries again
-            stop_group(replica.process)
+            if replica.process is not None:
+                stop_group(replica.process)
             raise
         self.balancer.set_state(replica.name, "ready")
         self.wait_balancer({replica.name: "UP"})
@@ -364,7 +365,7 @@ class Cluster:
             raise
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
@@ -378,12 +379,12 @@ class Signals:
         signal.signal(signal.SIGTERM, self._stop)
         signal.signal(signal.SIGHUP, self._rolling)
 
-    def _stop(self, *_) -> None:
+    def _stop(self, *_: object) -> None:
         if self.stop:  # a second Ctrl+C while stopping: leave at once (children still get PDEATHSIG)
             raise KeyboardInterrupt
         self.stop = True
 
-    def _rolling(self, *_) -> None:
+    def _rolling(self, *_: object) -> None:
         self.rolling = True
 
 

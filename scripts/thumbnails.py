@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from PIL import Image, ImageFilter
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, FloatRect, sync_playwright
 
 from bertlens.models import BUNDLED_MODEL
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
@@ -36,7 +36,7 @@ VIEWS = {  # page -> (link parameters, what to photograph: the view's first char
 HEADS = {"fill_mask", "next_sentence"}  # pages drawn with the tiny pre-training model
 
 
-def photograph(base_url: str, page: str, browser) -> bytes:
+def photograph(base_url: str, page: str, browser: Browser) -> bytes:
     params, selector = VIEWS[page]
     tab = browser.new_page(viewport={"width": 1280, "height": 2400})
     try:
@@ -52,7 +52,7 @@ def photograph(base_url: str, page: str, browser) -> bytes:
         box = view.bounding_box()
         assert box is not None
         height = box["width"] * 9 / 16  # the top of the view, 16:9
-        clip = {"x": box["x"], "y": box["y"], "width": box["width"], "height": height}
+        clip: FloatRect = {"x": box["x"], "y": box["y"], "width": box["width"], "height": height}
         return tab.screenshot(clip=clip)
     finally:
         tab.close()

@@ -16,6 +16,7 @@ Run: ``python -m scripts.weights_memory`` (a few minutes; the page cache is warm
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -66,6 +67,7 @@ def start_replica(choice: str, folder: Path, env: dict[str, str]) -> tuple[subpr
         env=env,
         cwd=ROOT,
     )
+    assert child.stdout is not None  # stdout=PIPE
     return child, float(child.stdout.readline())
 
 
@@ -77,6 +79,7 @@ def measure(choice: str, folder: Path, scratch: Path) -> tuple[float, float, dic
     second, second_seconds = start_replica(choice, folder, env)
     together = [memory_mib(first.pid), memory_mib(second.pid)]
     for child in (first, second):
+        assert child.stdin is not None  # stdin=PIPE
         child.stdin.close()
         child.wait()
     return first_seconds, second_seconds, alone, together
@@ -96,6 +99,7 @@ def report(choice: str, rounds: list[tuple[float, float, dict, list[dict]]]) -> 
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         folder = save_random_bert(Path(scratch) / "bert-base-random", random_bert_config())
         size = sum(p.stat().st_size for p in folder.iterdir()) / 2**20
