@@ -239,8 +239,9 @@ def _become_replica(argv: list[str], log: str, launcher: int) -> None:
     if argv[1] != "-c":
         raise ValueError(f"a replica is started from `python -c CODE args…`, not {argv[:2]}")
     sys.argv = ["-c", *argv[3:]]
-    # The replica's import path as `python -c` in ROOT gives a replica started as its own process (the same argv):
-    # the working directory as "" first, not the launcher's own first entry (ROOT, put there by `python -m`).
+    # Not an import hack for this module: the replica imports as one started as its own process does (`python -c
+    # CODE` in ROOT, as with --separate-processes): "" (the working directory) first on its path, and not the
+    # launcher's own first entry (ROOT, put there by `python -m scripts.preloaded`).
     sys.path = ["", *(entry for entry in sys.path if entry != str(ROOT))]
     exec(compile(argv[2], "<replica>", "exec"), {"__name__": "__main__"})  # exits through SystemExit
 
