@@ -1,13 +1,13 @@
 """Benchmark BERT Lens against the floor (a bare forward pass). Not part of the tests.
 
-    python scripts/benchmark.py                 # full run (a few minutes on 2 cores)
-    python scripts/benchmark.py --repeats 1     # quicker, noisier
+    python -m scripts.benchmark                 # full run (a few minutes on 2 cores)
+    python -m scripts.benchmark --repeats 1     # quicker, noisier
 
 Uses a randomly initialised model with bert-base-uncased's exact configuration, saved to a
 temporary folder and loaded through BERT Lens's real loading path (speed and memory do not depend
 on the weight values; nothing is downloaded). Prints Markdown tables: machine, timings per input
 length (16, 128, 512 tokens) with each page's compute as a ratio to the floor, cached repeats,
-model load time, peak memory (separate subprocesses), transformers' fill-mask pipeline, and the
+model load time, peak memory (separate subprocesses: ``scripts/benchmark_memory.py``), transformers' fill-mask pipeline, and the
 bytes the attention page sends to the browser. Compare ratios, not absolute times.
 
 Then, against a real server (``scripts/visits.py``): the server time of a cached visit (same
@@ -22,53 +22,46 @@ page settles within 1.5 x a bare Streamlit page.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import platform
-import subprocess
-import sys
 import tempfile
 import time
-import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
+from urllib.parse import urlencode
+
+# First: its settings (offline, quiet, not hosted) come before torch, transformers and Streamlit load.
+from scripts.benchmark_memory import GIB, WORDS, peak_rss, sentence_of  # isort: skip
+
+import streamlit
+import torch
+import transformers
+from streamlit.testing.v1 import AppTest
+from transformers import BertModel, PreTrainedTokenizerBase, pipeline
+
+from bertlens import anatomy, attention, compare, influence, mlm, nsp, positions, senses, steps
+from bertlens.analysis import analyze, encode
+from bertlens.models import ModelBundle, load_model
+from bertlens.pages import TOOL_PAGES
+from bertlens.sense_presets import PRESETS
+from bertlens.senses import sentence_vector_cache
+from bertlens.synthetic import random_bert_config, save_random_bert
+from components.services import cache
+from components.services.models import cached_bundle
+from components.views.attention import figures as attention_figures
+from scripts import visits
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-os.environ.pop("BERTLENS_HOSTED", None)
-warnings.filterwarnings("ignore")
-
-import streamlit.logger  # noqa: E402
-import torch  # noqa: E402
-from transformers.utils import logging as transformers_logging  # noqa: E402
-
-streamlit.logger.set_log_level("error")  # "no runtime" notes: the cached functions run bare here
-transformers_logging.disable_progress_bar()
-
-from bertlens.analysis import analyze, encode  # noqa: E402
-from bertlens.pages import TOOL_PAGES  # noqa: E402
-from bertlens.synthetic import random_bert_config, save_random_bert  # noqa: E402
-
 LENGTHS = (16, 128, 512)
 TARGET_RATIO, TARGET_CACHED_MS, TARGET_GIB, TARGET_PAYLOAD_MB = 1.2, 50, 1.2, 5
-WORDS = "the students read a short story about a quiet village near the river and then wrote".split()
-GIB = 2**30
 
 
 # --- inputs -------------------------------------------------------------------------------------
 
 
-def sentence_of(tokenizer, tokens: int) -> str:
-    """A sentence of exactly ``tokens`` tokens ([CLS] and [SEP] included) with one [MASK]."""
-    words = [WORDS[i % len(WORDS)] for i in range(tokens - 4)]
-    words.insert(len(words) // 2, "[MASK]")
-    text = " ".join(words) + "."
-    assert len(encode(tokenizer, text).input_ids) == tokens, tokens
-    return text
-
-
-def pair_of(tokenizer, tokens: int) -> tuple[str, str]:
+def pair_of(tokenizer: PreTrainedTokenizerBase, tokens: int) -> tuple[str, str]:
     """Sentences A and B that together make ``tokens`` tokens ([CLS] A [SEP] B [SEP])."""
     a_words = (tokens - 3) // 2
     b_words = tokens - 3 - a_words - 1
@@ -122,9 +115,6 @@ def machine() -> list[tuple[str, str]]:
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / GIB
     except (ValueError, OSError):
         ram = float("nan")
-    import streamlit
-    import transformers
-
     return [
         ("CPU", cpu),
         ("cores (os.cpu_count)", str(os.cpu_count())),
@@ -139,71 +129,69 @@ def machine() -> list[tuple[str, str]]:
 # --- each page's compute: the core calls its default view makes for a newly typed input ---------
 
 
-def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[], object]]:
+def page_work(bundle: ModelBundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[], object]]:
     """Uncached: what each page computes when a user types a new sentence (default view)."""
-    from bertlens import anatomy, attention, compare, influence, mlm, nsp, positions, steps
-    from components.services import cache
-    from components.views.attention import figures as attention_figures
-
     tokenizer = bundle.tokenizer
     a, b = pair
     candidates = ["I think I'll go for a walk in the park.", "Deep Learning is a branch of Machine Learning."]
     compare_text = text.replace("the", "a", 1)  # one word changed, the same length
 
-    def tokenizer_page():  # the page's own computation, uncached
-        return cache.token_view.__wrapped__(cache.query(bundle.name, text))
+    def tokenizer_page() -> object:  # the page's own computation, uncached
+        return inspect.unwrap(cache.token_view)(cache.query(bundle.name, text))
 
-    def anatomy_page():
+    def anatomy_page() -> object:
         analysis = analyze(bundle, text)
         return anatomy.embedding_parts(bundle, analysis), anatomy.pooler_check(bundle, analysis)
 
-    def fill_mask_page():
+    def fill_mask_page() -> object:
         return mlm.top_k_guesses(analyze(bundle, text), tokenizer, 10)
 
-    def next_sentence_verdict():
+    def next_sentence_verdict() -> object:
         analysis = analyze(bundle, a, b)
         return nsp.next_sentence(analysis), nsp.segments_table(analysis)
 
-    def next_sentence_page():  # the verdict, then the ranking: two more (A, candidate) pairs, batched
+    def next_sentence_page() -> object:  # the verdict, then the ranking: two more (A, candidate) pairs, batched
         return next_sentence_verdict(), nsp.rank_candidates(bundle, a, candidates)
 
-    def attention_page():  # the default tab: the heatmap of layer 0, head 0
+    def attention_page() -> object:  # the default tab: the heatmap of layer 0, head 0
         analysis = analyze(bundle, text)
         choice = attention_figures.Choice()
         matrix = attention.layer_stack(analysis.attentions, choice.head_or_mean)[choice.layer]
         return attention_figures.matrix_figure(matrix, analysis.encoding, choice.title(bundle.capabilities.num_heads))
 
-    def attention_every_tab():
+    def attention_every_tab() -> object:
         analysis = analyze(bundle, text)
         return attention.head_statistics(analysis.attentions, analysis.encoding), attention_figures.page_figures(
             analysis
         )
 
-    def attention_step_by_step():  # no extra pass: one head's Q/K/V slice recomputed from hidden_states[layer]
+    def attention_step_by_step() -> (
+        object
+    ):  # no extra pass: one head's Q/K/V slice recomputed from hidden_states[layer]
         analysis = analyze(bundle, text)
         return steps.head_steps(bundle, analysis, 0, 0, 1)
 
-    def attention_compare():  # one extra pass: the second sentence
+    def attention_compare() -> object:  # one extra pass: the second sentence
         first, second = analyze(bundle, text), analyze(bundle, compare_text)
         alignment = compare.align_tokens(first.encoding.tokens, second.encoding.tokens)
         return compare.attention_difference(first.attentions[0, 0], second.attentions[0, 0], alignment)
 
-    def attention_mask_and_see():  # one extra pass: the input with one token hidden (the page's default)
+    def attention_mask_and_see() -> object:  # one extra pass: the input with one token hidden (the page's default)
         analysis = analyze(bundle, text)
         seen = influence.watch(bundle, analysis, "mask")
         hidden = seen.hideable[int(seen.attention_received(analysis.attentions[0, 0]).argmax())]
         return influence.mask_and_see(bundle, analysis, "mask", hide=hidden)
 
-    def attention_mask_and_see_every_token():  # one extra batched pass of every variant (token budget)
+    def attention_mask_and_see_every_token() -> object:  # one extra batched pass of every variant (token budget)
         analysis = analyze(bundle, text)
         found = influence.mask_and_see(bundle, analysis, "mask")
         return influence.attention_received(analysis.attentions[0, 0], found)
 
-    def fill_mask_every_layer():  # no extra pass: the MLM head on the mask's hidden state after every layer
+    def fill_mask_every_layer() -> object:  # no extra pass: the MLM head on the mask's hidden state after every layer
         analysis = analyze(bundle, text)
         return steps.layer_guesses(bundle, analysis, 10)
 
-    def anatomy_positions():  # no forward pass at all: read from the weights
+    def anatomy_positions() -> object:  # no forward pass at all: read from the weights
         return positions.position_embeddings(bundle, 64)
 
     return {
@@ -225,24 +213,18 @@ def page_work(bundle, text: str, pair: tuple[str, str]) -> dict[str, Callable[[]
     }
 
 
-def senses_rows(bundle, repeats: int) -> list[tuple[str, str]]:
+def senses_rows(bundle: ModelBundle, repeats: int) -> list[tuple[str, str]]:
     """The word-senses page's batch (the default preset) vs a bare batched forward of the same sentences."""
-    from bertlens import senses
-    from bertlens.sense_presets import PRESETS
-    from bertlens.senses import sentence_vector_cache
-    from components.services import cache
-    from components.services.models import cached_bundle
-
     preset = PRESETS["field"]
     sentences = [s.sentence for s in preset.sentences]
     batch = bundle.tokenizer(sentences, padding=True, return_tensors="pt")
     with torch.inference_mode():
         floor = seconds(lambda: bundle.model.bert(batch["input_ids"], attention_mask=batch["attention_mask"]), repeats)
 
-    def page():  # as the page: the reference words are read in the sentences' own batched pass
+    def page() -> object:  # as the page: the reference words are read in the sentences' own batched pass
         sentence_vector_cache(cached_bundle(bundle.name)).clear()  # read every sentence, as a new preset would
-        words = cache.word_vectors.__wrapped__(cache.query(bundle.name), preset.word, tuple(sentences),
-                                               tuple(preset.references[:10]))  # fmt: skip
+        words = inspect.unwrap(cache.word_vectors)(cache.query(bundle.name), preset.word, tuple(sentences),
+                                                   tuple(preset.references[:10]))  # fmt: skip
         labels = [s.sense for s in preset.sentences]
         vectors = senses.at_layer(words.contextual, str(words.num_layers))
         return senses.project(vectors), senses.separation_by_layer(words.contextual, labels)
@@ -261,10 +243,6 @@ def senses_rows(bundle, repeats: int) -> list[tuple[str, str]]:
 
 def cached_rows(folder: str, text: str) -> list[tuple[str, str]]:
     """The Streamlit cache hit: the second call of the cached functions, and a full page rerun (AppTest)."""
-    from streamlit.testing.v1 import AppTest
-
-    from components.services import cache
-
     rows = []
     cached = {
         "cached_analysis (the shared forward pass)": lambda: cache.cached_analysis(folder, text),
@@ -287,43 +265,7 @@ def cached_rows(folder: str, text: str) -> list[tuple[str, str]]:
     return rows
 
 
-# --- memory (each in its own process) -----------------------------------------------------------
-
-MEMORY_CHILD = "--memory-child"
-
-
-def memory_child(kind: str, folder: str) -> None:
-    """Load and run one forward pass at 512 tokens the BERT Lens way or the seeds' way; print peak RSS (Linux)."""
-    from bertlens.models import load_model
-
-    if kind == "imports":
-        pass
-    elif kind == "lens-load":
-        load_model(folder)
-    elif kind == "lens":
-        bundle = load_model(folder)
-        analyze(bundle, sentence_of(bundle.tokenizer, 512))
-    elif kind == "seeds":  # the notebooks: three separate models, each with its own copy of the encoder
-        from transformers import AutoTokenizer, BertForMaskedLM, BertForNextSentencePrediction, BertModel
-
-        tokenizer = AutoTokenizer.from_pretrained(folder)
-        text = sentence_of(tokenizer, 512)
-        inputs = tokenizer(text, return_tensors="pt")
-        models = [cls.from_pretrained(folder, attn_implementation="eager").eval()
-                  for cls in (BertModel, BertForMaskedLM, BertForNextSentencePrediction)]  # fmt: skip
-        with torch.inference_mode():
-            models[0](**inputs, output_attentions=True, output_hidden_states=True)
-            models[1](**inputs)
-            models[2](**inputs)
-    # VmHWM, not ru_maxrss: a child forked from a big parent inherits the parent's ru_maxrss.
-    status = Path("/proc/self/status").read_text()
-    print(int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) * 1024)
-
-
-def peak_rss(kind: str, folder: str) -> int:
-    out = subprocess.run([sys.executable, __file__, MEMORY_CHILD, kind, folder], capture_output=True, text=True,
-                         check=True, env={**os.environ, "TRANSFORMERS_VERBOSITY": "error"})  # fmt: skip
-    return int(out.stdout.strip().splitlines()[-1])
+# --- memory (each in its own process: scripts/benchmark_memory.py) ------------------------------
 
 
 def memory_rows(folder: str) -> list[tuple[str, str]]:
@@ -341,7 +283,7 @@ def memory_rows(folder: str) -> list[tuple[str, str]]:
 # --- the table ----------------------------------------------------------------------------------
 
 
-def markdown(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
+def markdown(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
@@ -362,12 +304,6 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from transformers import BertModel, pipeline
-
-    from bertlens.models import load_model
-    from components.services.models import cached_bundle
-    from components.views.attention import figures as attention_figures
-
     print("## Machine\n")
     print(markdown(machine(), ("", "")))
     with tempfile.TemporaryDirectory() as tmp:
@@ -384,15 +320,15 @@ def main() -> None:
             text, pair = sentence_of(bundle.tokenizer, length), pair_of(bundle.tokenizer, length)
             input_ids = torch.tensor([encode(bundle.tokenizer, text).input_ids])
             with torch.inference_mode():
-                floor = seconds(lambda ids=input_ids: bundle.model.bert(ids), repeats)
+                floor = seconds(partial(bundle.model.bert, input_ids), repeats)
             row = {"floor: bundle.model.bert(input_ids)": ms(floor)}
             if baseline_rows:
                 with torch.inference_mode():
-                    reference = seconds(lambda ids=input_ids: sdpa(ids), repeats)
+                    reference = seconds(partial(sdpa, input_ids), repeats)
                 row["reference: BertModel forward, default SDPA attention"] = (
                     f"{ms(reference)} ({reference / floor:.2f} ×)"
                 )
-            shared = seconds(lambda text=text: analyze(bundle, text), repeats)
+            shared = seconds(partial(analyze, bundle, text), repeats)
             row["analyze: the shared pass (attentions, hidden states, heads)"] = (
                 f"{ms(shared)} ({shared / floor:.2f} ×)"
             )
@@ -405,7 +341,7 @@ def main() -> None:
                     f"{ms(compute - floor)} beyond the floor)"
                 )
             if baseline_rows:
-                baseline = seconds(lambda text=text: fill_mask(text, top_k=10), repeats)
+                baseline = seconds(partial(fill_mask, text, top_k=10), repeats)
                 row["baseline: transformers pipeline('fill-mask'), top 10"] = (
                     f"{ms(baseline)} ({baseline / floor:.2f} ×)"
                 )
@@ -443,10 +379,6 @@ def main() -> None:
 
 def server_sections(folder: str) -> None:
     """Cached visits and browser settle against a real server (``scripts/visits.py``)."""
-    from urllib.parse import urlencode
-
-    from scripts import visits
-
     query = urlencode({"text": "The students read a short story about the [MASK] near the river."})
     print(
         f"\n## Cached visits: server time ({visits.VISITS} visits each, median wall; CPU = server CPU per visit; "
@@ -463,7 +395,4 @@ def server_sections(folder: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == MEMORY_CHILD:
-        memory_child(sys.argv[2], sys.argv[3])
-    else:
-        main()
+    main()

@@ -1,6 +1,6 @@
 """Write Streamlit's chart theme, as Streamlit draws it with this app's theme, to static/plotly/theme.json.
 
-    python scripts/chart_theme.py
+    python -m scripts.chart_theme
 
 BERT Lens draws its charts with its own plotly.js (components/ui/plotly_chart.py), so Streamlit's chart theme is not
 applied by Streamlit. That theme is Python's "streamlit" plotly template with placeholder colours, which
@@ -12,17 +12,18 @@ tests/browser/test_charts.py fails until then.
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Browser, sync_playwright
+
+from scripts.server import running_server
+from scripts.visits import CHROMIUM, CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from scripts.server import running_server  # noqa: E402
-from scripts.visits import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-
 THEME = ROOT / "static" / "plotly" / "theme.json"
 PROBE = (
     "import plotly.graph_objects as go\nimport streamlit as st\n\nst.plotly_chart(go.Figure(go.Scatter(y=[1, 3, 2])))\n"
@@ -30,7 +31,7 @@ PROBE = (
 TEMPLATE = "() => document.querySelector('.js-plotly-plot .main-svg') && document.querySelector('.js-plotly-plot').layout.template"
 
 
-def streamlit_theme(browser) -> dict:
+def streamlit_theme(browser: Browser) -> dict[str, Any]:
     """The template of a chart drawn by ``st.plotly_chart`` in ``browser`` (Playwright's Chromium), on a server run
     from the repository (so with its .streamlit/config.toml)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -46,8 +47,7 @@ def streamlit_theme(browser) -> dict:
 
 
 def main() -> None:
-    from playwright.sync_api import sync_playwright
-
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         THEME.write_text(json.dumps(streamlit_theme(browser), indent=1, sort_keys=True) + "\n")

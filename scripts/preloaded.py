@@ -3,7 +3,7 @@
 Each ``streamlit run app.py`` replica imports the same libraries: ~370 MiB of private memory per process
 before any model is loaded (measured: torch 140, transformers 130, Streamlit 30, plotly/scikit-learn/pandas
 60). The model's weights are memory-mapped and already shared between replicas; those imports were not.
-``Launcher`` starts one small Python process (this module run as a script) that imports them once, moves
+``Launcher`` starts one small Python process (``python -m scripts.preloaded``) that imports them once, moves
 everything it holds out of the garbage collector's reach (``gc.freeze``, so no collection in a child writes
 to those pages) and then, on request, forks a replica. The replicas share the imported pages copy-on-write
 until they write to them.
@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
+import importlib
 import itertools
 import json
 import os
+import random
 import selectors
 import signal
 import subprocess
@@ -35,6 +38,8 @@ import threading
 import time
 from pathlib import Path
 from typing import TextIO
+
+from bertlens.serving import prepare_threads  # sets environment variables only: torch is not loaded here
 
 ROOT = Path(__file__).resolve().parents[1]
 # What every replica imports anyway (app.py's pages, on their first visit): the third-party libraries and
@@ -111,7 +116,7 @@ class Launcher:
         if self._process is None or self._process.poll() is not None:
             with self.log.open("a") as err:
                 self._process = subprocess.Popen(
-                    [sys.executable, str(Path(__file__))], cwd=ROOT, env=self.env, stdin=subprocess.PIPE,
+                    [sys.executable, "-m", "scripts.preloaded"], cwd=ROOT, env=self.env, stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1, start_new_session=True,
                     preexec_fn=die_with_parent,
                 )  # fmt: skip
@@ -230,14 +235,14 @@ def _become_replica(argv: list[str], log: str, launcher: int) -> None:
     sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's own descriptors, for its whole life
     sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
-    import random
-
     random.seed()  # not the launcher's sequence, shared by every replica
     if argv[1] != "-c":
         raise ValueError(f"a replica is started from `python -c CODE args…`, not {argv[:2]}")
     sys.argv = ["-c", *argv[3:]]
-    here = str(Path(__file__).resolve().parent)
-    sys.path = ["", *(entry for entry in sys.path if entry not in (here, str(ROOT)))]  # as `python -c` in ROOT
+    # Not an import hack for this module: the replica imports as one started as its own process does (`python -c
+    # CODE` in ROOT, as with --separate-processes): "" (the working directory) first on its path, and not the
+    # launcher's own first entry (ROOT, put there by `python -m scripts.preloaded`).
+    sys.path = ["", *(entry for entry in sys.path if entry != str(ROOT))]
     exec(compile(argv[2], "<replica>", "exec"), {"__name__": "__main__"})  # exits through SystemExit
 
 
@@ -247,13 +252,7 @@ def serve() -> None:
     _protocol = os.fdopen(os.dup(1), "w", buffering=1)  # answers go here; anything else printed goes to stderr
     os.dup2(2, 1)
     os.chdir(ROOT)
-    sys.path.insert(0, str(ROOT))
-    from bertlens.serving import prepare_threads
-
     prepare_threads()  # before torch loads, as app.py does
-    import gc
-    import importlib
-
     for name in PRELOAD:
         importlib.import_module(name)
     gc.collect()

@@ -1,7 +1,7 @@
 """Past one server, measured on this host: the class simulation through HAProxy with 1, 2, 3 replicas.
 
-    python scripts/scale_benchmark.py                          # 60 sessions, bert-base-sized random model
-    python scripts/scale_benchmark.py --sessions 20 --inputs 2 --replicas 1 2 --json out.json
+    python -m scripts.scale_benchmark                          # 60 sessions, bert-base-sized random model
+    python -m scripts.scale_benchmark --sessions 20 --inputs 2 --replicas 1 2 --json out.json
 
 Phases (each starts its own replicas and HAProxy with scripts/serve.py's Cluster, deploy/haproxy.cfg):
 
@@ -31,52 +31,47 @@ import asyncio
 import json
 import os
 import signal
-import sys
 import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+# Before transformers and the Hub client load (they read these once): the model is a local folder or cached.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
+import torch  # noqa: E402
 from websockets.exceptions import InvalidHandshake  # noqa: E402
 from websockets.protocol import State  # noqa: E402
 
+from bertlens.models import load_model  # noqa: E402
+from bertlens.synthetic import random_bert_config, save_random_bert  # noqa: E402
 from components.ui.reconnect import REOPENED_COOKIE  # noqa: E402
-from scripts.class_load import (  # noqa: E402
-    DEFAULT_CAP,
-    GIB,
+from scripts.class_checks import check_all  # noqa: E402
+from scripts.class_load import DEFAULT_CAP, Options, hosted_env  # noqa: E402
+from scripts.class_reference import Reference  # noqa: E402
+from scripts.class_report import GIB, Summary, markdown, percentile, seconds_text, summarise  # noqa: E402
+from scripts.class_sim import (  # noqa: E402
     PAD_QUERY,
     PADDING_LAB,
     PAGE_QUERY,
     Observation,
-    Options,
     Recorder,
-    Reference,
     Step,
-    Summary,
-    check_all,
     classroom,
-    hosted_env,
-    markdown,
-    percentile,
     plans,
-    seconds_text,
-    summarise,
     take_step,
     type_padding_batch,
-)  # fmt: skip
+)
 from scripts.serve import Cluster  # noqa: E402
 from scripts.server import free_port, model_loads  # noqa: E402
 from scripts.streamlit_client import Run, Session, run_to_end  # noqa: E402
+from scripts.visits import CHROMIUM, CHROMIUM_ARGS, LAST_CHANGE, wait_settled  # noqa: E402
 
 REPLICA_HEADER = "X-BertLens-Replica"
 RESTORE_ATTEMPTS = 3  # connections a student opens after losing one
@@ -114,6 +109,7 @@ def cluster_memory(cluster: Cluster) -> Memory:
     """Every live replica's memory (a killed one not yet replaced, as after a short kill phase, has none)."""
     per_replica = [pss_rss_bytes(r.process.pid) for r in cluster.members if r.process and r.alive]
     launcher = cluster.launcher.process if cluster.launcher else None
+    assert cluster.haproxy is not None, "a started cluster"
     return Memory(len(per_replica), launcher is not None, [p / GIB for p, _ in per_replica],
                   [r / GIB for _, r in per_replica], pss_rss_bytes(cluster.haproxy.pid)[0] / GIB,
                   pss_rss_bytes(launcher.pid)[0] / GIB if launcher else 0.0)  # fmt: skip
@@ -158,9 +154,7 @@ class FirstVisit:
 def first_visits(workdir: Path, env: dict[str, str], pages: Sequence[str] = ("attention",)) -> list[FirstVisit]:
     """A student's very first visit (empty browser cache) on a throttled network: each page straight from a
     replica (Streamlit serves its frontend uncompressed) and through HAProxy (deploy/haproxy.cfg compresses)."""
-    from playwright.sync_api import sync_playwright
-
-    from scripts.visits import CHROMIUM, CHROMIUM_ARGS, LAST_CHANGE, wait_settled
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415 — optional: only this phase needs it (--skip-first-visit)
 
     visits = []
     with Cluster(1, free_port(), workdir / "first-visit", "127.0.0.1", env) as cluster, sync_playwright() as playwright:
@@ -220,7 +214,9 @@ class Classroom:
 
 
 def replica_of(session: Session) -> str | None:
-    return session.websocket.response.headers.get(REPLICA_HEADER)
+    response = session.websocket.response  # the handshake's: there once connected
+    assert response is not None, "a connected session"
+    return response.headers.get(REPLICA_HEADER)
 
 
 Act = Callable[[Session, Run], Awaitable[Run | None] | None]  # the next action after a run (None: nothing left)
@@ -321,6 +317,7 @@ def kill_when(cluster: Cluster, room: Classroom, kill: Kill, stop: threading.Eve
     else:
         serving = replica_of(room.recorder.connections[kill.of_session][-1])
         victim = next(r for r in cluster.members if r.name == serving)
+    assert victim.process is not None, "a started replica"
     room.killed = (victim.name, time.perf_counter())
     os.kill(victim.process.pid, signal.SIGKILL)
 
@@ -388,10 +385,6 @@ def run_class(
     kill: Kill | None = None,
 ) -> ClassResult:
     """The class through HAProxy in front of ``replicas`` replicas; optionally one replica killed mid-burst."""
-    import torch
-
-    from bertlens.models import load_model
-
     deadline = time.monotonic() + options.max_seconds
     steps = plans(ref.tokenizer, options.sessions, options.inputs, options.seed)
     room = Classroom(Recorder(options.run_timeout))
@@ -449,7 +442,7 @@ def class_table(results: list[ClassResult]) -> str:
     )
     lines = [f"|  | {head} |", "| --- |" + " --- |" * len(results)]
 
-    def row(label: str, values) -> None:
+    def row(label: str, values: Iterable[str]) -> None:
         lines.append(f"| {label} | " + " | ".join(values) + " |")
 
     row("sessions per replica", [", ".join(f"{k}: {v}" for k, v in r.sessions_per_replica.items()) for r in results])
@@ -510,8 +503,6 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model
         if model is None:
-            from bertlens.synthetic import random_bert_config, save_random_bert
-
             model = str(save_random_bert(Path(tmp) / "bert-base-uncased-random", random_bert_config()))
         env["BERTLENS_MODEL"] = model
         memory = [] if args.skip_memory else measure_memory(sorted(args.replicas), Path(tmp), env)

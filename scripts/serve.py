@@ -1,8 +1,8 @@
 """BERT Lens for a lecture hall: N replicas of ``streamlit run app.py`` behind HAProxy on one public port.
 
-    python scripts/serve.py --replicas 3 --port 8501      # prints the one link; Ctrl+C or SIGTERM stops everything
+    python -m scripts.serve --replicas 3 --port 8501      # prints the one link; Ctrl+C or SIGTERM stops everything
     kill -HUP <serve.py's pid>                            # rolling restart: one replica at a time
-    python scripts/serve.py --render --bind :8501 --server app1:8501 --server app2:8501   # the config only
+    python -m scripts.serve --render --bind :8501 --server app1:8501 --server app2:8501   # the config only
 
 Each replica is a normal ``streamlit run app.py`` on its own 127.0.0.1 port, with its own model bundle
 (the model named by ``BERTLENS_MODEL`` or ``--model``; every other ``BERTLENS_*`` setting is passed
@@ -39,18 +39,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from scripts.preloaded import LaunchedProcess, Launcher, die_with_parent  # noqa: E402
-from scripts.server import (  # noqa: E402
+from scripts.preloaded import LaunchedProcess, Launcher, die_with_parent
+from scripts.server import (
     PORT_ATTEMPTS,
     another_port_worth_trying,
     free_port,
     listening,
     streamlit_command,
 )
-from scripts.streamlit_client import Session, run_to_end  # noqa: E402
+from scripts.streamlit_client import Session, run_to_end
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TEMPLATE = ROOT / "deploy" / "haproxy.cfg"
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
@@ -306,7 +305,8 @@ class Cluster:
             self.wait_ready(replica)
             warm_every_page(replica.url)
         except RuntimeError:  # not ready in time: stop it, so that the next replace_dead tries again
-            stop_group(replica.process)
+            if replica.process is not None:
+                stop_group(replica.process)
             raise
         self.balancer.set_state(replica.name, "ready")
         self.wait_balancer({replica.name: "UP"})
@@ -365,7 +365,7 @@ class Cluster:
             raise
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
@@ -379,12 +379,12 @@ class Signals:
         signal.signal(signal.SIGTERM, self._stop)
         signal.signal(signal.SIGHUP, self._rolling)
 
-    def _stop(self, *_) -> None:
+    def _stop(self, *_: object) -> None:
         if self.stop:  # a second Ctrl+C while stopping: leave at once (children still get PDEATHSIG)
             raise KeyboardInterrupt
         self.stop = True
 
-    def _rolling(self, *_) -> None:
+    def _rolling(self, *_: object) -> None:
         self.rolling = True
 
 

@@ -1,5 +1,5 @@
 """A real ``streamlit run app.py`` server on a free local port (the browser, concurrency and class-load
-tests, and ``scripts/class_load.py``).
+tests, ``scripts/class_load.py`` and the benchmarks).
 
 The server logs BERT Lens's own ``bertlens`` logger (each model load) to its log file, so a caller
 can count loads inside the server process (``model_loads``).

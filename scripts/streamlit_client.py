@@ -7,7 +7,7 @@ in one event loop run in the server at the same time, each in its own script thr
 of browser tabs does. Helpers below read what was drawn: widgets by key, tables (Arrow), plotly
 figures, metrics.
 
-Used by tests/test_concurrency.py, tests/test_class_load.py and scripts/class_load.py.
+Used by tests/test_concurrency.py, tests/test_class_load.py and the class simulation (scripts/class_sim.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import asyncio
 import base64
 import io
 import json
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -24,10 +24,15 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.proto.WidgetStates_pb2 import WidgetStates
+from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
+from websockets.asyncio.client import ClientConnection
+from websockets.typing import Subprotocol
 
 from components.ui.html_table import is_table, read_table
 from components.ui.plotly_chart import ELEMENT
@@ -56,25 +61,26 @@ class Run:
     """What one script run drew (the last run, when the page reran itself with ``st.rerun``)."""
 
     page: str
-    elements: list = field(default_factory=list)
+    elements: list[Element] = field(default_factory=list)
     reruns: int = 0  # st.rerun() calls the page made before this run
 
-    def drawn(self, kind: str) -> list:
+    # The element bodies are Streamlit's protobuf messages of many kinds (TextArea, Metric, BidiComponent, …): Any.
+    def drawn(self, kind: str) -> list[Any]:
         """Every element of ``kind`` ("text_area", "dataframe", "bidi_component", "metric", "exception", …)."""
         return drawn(self.elements, kind)
 
-    def charts(self) -> list:
+    def charts(self) -> list[Any]:
         """The charts drawn (``components.ui.plotly_chart``: custom elements named ``ELEMENT``), in page order."""
         return [chart for chart in self.drawn("bidi_component") if chart.component_name == ELEMENT]
 
-    def widget(self, key: str):
+    def widget(self, key: str) -> Any:
         """The widget (or keyed dataframe/chart) created with ``key=key``, or None."""
         for body in map(element_body, self.elements):
             if key_of(getattr(body, "id", "")) == key:
                 return body
         return None
 
-    def table(self, key: str):
+    def table(self, key: str) -> pd.DataFrame | None:
         """The table shown by ``exports.table(..., key=key)`` (or with a CSV button keyed ``csv-{key}``):
         the table drawn just before that button (an HTML table or a grid), as a pandas DataFrame; None
         when not drawn."""
@@ -94,20 +100,21 @@ class Run:
         widget = self.widget(key)
         if widget is None:
             return None
-        return widget.value if widget.HasField("value") else widget.default
+        value: str = widget.value if widget.HasField("value") else widget.default
+        return value
 
     def metrics(self) -> dict[str, str]:
         return {metric.label: metric.body for metric in self.drawn("metric")}
 
     @property
-    def exceptions(self) -> list:
+    def exceptions(self) -> list[Any]:
         return self.drawn("exception")
 
 
 class Session:
     """One browser tab on one page of the app."""
 
-    def __init__(self, websocket, page: str, query_string: str = ""):
+    def __init__(self, websocket: ClientConnection, page: str, query_string: str = ""):
         self.websocket, self.page, self.query_string = websocket, page, query_string
         self.page_hash = ""
         self.page_hashes: dict[str, str] = {}  # url path -> page script hash (from the navigation message)
@@ -121,7 +128,7 @@ class Session:
         address = url.replace("http://", "ws://").rstrip("/") + "/_stcore/stream"
         headers = {"Cookie": cookie} if cookie else None
         async with websockets.connect(
-            address, subprotocols=["streamlit"], max_size=None, additional_headers=headers
+            address, subprotocols=[Subprotocol("streamlit")], max_size=None, additional_headers=headers
         ) as websocket:
             yield cls(websocket, page, query_string)
 
@@ -172,7 +179,7 @@ class Session:
                 return run
 
 
-def set_widget_value(state, widget_id: str, value: WidgetValue) -> None:
+def set_widget_value(state: WidgetState, widget_id: str, value: WidgetValue) -> None:
     state.id = widget_id
     if isinstance(value, bool):
         state.bool_value = value
@@ -190,12 +197,14 @@ def with_param(query_string: str, key: str, value: str) -> str:
     return urlencode([*kept, (key, value)])
 
 
-def element_body(element):
+def element_body(element: Element) -> Any:
     """The element's own message (its ``text_area``, ``plotly_chart``, …)."""
-    return getattr(element, element.WhichOneof("type"))
+    kind = element.WhichOneof("type")
+    assert kind is not None, "an element the server drew has a type"
+    return getattr(element, kind)
 
 
-def drawn(elements, kind: str) -> list:
+def drawn(elements: Iterable[Element], kind: str) -> list[Any]:
     return [getattr(e, kind) for e in elements if e.WhichOneof("type") == kind]
 
 
@@ -205,19 +214,19 @@ def key_of(element_id: str) -> str | None:
     return parts[2] if element_id.startswith("$$ID-") and len(parts) == 3 and parts[2] != "None" else None
 
 
-def dataframe(element):
+def dataframe(element: Any) -> pd.DataFrame:
     """A drawn ``st.dataframe`` (or styled table) as a pandas DataFrame (Streamlit sends Arrow IPC bytes)."""
-    import pyarrow as pa
+    frame: pd.DataFrame = pa.ipc.open_stream(io.BytesIO(element.arrow_data.data)).read_all().to_pandas()
+    return frame
 
-    return pa.ipc.open_stream(io.BytesIO(element.arrow_data.data)).read_all().to_pandas()
 
-
-def plotly_figure(chart) -> dict:
+def plotly_figure(chart: Any) -> dict[str, Any]:
     """A drawn chart (``Run.charts``) as its plotly JSON (``data`` and ``layout``)."""
-    return json.loads(chart.bytes)["figure"]
+    figure: dict[str, Any] = json.loads(chart.bytes)["figure"]
+    return figure
 
 
-def plotly_array(value) -> np.ndarray:
+def plotly_array(value: Any) -> np.ndarray:
     """A plotly JSON array: a plain (nested) list, or plotly 6's typed form ``{"dtype", "bdata", "shape"}``."""
     if isinstance(value, dict) and "bdata" in value:
         array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))

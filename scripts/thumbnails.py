@@ -1,6 +1,6 @@
 """Make the home page's thumbnails: each page's main view, screenshotted in Chromium from a real server.
 
-    python scripts/thumbnails.py            # writes static/thumbnails/<page>.png (bundled encoder, offline)
+    python -m scripts.thumbnails            # writes static/thumbnails/<page>.png (bundled encoder, offline)
 
 They are files in the repository (a few kB each), so the home page draws no chart and needs no model to
 show them; run this again when a page's look changes. The views use the bundled encoder; fill-mask and
@@ -12,21 +12,18 @@ from __future__ import annotations
 
 import argparse
 import io
-import sys
 import tempfile
 from pathlib import Path
 from urllib.parse import urlencode
 
 from PIL import Image, ImageFilter
+from playwright.sync_api import Browser, FloatRect, sync_playwright
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bertlens.models import BUNDLED_MODEL  # noqa: E402
-from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert  # noqa: E402
-from components.views.home.cards import THUMBNAIL_WIDTH, THUMBNAILS  # noqa: E402
-from scripts.server import running_server  # noqa: E402
-from scripts.visits import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from bertlens.models import BUNDLED_MODEL
+from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
+from components.views.home.cards import THUMBNAIL_WIDTH, THUMBNAILS
+from scripts.server import running_server
+from scripts.visits import CHROMIUM, CHROMIUM_ARGS
 
 VIEWS = {  # page -> (link parameters, what to photograph: the view's first chart or table)
     "tokenizer": ({"text": "Tokenization and padding are fundamental."}, '[data-testid="stTabs"]'),
@@ -39,7 +36,7 @@ VIEWS = {  # page -> (link parameters, what to photograph: the view's first char
 HEADS = {"fill_mask", "next_sentence"}  # pages drawn with the tiny pre-training model
 
 
-def photograph(base_url: str, page: str, browser) -> bytes:
+def photograph(base_url: str, page: str, browser: Browser) -> bytes:
     params, selector = VIEWS[page]
     tab = browser.new_page(viewport={"width": 1280, "height": 2400})
     try:
@@ -55,7 +52,7 @@ def photograph(base_url: str, page: str, browser) -> bytes:
         box = view.bounding_box()
         assert box is not None
         height = box["width"] * 9 / 16  # the top of the view, 16:9
-        clip = {"x": box["x"], "y": box["y"], "width": box["width"], "height": height}
+        clip: FloatRect = {"x": box["x"], "y": box["y"], "width": box["width"], "height": height}
         return tab.screenshot(clip=clip)
     finally:
         tab.close()
@@ -73,7 +70,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chromium", default=CHROMIUM)
     args = parser.parse_args()
-    from playwright.sync_api import sync_playwright
 
     THUMBNAILS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:

@@ -23,12 +23,16 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bertlens.pages import PAGES as REGISTRY
 from bertlens.serving import GC_FREEZE_ENV, NODELAY_ENV
 from components.ui.plotly_chart import STATIC
 from scripts.server import cpu_seconds, running_server
 from scripts.streamlit_client import Session, run_to_end
+
+if TYPE_CHECKING:  # Playwright is optional here: without it the browser rows are skipped
+    from playwright.sync_api import BrowserContext, Page
 
 PAGES = tuple(page.url_path for page in REGISTRY)  # "" is the home page
 VISITS = 30
@@ -39,11 +43,10 @@ BARE_APP = "import streamlit as st\n\nst.title('Bare')\nst.write('A one-line Str
 # One-line pages behind st.navigation: the bare baselines for moving between pages in the sidebar, and the
 # floor of a page that draws a plotly chart (the smallest one): through st.plotly_chart, and through BERT Lens's
 # own chart element (components/ui/plotly_chart.py; its code and plotly.js are copied beside the app, for static serving).
-BARE_NAVIGATION_APP = """import sys
-import streamlit as st
+# Its server runs in the repository root (scripts/server.py), where it imports that element like app.py's pages do.
+BARE_NAVIGATION_APP = """import streamlit as st
 import plotly.graph_objects as go
 
-sys.path.insert(0, ROOT)
 from components.ui.plotly_chart import plotly_chart
 
 def one():
@@ -66,7 +69,7 @@ def element():
 
 st.navigation([st.Page(one, title="One", default=True), st.Page(two, title="Two"), st.Page(chart, title="Chart"),
                st.Page(element, title="Element")]).run()
-""".replace("ROOT", repr(str(STATIC.parent)))
+"""
 BARE, BARE_SECOND = "bare Streamlit page", "bare Streamlit page, its second page opened by its own link (/two)"
 BARE_CHART = "bare Streamlit page with one three-point plotly chart, opened by its own link (/chart)"
 BARE_ELEMENT = "the same chart drawn by BERT Lens's chart element, opened by its own link (/element)"
@@ -141,7 +144,7 @@ def bare_visits(model: str) -> dict[str, float]:
 def visit_rows(model: str, query: str) -> list[tuple[str, ...]]:
     before, after = cached_visits(model, query, before=True), cached_visits(model, query, before=False)
     bare = bare_visits(model)
-    rows = [
+    rows: list[tuple[str, ...]] = [
         (
             f"bare one-line Streamlit page: {label}",
             "",
@@ -166,7 +169,7 @@ def visit_rows(model: str, query: str) -> list[tuple[str, ...]]:
 # --- the browser ------------------------------------------------------------------------------
 
 
-def wait_settled(tab, started: float = 0.0) -> float:
+def wait_settled(tab: Page, started: float = 0.0) -> float:
     """Milliseconds from ``started`` (the tab's clock) to its last DOM change, once the page is idle and quiet."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -177,7 +180,7 @@ def wait_settled(tab, started: float = 0.0) -> float:
     raise TimeoutError(f"{tab.url} did not settle in 60 s")
 
 
-def _settle_ms(context, url: str) -> float:
+def _settle_ms(context: BrowserContext, url: str) -> float:
     """A new tab opening ``url``: every script (plotly, the data grid) is compiled afresh."""
     tab = context.new_page()
     try:
@@ -187,7 +190,7 @@ def _settle_ms(context, url: str) -> float:
         tab.close()
 
 
-def _navigation_settle_ms(tab, title: str) -> float:
+def _navigation_settle_ms(tab: Page, title: str) -> float:
     """A click on a sidebar link in an open tab: what a student does after opening the link once."""
     tab.bring_to_front()  # a background tab's timers are throttled to once a second
     started = tab.evaluate("performance.now()")
@@ -199,7 +202,7 @@ def browser_settle(model: str, query: str, repeats: int = 5) -> dict[str, tuple[
     """Median settle times (ms) of every page and of bare Streamlit pages: opened in a new tab, and reached
     by a sidebar click in an open tab. None without Chromium/Playwright."""
     try:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import sync_playwright  # noqa: PLC0415 — optional: without it these rows are skipped
     except ImportError:
         return None
     if not Path(CHROMIUM).exists():
@@ -264,7 +267,7 @@ def settle_rows(model: str, query: str) -> list[tuple[str, ...]] | None:
         also = "".join(f"; {value / like:.2f} × {name}" for name, like in likes if like)
         return f"{value:,.0f} ms ({value / bare:.2f} × {'✅' if value <= TARGET_SETTLE_RATIO * bare else '❌'}{also})"
 
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for name, (new, click) in settle.items():
         like_new, like_click = [], []
         if name not in (BARE, BARE_SECOND, BARE_CHART, BARE_ELEMENT, "home"):  # an app page opened by its own link

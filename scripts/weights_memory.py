@@ -11,11 +11,12 @@ loaded by two "replicas" (child processes, one after the other, both kept alive)
 For each it prints the load time (median of 3 rounds) of the first replica (which makes the snapshot)
 and of the second, and, from /proc/PID/smaps_rollup after one forward pass, each replica's RSS and
 PSS (shared pages divided between the processes mapping them).
-Run: ``python scripts/weights_memory.py`` (a few minutes; the page cache is warm for every choice).
+Run: ``python -m scripts.weights_memory`` (a few minutes; the page cache is warm for every choice).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -23,8 +24,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bertlens.snapshot import remove_snapshot
+from bertlens.synthetic import random_bert_config, save_random_bert
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 CHOICES = ("mmap", "anonymous", "snapshot-shm", "snapshot-disk")
 ROUNDS = 3
 
@@ -64,6 +67,7 @@ def start_replica(choice: str, folder: Path, env: dict[str, str]) -> tuple[subpr
         env=env,
         cwd=ROOT,
     )
+    assert child.stdout is not None  # stdout=PIPE
     return child, float(child.stdout.readline())
 
 
@@ -75,6 +79,7 @@ def measure(choice: str, folder: Path, scratch: Path) -> tuple[float, float, dic
     second, second_seconds = start_replica(choice, folder, env)
     together = [memory_mib(first.pid), memory_mib(second.pid)]
     for child in (first, second):
+        assert child.stdin is not None  # stdin=PIPE
         child.stdin.close()
         child.wait()
     return first_seconds, second_seconds, alone, together
@@ -94,9 +99,7 @@ def report(choice: str, rounds: list[tuple[float, float, dict, list[dict]]]) -> 
 
 
 def main() -> None:
-    from bertlens.snapshot import remove_snapshot
-    from bertlens.synthetic import random_bert_config, save_random_bert
-
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         folder = save_random_bert(Path(scratch) / "bert-base-random", random_bert_config())
         size = sum(p.stat().st_size for p in folder.iterdir()) / 2**20

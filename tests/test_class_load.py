@@ -16,7 +16,8 @@ import pytest
 pytest.importorskip("websockets")
 import torch  # noqa: E402
 
-from scripts.class_load import DEFAULT_CAP, Options, markdown, run_class  # noqa: E402
+from scripts.class_load import DEFAULT_CAP, Options, run_class  # noqa: E402
+from scripts.class_report import markdown  # noqa: E402
 
 
 def test_class_gets_right_results_one_model_load_and_the_cap(tiny_pretraining_dir, tmp_path):

@@ -1,7 +1,7 @@
 """Past one server: replicas behind HAProxy (scripts/serve.py, deploy/).
 
 The shipped HAProxy template renders to a config HAProxy accepts; the Compose and Kubernetes recipes
-parse and name what the balancer and the probes rely on. Then ``python scripts/serve.py`` itself
+parse and name what the balancer and the probes rely on. Then ``python -m scripts.serve`` itself
 (2 replicas, the tiny model): each replica's model is loaded before the link is printed (readiness, not
 liveness), cookie affinity holds for HTTP and the websocket upgrade, a SIGKILLed replica's students are
 served by the other one at once and the replica comes back, SIGHUP restarts every replica with no
@@ -92,8 +92,8 @@ def test_compose_runs_the_same_config_through_the_same_renderer(tmp_path, capsys
     assert haproxy["depends_on"]["haproxy-config"]["condition"] == "service_completed_successfully"
     # The renderer's command, run here: the servers it names are the replica services.
     command = shlex.split(services["haproxy-config"]["command"][-1].split(">")[0])
-    assert command[:3] == ["python", "scripts/serve.py", "--render"]
-    assert main(command[2:]) == 0
+    assert command[:4] == ["python", "-m", "scripts.serve", "--render"]
+    assert main(command[3:]) == 0
     rendered = capsys.readouterr().out
     assert [m for m in re.findall(r"server r\d+ (\S+):8501", rendered)] == replicas
     # Resolvable stand-ins for the service names, then HAProxy's own check.
@@ -140,17 +140,17 @@ def test_ci_installs_haproxy_like_chromium():
 
 
 class Served:
-    """``python scripts/serve.py`` running in a subprocess, its output collected."""
+    """``python -m scripts.serve`` running in a subprocess (in the repository root), its output collected."""
 
     def __init__(self, model: Path, workdir: Path, replicas: int = 2):
         self.workdir, self.port = workdir, free_port()
         env = {**os.environ, "HF_HUB_OFFLINE": "1"}
         env.pop("BERTLENS_HOSTED", None)
         self.process = subprocess.Popen(
-            [sys.executable, str(ROOT / "scripts" / "serve.py"), "--replicas", str(replicas), "--port", str(self.port),
+            [sys.executable, "-m", "scripts.serve", "--replicas", str(replicas), "--port", str(self.port),
              "--address", "127.0.0.1", "--model", str(model), "--workdir", str(workdir),
              "--restart-delay", str(RESTART_DELAY)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)  # fmt: skip
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)  # fmt: skip
         self.lines: list[str] = []
         self.read_at: list[float] = []  # when each line came (time.monotonic)
         self.up = threading.Event()
@@ -342,7 +342,8 @@ def test_class_through_the_balancer_survives_a_killed_replica(tiny_pretraining_d
     2 replicas; the replica serving the Padding lab is SIGKILLed once 15 runs are done (and replaced 20 s later,
     if the class still runs)."""
     from scripts.class_load import DEFAULT_CAP, Options
-    from scripts.scale_benchmark import Kill, Reference, class_table, run_class
+    from scripts.class_reference import Reference
+    from scripts.scale_benchmark import Kill, class_table, run_class
 
     model = str(tiny_pretraining_dir)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "BERTLENS_MODEL": model}

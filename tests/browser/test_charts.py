@@ -22,7 +22,7 @@ from tests.browser.test_pages import main
 
 def test_the_chart_theme_is_the_one_streamlit_draws(browser):
     """static/plotly/theme.json is what st.plotly_chart draws with this app's theme today: after a Streamlit upgrade
-    or a theme change, run scripts/chart_theme.py."""
+    or a theme change, run `python -m scripts.chart_theme`."""
     assert json.loads(THEME.read_text()) == streamlit_theme(browser)
 
 
