@@ -225,7 +225,8 @@ def forward(bundle: ModelBundle, encoding: Encoding, key: Hashable | None = None
     """One forward pass (through the model's engine: queued, maybe batched): attentions, hidden
     states, and the heads the checkpoint really has. Identical concurrent ``key``s run once."""
     key = key if key is not None else ("forward", encoding.input_ids, encoding.token_type_ids)
-    return model_engine(bundle).analyze(key, (bundle, encoding), len(encoding))
+    analysis: Analysis = model_engine(bundle).analyze(key, (bundle, encoding), len(encoding))
+    return analysis
 
 
 def analysis_key(text: str, text_b: str | None, max_length: int) -> Hashable:

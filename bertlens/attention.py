@@ -62,9 +62,8 @@ def layer_stack(attentions: np.ndarray, head: int | None, view: View = "raw") ->
     """
     if view == "rollout":
         return rollout(attentions)
-    if head is None:
-        return attentions.mean(axis=1)
-    return attentions[:, head]
+    shown: np.ndarray = attentions.mean(axis=1) if head is None else attentions[:, head]
+    return shown
 
 
 # --- head statistics -----------------------------------------------------------------------------
@@ -97,7 +96,8 @@ def _mean_over_rows(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Mean over the query positions ``rows`` of (layers, heads, query) values; NaN when none."""
     if not rows.any():
         return np.full(values.shape[:2], np.nan)
-    return values[..., rows].mean(axis=-1, dtype=np.float64)
+    means: np.ndarray = values[..., rows].mean(axis=-1, dtype=np.float64)
+    return means
 
 
 def _row_entropy_bits(attentions: np.ndarray) -> np.ndarray:
@@ -108,7 +108,8 @@ def _row_entropy_bits(attentions: np.ndarray) -> np.ndarray:
     for layer, heads in enumerate(attentions):
         np.log(np.maximum(heads, 1e-12, out=log_p), out=log_p)  # natural log: the vectorised one
         entropy[layer] = -np.einsum("hqk,hqk->hq", heads, log_p)
-    return entropy / np.log(2)
+    bits: np.ndarray = entropy / np.log(2)
+    return bits
 
 
 def head_statistics(attentions: np.ndarray, encoding: Encoding) -> dict[str, np.ndarray]:

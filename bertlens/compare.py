@@ -90,7 +90,8 @@ def pair_label(row: Aligned, first: tuple[str, ...], second: tuple[str, ...]) ->
 def attention_difference(first: np.ndarray, second: np.ndarray, alignment: list[Aligned]) -> np.ndarray:
     """second − first, for one (query, key) matrix each, over the paired tokens only: (pairs, pairs)."""
     rows_a, rows_b = paired_rows(alignment)
-    return second[np.ix_(rows_b, rows_b)] - first[np.ix_(rows_a, rows_a)]
+    difference: np.ndarray = second[np.ix_(rows_b, rows_b)] - first[np.ix_(rows_a, rows_a)]
+    return difference
 
 
 def unaligned_note(alignment: list[Aligned], first: tuple[str, ...], second: tuple[str, ...]) -> str | None:
@@ -140,9 +141,15 @@ def guess_difference(
     p_first = softmax(first.mlm_logits[mask_number - 1])
     p_second = softmax(second.mlm_logits[(second_mask_number or mask_number) - 1])
     k = max(1, min(k, len(p_first)))
-    top = lambda p: np.argsort(-p, kind="stable")[:k]  # noqa: E731
-    ids = list(dict.fromkeys([*top(p_first).tolist(), *top(p_second).tolist()]))
-    rank = lambda p, i: 1 + int((p > p[i]).sum())  # noqa: E731
+
+    def top(p: np.ndarray) -> np.ndarray:
+        return np.argsort(-p, kind="stable")[:k]
+
+    ids: list[int] = list(dict.fromkeys([*top(p_first).tolist(), *top(p_second).tolist()]))
+
+    def rank(p: np.ndarray, i: int) -> int:
+        return 1 + int((p > p[i]).sum())
+
     table = pd.DataFrame(
         {
             "token": tokens_of(tokenizer, ids),

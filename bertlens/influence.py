@@ -103,14 +103,18 @@ def perturbation_pass(
 
     def variants_pass() -> BaseModelOutputWithPoolingAndCrossAttentions:
         with torch.inference_mode():
-            return bundle.model.bert(
+            output: BaseModelOutputWithPoolingAndCrossAttentions = bundle.model.bert(
                 input_ids=input_ids.to(device),
                 token_type_ids=token_type_ids.to(device),
                 attention_mask=torch.ones_like(input_ids, device=device),
             )
+            return output
 
     key = ("perturbation", tuple(input_ids.shape), input_ids.numpy().tobytes(), token_type_ids.numpy().tobytes())
-    return model_engine(bundle).run(key, variants_pass, tokens=input_ids.numel())
+    output: BaseModelOutputWithPoolingAndCrossAttentions = model_engine(bundle).run(
+        key, variants_pass, tokens=input_ids.numel()
+    )
+    return output
 
 
 @dataclass(frozen=True)
@@ -219,7 +223,8 @@ def mask_and_see(
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return (a64 * b64).sum(-1) / (np.linalg.norm(a64, axis=-1) * np.linalg.norm(b64, axis=-1))
+    cosine: np.ndarray = (a64 * b64).sum(-1) / (np.linalg.norm(a64, axis=-1) * np.linalg.norm(b64, axis=-1))
+    return cosine
 
 
 def _vector_moves(

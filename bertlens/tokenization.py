@@ -469,7 +469,8 @@ def mask_effect(bundle: ModelBundle, batch: PaddedBatch) -> pd.DataFrame:
             without = bundle.model.bert(input_ids=input_ids, attention_mask=torch.ones_like(mask)).last_hidden_state[
                 :, 0
             ]
-            return (with_mask - without).float().norm(dim=-1).cpu().numpy()
+            distances: np.ndarray = (with_mask - without).float().norm(dim=-1).cpu().numpy()
+            return distances
 
     key = ("mask_effect", batch.input_ids, batch.attention_mask)
     distance = model_engine(bundle).run(key, cls_distances, tokens=2 * input_ids.numel())

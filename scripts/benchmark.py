@@ -244,7 +244,7 @@ def senses_rows(bundle: ModelBundle, repeats: int) -> list[tuple[str, str]]:
 def cached_rows(folder: str, text: str) -> list[tuple[str, str]]:
     """The Streamlit cache hit: the second call of the cached functions, and a full page rerun (AppTest)."""
     rows = []
-    cached = {
+    cached: dict[str, Callable[[], object]] = {
         "cached_analysis (the shared forward pass)": lambda: cache.cached_analysis(folder, text),
         "fill-mask top-k (st.cache_data)": lambda: cache.mask_guesses(cache.query(folder, text), 10),
         "attention head statistics (st.cache_data)": lambda: cache.statistics(cache.query(folder, text)),
@@ -310,7 +310,8 @@ def main() -> None:
         folder = str(save_random_bert(Path(tmp) / "bert-base-uncased-random", random_bert_config()))
         load = once(lambda: load_model(folder))
         bundle = cached_bundle(folder)  # the app's own cached instance (also used by the cached rows)
-        sdpa = BertModel.from_pretrained(folder, attn_implementation="sdpa").eval()
+        # transformers' PreTrainedModel.eval is unannotated
+        sdpa = BertModel.from_pretrained(folder, attn_implementation="sdpa").eval()  # type: ignore[no-untyped-call]
         fill_mask = pipeline("fill-mask", model=folder, tokenizer=folder, device=-1)
         baseline_rows = not args.only
 

@@ -34,7 +34,7 @@ from transformers import (  # noqa: E402
 from transformers.utils import logging as transformers_logging  # noqa: E402
 
 streamlit.logger.set_log_level("error")  # "no runtime" notes: the cached functions run bare in the benchmark
-transformers_logging.disable_progress_bar()
+transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # unannotated in transformers
 
 from bertlens.analysis import analyze, encode  # noqa: E402
 from bertlens.models import load_model  # noqa: E402
@@ -67,7 +67,8 @@ def memory_child(kind: str, folder: str) -> None:
         tokenizer = AutoTokenizer.from_pretrained(folder)
         text = sentence_of(tokenizer, 512)
         inputs = tokenizer(text, return_tensors="pt")
-        models = [cls.from_pretrained(folder, attn_implementation="eager").eval()
+        # transformers' PreTrainedModel.eval is unannotated
+        models = [cls.from_pretrained(folder, attn_implementation="eager").eval()  # type: ignore[no-untyped-call]
                   for cls in (BertModel, BertForMaskedLM, BertForNextSentencePrediction)]  # fmt: skip
         with torch.inference_mode():
             models[0](**inputs, output_attentions=True, output_hidden_states=True)

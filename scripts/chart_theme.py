@@ -41,7 +41,8 @@ def streamlit_theme(browser: Browser) -> dict[str, Any]:
             tab = browser.new_page()
             try:
                 tab.goto(server.url)
-                return tab.wait_for_function(TEMPLATE, timeout=60_000).json_value()
+                theme: dict[str, Any] = tab.wait_for_function(TEMPLATE, timeout=60_000).json_value()
+                return theme
             finally:
                 tab.close()
 

@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,7 @@ def close(shown: np.ndarray, expected: np.ndarray, tolerance: float = TOLERANCE)
     return shown.shape == expected.shape and bool(np.allclose(shown, expected, atol=tolerance, rtol=1e-3))
 
 
-def truncation_problem(run: Run, ref: Reference, out: dict) -> list[str]:
+def truncation_problem(run: Run, ref: Reference, out: dict[str, Any]) -> list[str]:
     """An input over the cap must be cut to it and say so."""
     if out["full_length"] <= ref.cap:
         return []
@@ -221,10 +222,13 @@ def over_time_limit(run: Run) -> bool:
     return any("per-request time limit" in alert.body for alert in run.drawn("alert"))
 
 
-def check_all(observations: list[Observation], ref: Reference, deadline: float) -> tuple[list[Verdict], set]:
+def check_all(
+    observations: list[Observation], ref: Reference, deadline: float
+) -> tuple[list[Verdict], set[tuple[str, str]]]:
     """Check every run against the reference, grouped by input (one reference forward each); also
     collect the distinct model inputs. Runs left when ``deadline`` passes are marked unchecked."""
-    verdicts, inputs = [], set()
+    verdicts: list[Verdict] = []
+    inputs: set[tuple[str, str]] = set()
     groups: dict[tuple[str, str] | None, list[Observation]] = defaultdict(list)
     for observation in observations:
         groups[shown_inputs(observation) if observation.run else None].append(observation)

@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 import torch
@@ -25,19 +26,20 @@ class Reference:
 
     def __init__(self, folder: str, cap: int | None):
         self.tokenizer = AutoTokenizer.from_pretrained(folder)
-        self.model = BertForPreTraining.from_pretrained(folder, attn_implementation="eager").eval()
+        # transformers' PreTrainedModel.eval is unannotated
+        self.model = BertForPreTraining.from_pretrained(folder, attn_implementation="eager").eval()  # type: ignore[no-untyped-call]
         positions = self.model.config.max_position_embeddings
         self.cap = min(cap, positions) if cap else positions
-        self._outputs: dict[tuple[str, str], dict] = {}
+        self._outputs: dict[tuple[str, str], dict[str, Any]] = {}
         self._bare_times: dict[tuple[str, str], BarePassTimes] = {}
 
-    def encode(self, text: str, text_b: str = "") -> dict:
+    def encode(self, text: str, text_b: str = "") -> dict[str, Any]:
         enc = self.tokenizer(text, text_b or None, truncation=True, max_length=self.cap, return_offsets_mapping=True)
         full = len(self.tokenizer(text, text_b or None)["input_ids"])
         return {"ids": enc["input_ids"], "types": enc["token_type_ids"], "offsets": enc["offset_mapping"],
                 "word_ids": enc.word_ids(), "full_length": full}  # fmt: skip
 
-    def outputs(self, text: str, text_b: str = "") -> dict:
+    def outputs(self, text: str, text_b: str = "") -> dict[str, Any]:
         """Tokens and one forward pass (attentions, hidden states, MLM probabilities, P(IsNext)); kept until ``forget``."""
         key = (text, text_b)
         if key not in self._outputs:

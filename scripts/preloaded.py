@@ -37,7 +37,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from bertlens.serving import prepare_threads  # sets environment variables only: torch is not loaded here
 
@@ -101,18 +101,18 @@ class Launcher:
 
     def __init__(self, env: dict[str, str], log: Path):
         self.env, self.log = env, log
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen[str] | None = None
         self._children: dict[int, LaunchedProcess] = {}
-        self._answers: dict[int, dict] = {}  # request id -> the launcher's answer
+        self._answers: dict[int, dict[str, Any]] = {}  # request id -> the launcher's answer
         self._requests = itertools.count(1)
         self._lock = threading.Lock()  # one request at a time
         self._state = threading.Condition()  # guards _children and _answers
 
     @property
-    def process(self) -> subprocess.Popen | None:
+    def process(self) -> subprocess.Popen[str] | None:
         return self._process
 
-    def _ensure_running(self) -> subprocess.Popen:
+    def _ensure_running(self) -> subprocess.Popen[str]:
         if self._process is None or self._process.poll() is not None:
             with self.log.open("a") as err:
                 self._process = subprocess.Popen(
@@ -123,7 +123,7 @@ class Launcher:
             threading.Thread(target=self._read, args=(self._process,), daemon=True, name="launcher-reader").start()
         return self._process
 
-    def _read(self, process: subprocess.Popen) -> None:
+    def _read(self, process: subprocess.Popen[str]) -> None:
         assert process.stdout is not None
         for line in process.stdout:
             try:
@@ -170,7 +170,8 @@ class Launcher:
                 raise RuntimeError(f"the replica launcher {why}; see {self.log}")
             if "failed" in answer:
                 raise RuntimeError(f"{answer['failed']}; see {self.log}")
-            return answer["child"]
+            child: LaunchedProcess = answer["child"]
+            return child
 
     def stop(self) -> None:
         if self._process is not None and self._process.poll() is None:
@@ -198,7 +199,7 @@ def _exists(pid: int) -> bool:
 _protocol: TextIO | None = None  # the launcher's answers to serve.py: its stdout pipe, kept off fd 1
 
 
-def _send(message: dict) -> None:
+def _send(message: dict[str, int | str]) -> None:
     assert _protocol is not None
     _protocol.write(json.dumps(message) + "\n")
     _protocol.flush()

@@ -78,14 +78,14 @@ def render_config(bind: str, servers: Sequence[str], admin_socket: str, template
     return text
 
 
-def start_group(command: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen:
+def start_group(command: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     """Start ``command`` in a new process group (its own session), output appended to ``log``."""
     with log.open("a") as out:
         return subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True, preexec_fn=die_with_parent)  # fmt: skip
 
 
-def stop_group(process: subprocess.Popen | LaunchedProcess, seconds: float = STOP_SECONDS) -> None:
+def stop_group(process: subprocess.Popen[bytes] | LaunchedProcess, seconds: float = STOP_SECONDS) -> None:
     """SIGTERM the process's whole group, then SIGKILL whatever is left after ``seconds``."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
@@ -125,7 +125,8 @@ def warm_every_page(url: str, timeout: float = START_SECONDS) -> None:
 def http_status(url: str, timeout: float) -> int | None:
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
-            return response.status
+            status: int = response.status
+            return status
     except urllib.error.HTTPError as error:
         return error.code
     except OSError:
@@ -175,7 +176,7 @@ class Replica:
     name: str  # r1, r2, … (HAProxy's server name, the cookie value and the X-BertLens-Replica header)
     port: int
     log: Path
-    process: subprocess.Popen | LaunchedProcess | None = None
+    process: subprocess.Popen[bytes] | LaunchedProcess | None = None
     started: float = 0.0
     restarts: int = 0
     found_dead: float | None = None  # when replace_dead first saw it exited
@@ -204,7 +205,7 @@ class Cluster:
     preload: bool = PRELOAD_DEFAULT
     restart_delay: float = RESTART_DELAY
     members: list[Replica] = field(default_factory=list)
-    haproxy: subprocess.Popen | None = None
+    haproxy: subprocess.Popen[bytes] | None = None
 
     def __post_init__(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)

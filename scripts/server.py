@@ -53,13 +53,13 @@ def free_port() -> int:
     while True:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
+            port: int = sock.getsockname()[1]
         if port not in _HANDED_OUT:
             _HANDED_OUT.add(port)
             return port
 
 
-def _wait_healthy(url: str, server: subprocess.Popen, log: Path) -> None:
+def _wait_healthy(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         if server.poll() is not None:
@@ -132,7 +132,7 @@ def another_port_worth_trying(log: Path, port: int, attempt: int) -> bool:
     return attempt < PORT_ATTEMPTS and PORT_TAKEN.format(port=port) in log.read_text()
 
 
-def _stop(server: subprocess.Popen) -> None:
+def _stop(server: subprocess.Popen[bytes]) -> None:
     server.terminate()
     try:
         server.wait(timeout=10)

@@ -175,7 +175,8 @@ def wait_settled(tab: Page, started: float = 0.0) -> float:
     while time.monotonic() < deadline:
         settled, last_change = tab.evaluate(SETTLED)
         if settled and last_change > started:
-            return last_change - started
+            elapsed: float = last_change - started
+            return elapsed
         time.sleep(0.05)
     raise TimeoutError(f"{tab.url} did not settle in 60 s")
 

@@ -58,7 +58,11 @@ def memory_mib(pid: int) -> dict[str, float]:
     return {key: fields.get(key, 0.0) for key in ("Rss", "Pss", "Pss_Anon", "Pss_File", "Pss_Shmem")}
 
 
-def start_replica(choice: str, folder: Path, env: dict[str, str]) -> tuple[subprocess.Popen, float]:
+# One round's load seconds of the first and second replica, the first's memory alone, and both together's.
+Round = tuple[float, float, dict[str, float], list[dict[str, float]]]
+
+
+def start_replica(choice: str, folder: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], float]:
     child = subprocess.Popen(
         [sys.executable, "-c", REPLICA, choice, str(folder)],
         stdin=subprocess.PIPE,
@@ -71,7 +75,7 @@ def start_replica(choice: str, folder: Path, env: dict[str, str]) -> tuple[subpr
     return child, float(child.stdout.readline())
 
 
-def measure(choice: str, folder: Path, scratch: Path) -> tuple[float, float, dict, list[dict]]:
+def measure(choice: str, folder: Path, scratch: Path) -> Round:
     """One round: two replicas started one after the other; their load times and memory."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "BERTLENS_SNAPSHOT_DIR": str(scratch / "snapshots")}
     first, first_seconds = start_replica(choice, folder, env)
@@ -85,7 +89,7 @@ def measure(choice: str, folder: Path, scratch: Path) -> tuple[float, float, dic
     return first_seconds, second_seconds, alone, together
 
 
-def report(choice: str, rounds: list[tuple[float, float, dict, list[dict]]]) -> None:
+def report(choice: str, rounds: list[Round]) -> None:
     """Median load times over the rounds; memory of the last round (it hardly varies)."""
     first_seconds = statistics.median(r[0] for r in rounds)
     second_seconds = statistics.median(r[1] for r in rounds)
@@ -109,7 +113,7 @@ def main() -> None:
         )
         print("| --- | --- | --- | --- | --- | --- |")
         with tempfile.TemporaryDirectory(dir="/dev/shm") as tmpfs:
-            rounds: dict[str, list] = {choice: [] for choice in CHOICES}
+            rounds: dict[str, list[Round]] = {choice: [] for choice in CHOICES}
             for _ in range(ROUNDS):  # interleaved, so load on the shared machine hits every choice alike
                 for choice in CHOICES:
                     place = Path(tmpfs if choice == "snapshot-shm" else scratch)
