@@ -6,7 +6,7 @@ variable ``BERTLENS_MAX_…`` or the key ``max_…`` of the ``[bertlens]`` secre
 ``bertlens.settings`` for the precedence). Going over a budget always gets a message naming the
 limit, its value and how to change it (``Budgets.limit``); nothing is dropped silently.
 
-The defaults keep each page's plotly charts under 5 MB for any input (tests/test_budgets.py
+The defaults keep each page's plotly charts under 5 MB for any input (tests/services/test_budgets.py
 measures them at the extremes these budgets allow).
 """
 

@@ -7,7 +7,7 @@ in one event loop run in the server at the same time, each in its own script thr
 of browser tabs does. Helpers below read what was drawn: widgets by key, tables (Arrow), plotly
 figures, metrics.
 
-Used by tests/test_concurrency.py, tests/test_class_load.py and the class simulation (scripts/class_sim.py).
+Used by tests/ops/test_concurrency.py, tests/ops/test_class_load.py and the class simulation (scripts/class_sim.py).
 """
 
 from __future__ import annotations

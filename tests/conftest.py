@@ -17,10 +17,13 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # belt and braces: no test may reach the Hub
 os.environ.pop("BERTLENS_HOSTED", None)
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1.element_tree import Dataframe, Html  # noqa: E402
 from transformers import BertForMaskedLM, BertForNextSentencePrediction  # noqa: E402
 
 from bertlens.models import BUNDLED_MODEL, ModelBundle, load_model  # noqa: E402
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert  # noqa: E402
+from components.ui import exports  # noqa: E402
+from components.ui.html_table import is_table, read_table  # noqa: E402
 from components.ui.plotly_chart import ELEMENT, FIGURE_FIRST  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,10 +167,6 @@ def popover(at, label: str):
 def tables(at) -> list:
     """Every table drawn, in page order, as pandas DataFrames: the light HTML tables (their exact numbers,
     ``components.ui.html_table``) and the interactive grids (``st.dataframe``, ``st.data_editor``)."""
-    from streamlit.testing.v1.element_tree import Dataframe, Html
-
-    from components.ui.html_table import is_table, read_table
-
     return [
         e.value if isinstance(e, Dataframe) else read_table(e.value)
         for e in at
@@ -179,8 +178,6 @@ def tables(at) -> list:
 def csv_downloads(monkeypatch) -> Iterator[dict]:
     """Every CSV the pages offer from now on, by file name, as the table the button would download (a table
     built on click is built here)."""
-    from components.ui import exports
-
     offered: dict = {}
 
     def record(df, filename, label="Download CSV", key=None) -> None:

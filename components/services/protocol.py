@@ -21,7 +21,7 @@ its traceback goes to the server's log (``report_failure``), and Streamlit's own
 a page, shows its redacted text (``client.showErrorDetails = "none"``).
 
 ``install`` patches the two handlers once per process (Streamlit has no setting for either); the tests send the
-real protocol messages (tests/test_protocol.py), so a Streamlit upgrade that moves them fails there.
+real protocol messages (tests/services/test_protocol.py), so a Streamlit upgrade that moves them fails there.
 """
 
 from __future__ import annotations

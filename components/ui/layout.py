@@ -27,7 +27,7 @@ def run_inside_app() -> None:
     """Make a shared link open the page inside ``app.py`` (sidebar, wide layout) on a fresh server.
 
     It touches Streamlit internals (as do ``params.bound_widget_defaults`` and ``model._unrecorded``): 1.67 offers
-    no setting to keep ``pages/`` without its old folder mode (see tests/test_pages_mode.py), and this is what
+    no setting to keep ``pages/`` without its old folder mode (see tests/ui/test_pages_mode.py), and this is what
     ``st.navigation`` itself does.
 
     Until some session has run ``app.py``'s ``st.navigation``, Streamlit treats the ``pages/``

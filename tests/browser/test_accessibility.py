@@ -26,6 +26,7 @@ from components.views.next_sentence.sections import NSP_TABS
 from components.views.senses.sections import TABS as SENSES_TABS
 from components.views.tokenizer.sections import TABS as TOKENIZER_TABS
 from tests.browser.conftest import REQUIRED, RUN_TIMEOUT_MS, SETTLED, wait_for_layout, wait_for_run
+from tests.browser.test_pages import TRUNCATED
 from tests.live_server import streamlit_server
 
 AXE_VERSION = "4.14.1"  # pinned: a new axe release may add rules; bump it on purpose
@@ -333,8 +334,6 @@ def expect_ring(ringed, offset: str | None = None, color: str | None = None) -> 
 )
 def test_labels_wrap_on_a_phone_instead_of_ending_in_an_ellipsis(browser, server_url, path, params):
     """1.4.10 reflow: at 320 px metric labels ended in "…" with no way to read the rest ("max |difference|: …")."""
-    from tests.browser.test_pages import TRUNCATED
-
     context = browser.new_context(viewport={"width": 320, "height": 640})
     page = context.new_page()
     page.goto(f"{server_url}/{path}?{urlencode(params)}")

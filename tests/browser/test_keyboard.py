@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
+from bertlens.curriculum import LESSONS
 from tests.browser.conftest import RUN_TIMEOUT_MS, SETTLED, wait_for_run
 
 SENTENCE = "The animal did not cross the street because it was too tired."
@@ -249,8 +250,6 @@ def test_the_chart_toolbar_icons_have_3_to_1_contrast(open_url):
 def test_focus_goes_to_the_control_nearest_the_one_a_key_press_took_away(open_url):
     """A lesson's Next on the last step is disabled, and Find the head opens the Heatmap tab without its button:
     focus fell to the page's title, scrolled out of sight (a helper's keyboard audit)."""
-    from bertlens.curriculum import LESSONS
-
     last = len(LESSONS["discover"].steps)
     page = open_url("attention", lesson="discover", step=str(last - 1))
     page.locator(".st-key-_lesson_next button").first.press("Enter")

@@ -16,6 +16,7 @@ from playwright.sync_api import Page, expect
 from transformers import AutoTokenizer, BertForPreTraining
 
 from bertlens.pages import PAGE_TITLES
+from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_layout, wait_for_run
 from tests.conftest import rounded
 
@@ -483,8 +484,6 @@ def test_a_page_that_ends_early_keeps_its_view_in_the_link(open_url):
 def test_a_custom_model_travels_in_the_link(open_url, tmp_path):
     """The teacher loads a folder as a custom model: the address carries it (it carried only the menu's label), and
     the same link in a fresh tab opens the same model."""
-    from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
-
     folder = str(save_random_bert(tmp_path / "custom", random_bert_config(**{**TINY_CONFIG, "num_hidden_layers": 3})))
     page = open_url("tokenizer")
     sidebar = page.locator('[data-testid="stSidebar"]')

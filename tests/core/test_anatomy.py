@@ -25,7 +25,8 @@ from bertlens.anatomy import (
     pooler_check,
     same_tokens,
 )
-from bertlens.synthetic import random_bert_config
+from bertlens.models import Capabilities
+from bertlens.synthetic import TINY_CONFIG, random_bert_config
 from bertlens.wording import plural
 
 
@@ -269,9 +270,6 @@ def test_pooler_check_reports_the_largest_difference():
 
 
 def test_a_one_layer_one_head_model_is_counted_in_the_singular():
-    from bertlens.models import Capabilities
-    from bertlens.synthetic import TINY_CONFIG
-
     model = BertForPreTraining(random_bert_config(**{**TINY_CONFIG, "num_hidden_layers": 1, "num_attention_heads": 1}))
     components = parameter_counts(model)["component"].tolist()
     assert "the only layer" in components and not any("all 1 layers" in c for c in components)

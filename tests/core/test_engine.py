@@ -12,9 +12,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 import torch
+from transformers import AutoTokenizer
 
 from bertlens import engine as engine_module
-from bertlens.analysis import analyze, encode, forward_batch, max_tokens
+from bertlens.analysis import analyze, encode, forward_batch, max_tokens, model_engine
 from bertlens.engine import (
     BACKGROUND,
     MAX_PASSES_ENV,
@@ -36,6 +37,7 @@ from bertlens.engine import (
     reporting_waits,
 )
 from bertlens.nsp import score_pairs
+from bertlens.senses import embed_word
 from bertlens.tokenization import SEED_BATCH, mask_effect, pad_batch
 
 LONG = " ".join(f"word{i % 50} is here" for i in range(200))  # well over 600 tokens
@@ -441,9 +443,6 @@ def test_settings_from_the_environment():
 
 
 def test_every_model_running_function_goes_through_the_engine(tiny_bundle):
-    from bertlens.analysis import model_engine
-    from bertlens.senses import embed_word
-
     engine = model_engine(tiny_bundle)
     before = engine.executions
     analyze(tiny_bundle, "An engine-counted sentence.")
@@ -572,8 +571,6 @@ def test_settings_accept_their_smallest_values():
 
 
 def test_both_ways_to_the_backend_are_locked_and_left_neutral(tiny_pretraining_dir):
-    from transformers import AutoTokenizer
-
     tokenizer = ThreadSafeTokenizer(AutoTokenizer.from_pretrained(tiny_pretraining_dir))
     for name in ("backend_tokenizer", "_tokenizer"):
         backend = getattr(tokenizer, name)

@@ -6,7 +6,7 @@ import torch
 from scipy.stats import pearsonr, rankdata, spearmanr
 from transformers import BertForNextSentencePrediction, BertModel
 
-from bertlens.analysis import analyze
+from bertlens.analysis import analyze, model_engine
 from bertlens.influence import (
     AFTER_LABELS,
     Influence,
@@ -14,6 +14,7 @@ from bertlens.influence import (
     influence_table,
     mask_and_see,
     rank_correlation,
+    watch,
     within_budget,
 )
 from bertlens.models import bundled_model_path
@@ -121,9 +122,6 @@ def test_vectors_move_on_a_model_without_heads(bundled):
 
 
 def test_one_hidden_token_costs_one_pass_and_equals_its_row_of_every_token(tiny_bundle, masked_lm):
-    from bertlens.analysis import model_engine
-    from bertlens.influence import watch
-
     analysis = analyze(tiny_bundle, "The capital of France is [MASK].")
     every = mask_and_see(tiny_bundle, analysis, "mask")
     engine = model_engine(tiny_bundle)

@@ -1,7 +1,11 @@
 import socket
 import time
 
+import httpx2
 import pytest
+import torch
+from safetensors.torch import load_file
+from transformers import GPT2Config
 
 from bertlens import models
 from bertlens.models import (
@@ -15,7 +19,7 @@ from bertlens.models import (
     needs_download,
 )
 from bertlens.settings import load_settings
-from bertlens.synthetic import TINY_CONFIG, random_bert_config
+from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 
 
 def test_model_choice_order():
@@ -82,8 +86,6 @@ def test_a_name_too_long_for_the_file_system_is_unavailable_not_a_crash(name):
 
 
 def test_non_bert_checkpoint_is_refused(tmp_path):
-    from transformers import GPT2Config
-
     GPT2Config(n_layer=1, n_embd=8, n_head=2).save_pretrained(tmp_path)
     with pytest.raises(NotBertError, match="gpt2"):
         load_model(str(tmp_path))
@@ -117,8 +119,6 @@ def test_checkpoint_without_weights_is_unavailable_not_a_crash(tmp_path, bundled
 
 
 def test_every_hub_request_gets_finite_waits_and_none_past_the_deadline():
-    import httpx2
-
     no_timeout = dict.fromkeys(("connect", "read", "write", "pool"))
     request = httpx2.Request("GET", "http://127.0.0.1/api/models/x", extensions={"timeout": no_timeout})
     models._cap_hub_timeouts(request)  # model_info passes timeout=None: it would wait forever
@@ -157,11 +157,6 @@ def test_the_benchmarks_random_bert_has_bert_base_uncaseds_configuration():
 
 def test_a_random_bert_is_reproducible_from_its_seed(tmp_path):
     """The tests' models are the same on every run (a seed gives the same weights; another seed, others)."""
-    import torch
-    from safetensors.torch import load_file
-
-    from bertlens.synthetic import save_random_bert
-
     config = random_bert_config(**TINY_CONFIG)
     saved = {
         name: load_file(save_random_bert(tmp_path / name, config, seed=seed) / "model.safetensors")

@@ -9,8 +9,10 @@ from scipy.stats import spearmanr
 from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
 from sklearn.metrics.pairwise import cosine_distances, cosine_similarity, euclidean_distances
+from transformers import AutoTokenizer
 
 from bertlens.analysis import encode, model_engine, normalizer_of
+from bertlens.models import bundled_model_path, load_model
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import (
     LabelledSentence,
@@ -40,6 +42,7 @@ from bertlens.senses import (
     uploaded_word,
     word_problem,
 )
+from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from bertlens.table_input import TableInputError
 
 FIELD = PRESETS["field"]
@@ -298,11 +301,6 @@ def test_mds_reports_kruskal_stress(field_words):
 @pytest.fixture(scope="module")
 def cased_bundle(tmp_path_factory):
     """A tiny random BERT whose tokenizer keeps capitals: "Field" and "field" are different tokens."""
-    from transformers import AutoTokenizer
-
-    from bertlens.models import bundled_model_path, load_model
-    from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
-
     folder = save_random_bert(tmp_path_factory.mktemp("tiny-cased-senses"), random_bert_config(**TINY_CONFIG))
     AutoTokenizer.from_pretrained(bundled_model_path(), do_lower_case=False).save_pretrained(folder)
     return load_model(str(folder))

@@ -23,6 +23,7 @@ from bertlens.tokenization import (
     token_table,
     vocabulary_facts,
 )
+from bertlens.wording import listed
 
 SEED_SENTENCE = "Sinan loves a beautiful day"
 
@@ -288,8 +289,6 @@ def test_mask_effect_needs_a_rectangle(bundled):
 
 
 def test_messages_list_each_item_once_and_say_how_many_more():
-    from bertlens.wording import listed
-
     assert listed(["😀"] * 510) == "😀"
     assert listed(map(str, range(20)), limit=3) == "0, 1, 2 … and 17 more"
     assert listed(["a → b", "a → b", "c → d"], "; ") == "a → b; c → d"

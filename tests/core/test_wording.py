@@ -3,7 +3,7 @@
 import pytest
 
 from bertlens.budgets import BUDGETS, budgets_from, default_budgets
-from bertlens.wording import agree, numbered, percent, plural, shortened, significant
+from bertlens.wording import agree, blank, numbered, percent, plural, shortened, significant
 
 
 def test_plural_agrees_with_the_count():
@@ -53,8 +53,6 @@ def test_a_shortened_label_is_exactly_the_limit_long():
 
 
 def test_blank_text_shows_nothing():
-    from bertlens.wording import blank
-
     assert blank("") and blank(" \n\t") and blank("\u200b\u00ad\u2060\ufeff\u202e")  # zero-width, soft hyphen, marks
     assert not blank("a") and not blank("\u200bа") and not blank("🤖") and not blank("[MASK]")
 

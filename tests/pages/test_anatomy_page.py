@@ -11,6 +11,7 @@ import torch
 from bertlens.analysis import encode
 from bertlens.anatomy import NOT_IN_CHECKPOINT, PoolerCheck, bundle_architecture
 from components.services.text import literal
+from components.views.anatomy import sections as anatomy_views
 from components.views.anatomy.sections import CHARS_PER_UNIT, architecture_figure, pooler_words
 from tests.conftest import drawn_charts, tables
 from tests.pages.test_attention_page import typed
@@ -277,8 +278,6 @@ def test_bad_input_gets_a_message(open_page, params, message):
 
 def test_the_diagram_is_built_once_per_model(open_page, bundled, monkeypatch):
     """Its plotly calls took 70 ms on every visit of the page's first tab (a cached visit's budget is 60 ms)."""
-    from components.views.anatomy import sections as anatomy_views
-
     built = []
     real = anatomy_views.architecture_figure
     monkeypatch.setattr(anatomy_views, "architecture_figure", lambda arch, size: built.append(1) or real(arch, size))

@@ -444,8 +444,6 @@ def test_head_view_bad_link_values_get_a_message(open_page, params, message):
 def test_each_tabs_content_is_inside_its_panel(open_page, tiny_pretraining_dir, tab):
     """Screen readers reach a tab's content through its panel; the Attention page drew it after the tab strip,
     outside every panel (a keyboard audit found eight empty panels)."""
-    from components.views.attention.sections import TABS
-
     at = open_page(PAGE, tiny_pretraining_dir, text="The cat sat.", attn_tab=tab)
     panel = at.tabs[TABS.index(tab)]
     assert drawn_charts(panel) or panel.get("html")

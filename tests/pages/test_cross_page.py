@@ -15,7 +15,12 @@ from streamlit.testing.v1 import AppTest
 from bertlens.nsp import DEFAULT_PAIRS
 from components.services.text import literal
 from components.state.params import PARAMS, SCHEMA, SHARED
+from components.state.widgets import FROM_HISTORY
+from components.ui import layout
+from components.views.attention import sections as attention_views
 from tests.conftest import APPTEST_TIMEOUT, ROOT, assert_shows, drawn_charts, tables
+from tests.core.test_nsp import reference_p_is_next
+from tests.pages.test_next_sentence_page import metrics, shown
 from tests.pages.test_senses_page import coordinates, messages
 
 PAGES = ["tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses"]
@@ -167,8 +172,6 @@ def test_a_pages_own_settings_are_back_after_another_page_though_the_link_droppe
 
 
 def test_a_setting_that_broke_the_page_is_not_brought_back(monkeypatch, bundled):
-    from components.views.attention import sections as attention_views
-
     def broken_at_layer_3(page, choice, heads):
         if choice.layer == 3:
             raise RuntimeError("a bug at layer 3")
@@ -186,7 +189,6 @@ def test_a_setting_that_broke_the_page_is_not_brought_back(monkeypatch, bundled)
 
 def test_a_bound_setting_that_broke_the_page_is_not_brought_back(monkeypatch, bundled):
     """Streamlit itself keeps a bound widget's value across pages: not copying it was not enough."""
-    from components.views.attention import sections as attention_views
 
     def broken_when_averaged(page, choice, heads):
         if choice.mean:
@@ -254,11 +256,11 @@ def test_every_route_keeps_shared_values_and_nothing_else(
     assert applied, "the link set none of the source page's values: the route would test nothing"
     visit(at, target)
     assert at.sidebar.selectbox(key="model").value == str(tiny_pretraining_dir)
-    if "text" in (shown := declared_widget_values(at)):
-        assert shown["text"] == TEXT
-    if "b" in shown and target != "next_sentence":
-        assert shown["b"] == B
-    assert shown == fresh_views[target]  # exactly the page as opened fresh: none of the source's values
+    if "text" in (declared := declared_widget_values(at)):
+        assert declared["text"] == TEXT
+    if "b" in declared and target != "next_sentence":
+        assert declared["b"] == B
+    assert declared == fresh_views[target]  # exactly the page as opened fresh: none of the source's values
 
 
 def test_old_links_open_the_view_they_showed(open_page, bundled):
@@ -324,9 +326,6 @@ def test_a_pair_built_on_another_page_is_the_pair_next_sentence_scores(
 ):
     """Next sentence showed its example A with the B the student gave Attention, and scored that pair, one nobody
     made. Arriving with a B and no A of their own, A is the other pages' sentence; the pair is then theirs."""
-    from tests.core.test_nsp import reference_p_is_next
-    from tests.pages.test_next_sentence_page import metrics, shown
-
     at = app(monkeypatch, tiny_pretraining_dir)
     visit(at, "attention")
     at.text_input(key="b").set_value(B).run()  # the sentence stays Attention's default
@@ -372,9 +371,6 @@ def test_a_links_view_survives_leaving_before_the_first_run_ends(monkeypatch, ti
     """On a busy server a student left a shared Attention link while its first run still waited for the model,
     and came back to layer 0, head 0 and the Heatmap: the run that would have drawn the link's settings never
     finished (a hosted-mode audit, in Chromium). Here the first run stops before it draws them."""
-    from components.ui import layout
-    from components.views.attention import sections as attention_views
-
     link = {"text": "The cat sat on the mat.", "attn_layer": "1", "head": "2", "attn_tab": "Head view"}
     real_controls = attention_views.controls
     monkeypatch.setattr(attention_views, "controls", lambda bundle: layout.stop_page())
@@ -393,8 +389,6 @@ def test_a_links_view_survives_leaving_before_the_first_run_ends(monkeypatch, ti
 def test_a_link_setting_that_broke_the_page_is_not_brought_back_by_the_kept_link(monkeypatch, tiny_pretraining_dir):
     """The link's settings are kept until widgets hold them; a setting whose first run raised must not come back
     with them (the page would raise on every return: a review of the change that keeps them)."""
-    from components.views.attention import sections as attention_views
-
     real = attention_views.heatmap_section
 
     def breaks_at_layer_1(page, choice, heads):
@@ -414,10 +408,6 @@ def test_a_link_setting_that_broke_the_page_is_not_brought_back_by_the_kept_link
 
 
 def test_back_to_an_entry_shows_that_entry_not_an_older_links_kept_settings(monkeypatch, tiny_pretraining_dir):
-    from components.state.widgets import FROM_HISTORY
-    from components.ui import layout
-    from components.views.attention import sections as attention_views
-
     real_controls = attention_views.controls
     monkeypatch.setattr(attention_views, "controls", lambda bundle: layout.stop_page())
     at = app(monkeypatch, tiny_pretraining_dir, text="The cat sat.", attn_layer="1", head="2")
@@ -432,8 +422,6 @@ def test_back_to_an_entry_shows_that_entry_not_an_older_links_kept_settings(monk
 def test_back_keeps_the_entrys_shared_texts_for_the_next_page(monkeypatch, tiny_pretraining_dir):
     """Back dropped the session's shared texts so that the entry's address is the view; but a text the page does
     not show (A, on Tokenizer) then lived only in the address, and the next page switch lost it."""
-    from components.state.widgets import FROM_HISTORY
-
     at = app(monkeypatch, tiny_pretraining_dir, a="LinkA")
     visit(at, "next_sentence")
     at.query_params.clear()
@@ -451,7 +439,6 @@ def test_back_keeps_the_entrys_shared_texts_for_the_next_page(monkeypatch, tiny_
 def test_a_lesson_follows_the_student_to_another_page_until_left(monkeypatch, tiny_pretraining_dir):
     """A sidebar click dropped ``lesson`` and ``step`` (shared parameters) with the rest of the address: the
     lesson panel vanished, and its 'Open the … page for this step' could not be reached (lessons audit)."""
-    from components.state.widgets import FROM_HISTORY
 
     def panel(at: AppTest) -> list[str]:
         return [c.value for c in at.caption if c.value.startswith("Lesson: ")]

@@ -9,6 +9,7 @@ import torch
 from scipy.stats import spearmanr
 
 from bertlens.compare import SEED_FIRST, SEED_SECOND
+from bertlens.curriculum import ANIMAL_TIRED, ANIMAL_WIDE
 from bertlens.influence import TOKEN_BUDGET
 from bertlens.models import BUNDLED_MODEL
 from components.services.text import literal
@@ -125,8 +126,6 @@ def test_step_by_step_needs_one_head(open_page):
 def test_compare_changes_one_word_of_the_lessons_sentence_too(open_page):
     """The lessons' sentence is seed 000's "couldn't … tired": Compare's default second sentence was "didn't …
     wide", two changes under a label saying "try changing one word"."""
-    from bertlens.curriculum import ANIMAL_TIRED, ANIMAL_WIDE
-
     at = open_page(ATTENTION, text=ANIMAL_TIRED, attn_tab="Compare")
     assert not at.exception and at.text_input(key="compare").value == ANIMAL_WIDE
     [changed] = [c.value for c in at.caption if c.value.startswith("Changed tokens")]

@@ -8,6 +8,7 @@ from urllib.parse import parse_qs, quote_plus, urlsplit
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
+from transformers import AutoTokenizer, BertModel
 
 from bertlens import curriculum
 from bertlens.curriculum import LESSONS
@@ -142,8 +143,6 @@ def test_encoder_only_model_says_the_head_is_missing(open_page, bundled):
 def mean_last_layer_attention(model_dir, text: str, query: str, targets: tuple[str, ...]) -> list[float]:
     """How much ``query`` attends to each target word in the model's last layer, averaged over its heads: the
     checkpoint run by transformers itself (eager attention, which returns the weights)."""
-    from transformers import AutoTokenizer, BertModel
-
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = BertModel.from_pretrained(model_dir, attn_implementation="eager").eval()
     encoded = tokenizer(text, return_tensors="pt")

@@ -2,6 +2,8 @@
 
 from urllib.parse import urlencode
 
+from streamlit.testing.v1 import AppTest
+
 from bertlens.curriculum import LESSONS
 from tests.conftest import APPTEST_TIMEOUT
 from tests.pages.test_lessons_page import app
@@ -41,8 +43,6 @@ def test_malformed_switches_and_lesson_links_get_a_message(monkeypatch, tiny_pre
 
 def test_a_widgets_own_long_value_stays_and_nothing_breaks():
     """Streamlit refuses to drop a value bound to a widget (bind="query-params"): the others go instead."""
-    from streamlit.testing.v1 import AppTest
-
     script = """
 import streamlit as st
 from components.state.params import fit_link
@@ -60,8 +60,6 @@ st.session_state["dropped"] = fit_link()
 def test_a_long_paste_in_a_text_box_is_left_out_of_the_link_and_still_used():
     """A page's own text boxes write the link themselves (``linked_text``), so a paste too long for a link
     can be left out of it like the shared sentence."""
-    from streamlit.testing.v1 import AppTest
-
     script = """
 import streamlit as st
 from components.state.params import copy_page_state, fit_link, restore_page_state

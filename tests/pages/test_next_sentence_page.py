@@ -327,8 +327,6 @@ def test_bad_input_gets_a_clear_message(open_page, tiny_pretraining_dir, a, b, m
 def test_a_cut_pair_says_which_sentence_lost_tokens(open_page, tiny_pretraining_dir):
     """transformers cuts a pair longest-first: a long A loses its end and B is kept whole. The notice said "only
     the first 512 tokens are analysed" (B's tokens were all there) — a hosted-mode audit."""
-    from transformers import AutoTokenizer
-
     a = "word " * 600
     tokenizer = AutoTokenizer.from_pretrained(tiny_pretraining_dir)
     kept = tokenizer(a, B, truncation=True, max_length=512).sequence_ids()

@@ -11,6 +11,7 @@ from bertlens.models import BUNDLED_MODEL
 from components.ui.exports import PROJECTOR_TEXT, PROJECTOR_TITLES, grown_height
 from components.ui.html_table import is_table
 from components.ui.layout import COMPACT_CSS, PRESENTATION_CSS
+from components.views.anatomy import sections as anatomy_views
 from tests.conftest import APPTEST_TIMEOUT, ROOT, drawn_charts
 
 
@@ -92,7 +93,6 @@ def test_the_shared_architecture_diagram_is_never_written(open_page, tiny_pretra
     the boxes' parameter counts could not be read from the back row). Every run draws the same cached object, so a
     write shows only against a copy serialised before any presenting run: the figure as first built, then drawn
     for a projector, then drawn plain again must be the same figure, byte for byte."""
-    from components.views.anatomy import sections as anatomy_views
 
     def diagram(**params: str) -> str:
         [chart] = drawn_charts(open_page("pages/anatomy.py", tiny_pretraining_dir, **params))

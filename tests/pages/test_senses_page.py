@@ -9,11 +9,15 @@ import torch
 from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
 from sklearn.metrics.pairwise import cosine_distances, cosine_similarity, euclidean_distances
+from transformers import AutoTokenizer
 
-from bertlens.models import BUNDLED_MODEL
+from bertlens.models import BUNDLED_MODEL, bundled_model_path
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import stress_verdict
+from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from components.services.text import literal
+from components.ui.palette import INK
+from components.views.senses.sections import TABS
 from tests.conftest import assert_shows, chart_title, drawn_charts, tables
 from tests.core.test_senses import COARSE_CLASSES, COARSE_DATA, COARSE_GOLD, model_vectors
 from tests.pages.test_attention_page import typed
@@ -132,10 +136,6 @@ def test_your_sentence_without_the_word_is_said_to_be_left_out(open_page):
 def test_any_two_axes_of_the_3d_map_are_drawn_flat_by_keyboard_and_link(open_page):
     """Dragging was the only way to turn the 3D map (WCAG 2.1.1): a radio draws any pair of its axes flat, from
     the link too, with the same coordinates as the 3D map and its table."""
-    import json
-
-    from components.ui.palette import INK
-
     at = open_page(PAGE, BUNDLED_MODEL, preset="field", projection="PCA 3D")
     [chart] = drawn_charts(at)
     fig = json.loads(chart.spec)
@@ -311,8 +311,6 @@ def test_sentence_cap_is_explained(open_page, monkeypatch, tiny_pretraining_dir)
 
 
 def test_each_tab_opens_from_the_link_and_draws_only_itself(open_page):
-    from components.views.senses.sections import TABS
-
     drawn = {}
     for tab in TABS:
         at = open_page(PAGE, BUNDLED_MODEL, preset="bank", senses_tab=tab)
@@ -375,11 +373,6 @@ def test_separation_and_similarity_charts_offer_their_numbers(open_page, csv_dow
 
 def test_static_panel_on_a_cased_model_compares_like_with_like(open_page, tmp_path):
     """On a cased model "Field" and "field" are different tokens: the panel says so and compares within one spelling."""
-    from transformers import AutoTokenizer
-
-    from bertlens.models import bundled_model_path
-    from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
-
     folder = save_random_bert(tmp_path / "tiny-cased", random_bert_config(**TINY_CONFIG))
     AutoTokenizer.from_pretrained(bundled_model_path(), do_lower_case=False).save_pretrained(folder)
     lines = "Field hockey is fun. | sport\nThe field is green. | land\nA field of wheat. | land\nField work. | work"

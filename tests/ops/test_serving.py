@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gc
 import http.server
+import importlib
 import os
 import re
 import socket
+import sys
 import threading
 import tomllib
 import urllib.request
@@ -16,9 +18,18 @@ import pytest
 
 from bertlens import serving
 from bertlens.models import load_model
-from bertlens.serving import GC_FREEZE_ENV, NODELAY_ENV, freeze_long_lived_objects, send_small_messages_at_once
+from bertlens.serving import (
+    GC_FREEZE_ENV,
+    NODELAY_ENV,
+    freeze_long_lived_objects,
+    prepare_threads,
+    send_small_messages_at_once,
+)
 from components.services import cache
 from components.services import models as model
+from scripts import server as server_script
+from scripts.server import running_server
+from scripts.streamlit_client import Session, run_to_end
 from tests.conftest import ROOT
 
 
@@ -81,9 +92,6 @@ def test_the_shipped_config_is_the_serving_configuration():
 def test_the_server_loads_torch_with_sleeping_openmp_threads(tiny_pretraining_dir, tmp_path, monkeypatch):
     """app.py sets OpenMP's wait policy before torch loads: the server's OpenMP reports, at load, that
     its idle threads spin 0 times before sleeping (300,000 when the policy is unset)."""
-    from scripts.server import running_server
-    from scripts.streamlit_client import Session, run_to_end
-
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     log = tmp_path / "server.log"
 
@@ -134,9 +142,6 @@ def test_nagle_can_be_left_on(monkeypatch):
 
 
 def test_a_server_turns_nagle_off_on_its_first_run(tiny_pretraining_dir, tmp_path):
-    from scripts.server import running_server
-    from scripts.streamlit_client import Session, run_to_end
-
     async def visit(url: str) -> None:
         async with Session.connect(url, "") as session:
             await session.run()
@@ -149,8 +154,6 @@ def test_a_server_turns_nagle_off_on_its_first_run(tiny_pretraining_dir, tmp_pat
 
 
 def test_an_operators_own_wait_policy_wins(monkeypatch):
-    from bertlens.serving import prepare_threads
-
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
     prepare_threads()
     assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
@@ -162,8 +165,6 @@ def test_an_operators_own_wait_policy_wins(monkeypatch):
 def test_a_port_is_never_handed_out_twice(monkeypatch):
     """A cluster's replicas take their ports one after another, each probe socket closed before its server
     binds: the operating system may offer a closed probe's port again."""
-    from scripts import server
-
     offered = iter([40001, 40001, 40002])
 
     class Probe:
@@ -179,19 +180,13 @@ def test_a_port_is_never_handed_out_twice(monkeypatch):
         def getsockname(self):
             return ("127.0.0.1", next(offered))
 
-    monkeypatch.setattr(server, "socket", SimpleNamespace(socket=Probe))  # this module's sockets only
-    monkeypatch.setattr(server, "_HANDED_OUT", set())
-    assert [server.free_port(), server.free_port()] == [40001, 40002]
+    monkeypatch.setattr(server_script, "socket", SimpleNamespace(socket=Probe))  # this module's sockets only
+    monkeypatch.setattr(server_script, "_HANDED_OUT", set())
+    assert [server_script.free_port(), server_script.free_port()] == [40001, 40002]
 
 
 def test_a_package_is_imported_once_however_many_sessions_ask(tmp_path, monkeypatch):
     """Every script run calls import_package; only the first imports the modules (one at a time), the rest return."""
-    import importlib
-    import sys
-    import threading
-
-    from bertlens import serving
-
     package = "bertlens_audit_pages"
     folder = tmp_path / package
     folder.mkdir()
@@ -233,10 +228,6 @@ def test_a_server_whose_port_was_taken_starts_on_another(monkeypatch, tmp_path, 
     """The port ``free_port`` probed can be taken before Streamlit binds it (an outgoing connection's ephemeral port;
     another test worker's server, which answers health checks while ours exits): the server starts again on another
     port instead of failing the test, or of letting it run against the other server."""
-    import socket
-
-    from scripts import server
-
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))  # bound, not listening: as an outgoing connection's port
         busy = taken.getsockname()[1]
@@ -246,13 +237,13 @@ def test_a_server_whose_port_was_taken_starts_on_another(monkeypatch, tmp_path, 
             rival = http.server.HTTPServer(("127.0.0.1", busy), _Healthy)
             threading.Thread(target=rival.serve_forever, daemon=True).start()
         ports = iter([busy])
-        real = server.free_port
-        monkeypatch.setattr(server, "free_port", lambda: next(ports, None) or real())
+        real = server_script.free_port
+        monkeypatch.setattr(server_script, "free_port", lambda: next(ports, None) or real())
         app = tmp_path / "bare.py"
         app.write_text("import streamlit as st\nst.write('hi')\n")
         log = tmp_path / "server.log"
         try:
-            with server.running_server("unused", log, script=str(app)) as running:
+            with server_script.running_server("unused", log, script=str(app)) as running:
                 assert not running.url.endswith(f":{busy}")
                 with urllib.request.urlopen(f"{running.url}/_stcore/health", timeout=5) as response:
                     assert response.status == 200

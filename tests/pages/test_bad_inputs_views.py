@@ -3,7 +3,7 @@ sentences): no exception, and markup typed by the user is never rendered live.""
 
 import pytest
 
-from tests.test_bad_inputs import BAD_STRINGS, MARKUP, literal_problems, type_into
+from tests.pages.test_bad_inputs import BAD_STRINGS, MARKUP, literal_problems, type_into
 
 NEW_TABS = [
     ("pages/attention.py", {"tab": "Step by step"}, [("text_input", "text")]),

@@ -6,9 +6,13 @@ Settings come from the environment or from a ``[bertlens]`` table in Streamlit s
 from __future__ import annotations
 
 import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from streamlit import config as streamlit_config
+from streamlit.runtime.secrets import Secrets
 from streamlit.testing.v1 import AppTest
 
 from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, LOAD_COUNTS, MODEL_CHOICES
@@ -23,8 +27,9 @@ from bertlens.settings import (
     unknown_variables,
 )
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
+from components.services import models as model
 from components.services.protocol import FAILURE
-from components.services.settings import name_unknown_variables
+from components.services.settings import _secret_settings, name_unknown_variables
 from components.services.text import literal
 from components.state.model_choice import CUSTOM
 from tests.conftest import APPTEST_TIMEOUT, ROOT, tables
@@ -178,23 +183,18 @@ def test_a_misspelt_or_flat_secrets_table_fails_closed(secrets, error):
 @pytest.fixture
 def secrets_file(monkeypatch, tmp_path):
     """Streamlit's secrets read from one file (``write`` it, or not), as a server reads them."""
-    from streamlit import config
-    from streamlit.runtime.secrets import Secrets
-
-    from components.services import models as model
-
     path = tmp_path / "secrets.toml"
     monkeypatch.setattr(model.st, "secrets", Secrets())
-    option = config.get_option
-    monkeypatch.setattr(config, "get_option", lambda key: [str(path)] if key == "secrets.files" else option(key))
+    option = streamlit_config.get_option
+    monkeypatch.setattr(
+        streamlit_config, "get_option", lambda key: [str(path)] if key == "secrets.files" else option(key)
+    )
     return path
 
 
 def test_secrets_that_cannot_be_read_fail_closed(secrets_file):
     """Streamlit raises a TOML error in secrets.toml as a FileNotFoundError: it was read as no secrets, and a hosted
     server configured there served in local mode (no token cap, any model, 20,000 characters)."""
-    from components.services.settings import _secret_settings
-
     assert _secret_settings() == {}  # no file: nothing to read
     secrets_file.write_text("[bertlens]\nhosted = true\nteacher = Andrés\n")  # not TOML: a bare string
     with pytest.raises(SettingsError, match="Streamlit's secrets cannot be read"):
@@ -205,8 +205,6 @@ def test_secrets_that_cannot_be_read_fail_closed(secrets_file):
 def test_secrets_not_in_utf8_or_not_to_be_opened_fail_closed(secrets_file, monkeypatch, unreadable):
     """A secrets.toml saved in Latin-1 ("Andrés" on Windows) raised UnicodeDecodeError, one the server cannot open
     PermissionError: not a SettingsError, so visitors saw a traceback naming the file."""
-    from components.services.settings import _secret_settings
-
     if unreadable == "latin-1":
         secrets_file.write_bytes('[bertlens]\nhosted = true\nteacher = "Andrés"\n'.encode("latin-1"))
     else:  # as root the test process could still open a file without permissions: the error is made
@@ -224,8 +222,6 @@ def test_secrets_not_in_utf8_or_not_to_be_opened_fail_closed(secrets_file, monke
 
 
 def test_readable_secrets_file_is_read(secrets_file):
-    from components.services.settings import _secret_settings
-
     secrets_file.write_text("[bertlens]\nhosted = true\nmax_tokens = 128\n")
     assert load_settings(merged_environment({}, _secret_settings())).budgets.tokens == 128
 
@@ -375,8 +371,6 @@ def test_token_cap_applies(hosted_app, monkeypatch):
 def test_a_custom_model_travels_in_the_link(monkeypatch, tmp_path):
     """A link naming a custom folder opens a fresh session on that model (the address once carried only the
     menu's label, so students got the default; that the browser writes it: tests/browser/test_pages.py)."""
-    from components.services import models as model
-
     monkeypatch.setattr(model, "_custom_loaded", set())  # the process's custom models: this test's own
     folder = str(save_random_bert(tmp_path, random_bert_config(**TINY_CONFIG)))
     monkeypatch.chdir(ROOT)
@@ -391,8 +385,6 @@ def test_a_custom_model_travels_in_the_link(monkeypatch, tmp_path):
 def test_custom_models_are_loaded_within_their_budget(monkeypatch, tmp_path):
     """Each custom model stays loaded for the server's life: a link with a new name loaded one more, without end.
     Beyond the budget the default is used, and the page says which models the server holds and how to change it."""
-    from components.services import models as model
-
     monkeypatch.setattr(model, "_custom_loaded", set())
     monkeypatch.setenv("BERTLENS_MAX_CUSTOM_MODELS", "1")
     first, second = (
@@ -424,8 +416,6 @@ def test_custom_models_are_loaded_within_their_budget(monkeypatch, tmp_path):
 def test_a_custom_name_too_long_for_a_file_name_falls_back_with_the_reason(monkeypatch):
     """300 characters are a legal Hub-id box entry but no file name: asking the file system whether it is a
     folder raised (OSError: File name too long) on every page while the name stayed in the link."""
-    from components.services import models as model
-
     monkeypatch.setattr(model, "_custom_loaded", set())
     monkeypatch.setattr(model, "_custom_failed", set())
     monkeypatch.chdir(ROOT)
@@ -441,11 +431,6 @@ def test_a_custom_name_too_long_for_a_file_name_falls_back_with_the_reason(monke
 def test_custom_models_chosen_at_once_stay_within_their_budget(monkeypatch):
     """Eight students choose eight new custom models at the same instant, with room for one: one is loaded, the
     others get the default (a check without a reservation let every one through until the first load ended)."""
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
-
-    from components.services import models as model
-
     monkeypatch.setattr(model, "_custom_loaded", set())
     monkeypatch.setattr(model, "_custom_failed", set())
     monkeypatch.setenv("BERTLENS_MAX_CUSTOM_MODELS", "1")
@@ -465,8 +450,6 @@ def test_custom_models_chosen_at_once_stay_within_their_budget(monkeypatch):
 
 def test_a_custom_model_that_fails_to_load_gives_its_slot_back(monkeypatch, tmp_path):
     """A custom name that falls back to the bundled encoder holds no model, so it takes no slot from the next."""
-    from components.services import models as model
-
     monkeypatch.setattr(model, "_custom_loaded", set())
     monkeypatch.setattr(model, "_custom_failed", set())
     monkeypatch.setenv("BERTLENS_MAX_CUSTOM_MODELS", "1")

@@ -5,6 +5,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from bertlens.analysis import encode
+from components.ui.palette import INK, line_style
+from components.views.attention.figures import FOCUS_KINDS, focus_row_figure, matrix_figure
 from components.views.senses.sections import PALETTE, SYMBOLS, sense_marker
 
 
@@ -37,9 +40,6 @@ def test_the_shapes_work_in_the_3d_map_too():
 
 
 def test_the_focus_row_tells_its_bar_kinds_apart_by_pattern_as_well_as_colour(tiny_bundle):
-    from bertlens.analysis import encode
-    from components.views.attention.figures import FOCUS_KINDS, focus_row_figure
-
     encoding = encode(tiny_bundle.tokenizer, "the cat sat on the mat", max_length=32)
     row = np.full(len(encoding), 1 / len(encoding))
     bar = focus_row_figure(row, encoding, token=2, targets=[3, 5], title="t").data[0]
@@ -52,8 +52,6 @@ def test_the_focus_row_tells_its_bar_kinds_apart_by_pattern_as_well_as_colour(ti
 
 
 def test_heads_drawn_together_differ_in_dash_as_well_as_colour():
-    from components.ui.palette import line_style
-
     styles = [line_style(n) for n in range(20)]
     assert len(set(styles)) == 20
     assert all(a[0] != b[0] and a[1] != b[1] for i, a in enumerate(styles[:4]) for b in styles[i + 1 : 4])
@@ -61,10 +59,6 @@ def test_heads_drawn_together_differ_in_dash_as_well_as_colour():
 
 def test_the_sentence_b_label_is_ink_on_white_over_a_heatmap(tiny_bundle):
     """QA: over the heatmap's blue cells the label was the chart theme's grey, mostly unreadable ("ntence B →")."""
-    from bertlens.analysis import encode
-    from components.ui.palette import INK
-    from components.views.attention.figures import matrix_figure
-
     encoding = encode(tiny_bundle.tokenizer, "I went to the store.", "I bought milk.", max_length=32)
     fig = matrix_figure(np.full((len(encoding), len(encoding)), 1 / len(encoding)), encoding, "t")
     [label] = [a for a in fig.layout.annotations if a.text == "sentence B →"]

@@ -15,7 +15,7 @@ from streamlit import config
 from streamlit.commands import navigation
 from streamlit.runtime.pages_manager import PagesManager
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_streamlit_still_switches_the_folder_mode_off_as_we_do():

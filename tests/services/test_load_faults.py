@@ -412,8 +412,6 @@ def test_retry_is_refused_during_a_load_and_never_stuck_after_one(checkpoint, mo
     """A click after a load's end but before Streamlit stored its result left no record of the load, so every
     later Retry waited, for ever, for a load that never came (concurrency review). Clicks during a load are
     refused; a click at that moment is taken, and the next one still is."""
-    import threading
-
     break_header(checkpoint)
     name = str(checkpoint)
     slow, store = threading.Event(), threading.Event()

@@ -1,5 +1,5 @@
 """When ``scripts/serve.py`` starts a dead replica again (``Cluster.replace_dead``), on a fake clock with fake
-processes: no HAProxy, no Streamlit. tests/test_scale_out.py checks the same on real processes."""
+processes: no HAProxy, no Streamlit. tests/ops/test_scale_out.py checks the same on real processes."""
 
 from __future__ import annotations
 

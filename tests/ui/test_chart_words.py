@@ -7,11 +7,17 @@ import json
 import re
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
+import streamlit as st
+import torch
+from transformers import AutoTokenizer, BertModel
 
 from components.services.text import chart_text
+from components.ui import exports
 from components.ui.chart_words import describe, name
+from components.views.attention.figures import statistics_figure
 from tests.conftest import drawn_charts
 
 
@@ -43,8 +49,6 @@ def test_a_difference_map_names_its_largest_change_whichever_its_sign():
 
 def test_a_grid_of_heads_names_its_largest_cell_by_layer_and_head():
     """QA: the head statistics' words said "largest at row 2, column 2" for encoder layer 2, head 2."""
-    from components.views.attention.figures import statistics_figure
-
     values = np.zeros((3, 4))
     values[2, 1] = 0.5
     words = describe(statistics_figure(values, "next", selected=None))
@@ -150,9 +154,6 @@ def test_every_chart_on_a_page_has_its_words_and_a_name(page, params, open_page,
 
 
 def test_the_attention_heatmaps_words_name_the_reference_maximum(open_page, tiny_pretraining_dir):
-    import torch
-    from transformers import AutoTokenizer, BertModel
-
     text = "The animal did not cross the street because it was too tired."
     at = open_page("pages/attention.py", tiny_pretraining_dir, text=text, attn_layer="1", head="2")
     tokenizer = AutoTokenizer.from_pretrained(tiny_pretraining_dir)
@@ -198,11 +199,6 @@ def test_each_download_button_names_what_it_downloads(page, params, open_page, t
 def test_a_download_label_shows_user_text_literally(monkeypatch):
     """Word senses names its files after the student's word: Streamlit renders a button's label as Markdown, so a
     linked word ``![x](https://e.com/p.png)`` loaded a remote image in every student's browser (review)."""
-    import pandas as pd
-    import streamlit as st
-
-    from components.ui import exports
-
     labels = []
     monkeypatch.setattr(st, "download_button", lambda label, *args, **kwargs: labels.append(label))
     monkeypatch.setattr(exports, "show_table", lambda *args, **kwargs: None)

@@ -11,11 +11,13 @@ launcher (scripts/preloaded.py) and share its imported pages.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -24,10 +26,14 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import websockets
 import yaml
 from streamlit import config as streamlit_config
 
-from scripts.serve import HAPROXY, READY_PATH, ROOT, TEMPLATE, Balancer, main, render_config
+from scripts.class_load import DEFAULT_CAP, Options
+from scripts.class_reference import Reference
+from scripts.scale_benchmark import Kill, class_table, run_class
+from scripts.serve import HAPROXY, READY_PATH, ROOT, TEMPLATE, Balancer, Cluster, main, render_config, stop_group
 from scripts.server import free_port, model_loads
 from scripts.streamlit_client import run_to_end
 
@@ -195,7 +201,6 @@ def get(url: str, cookie: str | None = None) -> tuple[int, str | None, str]:
 
 def websocket_replica(url: str, cookie: str) -> str | None:
     """The replica that answers a websocket upgrade carrying the affinity cookie (as a browser sends it)."""
-    import websockets
 
     async def handshake() -> str | None:
         address = url.replace("http://", "ws://") + "/_stcore/stream"
@@ -264,8 +269,6 @@ def test_cookie_affinity_for_pages_and_the_websocket_upgrade(served):
 def test_the_balancer_compresses_what_streamlit_sends_uncompressed(served):
     """Streamlit serves its JavaScript uncompressed; through HAProxy a browser gets it gzipped (about half the
     bytes, for a whole class arriving on one network), and unchanged once unpacked."""
-    import gzip
-
     page = urllib.request.urlopen(served.url + "/", timeout=30).read().decode()
     script = re.search(r'src="\./(static/js/index\.[^"]+\.js)"', page).group(1)
     headers = {"Accept-Encoding": "gzip"}
@@ -341,10 +344,6 @@ def test_class_through_the_balancer_survives_a_killed_replica(tiny_pretraining_d
     """scripts/scale_benchmark.py, small: 6 students x 4 inputs and one in the Padding lab through HAProxy on
     2 replicas; the replica serving the Padding lab is SIGKILLed once 15 runs are done (and replaced 20 s later,
     if the class still runs)."""
-    from scripts.class_load import DEFAULT_CAP, Options
-    from scripts.class_reference import Reference
-    from scripts.scale_benchmark import Kill, class_table, run_class
-
     model = str(tiny_pretraining_dir)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "BERTLENS_MODEL": model}
     env.pop("BERTLENS_HOSTED", None)
@@ -369,10 +368,6 @@ def test_class_through_the_balancer_survives_a_killed_replica(tiny_pretraining_d
 def test_a_replica_whose_port_was_taken_starts_on_another(tiny_pretraining_dir, tmp_path):
     """Replica ports are probed when the cluster is made and bound when each replica starts; one taken in between
     (another test worker, an outgoing connection) gets another port before HAProxy's config names them."""
-    import socket
-
-    from scripts.serve import Cluster, stop_group
-
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "BERTLENS_MODEL": str(tiny_pretraining_dir)}
     env.pop("BERTLENS_HOSTED", None)
     cluster = Cluster(1, free_port(), tmp_path, "127.0.0.1", env, preload=False)
