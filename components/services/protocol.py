@@ -20,7 +20,7 @@ A hosted server also shows a visitor no traceback (they named the server's files
 its traceback goes to the server's log (``report_failure``), and Streamlit's own handler, for what fails outside
 a page, shows its redacted text (``client.showErrorDetails = "none"``).
 
-``install`` patches the two handlers once per process (Streamlit has no setting for either); the tests send the
+``install`` patches the three once per process (Streamlit has no setting for them); the tests send the
 real protocol messages (tests/services/test_protocol.py), so a Streamlit upgrade that moves them fails there.
 """
 
@@ -49,14 +49,13 @@ from streamlit.runtime.state.session_state import Serialized, SessionState, Valu
 LOG = logging.getLogger("bertlens")
 IGNORED_LINK = "bertlens_ignored_link"  # in place of a link Streamlit ignored: its parameters and characters
 
-_shared_caches_locked = True  # until a run has read the settings: a server is taken as hosted
-_installed = False
+FAILURE = "**This page ran into an error.** Change the input or reload the page; the server's log has the details."
 ERROR_DETAILS = "client.showErrorDetails"
 _configured_error_details = st_config.get_option(ERROR_DETAILS)  # the server's own setting (Streamlit's: "full")
+
+_shared_caches_locked = True  # until a run has read the settings: a server is taken as hosted
+_installed = False
 _install_lock = threading.Lock()
-
-
-FAILURE = "**This page ran into an error.** Change the input or reload the page; the server's log has the details."
 
 
 def host(hosted: bool) -> None:
@@ -76,7 +75,8 @@ def report_failure(error: Exception) -> None:
 
 
 def install() -> None:
-    """Guard the two handlers (once per process; later calls return at once)."""
+    """Guard ``clear_cache``, widget states and links over Streamlit's limits (once per process; later calls return
+    at once)."""
     global _installed
     if _installed:
         return
