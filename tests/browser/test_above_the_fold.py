@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
+from bertlens.pages import TOOL_PAGES
 from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_layout, wait_for_run
 from tests.live_server import streamlit_server
 
 FOLD = 720
-PAGES = ["tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses"]
+PAGES = TOOL_PAGES  # every page that shows the model (the registry, bertlens.pages)
 LINKS = {"fill_mask": "?text=The+capital+of+France+is+%5BMASK%5D."}  # its default sentence has no [MASK]
 
 

@@ -9,6 +9,7 @@ import io
 import pandas as pd
 from transformers import AutoTokenizer
 
+from bertlens.pages import TOOL_PAGES
 from tests.browser.conftest import wait_for_run
 
 FORMULA_TEXT = '=HYPERLINK("http://evil.example") café <b>bold</b>'
@@ -47,7 +48,7 @@ def test_a_chart_downloads_as_png_in_the_browser(open_url):
         assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
 
 
-PAGES = ("tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses")
+PAGES = TOOL_PAGES  # every page that shows the model (the registry, bertlens.pages)
 CSV_BUTTONS = '[data-testid="stMain"] [class*="st-key-csv-"] button'
 MAIN_TABS = '[data-testid="stMain"] [role="tab"]'
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP's CSV-injection starts

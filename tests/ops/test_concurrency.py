@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from bertlens.pages import TOOL_PAGES
 from tests.live_server import model_loads, streamlit_server
 
 pytest.importorskip("websockets")
@@ -25,7 +26,7 @@ from scripts.streamlit_client import Session  # noqa: E402
 
 SESSIONS = 16
 INTERACTIONS = 20
-PAGES = ("tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses")
+PAGES = TOOL_PAGES  # every page that shows the model (the registry, bertlens.pages)
 # Sentences several sessions type at the same time (same cache entries, computed concurrently) ...
 COMMON = tuple(f"The {animal} sat on the [MASK] near the river bank." for animal in ("cat", "dog", "bird", "fox"))
 # The page whose typed text is its own sentence A, not the shared sentence (not echoed by the server).

@@ -14,12 +14,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlencode
 
+from bertlens.pages import TOOL_PAGES
 from scripts.server import model_loads, running_server
 from scripts.streamlit_client import Session
 
 # Every session visits every page (Attention and Word senses once shared the URL key `layer`; each has
 # its own now, see components/state/params.py), so the pages' caches grow together as in a class.
-PAGES = ("tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses")
+PAGES = TOOL_PAGES  # every page that shows the model (the registry, bertlens.pages)
 SESSIONS, RERUNS = 10, 50
 DISTINCT_SENTENCES = 120  # more than any cache keeps: entries are evicted throughout
 GROWTH_BOUND = 1.15  # RSS after 500 reruns <= 1.15 x RSS after the first 50

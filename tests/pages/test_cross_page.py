@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertlens.nsp import DEFAULT_PAIRS
+from bertlens.pages import TOOL_PAGES
 from components.services.text import literal
 from components.state.params import PARAMS, SCHEMA, SHARED
 from components.state.widgets import FROM_HISTORY
@@ -23,7 +24,7 @@ from tests.core.test_nsp import reference_p_is_next
 from tests.pages.test_next_sentence_page import metrics, shown
 from tests.pages.test_senses_page import coordinates, messages
 
-PAGES = ["tokenizer", "anatomy", "fill_mask", "next_sentence", "attention", "senses"]
+PAGES = TOOL_PAGES  # every page that shows the model (the registry, bertlens.pages)
 TEXT = "The animal didn't cross the [MASK] because it was too tired."
 B = "It was raining."
 
