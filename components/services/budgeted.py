@@ -15,6 +15,8 @@ from components.services import cache
 from components.services.settings import settings
 from components.services.text import literal
 
+MAX_REFERENCES = 10  # reference words read for Word senses (each compared with every occurrence)
+
 
 def within_chars_budget(text: str, label: str) -> str:
     """What pages read of a text: at most the characters budget, with a warning (naming the input) when it is cut."""
@@ -67,6 +69,3 @@ def evaluation(model_name: str, rows: list[tuple[Any, ...]]) -> nsp.Evaluation |
     )
     labels = (row[2] for row in rows)
     return cache.evaluation(cache.query(model_name), tuple(zip(a, b, labels, topics, strict=True)))
-
-
-MAX_REFERENCES = 10

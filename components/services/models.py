@@ -21,20 +21,10 @@ from components.services.page_flow import stop_page
 from components.services.settings import settings
 
 _load_finished: dict[str, float] = {}  # when each name's last load attempt ended
-
-
 _loading: set[str] = set()  # names whose load is under way
-
-
 _load_lock = threading.Lock()  # guards _loading and _load_finished
-
-
 _custom_lock = threading.Lock()
-
-
 _custom_loaded: set[str] = set()  # custom (not offered) models this process holds or is loading, within the budget
-
-
 _custom_failed: set[str] = set()  # custom names whose load fell back to the bundled encoder: they hold no model
 
 
@@ -76,9 +66,7 @@ def custom_models_held() -> list[str]:
 def retry_wait(name: str, min_interval: float) -> float:
     """Seconds before ``name``'s failed load may be tried again (``cache.retry_load``); 0.0 when it may now.
 
-    Only ``name``'s own entries are dropped (``forget_model``: its bundle and its results): every derived
-    result is keyed by the model actually loaded, so the bundled encoder's results stay valid for everybody. Not
-    while a load of it is under way (clearing mid-load would discard it and start another), and none sooner than
+    Not while a load of it is under way (clearing mid-load would discard it and start another), and none sooner than
     ``min_interval`` seconds after the last one ended: thirty students clicking Retry together start one load
     (the clicks before the next run loads it drop nothing more; Streamlit runs one load per name at a time).
     The state is "under way", not "no record yet": a click that landed after a load's end but before Streamlit

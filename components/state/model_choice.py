@@ -15,8 +15,6 @@ from components.state.params import warn_bad_param
 
 CUSTOM = "Custom Hub id or folder…"
 MODEL_KEY, CUSTOM_KEY = "model", "custom_model"
-
-
 MAX_MODEL_NAME_CHARS = 512  # a Hub id has at most 96 + 1 + 96; a folder path longer than this is not a model
 
 

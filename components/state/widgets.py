@@ -34,20 +34,10 @@ if TYPE_CHECKING:
     from streamlit.elements.lib.mutable_tab_container import TabContainer  # what st.tabs returns: a tab with .open
 
 DEFAULT_TEXT = SEED_FIRST  # the pages' example sentence: seed 000's
-
-
 SHARED_TEXTS = ("text", "a", "b")  # the texts that follow the student from page to page
-
-
 REMEMBERED = "_shared_"  # session: + a shared text's key, its last value (kept across page switches)
-
-
 DRAWN_TEXTS = "_shared_drawn"  # the shared texts the running page has drawn (each writes its own to the URL)
-
-
 Line = TypeVar("Line")  # a line of an input: a sentence, or a sentence with its sense
-
-
 WHOLE_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)")
 
 

@@ -67,8 +67,6 @@ ACCESSIBLE_CSS = """
 # row of a classroom; the page's intro, model line, offline banner and example buttons keep their reading size, so
 # that the view starts on a 720-pixel projector's first screen. Our own constant CSS, never user text.
 READING = "reading-"  # the key prefix of containers whose text presentation mode leaves at reading size
-
-
 PRESENTATION_CSS = (
     "<style>"
     + ACCESSIBLE_CSS

@@ -41,14 +41,8 @@ from components.state.params import (
 from components.state.widgets import SHARED_TEXTS, forget_shared_text, int_in_range, set_shared_text
 
 CLASS_SETTINGS = ("model", "custom_model", "present")  # the class's, not a step's view: every step keeps them
-
-
 PENDING = "_lesson_pending"  # (page, {"lesson", "step"}) of the step being opened
-
-
 OPENED = "_lesson_opened"  # (lesson, step index) last opened with its view in this session
-
-
 FOLLOWED = "_lesson_followed"  # {"lesson", "step"} of the step shown last: shared, so a page switch keeps them
 
 

@@ -11,17 +11,9 @@ from components.services.text import SHARE_TICKS, chart_text, code_span
 from components.ui.palette import INK
 
 BAR = "#4c78a8"
-
-
 PROBABILITY = st.column_config.NumberColumn(format="%.4g")
-
-
 LOGIT = st.column_config.NumberColumn(format="%.3f")
-
-
 LOSS = st.column_config.NumberColumn(format="%.4f")
-
-
 HEADS: dict[PretrainingHead, tuple[str, str]] = {
     "MLM": ("masked-language-model (MLM) head", "guess the hidden word at a [MASK]"),
     "NSP": ("next-sentence-prediction (NSP) head", "tell whether sentence B follows sentence A"),

@@ -34,26 +34,12 @@ from components.ui.layout import truncation_notice
 from components.ui.palette import CELL_TEXT
 
 TABS = ("Architecture", "Parameters", "Named parameters", "Embeddings", "Pooler", "Outputs", "Positions")
-
-
 DEFAULT_POSITIONS = 64  # positions shown unless the link says otherwise (URL ``n_positions``)
-
-
 COUNT_COLUMN = st.column_config.NumberColumn(format="localized")
-
-
 BOX_HEIGHT = 1.0  # data units; the diagram is 12 wide and 11.6 tall
-
-
 BOX_TEXT = 11  # px: the boxes' text (presentation mode: exports.PROJECTOR_TEXT, for a projector's back row)
-
-
 CHARS_PER_UNIT = 6.5  # characters of 11-pixel text a data unit of width holds on a 390-pixel phone (6.6 measured)
-
-
 INK, MISSING_INK = "#1a1a1a", "#595959"  # dark text on opaque light boxes: ≥ 7:1 in the light and the dark theme
-
-
 FILLS = {"data": "#f0f0f0", "embeddings": "#dbebf4", "layer": "#f9e8db", "head": "#dbf1eb"}  # PALETTE's hues, pale
 
 

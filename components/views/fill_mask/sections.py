@@ -28,11 +28,7 @@ from components.ui.layout import truncation_notice
 from components.ui.predictions import BAR, LOGIT, LOSS, PROBABILITY, bar_figure, token_label
 
 MASKS_PER_ROW = 2  # three across cut each table after its probability column at 1280 px
-
-
 FILL_MASK_TABS = ("Guesses", "Layer by layer", "Compare two sentences")
-
-
 PROBABILITY_COLUMNS = ("P(top guess)", "P(true word)")
 
 

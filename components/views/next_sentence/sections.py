@@ -83,8 +83,6 @@ def candidate_inputs() -> list[str]:
 
 
 KEPT_PAIRS = "_kept_pairs"  # (editor key, the table as last edited): the student's pairs, for this tab
-
-
 PAIRS_START = "_pairs_start"  # (editor key, the table it started from in this visit, whether it is the one left)
 
 

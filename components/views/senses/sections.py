@@ -56,23 +56,11 @@ from components.ui.palette import INK, PALETTE, SYMBOLS  # each sense: a colour 
 from components.ui.uploads import read_upload, uploaded
 
 TABS = ("Map", "Separation by layer", "Similarity", "Static vs contextual", "Reference words")
-
-
 SOURCES = ("Preset", "Paste lines", "Upload CSV")
-
-
 YOUR_SENSE = "your sentence"
-
-
 NO_LABEL = "(no label)"
-
-
 MAX_SENSE_CHARS = 60
-
-
 CONTEXT = 120  # characters each side of the word in tables and hovers
-
-
 LABEL_CHARS = 40  # a sense label's characters in legends and axis labels (tables keep it whole)
 
 
