@@ -11,7 +11,10 @@ import streamlit as st
 
 from bertlens.pages import APP_TITLE, HOME, PAGES
 
-st.set_page_config(page_title=APP_TITLE, page_icon="🔎", layout="wide")
+PRESENTING = st.query_params.get("present") == "true"  # the sidebar folded away: the projector is for the page
+st.set_page_config(
+    page_title=APP_TITLE, page_icon="🔎", layout="wide", initial_sidebar_state="collapsed" if PRESENTING else "auto"
+)
 NAVIGATION = [st.Page(page.file, title=page.title, icon=page.icon, default=page.stem == HOME) for page in PAGES]
 # The menu goes out before the app's first import (torch and transformers: ~5 s on a fresh server), which
 # showed Streamlit's raw list of the pages/ files meanwhile.

@@ -52,3 +52,17 @@ def blank(text: str) -> bool:
     """Whether ``text`` shows nothing: only spaces and invisible format characters (a zero-width space, a soft
     hyphen, a direction mark), which the tokenizer drops, leaving [CLS] [SEP] to analyse as if something were typed."""
     return all(char.isspace() or unicodedata.category(char) == "Cf" for char in text)
+
+
+def first_words(text: str, limit: int) -> tuple[str, str]:
+    """(lead, rest): ``text``'s whole first sentences up to ``limit`` words, and the rest ("" when all fit).
+    PLACEHOLDER until the student-text branch lands."""
+    import re  # noqa: PLC0415
+
+    sentences = re.split(r"(?<=[.?!])\s+(?=[A-Z“\"(*])", text.strip())
+    lead: list[str] = []
+    for sentence in sentences:
+        if lead and len(" ".join([*lead, sentence]).split()) > limit:
+            break
+        lead.append(sentence)
+    return " ".join(lead), text.strip()[len(" ".join(lead)) :].strip()

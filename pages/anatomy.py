@@ -6,15 +6,16 @@ from components.state.widgets import lazy_tabs, sentence_pair
 from components.ui.layout import page_header, require_text, truncation_notice
 from components.views.anatomy import sections as views
 
-bundle = page_header(
-    "Model anatomy",
-    "The architecture with this checkpoint's sizes, where the parameters are, and the embeddings and pooler checked live.",
-    page="anatomy",
+bundle, stage = page_header(
+    "Model anatomy", "How this checkpoint is built, and where its parameters are.", page="anatomy"
 )
 model_name = bundle.name  # the model actually loaded keys every cached result
-text, text_b = sentence_pair(help="Read by the Embeddings, Pooler and Outputs tabs; it follows you from page to page.")
-
-diagram, parameters, named, embeddings, pooler, outputs, positions = lazy_tabs(views.TABS, "anatomy_tab")
+with stage.side:
+    text, text_b = sentence_pair(
+        help="Read by the Embeddings, Pooler and Outputs tabs; it follows you from page to page."
+    )
+with stage.picture:
+    diagram, parameters, named, embeddings, pooler, outputs, positions = lazy_tabs(views.TABS, "anatomy_tab")
 if diagram.open:
     with diagram:
         views.diagram_section(model_name)

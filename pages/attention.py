@@ -20,26 +20,28 @@ from components.views.attention import steps as steps
 if TYPE_CHECKING:
     from streamlit.elements.lib.mutable_tab_container import TabContainer
 
-bundle = page_header(
-    "Attention",
-    "Who attends to whom in every layer and head. Numbered from 0 as in bertviz: encoder layer L writes hidden state L + 1.",
-    page="attention",
-)
-views.preset_buttons()
-text, text_b = sentence_pair("Sentence B (optional: makes a pair)")
+bundle, stage = page_header("Attention", "Who attends to whom, in every layer and head.", page="attention")
+with stage.side:
+    views.preset_buttons()
+    text, text_b = sentence_pair("Sentence B (optional: makes a pair)")
+    views.preset_questions(text, text_b, bundle.capabilities.num_layers)
+with stage.picture:
+    readable = require_text(text)
 
-if require_text(text):
+if readable:
     model_name = bundle.name  # the model actually loaded keys every cached result
-    with st.spinner("Running the model…"):
+    with stage.picture, st.spinner("Running the model…"):
         query = cache.query(model_name, text, text_b)  # keys every cached result of this run
         analysis = cache.analysis(query)
-    truncation_notice(analysis.encoding)
-    views.preset_questions(text, text_b, bundle.capabilities.num_layers)
+    with stage.picture:
+        truncation_notice(analysis.encoding)
     page = views.PageInput(query, analysis)
     heads = bundle.capabilities.num_heads
 
-    choice = views.controls(bundle)
-    heatmap, head_view, overview, statistics, focus, step, comparison, mask_and_see = views.open_tabs()
+    with stage.side:
+        choice = views.controls(bundle)
+    with stage.picture:
+        heatmap, head_view, overview, statistics, focus, step, comparison, mask_and_see = views.open_tabs()
     # Each drawn inside its tab's panel, and only while that tab is open.
     sections: list[tuple[TabContainer, Callable[[], None]]] = [
         (heatmap, lambda: views.heatmap_section(page, choice, heads)),

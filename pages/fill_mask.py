@@ -12,44 +12,46 @@ from components.ui.predictions import no_head_explanation
 from components.views.fill_mask import compare as compare_views
 from components.views.fill_mask import sections as views
 
-bundle = page_header(
-    "Fill-mask",
-    "Masked language modelling, BERT's first pre-training task: hide a word behind [MASK] and let BERT guess it.",
-    page="fill_mask",
+bundle, stage = page_header(
+    "Fill-mask", "BERT's first pre-training task: hide a word behind [MASK] and let BERT guess it.", page="fill_mask"
 )
-text = shared_text(help="Put [MASK] (in capitals) where BERT should guess a word; several masks are allowed.")
-note_b_not_read("fill-mask reads this one sentence")
-if not bundle.capabilities.predicts("MLM"):
-    no_head_explanation(bundle, "MLM")
-    stop_page()
-if not require_text(text):
-    stop_page()
-
-missing = missing_mask_message(text, typed_text())
-learning = views.pretraining_shown()  # pre-training chooses its own tokens: it needs no [MASK]
-if missing and not learning:
-    st.info(missing)
+with stage.side:
+    text = shared_text(help="Put [MASK] (in capitals) where BERT should guess a word; several masks are allowed.")
+    note_b_not_read("fill-mask reads this one sentence")
+with stage.picture:
+    if not bundle.capabilities.predicts("MLM"):
+        no_head_explanation(bundle, "MLM")
+        stop_page()
+    if not require_text(text):
+        stop_page()
+    missing = missing_mask_message(text, typed_text())
+    learning = views.pretraining_shown()  # pre-training chooses its own tokens: it needs no [MASK]
+    if missing and not learning:
+        st.info(missing)
 expanded = missing is not None and not learning
-with st.container(key="mask_helper"), st.expander("Mask a word of the sentence", expanded=expanded):
+with stage.side, st.container(key="mask_helper"), st.expander("Mask a word of the sentence", expanded=expanded):
     views.mask_word_helper(text)  # in a keyed part: once its button has masked, focus goes to the part's summary
-query = cache.query(bundle.name, text)  # the model actually loaded keys every cached result of this run
-views.pretraining_section(query)
-if missing:
-    stop_page()  # no forward pass until there is something to predict
+with stage.picture:
+    query = cache.query(bundle.name, text)  # the model actually loaded keys every cached result of this run
+    views.pretraining_section(query)
+    if missing:
+        stop_page()  # no forward pass until there is something to predict
+    analysis = cache.analysis(query)
+    truncation_notice(analysis.encoding)
+    for note in mask_notices(text, analysis):
+        st.warning(note)
+    if not analysis.mask_positions:
+        stop_page()  # every mask is beyond the cut (said above)
 
-analysis = cache.analysis(query)
-truncation_notice(analysis.encoding)
-for note in mask_notices(text, analysis):
-    st.warning(note)
-if not analysis.mask_positions:
-    stop_page()  # every mask is beyond the cut (said above)
-
-k = bound_int_slider("Top-k guesses per mask", "k", 1, MAX_K, default=DEFAULT_K)
+with stage.side:
+    k = bound_int_slider("Top-k guesses per mask", "k", 1, MAX_K, default=DEFAULT_K)
 guesses = cache.mask_guesses(query, k)
-words, mask_number = views.true_word_choice(len(guesses))
+with stage.side:
+    words, mask_number = views.true_word_choice(len(guesses))
 word = words.get(mask_number, "")
 
-guesses_tab, layers_tab, compare_tab = lazy_tabs(views.FILL_MASK_TABS, "fill_tab")
+with stage.picture:
+    guesses_tab, layers_tab, compare_tab = lazy_tabs(views.FILL_MASK_TABS, "fill_tab")
 if guesses_tab.open:
     with guesses_tab:
         views.guesses_section(query, guesses, words)

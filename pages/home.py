@@ -3,13 +3,12 @@
 import streamlit as st
 
 from bertlens.pages import APP_TITLE
-from components.ui.layout import page_header
+from components.ui.layout import how_to_read, page_header
 from components.ui.lessons import lesson_list
 from components.views.home.cards import page_cards, preload_charts
 
-bundle = page_header(APP_TITLE, "See inside BERT: tokens, weights, predictions, attention and meaning.", page="home")
-
-st.markdown(
+bundle, _ = page_header(APP_TITLE, "See inside BERT: tokens, weights, predictions, attention and meaning.", page="home")
+how_to_read(
     """
 **BERT** (Devlin et al., 2019) is a stack of Transformer encoder layers pre-trained on two tasks:
 guessing hidden words (*masked language modelling*) and telling whether sentence B follows
@@ -17,11 +16,11 @@ sentence A (*next sentence prediction*). Every token attends to every other toke
 directions, so each word's vector is shaped by its whole context. BERT Lens lets you look at
 each step. The sentence you type follows you from page to page and lives in the link, so a
 copied URL shows the same view.
-"""
+""",
+    label="What is BERT?",
 )
 
 st.header("Lessons", anchor=False)
-st.caption("Guided steps over the live pages, following the course notebooks. Some steps ask you to predict first.")
 lesson_list(bundle)
 
 st.header("Pages", anchor=False)

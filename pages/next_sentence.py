@@ -12,46 +12,46 @@ from components.ui.layout import page_header, truncation_notice
 from components.ui.predictions import no_head_explanation
 from components.views.next_sentence import sections as views
 
-bundle = page_header(
-    "Next sentence",
-    "Next sentence prediction, BERT's second pre-training task: does sentence B follow sentence A?",
-    page="next_sentence",
+bundle, stage = page_header(
+    "Next sentence", "BERT's second pre-training task: does sentence B follow sentence A?", page="next_sentence"
 )
-a, b = views.sentence_pair_inputs()
+with stage.side:
+    a, b = views.sentence_pair_inputs()
 
-if not bundle.capabilities.predicts("NSP"):
-    no_head_explanation(bundle, "NSP")
-    stop_page()
-if blank(a) or blank(b):
-    st.info("Type both sentences: A, and the B that may or may not follow it.")
-    stop_page()
+with stage.picture:
+    if not bundle.capabilities.predicts("NSP"):
+        no_head_explanation(bundle, "NSP")
+        stop_page()
+    if blank(a) or blank(b):
+        st.info("Type both sentences: A, and the B that may or may not follow it.")
+        stop_page()
 
-model_name = bundle.name  # the model actually loaded keys every cached result
-analysis = cached_analysis(model_name, a, b)
-truncation_notice(analysis.encoding)
-verdict_tab, ranking_tab, evaluation_tab = lazy_tabs(views.NSP_TABS, "nsp_tab")
-if verdict_tab.open:
-    with verdict_tab:
-        if (verdict := next_sentence(analysis)) is not None:  # None only without an NSP head (stopped above)
-            views.verdict_view(verdict)
-        views.segments_section(analysis)
+    model_name = bundle.name  # the model actually loaded keys every cached result
+    analysis = cached_analysis(model_name, a, b)
+    truncation_notice(analysis.encoding)
+    verdict_tab, ranking_tab, evaluation_tab = lazy_tabs(views.NSP_TABS, "nsp_tab")
+    if verdict_tab.open:
+        with verdict_tab:
+            if (verdict := next_sentence(analysis)) is not None:  # None only without an NSP head (stopped above)
+                views.verdict_view(verdict)
+            views.segments_section(analysis)
 
-if ranking_tab.open:
-    with ranking_tab:
-        st.caption("Which B follows A best? Each candidate is scored with A by the NSP head.")
-        candidates = views.candidate_inputs()
-        if candidates:
-            with st.spinner("Scoring the candidates…"):
-                views.ranking_view(budgeted.ranking(model_name, a.strip(), candidates), model_name)
-        else:
-            st.info("Type at least one candidate B, one per line.")
+    if ranking_tab.open:
+        with ranking_tab:
+            st.caption("Which B follows A best? Each candidate is scored with A by the NSP head.")
+            candidates = views.candidate_inputs()
+            if candidates:
+                with st.spinner("Scoring the candidates…"):
+                    views.ranking_view(budgeted.ranking(model_name, a.strip(), candidates), model_name)
+            else:
+                st.info("Type at least one candidate B, one per line.")
 
-if evaluation_tab.open:
-    with evaluation_tab:
-        pairs = views.labelled_pairs()
-        with st.spinner("Scoring the pairs…"):
-            result = budgeted.evaluation(model_name, list(map(tuple, pairs.itertuples(index=False))))
-        if result is None:
-            st.info("No pair to score: every row needs sentence A, sentence B and a label.")
-        else:
-            views.evaluation_view(result, model_name)
+    if evaluation_tab.open:
+        with evaluation_tab:
+            pairs = views.labelled_pairs()
+            with st.spinner("Scoring the pairs…"):
+                result = budgeted.evaluation(model_name, list(map(tuple, pairs.itertuples(index=False))))
+            if result is None:
+                st.info("No pair to score: every row needs sentence A, sentence B and a label.")
+            else:
+                views.evaluation_view(result, model_name)

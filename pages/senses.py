@@ -9,55 +9,55 @@ from components.state.widgets import lazy_tabs, note_b_not_read, shared_text
 from components.ui.layout import page_header
 from components.views.senses import sections as views
 
-bundle = page_header(
-    "Word senses",
-    "One word in many sentences, a point per occurrence: do its senses pull apart, and at which layer?",
-    page="senses",
-)
+bundle, stage = page_header("Word senses", "One word in many sentences: where do its senses pull apart?", page="senses")
 budgets = settings().budgets
-request, text = views.sentence_input(
-    budgets,
-    lambda: shared_text(
-        "Your own sentence (optional)",
-        default="",  # the other pages' example has none of the words here: it drew no star, and nothing said why
-        placeholder="A sentence of yours with the word: it joins the map as a star",
-        help="The sentence that follows you from page to page. If it contains the word, it joins the map as a star, "
-        "placed on the map of the listed sentences (PCA keeps their axes when they have more points than it has "
-        "axes; MDS spreads every point anew).",
-    ),
-)
-note_b_not_read("word senses reads your own sentence and the sentences listed")
-if request:
-    query = cache.query(bundle.name)  # the model loaded and the token cap key every cached result
-    layer, method = views.view_controls(bundle.capabilities.num_layers)
-    chosen = views.sentences_to_read(query, request, text, budgets)
-if request and chosen:
-    sentences, labels, listed = chosen
-    words = cache.word_vectors(query, request.word, sentences, request.references)
-    if views.found_enough(words, listed=listed):
-        point_labels = [labels[o.sentence_index] for o in words.occurrences]
-        sense_labels = views.sense_labels_of(point_labels)
-        if method == "PCA 3D" and len(words.occurrences) < 3:
-            st.info("A 3D map needs at least three occurrences; showing PCA 2D.")
-            method = "PCA 2D"
-        vectors = at_layer(words.contextual, layer)
+with stage.side:
+    request, text = views.sentence_input(
+        budgets,
+        lambda: shared_text(
+            "Your own sentence (optional)",
+            default="",  # the other pages' example has none of the words here: it drew no star, and nothing said why
+            placeholder="A sentence of yours with the word: it joins the map as a star",
+            help="The sentence that follows you from page to page. If it contains the word, it joins the map as a "
+            "star, placed on the map of the listed sentences (PCA keeps their axes when they have more points than "
+            "it has axes; MDS spreads every point anew).",
+        ),
+    )
+    note_b_not_read("word senses reads your own sentence and the sentences listed")
+    if request:
+        query = cache.query(bundle.name)  # the model loaded and the token cap key every cached result
+        layer, method = views.view_controls(bundle.capabilities.num_layers)
+with stage.picture:
+    chosen = views.sentences_to_read(query, request, text, budgets) if request else None
+    if request and chosen:
+        sentences, labels, listed = chosen
+        words = cache.word_vectors(query, request.word, sentences, request.references)
+        if views.found_enough(words, listed=listed):
+            point_labels = [labels[o.sentence_index] for o in words.occurrences]
+            sense_labels = views.sense_labels_of(point_labels)
+            if method == "PCA 3D" and len(words.occurrences) < 3:
+                st.info("A 3D map needs at least three occurrences; showing PCA 2D.")
+                method = "PCA 2D"
+            vectors = at_layer(words.contextual, layer)
 
-        map_tab, separation_tab, similarity_tab, static_tab, reference_tab = lazy_tabs(views.TABS, "senses_tab")
-        if map_tab.open:
-            with map_tab:
-                projection = cache.projection(query, request.word, sentences, request.references, layer, method, listed)
-                title = f"“{request.word}” — {layer_label(layer, words.num_layers)}, {method}"
-                views.occurrence_map(words, point_labels, projection, title, layer)
-        if separation_tab.open:
-            with separation_tab:
-                scores = cache.separations(query, request.word, sentences, request.references, tuple(sense_labels))
-                views.separation_chart(words, sense_labels, layer, scores)
-        if similarity_tab.open:
-            with similarity_tab:
-                views.similarity_section(vectors, words, point_labels)
-        if static_tab.open:
-            with static_tab:
-                views.static_section(words, point_labels, layer)
-        if reference_tab.open:
-            with reference_tab:
-                views.reference_section(query, vectors, words, point_labels, request, layer)
+            map_tab, separation_tab, similarity_tab, static_tab, reference_tab = lazy_tabs(views.TABS, "senses_tab")
+            if map_tab.open:
+                with map_tab:
+                    projection = cache.projection(
+                        query, request.word, sentences, request.references, layer, method, listed
+                    )
+                    title = f"“{request.word}” — {layer_label(layer, words.num_layers)}, {method}"
+                    views.occurrence_map(words, point_labels, projection, title, layer)
+            if separation_tab.open:
+                with separation_tab:
+                    scores = cache.separations(query, request.word, sentences, request.references, tuple(sense_labels))
+                    views.separation_chart(words, sense_labels, layer, scores)
+            if similarity_tab.open:
+                with similarity_tab:
+                    views.similarity_section(vectors, words, point_labels)
+            if static_tab.open:
+                with static_tab:
+                    views.static_section(words, point_labels, layer)
+            if reference_tab.open:
+                with reference_tab:
+                    views.reference_section(query, vectors, words, point_labels, request, layer)

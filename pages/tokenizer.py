@@ -1,18 +1,16 @@
 """Tokenizer page: how text becomes WordPiece tokens, ids, segments and attention masks."""
 
-import streamlit as st
-
 from components.state.widgets import lazy_tabs, sentence_pair
-from components.ui.layout import page_header, require_text
+from components.ui.layout import how_to_read, page_header, require_text
 from components.views.tokenizer import sections as views
 
-bundle = page_header(
-    "Tokenizer", "How text becomes WordPiece tokens, ids, segments and attention masks.", page="tokenizer"
-)
+bundle, stage = page_header("Tokenizer", "How text becomes WordPiece tokens, ids and masks.", page="tokenizer")
 model_name = bundle.name  # the model actually loaded keys every cached result
-text, text_b = sentence_pair()
+with stage.side:
+    text, text_b = sentence_pair()
 
-tokens_tab, vocab_tab, padding_tab = lazy_tabs(views.TABS, "tokenizer_tab")
+with stage.picture:
+    tokens_tab, vocab_tab, padding_tab = lazy_tabs(views.TABS, "tokenizer_tab")
 if tokens_tab.open:
     with tokens_tab:
         if require_text(text):
@@ -22,7 +20,7 @@ if vocab_tab.open:
         views.vocabulary_section(model_name)
 if padding_tab.open:
     with padding_tab:
-        st.caption(
+        how_to_read(
             "A batch must be a rectangle: short sentences are padded with [PAD], long ones truncated. "
             "The attention mask tells the model which positions are real."
         )

@@ -27,10 +27,12 @@ from components.state.params import (
     declared,
     drop_foreign,
     page_params,
+    presenting,
     warn_bad_param,
 )
 
 if TYPE_CHECKING:
+    from streamlit.delta_generator import DeltaGenerator
     from streamlit.elements.lib.mutable_tab_container import TabContainer  # what st.tabs returns: a tab with .open
 
 DEFAULT_TEXT = SEED_FIRST  # the pages' example sentence: seed 000's
@@ -304,9 +306,15 @@ def without_repeats(lines: Sequence[Line], counts_once: str) -> tuple[Line, ...]
     return unique
 
 
+def control_row(*widths: float, **kwargs: Any) -> list[DeltaGenerator]:
+    """Controls that share a row (``st.columns``: ``widths`` and ``kwargs``) when they have the page's width, and
+    stack in presentation mode's side column (``components.ui.layout.Stage``), too narrow for a row."""
+    return [st.container() for _ in widths] if presenting() else list(st.columns(widths, **kwargs))
+
+
 def sentence_pair(b_label: str = "Sentence B (optional)", **kwargs: Any) -> tuple[str, str]:
     """The shared sentence and the optional sentence B side by side (stacked on a narrow screen)."""
-    left, right = st.columns(2)
+    left, right = control_row(1, 1)
     with left:
         text = shared_text(**kwargs)
     with right:

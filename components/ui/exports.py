@@ -109,10 +109,11 @@ def chart(
 
 
 # Presentation mode's chart text, in px: Streamlit's chart theme sets 12 (ticks, legend) and 14 (axis titles);
-# these are a third larger, as the page's own text grows 1.3 × for a projector. A chart with a set height grows with
-# its text up to a 720-pixel projector's screen, so that a short sentence's token labels (one per row) keep
-# their room; a taller chart (a long sentence's heatmap) keeps its height, and its labels sit closer.
-THEME_TEXT, PROJECTOR_TEXT, PROJECTOR_TITLES, PROJECTOR_SCREEN = 12, 16, 19, 720
+# these are a third larger, for the back row. A chart with a set height grows with its text up to the room a
+# 1280×720 projector leaves the picture under the page's title and the view's tabs, so that a short sentence's token
+# labels (one per row) keep their room; a taller chart (a long sentence's heatmap) keeps its height (its labels
+# would overlap), and scrolls.
+THEME_TEXT, PROJECTOR_TEXT, PROJECTOR_TITLES, PROJECTOR_PICTURE = 12, 16, 19, 540
 
 
 def for_the_back_row(fig: go.Figure) -> None:
@@ -172,8 +173,10 @@ def fit_title(fig: go.Figure) -> None:
 
 
 def grown_height(height: int) -> int:
-    """A chart's height in presentation mode: grown with its text, within a projector's screen."""
-    return max(height, min(round(height * PROJECTOR_TEXT / THEME_TEXT), PROJECTOR_SCREEN))
+    """A chart's height in presentation mode: grown with its text, within the picture's room on a projector."""
+    return (
+        height if height >= PROJECTOR_PICTURE else min(round(height * PROJECTOR_TEXT / THEME_TEXT), PROJECTOR_PICTURE)
+    )
 
 
 def csv_download(df: Table, filename: str, label: str = "Download CSV", key: str | None = None) -> None:

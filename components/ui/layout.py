@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
@@ -18,7 +21,7 @@ from components.services.text import code_span
 from components.state.model_choice import active_bundle
 from components.state.params import bound, presenting, read_link, restore_page_state
 from components.state.widgets import follow_history
-from components.ui.lessons import forget_opened_step, keep_followed_lesson, lesson_panel
+from components.ui.lessons import forget_opened_step, keep_followed_lesson, lesson_panel, linked_step
 from components.ui.model_picker import fallback_banner
 from components.ui.palette import INK
 
@@ -63,42 +66,76 @@ ACCESSIBLE_CSS = """
 """.replace("INK", INK)
 
 
-# Presentation mode (URL ``present=true``): larger text and less space above the title, for the back
-# row of a classroom; the page's intro, model line, offline banner and example buttons keep their reading size, so
-# that the view starts on a 720-pixel projector's first screen. Our own constant CSS, never user text.
-READING = "reading-"  # the key prefix of containers whose text presentation mode leaves at reading size
+# Presentation mode (URL ``present=true``): the picture's text and numbers larger for the back row, the page's chrome
+# (title, lead, controls' labels) compact, the sidebar folded away: a 1280×720 projector shows the picture and
+# every control that changes it on one screen (``Stage``). Our own constant CSS, never user text.
 PRESENTATION_CSS = (
     "<style>"
     + ACCESSIBLE_CSS
     + """
-[data-testid="stMain"] [data-testid="stMarkdownContainer"] p, [data-testid="stMain"] li,
-[data-testid="stMain"] label p, [data-testid="stMain"] input, [data-testid="stMain"] textarea,
-[data-testid="stMain"] [data-testid="stCaptionContainer"] { font-size: 1.3rem !important; }
-[data-testid="stMain"] h1 { font-size: 2.8rem !important; }
-[data-testid="stMain"] .bl-table { font-size: 1.2rem !important; }  /* the numbers a class reads */
-[data-testid="stMain"] [data-testid="stMetricValue"] p { font-size: 2.6rem !important; }
+[data-testid="stMainBlockContainer"] { padding: 3.25rem 2rem 2rem !important; }  /* under the header bar */
+[data-testid="stMain"] h1 { font-size: 1.9rem !important; padding: 0.25rem 0 !important; }
+[data-testid="stMain"] h2 { font-size: 1.5rem !important; padding: 0.25rem 0 !important; }
+[class*="st-key-picture"] [data-testid="stMarkdownContainer"] p, [class*="st-key-lesson"] [data-testid="stMarkdownContainer"] p,
+[class*="st-key-lesson"] li, [class*="st-key-lesson"] label p { font-size: 1.2rem !important; }
+[data-testid="stMain"] .bl-table { font-size: 1.15rem !important; }  /* the numbers a class reads */
+[data-testid="stMain"] [data-testid="stMetricValue"] p { font-size: 2.4rem !important; }
 [data-testid="stMain"] [data-testid="stSliderThumbValue"] [data-testid="stMarkdownContainer"] p {
-  font-size: 1rem !important; }  /* larger, the value sat on the thumb */
-[data-testid="stMain"] [role="tab"] [data-testid="stMarkdownContainer"] p {
-  font-size: 1.1rem !important; }  /* so Attention's eight tabs fit beside the sidebar at 1280 px */
-[data-testid="stMainBlockContainer"] { padding-top: 2rem !important; }
-"""
-    + f"""[data-testid="stMain"] [class*="st-key-{READING}"] :is([data-testid="stMarkdownContainer"] p,
-  [data-testid="stCaptionContainer"]) {{ font-size: 1rem !important; }}  /* so the view starts on the first screen */
+  font-size: 1rem !important; }  /* the value sat on the thumb */
+[data-testid="stMain"] [role="tab"] [data-testid="stMarkdownContainer"] p { font-size: 1.05rem !important; }
+[data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.6rem; }
 </style>"""
 )
 
 
-# Streamlit leaves 6rem above the title: on a 720-pixel projector that is space the views need.
+# Streamlit leaves 6rem above the title: on a 720-pixel screen that is space the views need.
 COMPACT_CSS = (
     "<style>" + ACCESSIBLE_CSS + '[data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }</style>'
 )
 
 
-def reading_size(name: str) -> DeltaGenerator:
-    """A container whose text presentation mode keeps at reading size (a page's intro, its example buttons, a
-    caveat): the view below is what a projector is for, and should start on its first screen."""
-    return st.container(key=READING + name)
+@dataclass(frozen=True)
+class Stage:
+    """Where a page draws, decided here once for every page and view: ``side`` holds its inputs and the controls
+    of its view, ``picture`` the view they change (tabs, charts, tables).
+
+    Presenting, they are columns side by side (a lesson step is a column before both), so that a 1280×720
+    projector shows the picture, its controls and the step's question together, without scrolling. Reading, they
+    stack, controls first, full width: a chart keeps the page's width, and a phone stacks columns anyway."""
+
+    side: DeltaGenerator
+    picture: DeltaGenerator
+
+
+def _stage(with_lesson: bool) -> tuple[DeltaGenerator, Stage]:
+    """The lesson step's place and the stage (keyed containers: presentation mode's CSS sizes their text)."""
+    if not presenting():
+        return st.container(key="lesson"), Stage(st.container(key="side"), st.container(key="picture"))
+    if with_lesson:
+        lesson, side, picture = st.columns([1.2, 0.95, 2.05], gap="medium")
+    else:
+        lesson = st.container()
+        side, picture = st.columns([1, 2.3], gap="medium")
+    return lesson.container(key="lesson"), Stage(side.container(key="side"), picture.container(key="picture"))
+
+
+@contextmanager
+def examples() -> Iterator[None]:
+    """Where a page's example buttons go: a row after a caption, or, in presentation mode's narrow side column, a
+    popover (a row of them there wraps over three lines)."""
+    if presenting():
+        with st.popover("Examples", icon=":material/list:"):
+            yield
+    else:
+        with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+            st.caption("Examples:", width="content")
+            yield
+
+
+def how_to_read(text: str, label: str = "How to read this") -> None:
+    """An explanation one click away (a popover), so that it never stands between a student and the picture."""
+    with st.popover(label, icon=":material/help:"):
+        st.markdown(text)
 
 
 def presentation_switch() -> None:
@@ -106,8 +143,9 @@ def presentation_switch() -> None:
     st.toggle("Presentation mode", **bound("present"), help="Larger text for a projector.")
 
 
-def page_header(title: str, intro: str, page: str) -> ModelBundle:
-    """Title, one-line intro, the active model (loading it if needed) and any fallback banner.
+def page_header(title: str, lead: str, page: str) -> tuple[ModelBundle, Stage]:
+    """Title, the page's one-line lead, the active model (loading it if needed), any fallback banner and the link's
+    lesson step; then the stage the page draws its controls and picture on.
 
     ``page`` is the page's scope in ``components.state.params`` (its file stem): a link's old parameter names
     are read as that page's parameters.
@@ -122,15 +160,20 @@ def page_header(title: str, intro: str, page: str) -> ModelBundle:
     st.set_page_config(page_title=title if title == APP_TITLE else f"{title} · {APP_TITLE}")  # 2.4.2: unique
     st.html(PRESENTATION_CSS if presenting() else COMPACT_CSS)
     st.title(title, anchor=False)
-    with reading_size("intro"):
-        header = st.empty()
-        header.caption(intro)  # shown while the model loads
-        bundle = active_bundle()
-        header.caption(f"{intro}  \nModel: {code_span(bundle.name)} — {bundle.capabilities.summary()}")
-        fallback_banner(bundle)
-    if lesson_panel(bundle, page):  # the link's lesson step, if any, above the live page
-        stop_page()  # its question first: the page would show the answer
-    return bundle
+    header = st.empty()
+    header.caption(lead)  # shown while the model loads
+    bundle = active_bundle()
+    model = f"Model: {code_span(bundle.name)}"
+    # Presenting, one line: what the model can do is in the sidebar's status.
+    header.caption(f"{lead} · {model}" if presenting() else f"{lead}  \n{model} — {bundle.capabilities.summary()}")
+    fallback_banner(bundle)
+    step = linked_step(page)
+    lesson, stage = _stage(with_lesson=step is not None)
+    if step is not None:
+        with lesson:
+            if lesson_panel(bundle, page, step):
+                stop_page()  # its question first: the page would show the answer
+    return bundle, stage
 
 
 def require_text(text: str) -> bool:

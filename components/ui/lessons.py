@@ -17,6 +17,7 @@ from bertlens.curriculum import LESSONS, lesson_step
 from bertlens.lessons import GET_THE_HEADS, PAGE_HEADS, Lesson, Question, Step, heads_needed, needs_head, resolve
 from bertlens.models import ModelBundle
 from bertlens.pages import PAGE_TITLES
+from bertlens.wording import first_words
 from components.services.live import CachedLive
 from components.services.settings import settings
 from components.services.text import code_span, literal
@@ -34,12 +35,15 @@ from components.state.params import (
     PARAMS,
     declared,
     forget_page_state,
+    presenting,
     release_bound,
     session_value,
     warn_bad_param,
 )
 from components.state.widgets import SHARED_TEXTS, forget_shared_text, int_in_range, set_shared_text
 
+STEP_WORDS = 45  # a step's text shown at once; the rest is one click away ("More")
+CALLOUT_WORDS = 40  # a callout's
 CLASS_SETTINGS = ("model", "custom_model", "present")  # the class's, not a step's view: every step keeps them
 PENDING = "_lesson_pending"  # (page, {"lesson", "step"}) of the step being opened
 OPENED = "_lesson_opened"  # (lesson, step index) last opened with its view in this session
@@ -112,16 +116,18 @@ def apply_pending(page: str) -> None:
         st.query_params.update(pending[1])
 
 
-def lesson_panel(bundle: ModelBundle, page: str) -> bool:
-    """The URL's lesson step, if any, compact above the live page: a line with the lesson, the progress and
-    Back/Next; the step's text and misconception callouts beside its question. A bare link (lesson and step
-    only) opens the step's view, once.
+def linked_step(page: str) -> tuple[Lesson, int] | None:
+    """The lesson step the address names on ``page`` (the step just opened included), or None."""
+    apply_pending(page)
+    return _linked_step()
+
+
+def lesson_panel(bundle: ModelBundle, page: str, found: tuple[Lesson, int]) -> bool:
+    """Lesson step ``found``: a line with the lesson, the progress and Back/Next, then the step's title, text and
+    callouts and its question. A bare link (lesson and step only) opens the step's view, once.
 
     True while the page should wait: the step is on this page and its question is neither answered nor
     skipped. The page would show the model's answer below the question ("predict first", then reveal)."""
-    apply_pending(page)
-    if (found := _linked_step()) is None:
-        return False
     lesson, index = found
     restore_answers()
     step, layers = lesson.steps[index], bundle.capabilities.num_layers
@@ -159,40 +165,54 @@ def _linked_step() -> tuple[Lesson, int] | None:
 
 
 def _step_navigation(lesson: Lesson, index: int, layers: int) -> None:
-    """One line: where the student is, Back, Next and Leave; the progress bar under it."""
-    where, back, forward, leave = st.columns([6, 1.3, 1.3, 1.3], vertical_alignment="center")
-    where.caption(f"Lesson: **{lesson.title}** · step {index + 1} of {len(lesson.steps)} · {lesson.notebook}")
-    if back.button("← Back", key="_lesson_back", disabled=index == 0, help="The previous step"):
-        go_to_step(lesson, index - 1, layers)
-    last = index == len(lesson.steps) - 1
-    if forward.button("Next →", key="_lesson_next", disabled=last, help="Open the next step", type="primary"):
-        go_to_step(lesson, index + 1, layers)
-    if leave.button("Leave", key="_lesson_leave", help="Close the lesson; the page stays as it is"):
-        close_lesson()
-        st.rerun()
+    """Where the student is, then Back, Next and Leave on one row; the progress bar under them."""
+    st.caption(f"Lesson: **{lesson.title}** · step {index + 1} of {len(lesson.steps)}")
+    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+        if st.button("← Back", key="_lesson_back", disabled=index == 0, help="The previous step"):
+            go_to_step(lesson, index - 1, layers)
+        last = index == len(lesson.steps) - 1
+        if st.button("Next →", key="_lesson_next", disabled=last, help="Open the next step", type="primary"):
+            go_to_step(lesson, index + 1, layers)
+        if st.button("Leave", key="_lesson_leave", help="Close the lesson; the page stays as it is"):
+            close_lesson()
+            st.rerun()
     st.progress((index + 1) / len(lesson.steps))
 
 
+def in_one_breath(text: str, limit: int, more: str = "More") -> None:
+    """``text``'s first sentences up to ``limit`` words, the rest one click away under ``more``."""
+    lead, rest = first_words(text, limit)
+    st.markdown(lead)
+    if rest:
+        with st.expander(more):
+            st.markdown(rest)
+
+
 def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int) -> bool:
-    """The step's title, text and callouts beside its question, and the control it talks about; True while the
-    page waits for the answer."""
+    """The step's title, text and callouts beside its question (presenting: above it, in the step's column), and
+    the control it talks about; True while the page waits for the answer."""
     step, key = lesson.steps[index], question_key(lesson.key, index)
     st.header(step.title, anchor=False)  # h2 under the page title (axe: heading order)
     head = PAGE_HEADS.get(step.page)
     missing = needs_head(bundle, head) if head else None
     question = None if missing else step.question  # no "predict first" without a reveal
-    # The question beside the step's text, not under it: on a projector it stays on the first screen.
-    tell, ask = st.columns(2, gap="large") if question else (st.container(), st.container())
+    # Reading, the question beside the step's text, not under it: it stays on the first screen.
+    beside = question and not presenting()
+    tell, ask = st.columns(2, gap="large") if beside else (st.container(), st.container())
     with tell:
-        st.markdown(step.text)
+        in_one_breath(step.text, STEP_WORDS)
         label = f"Open the {PAGE_TITLES[step.page]} page for this step"
         if step.page != page and st.button(label, key="_lesson_open", type="primary"):
             go_to_step(lesson, index, bundle.capabilities.num_layers)
         if missing:  # on the step's own page, the page's explanation below says where to get the head
             asks = " So this step asks nothing." if step.question else ""
             st.info(f"{missing}{asks}" + ("" if step.page == page else f" {GET_THE_HEADS}"), icon=":material/info:")
-        for callout in step.callouts:
-            st.info(callout, icon=":material/lightbulb:")
+        for number, callout in enumerate(step.callouts):
+            lead, rest = first_words(callout, CALLOUT_WORDS)
+            st.info(lead, icon=":material/lightbulb:")
+            if rest:
+                with st.expander("More", key=f"_lesson_callout_{number}"):
+                    st.markdown(rest)
     waits = False
     if question is not None:
         # Keyed: answering or skipping is no step in the browser's history (components/state/history.py), since
@@ -201,7 +221,7 @@ def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int) -> bo
             answered = question_box(question, CachedLive(bundle), key)
             waits = step.page == page and not answered and not st.session_state.get(skipped_key(key))
             if waits:
-                st.info("**Your answer first.** The page opens below once you check it: it would give the answer away.")
+                st.info("**Your answer first.** The page opens once you check it: it would give the answer away.")
                 st.button(
                     "Show the page without answering",
                     key=f"{key}_skip",
@@ -210,10 +230,14 @@ def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int) -> bo
                 )
     if not waits and step.control and step.page == page and not missing:
         st.html(outline(step.control))
-        said, jump = st.columns([5, 1.3], vertical_alignment="center")
-        said.caption(f"The control this step talks about is outlined below: {control_name(step.control)}.")
-        with jump:
-            st.html(jump_to(step.control, step_tab(step)), unsafe_allow_javascript=True)
+        said = f"The control this step talks about is outlined: {control_name(step.control)}."
+        if presenting():  # beside the step, on the same screen: nothing to go to
+            st.caption(said)
+        else:
+            caption, jump = st.columns([5, 1.3], vertical_alignment="center")
+            caption.caption(said)
+            with jump:
+                st.html(jump_to(step.control, step_tab(step)), unsafe_allow_javascript=True)
     return waits
 
 
@@ -352,10 +376,10 @@ def lesson_list(bundle: ModelBundle) -> None:
     for lesson in LESSONS.values():
         lacking = sorted(head for head in heads_needed(lesson.steps) if needs_head(bundle, head))
         note = f" Its {' and '.join(lacking)} steps need bert-base-uncased." if lacking else ""
-        st.markdown(
-            f"**{lesson.title}** — {lesson.summary} {len(lesson.steps)} steps, following {lesson.notebook}.{note}"
-        )
-        if st.button(f"Start the lesson “{lesson.title}”", key=f"_lesson_start_{lesson.key}"):
+        with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+            start = st.button(f"Start the lesson “{lesson.title}”", key=f"_lesson_start_{lesson.key}", width="content")
+            st.caption(f"{lesson.summary} {len(lesson.steps)} steps.{note}")
+        if start:
             go_to_step(lesson, 0, bundle.capabilities.num_layers)
 
 

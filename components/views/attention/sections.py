@@ -32,7 +32,6 @@ from bertlens.attention import (
     thumbnail_size,
     token_labels,
 )
-from bertlens.layers import encoder_layer_label
 from bertlens.models import ModelBundle
 from bertlens.wording import plural
 from components.services import cache
@@ -40,9 +39,9 @@ from components.services.cache import Query
 from components.services.models import cached_bundle
 from components.state.model_choice import active_model_name
 from components.state.params import ALL_TOKENS, EVERY_TOKEN, bound, warn_bad_param, warn_bad_values
-from components.state.widgets import bound_int_slider, lazy_tabs, set_shared_text
+from components.state.widgets import bound_int_slider, control_row, lazy_tabs, set_shared_text
 from components.ui.exports import chart, csv_download, labelled_matrix, table
-from components.ui.layout import reading_size
+from components.ui.layout import examples, how_to_read
 from components.views.attention.figures import (
     Choice,
     FocusSide,
@@ -80,7 +79,12 @@ STATISTICS_NOTE = (
     "statistics averaged over many text segments of a corpus: these describe this input only, so they change "
     "with the sentence. Click a cell to select that head."
 )
-CAVEAT = "Attention is not explanation: a weight says where a token looks, not why the model decides (seed 000)."
+LAYER_HELP = "Numbered from 0, as in bertviz: encoder layer L reads hidden state L and writes hidden state L + 1."
+READING_NOTES = (
+    "Each row is a token looking (the query), each column a token looked at (the key); a row's weights sum to 1. "
+    f"{LAYER_HELP}\n\n**Attention is not explanation:** a weight says where a token looks, not why the model "
+    "decides."
+)
 ROLLOUT_HELP = (
     "Rollout (Abnar & Zuidema, 2020) follows attention through the layers, counting the residual connection "
     "as attention to oneself; it is an approximation too."
@@ -193,8 +197,7 @@ def token_picker(
 
 
 def preset_buttons() -> None:
-    with reading_size("examples"), st.container(horizontal=True, gap="small", vertical_alignment="center"):
-        st.caption("Examples:", width="content")
+    with examples():
         for i, preset in enumerate(PRESETS):
             st.button(preset.name, key=f"preset_{i}", on_click=_apply_preset, args=(preset,), type="tertiary")
 
@@ -208,7 +211,7 @@ def preset_questions(text: str, text_b: str, num_layers: int) -> None:
 def controls(bundle: ModelBundle) -> Choice:
     """View, averaging, layer and head — all in the URL."""
     caps = bundle.capabilities
-    show, layer_column, head_column = st.columns([1.2, 1, 1])
+    show, layer_column, head_column = control_row(1.2, 1, 1)
     with show:
         view_label = bound_choice(  # a default even beside a set value: a browser's Back resets to it
             st.segmented_control, "Show", list(VIEWS.values()), "view", required=True, help=ROLLOUT_HELP,
@@ -217,11 +220,10 @@ def controls(bundle: ModelBundle) -> Choice:
         view: Literal["raw", "rollout"] = "rollout" if view_label == VIEWS["rollout"] else "raw"
         mean = st.toggle("Average the heads of the layer", **bound("mean"), disabled=view == "rollout")
     with layer_column:
-        layer = bound_int_slider("Encoder layer", "attn_layer", 0, caps.num_layers - 1)
-        st.caption(encoder_layer_label(layer).capitalize() + ".")
+        layer = bound_int_slider("Encoder layer", "attn_layer", 0, caps.num_layers - 1, help=LAYER_HELP)
     with head_column:
         head = bound_int_slider("Head", "head", 0, caps.num_heads - 1, disabled=mean or view == "rollout")
-    reading_size("caveat").caption(CAVEAT)
+    how_to_read(READING_NOTES)
     return Choice(layer=layer, head=head, mean=mean, view=view)
 
 
@@ -329,7 +331,7 @@ def overview_section(page: PageInput, choice: Choice, bundle: ModelBundle) -> No
 
 def statistics_section(page: PageInput, choice: Choice) -> None:
     stats = cache.statistics(page.query)
-    st.caption(STATISTICS_NOTE)
+    how_to_read(STATISTICS_NOTE)
     labels = [s.label for s in STATISTICS]
     label = bound_choice(st.selectbox, "Statistic", labels, "stat", index=labels.index(STATISTIC_BY_KEY["next"].label))
     statistic = next(s.key for s in STATISTICS if s.label == label)

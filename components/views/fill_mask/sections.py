@@ -18,13 +18,14 @@ from components.services.text import SHARE_TICKS, literal
 from components.state.params import bound, warn_bad_param
 from components.state.widgets import (
     bound_int_input,
+    control_row,
     int_in_range,
     keep_in_range,
     linked_text,
     set_shared_text,
 )
 from components.ui.exports import chart, table
-from components.ui.layout import truncation_notice
+from components.ui.layout import how_to_read, truncation_notice
 from components.ui.predictions import BAR, LOGIT, LOSS, PROBABILITY, bar_figure, token_label
 
 MASKS_PER_ROW = 2  # three across cut each table after its probability column at 1280 px
@@ -34,14 +35,15 @@ PROBABILITY_COLUMNS = ("P(top guess)", "P(true word)")
 
 def guesses_section(query: cache.Query, guesses: list[mlm.MaskGuesses], words: dict[int, str]) -> None:
     """Each mask's guesses; with several masks, how they were predicted and every mask at a glance."""
-    if len(guesses) > 1:
-        st.caption(
-            f"{len(guesses)} masks, predicted **independently, in one pass**: each mask gets its own softmax, "
-            "from the sentence with every mask still hidden, never another mask's guess."
-        )
-    st.caption(
-        "**logit**: the MLM head's raw score for the token. **probability**: the softmax of the logits of the "
-        "whole vocabulary at this mask, so the rows shown need not add up to 1."
+    several = (
+        f"{len(guesses)} masks, predicted **independently, in one pass**: each mask gets its own softmax, from the "
+        "sentence with every mask still hidden, never another mask's guess.\n\n"
+        if len(guesses) > 1
+        else ""
+    )
+    how_to_read(
+        f"{several}**logit**: the MLM head's raw score for the token. **probability**: the softmax of the logits of "
+        "the whole vocabulary at this mask, so the rows shown need not add up to 1."
     )
     budgets = settings().budgets
     if too_many := budgets.first_only("masks", len(guesses), "masks", "drawn one by one"):
@@ -54,7 +56,7 @@ def guesses_section(query: cache.Query, guesses: list[mlm.MaskGuesses], words: d
 def true_word_choice(masks: int) -> tuple[dict[int, str], int]:
     """The original word(s) the student types (one per mask, for the true-word checks) and, with several masks,
     which mask the per-mask views show (from 1)."""
-    word_column, mask_column = st.columns([3, 1])
+    word_column, mask_column = control_row(3, 1)
     with word_column:
         typed = linked_text(
             st.text_input,

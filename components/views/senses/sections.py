@@ -50,7 +50,7 @@ from components.services.cache import Query
 from components.services.models import cached_bundle
 from components.services.text import chart_text, literal
 from components.state.params import bound, warn_bad_param
-from components.state.widgets import DEFAULT_TEXT, linked_text, without_repeats
+from components.state.widgets import DEFAULT_TEXT, control_row, linked_text, without_repeats
 from components.ui import exports
 from components.ui.palette import INK, PALETTE, SYMBOLS  # each sense: a colour and a marker shape (2D and 3D)
 from components.ui.uploads import read_upload, uploaded
@@ -155,13 +155,13 @@ def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[S
     """Source, sentences, target word, reference words and (drawn by ``own_sentence`` in the same row) the
     student's own sentence; the request is None (with a message) when unusable."""
     warn_bad_param("source", lambda raw: raw in SOURCES, f"one of {', '.join(SOURCES)}")
-    choose, give = st.columns([1, 2])  # side by side: the views start higher on the screen
+    choose, give = control_row(1, 2)  # side by side: the views start higher on the screen
     source = choose.radio("Sentences", SOURCES, **bound("source"), horizontal=True)  # 2.5.8: 24 px apart
     with give:
         items = {"Preset": _preset_items, "Paste lines": _pasted_items, "Upload CSV": _uploaded_items}[source]()
     preset_name = st.session_state.get("preset") or st.query_params.get("preset", "")
     _seed_from_preset(preset_name, only_unset=True)
-    left, mid, right = st.columns([1, 1.3, 2])  # one row: the views start higher on the screen
+    left, mid, right = control_row(1, 1.3, 2)  # one row: the views start higher on the screen
     # The preset's word and references are the defaults: a link holds them only when changed (the page once
     # wrote them into every link it opened, two more steps in the browser's history).
     preset = _preset(preset_name)

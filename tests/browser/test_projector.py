@@ -1,0 +1,160 @@
+"""The projector: at 1280×720 in presentation mode every page's picture and every control that changes it share the
+first screen, and so do each lesson step's question, the control it names and the picture it is about, whatever
+Back and Next did before; on a phone (390×844) nothing overflows sideways and the picture comes before any long
+text. Screenshots of every view are kept in ``BERTLENS_SCREENSHOTS`` (a folder) when it is set: the README's
+projector picture is ``attention-presenting-1280x720.png`` from there (docs/images/projector.png).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from bertlens.curriculum import LESSONS
+from bertlens.pages import TOOL_PAGES
+from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_layout, wait_for_run
+
+WIDTH, FOLD = 1280, 720
+PICTURE_BY = 480  # the picture starts in the screen's upper two thirds: most of it is on the first screen
+LINKS = {"fill_mask": "text=The+capital+of+France+is+%5BMASK%5D."}  # its default sentence has no [MASK]
+# What a view's picture is: a chart, a table, an image or a metric, in the stage's picture column.
+PICTURE = (
+    '.st-key-picture :is([data-testid="stBidiComponentRegular"], .bl-table, [data-testid="stImage"], '
+    '[data-testid="stMetric"], [data-testid="stDataFrame"])'
+)
+# Every control a view has beside its picture: the side column's widgets.
+CONTROLS = '.st-key-side [data-testid="stElementContainer"]:has(input, textarea, button, [role="slider"])'
+LONG_TEXT_WORDS = 40
+
+
+@pytest.fixture(scope="module")
+def projector(browser):
+    context = browser.new_context(viewport={"width": WIDTH, "height": FOLD})
+    page = context.new_page()
+    page.set_default_timeout(RUN_TIMEOUT_MS)
+    yield page
+    context.close()
+
+
+def keep(page: Page, name: str) -> None:
+    if folder := os.environ.get("BERTLENS_SCREENSHOTS"):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        size = page.viewport_size or {"width": 0, "height": 0}
+        page.screenshot(path=str(Path(folder) / f"{name}-{size['width']}x{size['height']}.png"))
+
+
+def settle(page: Page) -> None:
+    wait_for_run(page)
+    wait_for_layout(page)
+
+
+def bottom_of_visible(page: Page, selector: str) -> list[tuple[str, float]]:
+    """(text, bottom edge in px) of every visible element matching ``selector``."""
+    return page.evaluate(
+        """(selector) => [...document.querySelectorAll(selector)].filter((e) => e.checkVisibility())
+          .map((e) => [e.innerText.slice(0, 40), e.getBoundingClientRect().bottom])""",
+        selector,
+    )
+
+
+def picture_top(page: Page) -> float:
+    picture = page.locator(PICTURE).first
+    expect(picture).to_be_visible()
+    box = picture.bounding_box()
+    assert box is not None
+    return box["y"]
+
+
+def assert_on_first_screen(page: Page, where: str) -> None:
+    """Every control beside the picture ends on the first screen, and the picture starts in its upper two thirds."""
+    controls = bottom_of_visible(page, CONTROLS)
+    assert controls, f"{where}: no control in the side column"
+    below = [(text, round(bottom)) for text, bottom in controls if bottom > FOLD]
+    assert not below, f"{where}: controls end below the first screen: {below}"
+    top = picture_top(page)
+    assert top <= PICTURE_BY, f"{where}: the picture starts at {top:.0f} px"
+
+
+@pytest.mark.parametrize("path", TOOL_PAGES)
+def test_every_pages_picture_and_its_controls_share_the_first_screen(projector, server_url, path):
+    link = LINKS.get(path)
+    projector.goto(f"{server_url}/{path}?present=true" + (f"&{link}" if link else ""))
+    settle(projector)
+    keep(projector, f"{path}-presenting")
+    sidebar = projector.locator('[data-testid="stSidebar"]')
+    expect(sidebar).to_have_attribute("data-collapsed", "true")  # folded away: the projector is for the page
+    lead = projector.locator('[data-testid="stMain"] [data-testid="stCaptionContainer"] p').first
+    lines = lead.evaluate("e => Math.round(e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight))")
+    assert lines == 1, f"{path}: the lead takes {lines} lines"
+    assert_on_first_screen(projector, path)
+
+
+def open_step_control(page: Page, control: str):
+    target = page.locator(f".st-key-{control}").first
+    return target.locator('[role="tablist"]') if control.endswith("_tab") else target
+
+
+def within_the_screen(page: Page, locator, what: str) -> None:
+    expect(locator).to_be_visible()
+    box = locator.bounding_box()
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= FOLD, f"{what}: {box}"
+
+
+@pytest.mark.parametrize("key", LESSONS)
+def test_every_lesson_step_shows_its_question_control_and_picture_together(projector, server_url, key):
+    """Walked with Next, as a teacher does in front of the class: after every click the step's title, Back and
+    Next are on the screen; a question is on the first screen while the page waits for it, and once answered
+    the control the step names and the picture are there with it."""
+    lesson = LESSONS[key]
+    projector.goto(f"{server_url}/?present=true")
+    settle(projector)
+    main = projector.locator('[data-testid="stMain"]')
+    main.get_by_role("button", name=f"Start the lesson “{lesson.title}”").click()
+    for index, step in enumerate(lesson.steps):
+        settle(projector)
+        where = f"{key} step {index + 1}"
+        expect(main.get_by_text(f"step {index + 1} of {len(lesson.steps)}")).to_be_visible()
+        within_the_screen(projector, main.get_by_role("heading", name=step.title), f"{where}: title")
+        for name in ("← Back", "Next →"):
+            within_the_screen(projector, main.get_by_role("button", name=name), f"{where}: {name}")
+        check = main.get_by_role("button", name="Check my answer")
+        if check.count():
+            within_the_screen(projector, check, f"{where}: the question")
+            main.get_by_role("button", name="Show the page without answering").click()
+            settle(projector)
+        keep(projector, f"lesson-{key}-{index + 1}")
+        if step.control:
+            within_the_screen(projector, open_step_control(projector, step.control), f"{where}: {step.control}")
+        if projector.locator(PICTURE).count():
+            top = picture_top(projector)
+            assert top <= PICTURE_BY, f"{where}: the picture starts at {top:.0f} px"
+        if index < len(lesson.steps) - 1:
+            main.get_by_role("button", name="Next →").click()
+
+
+@pytest.fixture(scope="module")
+def phone(browser):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(RUN_TIMEOUT_MS)
+    yield page
+    context.close()
+
+
+@pytest.mark.parametrize("path", TOOL_PAGES)
+def test_on_a_phone_nothing_overflows_and_the_picture_comes_before_long_text(phone, server_url, path):
+    link = LINKS.get(path)
+    phone.goto(f"{server_url}/{path}" + (f"?{link}" if link else ""))
+    settle(phone)
+    keep(phone, path)
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390, f"{path}: the page scrolls sideways"
+    top = picture_top(phone)
+    paragraphs = phone.evaluate(
+        """() => [...document.querySelectorAll('[data-testid="stMain"] :is(p, li)')].filter((e) => e.checkVisibility())
+          .map((e) => [e.innerText.split(/\\s+/).length, e.getBoundingClientRect().top, e.innerText.slice(0, 60)])"""
+    )
+    before = [text for words, y, text in paragraphs if words > LONG_TEXT_WORDS and y < top]
+    assert not before, f"{path}: long text before the picture: {before}"
