@@ -162,20 +162,31 @@ def statistics_table(stats: dict[str, np.ndarray]) -> pd.DataFrame:
 class Pattern:
     name: str
     statistic: str  # key into STATISTICS; the strongest head maximises it
-    seed_note: str  # what the seeds (and the literature) report for bert-base-uncased: shown as help
+    # What the course notebooks (seed 002, and seed 000 for [SEP]) and the literature report for bert-base-uncased,
+    # shown as a button's help after "For comparison, ": so named as students know them, never by seed number.
+    seed_note: str
 
 
+PRETRAINING_NOTEBOOK = "the BERT pre-training notebook"  # seed 002, as its lesson (curriculum.PATTERNS) names it
 PATTERNS: tuple[Pattern, ...] = (
-    Pattern("Next word", "next", "seed 002: encoder layer 2, head 0 in bert-base-uncased"),
-    Pattern("Previous word", "previous", "seed 002: layer 6, head 11 in bert-base-uncased"),
+    Pattern("Next word", "next", f"{PRETRAINING_NOTEBOOK} finds it in encoder layer 2, head 0 of bert-base-uncased"),
+    Pattern(
+        "Previous word", "previous", f"{PRETRAINING_NOTEBOOK} finds it in encoder layer 6, head 11 of bert-base-uncased"
+    ),
     Pattern(
         "[SEP] sink",
         "sep",
-        "seed 000: later layers often focus on [SEP]; Clark et al. (2019) find it most in bert-base's "
-        "encoder layers 5 to 9 (their 6 to 10: they count from 1)",
+        "the Discover BERT notebook sees later layers often focus on [SEP]; Clark et al. (2019) find it most in "
+        "bert-base's encoder layers 5 to 9 (their 6 to 10: they count from 1)",
     ),
-    Pattern("Same word", "same_token", "seed 002: layer 2, head 6 in bert-base-uncased"),
-    Pattern("Same word in the other sentence", "other_sentence", "seed 002: layer 10, head 10 in bert-base-uncased"),
+    Pattern(
+        "Same word", "same_token", f"{PRETRAINING_NOTEBOOK} finds it in encoder layer 2, head 6 of bert-base-uncased"
+    ),
+    Pattern(
+        "Same word in the other sentence",
+        "other_sentence",
+        f"{PRETRAINING_NOTEBOOK} finds it in encoder layer 10, head 10 of bert-base-uncased",
+    ),
 )
 
 
@@ -322,9 +333,10 @@ def preset_hint(preset: Preset, num_layers: int) -> str:
     if preset.layer is None:
         return preset.questions
     where = (
-        f"Seed 000's hint: look at encoder layer {preset.layer} (in bert-base-uncased)."
+        f"The Discover BERT notebook's hint: look at encoder layer {preset.layer} (in bert-base-uncased)."
         if preset.layer < num_layers
-        else f"Seed 000's hint is encoder layer {preset.layer} of bert-base-uncased's 12; this model has {num_layers}."
+        else f"The Discover BERT notebook's hint is encoder layer {preset.layer} of bert-base-uncased's 12; this model "
+        f"has {num_layers}."
     )
     return f"{preset.questions} {where}"
 

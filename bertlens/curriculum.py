@@ -3,6 +3,10 @@
 Each lesson follows one notebook in its order; the texts are ours. Step parameters are URL parameters
 declared in ``components.state.params`` (tests check every one against its page). Questions are answered live
 (``bertlens.lessons``): nothing here says what the model will answer.
+
+Students read every text here: none names a notebook by its seed number or file name, and each one's lead, what
+``bertlens.wording.first_words`` keeps of it (45 words of a step's text, 40 of a callout), reads on its own
+(``tests/core/test_student_text.py``).
 """
 
 from __future__ import annotations
@@ -38,33 +42,32 @@ NOT_NEXT_WORD = (
 )
 NOT_EXPLANATION = (
     "**Misconception: “attention explains the prediction.”** An attention weight says how much one token "
-    "mixes in another token's value vector in one head of one layer. It is not a measure of what the output "
-    "depends on: other heads, the feed-forward layers and the residual stream matter too. The *Mask and see* "
-    "tab measures influence by removing tokens instead."
+    "mixes in another token's value vector, in one head of one layer: not what the output depends on. Other "
+    "heads, the feed-forward layers and the residual stream matter too. The *Mask and see* tab measures "
+    "influence by removing tokens instead."
 )
 SPECIAL_NO_OP = (
-    "**A big weight on [SEP] is not a big role for [SEP].** In bert-base, many heads of the middle layers "
-    "(encoder layers 5 to 9 here, numbered from 0; Clark et al. count them 6 to 10) send most of their attention to "
-    "[SEP]. Clark et al. (2019) found that this attention "
-    "barely changes the output and read it as a “no-op”: a place for a head to park attention when its "
-    "pattern does not apply. Notebook 000 calls [CLS] and [SEP] “summary anchors”; both are readings, not "
-    "measurements of what the output depends on."
+    "**A big weight on [SEP] is not a big role for [SEP].** Clark et al. (2019) found that attention to [SEP] "
+    "barely changes the output: a “no-op”, where a head parks attention when its pattern does not apply. "
+    "In bert-base, many heads of the middle layers send most of their attention to [SEP] (encoder layers 5 to 9 "
+    "here, numbered from 0; Clark et al. count them 6 to 10). The Discover BERT notebook calls [CLS] and [SEP] "
+    "“summary anchors”; both are readings, not measurements of what the output depends on."
 )
 SAME_INDEX = (
     "**The same head index in two layers means unrelated heads.** Head 3 of layer 2 and head 3 of layer 5 "
-    "share a number, nothing else: each layer has its own weights. And a notebook's “look at layer 9” is "
-    "about bert-base-uncased; other checkpoints put their patterns elsewhere."
+    "share a number, nothing else: each layer has its own weights. A notebook's “look at layer 9” is about "
+    "bert-base-uncased; other checkpoints put their patterns elsewhere."
 )
 STATIC_EMBEDDING = (
-    "**A word's input embedding is the same in every sentence.** Before the first layer, a word (“apple”, “python”) is one row "
-    "of the embedding matrix wherever it appears. The embeddings output (hidden state 0) adds only the "
-    "position and segment embeddings (then a layer norm), so context can only enter through the encoder layers."
+    "**A word's input embedding is the same in every sentence.** Before the first layer, a word (“apple”, "
+    "“python”) is one row of the embedding matrix wherever it appears: context can only enter through the encoder "
+    "layers. The embeddings output (hidden state 0) adds only the position and segment embeddings, then a layer norm."
 )
 
 NOT_A_CLASSIFIER = (
-    "**An NSP verdict is not a judgement of meaning.** The head was trained to tell a real next sentence "
-    "from a *random* one, so a B on a new topic is easy to reject; a B on the same topic that could never "
-    "follow A often still gets IsNext. RoBERTa dropped this task and did no worse."
+    "**An NSP verdict is not a judgement of meaning.** The head learned to tell a real next sentence from a "
+    "*random* one, so a B on the same topic often gets IsNext even when it could never follow A. A B on a new "
+    "topic is easy to reject. RoBERTa dropped this task and did no worse."
 )
 PADDING_IS_FREE = (
     "**“Padding is harmless.”** Only with the attention mask. The mask tells every head to give [PAD] "
@@ -87,14 +90,14 @@ IT_FOCUS: dict[str, str | tuple[str, ...]] = {  # "it" against "animal" and "str
 DISCOVER = Lesson(
     "discover",
     "Discover BERT: tokens, the masked word, attention",
-    "Discover_BERT.ipynb (seed 000)",
+    "the Discover BERT notebook",  # seed 000, Discover_BERT.ipynb
     "From WordPiece tokens to BERT's guess for a hidden word and what “it” attends to.",
     (
         Step(
             "The atomic unit: WordPiece tokens",
-            "BERT never sees words, only **WordPiece tokens** from a fixed vocabulary. In the *Tokens* tab "
-            "below, find the words that were split into several pieces (a piece starting with `##` continues "
-            "the word before it), and the two tokens BERT adds around every input: `[CLS]` and `[SEP]`.",
+            "BERT never sees words, only **WordPiece tokens** from a fixed vocabulary. In the *Tokens* tab below, "
+            "find the words that were split into several pieces, and the two tokens BERT adds around every input: "
+            "`[CLS]` and `[SEP]`. A piece starting with `##` continues the word before it.",
             "tokenizer",
             {"text": "BERT means Bidirectional Encoder Representations from Transformers.", "tokenizer_tab": "Tokens"},
             control="tokenizer_tab",
@@ -175,24 +178,23 @@ DISCOVER = Lesson(
         ),
         Step(
             "Every layer and head at once",
-            "Back to attention, for two more of the notebook's views. bertviz's *model view* draws every head of "
-            "every layer as a small map; so does the *All heads* tab, "
-            "here for the “too wide” sentence: one row per encoder layer, one column per head. Which heads look at "
-            "the next or the previous token (a line beside the diagonal), and which send nearly everything to "
-            "`[CLS]` or `[SEP]` (one bright column)? Click a head to open it in the *Heatmap* tab (by keyboard: its "
-            "*Encoder layer* and *Head* sliders, then the *Heatmap* tab).",
+            "Back to attention: the *All heads* tab draws every head of every layer as a small map, as the "
+            "notebook's bertviz *model view* does. Which heads look at the next or the previous token, and which send "
+            "nearly everything to `[CLS]` or `[SEP]`? Here for the “too wide” sentence: one row per encoder layer, "
+            "one column per head; a line beside the diagonal is the next or previous token, one bright column "
+            "`[CLS]` or `[SEP]`. Click a head to open it in the *Heatmap* tab (by keyboard: its *Encoder layer* and "
+            "*Head* sliders, then the *Heatmap* tab).",
             "attention",
             {**RAW, "text": ANIMAL_WIDE, "attn_tab": "All heads"},
             control="attn_tab",
         ),
         Step(
             "Explore on your own",
-            "The sentence the notebook gives to explore on your own: "
-            f"“{CALCULATORS}” "
-            "Does **digit** attend to *arithmetical*, *keyboard* or *electronic* in the early layers? Do the higher "
-            "layers gather on `[SEP]`, or spread evenly? Which layer seems to link the words by meaning? Click "
-            "**digit** in the *Head view* (by keyboard: pick it in *Focus on a token*), step through the heads with "
-            "the *Head* slider (or draw them all with **All … heads**), and move the *Encoder layer* slider.",
+            f"The notebook's sentence to explore on your own: “{CALCULATORS}” Does **digit** attend to "
+            "*arithmetical*, *keyboard* or *electronic* in the early layers? Do the higher layers gather on `[SEP]`, "
+            "or spread evenly? Which layer seems to link the words by meaning? Click **digit** in the *Head view* (by "
+            "keyboard: pick it in *Focus on a token*), step through the heads with the *Head* slider (or draw them "
+            "all with **All … heads**), and move the *Encoder layer* slider.",
             "attention",
             {**RAW, "text": CALCULATORS, "attn_tab": "Head view", "attn_layer": "0", "mean": "false"},
             control="attn_layer",
@@ -203,17 +205,17 @@ DISCOVER = Lesson(
 SENSES = Lesson(
     "senses",
     "Word senses: one word, many meanings",
-    "the BERT chapter's hands-on (seed 001)",
+    "the BERT chapter's hands-on notebook",  # seed 001
     "“apple” the fruit and the company: where in the layers do the two senses pull apart?",
     (
         Step(
             "Before context",
-            "Twelve sentences use **apple**: six about the fruit, six about the company. Each point on the map "
-            "is one occurrence at **hidden state 0**, the embeddings output, before any encoder layer: the word's "
-            "embedding plus its position's, the same for both senses, so the points spread by position, not by "
-            "sense (each sense has three sentences that open with the word). (On a cased model such as "
-            "bert-base-cased, *Apple* with a capital is another token than *apple*: there capitals, not senses, "
-            "start apart.)",
+            "Twelve sentences use **apple**: six about the fruit, six about the company. Each point on the map is "
+            "one occurrence at **hidden state 0**, before any encoder layer, where both senses get the same word "
+            "embedding: the points spread by position, not by sense. Hidden state 0 is the embeddings output, the "
+            "word's embedding plus its position's (each sense has three sentences that open with the word). On a "
+            "cased model such as bert-base-cased, *Apple* with a capital is another token than *apple*: there "
+            "capitals, not senses, start apart.",
             "senses",
             {"source": "Preset", "preset": "apple", "senses_tab": "Map", "senses_layer": "0"},
             callouts=(STATIC_EMBEDDING,),
@@ -291,7 +293,7 @@ def pattern_step(title: str, text: str, statistic: str, callouts: tuple[str, ...
 PATTERNS = Lesson(
     "patterns",
     "Attention patterns: what heads look at",
-    "BERT: Pre-training of Deep Bidirectional Transformers (seed 002)",
+    "the BERT pre-training notebook",  # seed 002, "BERT: Pre-training of Deep Bidirectional Transformers"
     "Heads that look at the next word, the previous word, or the same word in the other sentence — found by "
     "statistics on the live model, not by a notebook's layer numbers.",
     (
@@ -325,10 +327,11 @@ PATTERNS = Lesson(
         ),
         pattern_step(
             "Pattern 4: the same word in the other sentence",
-            "**To same token in other sentence** follows *store* in B back to *store* in A: a pattern that could "
-            "help next sentence prediction (a guess: attention alone does not show what the NSP head uses). In this pair every repeated token has its twin in the other sentence, so the grid "
-            "is the last step's; add a repeat inside B (*fresh strawberries and fresh cream*) and the two part. "
-            "Open the brightest head in the *Head view* (choose its layer and head with the sliders) and click *store*.",
+            "**To same token in other sentence** follows *store* in B back to *store* in A. Open the brightest head "
+            "in the *Head view* (choose its layer and head with the sliders) and click *store*. The pattern could "
+            "help next sentence prediction (a guess: attention alone does not show what the NSP head uses). In this "
+            "pair every repeated token has its twin in the other sentence, so the grid is the last step's; add a "
+            "repeat inside B (*fresh strawberries and fresh cream*) and the two part.",
             "other_sentence",
         ),
         Step(
@@ -348,7 +351,7 @@ FRANCE = "The capital of France is [MASK]."
 OVERVIEW = Lesson(
     "overview",
     "BERT overview: tokens, padding, the mask, the two tasks",
-    "BERT Overview (seed 003)",
+    "the BERT Overview notebook",  # seed 003
     "WordPiece and special tokens, padding and why the attention mask matters, the model's size, and "
     "BERT's two pre-training tasks with their loss and verdict.",
     (
@@ -375,7 +378,7 @@ OVERVIEW = Lesson(
             "Padding: to the longest sentence, or to max_length?",
             "Sentences of one batch must have the same length, so short ones are filled with `[PAD]`: up to the "
             "batch's longest sentence, or up to a fixed max_length for every batch. The *Padding lab* compares the "
-            "two on the notebook's batch of four (seed 003, exercise 2).",
+            "two on the notebook's batch of four (its exercise 2).",
             "tokenizer",
             {
                 "tokenizer_tab": "Padding lab",
@@ -482,16 +485,16 @@ TWO_PYTHONS: dict[str, str | tuple[str, ...]] = {
 INSIDE = Lesson(
     "inside",
     "Inside BERT: parameters, the pooler, WordPiece, a word in context",
-    "Introduction to BERT (seed 004)",
+    "the Introduction to BERT notebook",  # seed 004
     "The named parameters layer by layer, the pooler on [CLS], words the vocabulary lacks, “python” the "
     "snake against “python” the language, and the three embeddings every token starts from.",
     (
         Step(
             "Every named parameter",
             "The *Named parameters* tab lists each weight matrix with its shape, as the notebook prints them: the "
-            "embeddings first, then the same block of matrices for every encoder layer, then the pooler (and, "
-            "where the model has them, the pre-training heads, which the notebook's `BertModel` leaves out). The "
-            "filter shows encoder layer 0's attention: query, key, value and output. Clear it to see them all.",
+            "embeddings first, then the same block of matrices for every encoder layer, then the pooler. The filter "
+            "shows encoder layer 0's attention: query, key, value and output. Clear it to see them all. Where the "
+            "model has them, the pre-training heads come last; the notebook's `BertModel` leaves them out.",
             "anatomy",
             {"anatomy_tab": "Named parameters", "filter": "layer.0.attention"},
             control="filter",
@@ -537,10 +540,9 @@ INSIDE = Lesson(
             "(WordPiece) embedding, the embedding of its position, and that of its segment (token type 0 or 1). "
             "The *Embeddings* tab computes it by hand for the notebook's “I am Sinan” and compares with the model's "
             "own output. Below it, *The same token in another sentence* sets the notebook's “I am Matt” beside it: "
-            "`[CLS]`, “i”, “am” and `[SEP]` take the same word-embedding rows in both, and the vector entering "
-            "layer 0 differs only where the position differs (`[SEP]`, one position earlier: “matt” is one token, "
-            "“sinan” two). Context only comes "
-            "from the layers above.",
+            "`[CLS]`, “i”, “am” and `[SEP]` take the same word-embedding rows in both. The vector entering layer 0 "
+            "differs only where the position differs (`[SEP]`, one position earlier: “matt” is one token, “sinan” "
+            "two). Context only comes from the layers above.",
             "anatomy",
             {"text": "I am Sinan", "anatomy_tab": "Embeddings", "emb_other": "I am Matt"},
             control="emb_other",

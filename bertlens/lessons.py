@@ -471,7 +471,9 @@ class Step:
 class Lesson:
     key: str  # its URL value (``lesson``)
     title: str
-    notebook: str  # the seed notebook it follows
+    # The course notebook it follows, as students know it ("the Discover BERT notebook"): shown, so never its seed
+    # number or file name (the comments in bertlens.curriculum give those).
+    notebook: str
     summary: str
     steps: tuple[Step, ...]
 

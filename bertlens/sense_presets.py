@@ -22,7 +22,7 @@ def _labelled(*groups: tuple[str, tuple[str, ...]]) -> tuple[LabelledSentence, .
 # Seed 000 ("how does BERT understand the word 'field'?"), verbatim: eight sentences, five senses.
 FIELD = SensePreset(
     word="field",
-    description="“field” in eight sentences with five senses (seed notebook 000)",
+    description="“field” in eight sentences with five senses (from the Discover BERT notebook)",
     sentences=(
         LabelledSentence("Zinedine Zidane is the greatest on the field.", "Football Pitch"),
         LabelledSentence("On the field, Michel Platini was undeniably different.", "Football Pitch"),
@@ -39,7 +39,7 @@ FIELD = SensePreset(
 # Seed 004's two sentences first, then more of each sense so PCA has something to show.
 PYTHON = SensePreset(
     word="python",
-    description="“python” the snake and the programming language (seed notebook 004)",
+    description="“python” the snake and the programming language (from the Introduction to BERT notebook)",
     sentences=_labelled(
         (
             "snake",

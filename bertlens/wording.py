@@ -1,7 +1,9 @@
-"""Counts in words: "1 piece", "3 pieces" (never "1 pieces" or "piece(s)")."""
+"""Counts in words: "1 piece", "3 pieces" (never "1 pieces" or "piece(s)"); a text's lead, as much as a student
+reads in one breath."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
@@ -54,15 +56,44 @@ def blank(text: str) -> bool:
     return all(char.isspace() or unicodedata.category(char) == "Cf" for char in text)
 
 
-def first_words(text: str, limit: int) -> tuple[str, str]:
-    """(lead, rest): ``text``'s whole first sentences up to ``limit`` words, and the rest ("" when all fit).
-    PLACEHOLDER until the student-text branch lands."""
-    import re  # noqa: PLC0415
+# What ends a sentence for ``first_words``: ".", "?" or "!", any closing quotes, brackets or Markdown marks right after
+# it, then white space; but not the period of an abbreviation.
+_SENTENCE_END = re.compile(r"[.?!][”’\"')\]*_`]*(?=\s)")
+ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "cf.", "vs.")
+_PAIRS = (("(", ")"), ("[", "]"), ("“", "”"))
 
-    sentences = re.split(r"(?<=[.?!])\s+(?=[A-Z“\"(*])", text.strip())
-    lead: list[str] = []
-    for sentence in sentences:
-        if lead and len(" ".join([*lead, sentence]).split()) > limit:
+
+def _abbreviated(sentence: str) -> bool:
+    """Whether ``sentence`` ends with an abbreviation as a word of its own ("see e.g."; not "sing." or "Numpy.")."""
+    return any(sentence.endswith(short) and not sentence[: -len(short)][-1:].isalnum() for short in ABBREVIATIONS)
+
+
+def _closed(prefix: str) -> bool:
+    """Whether ``prefix`` leaves no bracket, curly quote, code span, bold or italics open."""
+    if any(prefix.count(opening) > prefix.count(closing) for opening, closing in _PAIRS):
+        return False
+    return prefix.count("**") % 2 == 0 and prefix.replace("**", "").count("*") % 2 == 0 and prefix.count("`") % 2 == 0
+
+
+def first_words(text: str, limit: int) -> tuple[str, str]:
+    """``(lead, rest)``: the longest run of whole sentences from the start of ``text`` with at most ``limit`` words
+    (split at white space), and what follows it: ``rest`` is "" when the whole text fits, ``lead`` "" when its first
+    sentence alone is longer. Both are stripped; ``lead``, white space, ``rest`` give ``text`` again.
+
+    A sentence ends at ".", "?" or "!" followed by white space, with any closing quotes, brackets or Markdown marks
+    between (``… the next word.”** It does not.``). No other mark ends one: not a colon, a semicolon or a dash. Nor
+    does the period of an abbreviation (``e.g.``, ``i.e.``, ``et al.``, ``cf.``, ``vs.``), so "e.g. I am Matt" and
+    "Clark et al. (2019) found" stay whole, nor an end inside brackets, curly quotes, a code span, bold or italics:
+    a lead never leaves a parenthesis or Markdown open.
+    """
+    text = text.strip()
+    if len(text.split()) <= limit:
+        return text, ""
+    cut = 0
+    for end in _SENTENCE_END.finditer(text):
+        lead = text[: end.end()]
+        if len(lead.split()) > limit:
             break
-        lead.append(sentence)
-    return " ".join(lead), text.strip()[len(" ".join(lead)) :].strip()
+        if not _abbreviated(text[: end.start() + 1]) and _closed(lead):
+            cut = end.end()
+    return text[:cut], text[cut:].strip()

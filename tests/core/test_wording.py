@@ -1,9 +1,9 @@
-"""Counts in words and the typed budgets constructor."""
+"""Counts in words, a text's lead, and the typed budgets constructor."""
 
 import pytest
 
 from bertlens.budgets import BUDGETS, budgets_from, default_budgets
-from bertlens.wording import agree, blank, numbered, percent, plural, shortened, significant
+from bertlens.wording import agree, blank, first_words, numbered, percent, plural, shortened, significant
 
 
 def test_plural_agrees_with_the_count():
@@ -60,3 +60,48 @@ def test_blank_text_shows_nothing():
 def test_neighbouring_small_probabilities_read_with_the_same_figures():
     """A lesson's answer read "bard with probability 0.005%; next come berwick (0.0049%)"."""
     assert [percent(p) for p in (4.9996e-05, 4.9e-05, 1.0e-06)] == ["0.0050%", "0.0049%", "0.00010%"]
+
+
+def test_first_words_keeps_whole_sentences_up_to_the_limit():
+    text = "One two three. Four five six seven? Eight nine! Ten."
+    assert first_words(text, 3) == ("One two three.", "Four five six seven? Eight nine! Ten.")
+    assert first_words(text, 8) == ("One two three. Four five six seven?", "Eight nine! Ten.")
+    assert first_words(text, 9) == ("One two three. Four five six seven? Eight nine!", "Ten.")
+    assert first_words(text, 10) == (text, "")  # all of it fits: no "More"
+    assert first_words(text, 2) == ("", text)  # the first sentence alone is longer: no lead
+    assert first_words("  Short.  ", 5) == ("Short.", "")  # stripped
+    lead, rest = first_words("A b.\n\nC d e f g.", 3)  # a paragraph break ends a sentence too
+    assert (lead, rest) == ("A b.", "C d e f g.")
+
+
+def test_first_words_splits_at_no_colon_abbreviation_or_open_bracket():
+    """Only ".", "?" and "!" before white space end a sentence: never a colon, "e.g.", "et al.", a decimal point, or a
+    period inside brackets, curly quotes, code or Markdown emphasis (the lead would leave them open)."""
+    text = "Look: e.g. I am Matt, as Clark et al. (2019) found at 0.5 or i.e. less. The rest follows here."
+    assert first_words(text, 16) == (
+        "Look: e.g. I am Matt, as Clark et al. (2019) found at 0.5 or i.e. less.",
+        "The rest follows here.",
+    )
+    assert first_words(text, 15) == ("", text)
+    assert first_words("It is (one. Two) three. Four.", 4)[0] == ""  # not "It is (one."
+    assert first_words("Quote “one. Two” ends. Four five.", 4) == ("Quote “one. Two” ends.", "Four five.")
+    assert first_words("**Bold. Still bold.** Plain. Plain too.", 4) == ("**Bold. Still bold.** Plain.", "Plain too.")
+    assert first_words("*Hidden.* Then `code. more` and. End here.", 5) == (
+        "*Hidden.* Then `code. more` and.",
+        "End here.",
+    )
+    assert first_words("We thank the devs. Then more.", 4) == ("We thank the devs.", "Then more.")  # not "vs."
+
+
+def test_first_words_ends_after_closing_quotes_and_markdown():
+    text = "**Misconception: “BERT predicts the next word.”** It does not. BERT fills a masked word."
+    assert first_words(text, 9) == (
+        "**Misconception: “BERT predicts the next word.”** It does not.",
+        "BERT fills a masked word.",
+    )
+    assert first_words(text, 8) == (
+        "**Misconception: “BERT predicts the next word.”**",
+        "It does not. BERT fills a masked word.",
+    )
+    assert first_words("Is it? (Yes.) No.", 2) == ("Is it?", "(Yes.) No.")
+    assert first_words("Is it? (Yes.) No.", 3) == ("Is it? (Yes.)", "No.")

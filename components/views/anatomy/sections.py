@@ -368,12 +368,14 @@ def architecture_section(model_name: str) -> None:
         f"**{total:,} parameters** in this checkpoint: embeddings {int(base[('Embeddings', 'all embeddings')]):,}, "
         f"one encoder layer {int(base[('Encoder layer 0', 'one layer')]):,}, "
         f"base encoder {int(base[('Base encoder', 'total')]):,}; {len(named)} named parameters, "
-        f"{len(base_encoder_named(named))} of them the base encoder's (seed 004's `BertModel.named_parameters()`)."
+        f"{len(base_encoder_named(named))} of them the base encoder's (`BertModel.named_parameters()`, as the "
+        "Introduction to BERT notebook lists them)."
     )
     matrices, vectors = matrices_and_vectors(named)
     st.caption(
         f"Of the base encoder's parameters, {matrices:,} sit in weight matrices and {vectors:,} in vectors "
-        "(biases, LayerNorm scales and shifts): counting only the 2-D matrices, as seed 004 does, gives the first number."
+        "(biases, LayerNorm scales and shifts): counting only the 2-D matrices, as the Introduction to BERT notebook "
+        "does, gives the first number."
     )
     if (counts["note"] == NOT_IN_CHECKPOINT).any():
         st.caption(
@@ -405,7 +407,8 @@ def architecture_section(model_name: str) -> None:
             else "the `BertModel` below, and after it only the heads this checkpoint ships"
         )
         st.caption(
-            f"Seed 000 prints `BertModel`, then `BertForMaskedLM`, and asks for the difference. Shown here: {shown}. "
+            f"The Discover BERT notebook prints `BertModel`, then `BertForMaskedLM`, and asks for the difference. "
+            f"Shown here: {shown}. "
             "`BertForMaskedLM` is the `BertModel` without its pooler, plus `cls` holding only the masked-language-"
             "model head (`predictions`)."
         )
@@ -451,7 +454,7 @@ def same_tokens_section(q: cache.Query) -> None:
     st.header("The same token in another sentence", anchor=False)  # h2 under the page title
     label = "Another sentence"
     other = linked_text(
-        st.text_input, label, "emb_other", placeholder="e.g. I am Matt (seed 004 sets it beside I am Sinan)"
+        st.text_input, label, "emb_other", placeholder="e.g. I am Matt (the course sets it beside I am Sinan)"
     )
     other = within_chars_budget(other, label)
     if blank(other):

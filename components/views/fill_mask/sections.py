@@ -193,10 +193,10 @@ def mask_overview_section(query: cache.Query, guesses: list[mlm.MaskGuesses], wo
 
 
 PRETRAINING_NOTE = (
-    "BERT learned to fill masks from sentences corrupted like this one (seed 001; Google's "
-    "`create_pretraining_data.py`): **15 %** of the tokens are chosen ([CLS] and [SEP] never); of those, "
-    "**80 %** become [MASK], **10 %** a random token, **10 %** stay as they are. BERT must give back the "
-    "original at every chosen position — the kept and random ones too, so it cannot learn that only [MASK] "
+    "BERT learned to fill masks from sentences corrupted like this one: **15 %** of the tokens are chosen ([CLS] "
+    "and [SEP] never); of those, **80 %** become [MASK], **10 %** a random token, **10 %** stay as they are. The "
+    "BERT chapter's hands-on notebook describes this recipe; Google's `create_pretraining_data.py` runs it. BERT must "
+    "give back the original at every chosen position — the kept and random ones too, so it cannot learn that only [MASK] "
     "needs predicting — and the loss pre-training minimised is the mean −log p of those originals, over the "
     "chosen positions only."
 )

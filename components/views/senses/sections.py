@@ -120,8 +120,9 @@ def _uploaded_items() -> tuple[LabelledSentence, ...] | None:
         "A CSV file with the columns `sentence` and `sense`, or CoarseWSD-20's files for one word",
         "csv_upload",
         hint=(
-            "Choose a CSV file (a header row `sentence,sense`, then one sentence per row), or, as seed 001 does, "
-            "CoarseWSD-20's files for one word: `train.data.txt` with `train.gold.txt` and `classes_map.txt`."
+            "Choose a CSV file (a header row `sentence,sense`, then one sentence per row), or, as the BERT chapter's "
+            "hands-on notebook does, CoarseWSD-20's files for one word: `train.data.txt` with `train.gold.txt` and "
+            "`classes_map.txt`."
         ),
         types=("csv", "txt"),
         most=3,  # CoarseWSD-20's data, gold and classes map
@@ -195,7 +196,8 @@ def _within_budgets(
     if source == "Upload CSV" and len(items) > (most := budgets.sentences):
         st.warning(
             f"{len(items):,} different sentences uploaded; {most:,} of them are drawn at random (the same draw every "
-            f"time, in the file's order), as seed notebook 001 draws 100 of CoarseWSD-20's: {budgets.limit('sentences')}."
+            f"time, in the file's order), as the BERT chapter's hands-on notebook draws 100 of CoarseWSD-20's: "
+            f"{budgets.limit('sentences')}."
         )
         items = drawn_at_random(items, most)
     elif over := budgets.first_only("sentences", len(items), "sentences"):
@@ -248,7 +250,7 @@ def view_controls(num_layers: int) -> tuple[str, str]:
         **bound("senses_layer"),
         help="0 = the embeddings output (before any attention); h = the output of encoder layer h − 1 "
         "(encoder layers are numbered from 0, as on the Attention page). lastK = the mean of the last K "
-        "hidden states, a common choice for word vectors (seed notebook 001 uses the last four).",
+        "hidden states, a common choice for word vectors (the BERT chapter's hands-on notebook uses the last four).",
     )
     projection = right.radio(
         "Projection",
@@ -546,8 +548,8 @@ def separation_chart(words: WordVectors, sense_labels: list[str], layer: str, sc
     st.caption(
         f"Silhouette at {layer_label(layer, words.num_layers)}: {score:.3f}. It runs from −1 to 1: near 1, points of "
         "the same sense are close and other senses far; near 0, the senses overlap. Shaded: the chosen hidden state(s). "
-        "The other marks: the mean of the last k hidden states (seed 001's exercise), each drawn across the states it "
-        "averages and named in the legend." + note
+        "The other marks: the mean of the last k hidden states (an exercise of the BERT chapter's hands-on notebook), "
+        "each drawn across the states it averages and named in the legend." + note
     )
 
 
@@ -669,7 +671,7 @@ def reference_section(
     table = pd.DataFrame(sims, columns=[f"cosine with “{r}”" for r in refs])
     table.insert(0, "sense", labels)
     st.markdown(
-        "Each reference word is read **on its own** (as seed notebook 004 reads “snake”), at the same "
+        "Each reference word is read **on its own** (as the Introduction to BERT notebook reads “snake”), at the same "
         "hidden state. Mean cosine per sense:"
     )
     per_sense = table.groupby("sense", sort=False).mean().reset_index()
