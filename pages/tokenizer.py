@@ -1,7 +1,7 @@
 """Tokenizer page: how text becomes WordPiece tokens, ids, segments and attention masks."""
 
 from components.state.widgets import lazy_tabs, sentence_pair
-from components.ui.layout import how_to_read, page_header, require_text
+from components.ui.layout import page_header, require_text
 from components.views.tokenizer import sections as views
 
 bundle, stage = page_header("Tokenizer", "How text becomes WordPiece tokens, ids and masks.", page="tokenizer")
@@ -20,8 +20,4 @@ if vocab_tab.open:
         views.vocabulary_section(model_name)
 if padding_tab.open:
     with padding_tab:
-        how_to_read(
-            "A batch must be a rectangle: short sentences are padded with [PAD], long ones truncated. "
-            "The attention mask tells the model which positions are real."
-        )
         views.padding_section(model_name)

@@ -516,3 +516,10 @@ def too_long_for_the_link(dropped: dict[str, int]) -> str:
         "characters (servers refuse longer ones). The page still uses it while you work here, but a reload or a "
         "copied link opens without it: shorten it to share this view."
     )
+
+
+def asked_for(name: str) -> bool:
+    """Whether the session or the link turns ``name``'s view on (a text given, a switch on): a view further down a
+    tab that a link or a lesson step asks for is drawn first, on the first screen."""
+    value = st.session_state.get(name, st.query_params.get(name))
+    return bool(value) and value != "false"

@@ -76,8 +76,8 @@ PRESENTATION_CSS = (
 [data-testid="stMainBlockContainer"] { padding: 3.25rem 2rem 2rem !important; }  /* under the header bar */
 [data-testid="stMain"] h1 { font-size: 1.9rem !important; padding: 0.25rem 0 !important; }
 [data-testid="stMain"] h2 { font-size: 1.5rem !important; padding: 0.25rem 0 !important; }
-[class*="st-key-picture"] [data-testid="stMarkdownContainer"] p, [class*="st-key-lesson"] [data-testid="stMarkdownContainer"] p,
-[class*="st-key-lesson"] li, [class*="st-key-lesson"] label p { font-size: 1.2rem !important; }
+[class*="st-key-picture"] [data-testid="stMarkdownContainer"] p { font-size: 1.2rem !important; }
+[class*="st-key-lesson"] :is([data-testid="stMarkdownContainer"] p, li, label p) { font-size: 1.1rem !important; }
 [data-testid="stMain"] .bl-table { font-size: 1.15rem !important; }  /* the numbers a class reads */
 [data-testid="stMain"] [data-testid="stMetricValue"] p { font-size: 2.4rem !important; }
 [data-testid="stMain"] [data-testid="stSliderThumbValue"] [data-testid="stMarkdownContainer"] p {
@@ -171,7 +171,7 @@ def page_header(title: str, lead: str, page: str) -> tuple[ModelBundle, Stage]:
     lesson, stage = _stage(with_lesson=step is not None)
     if step is not None:
         with lesson:
-            if lesson_panel(bundle, page, step):
+            if lesson_panel(bundle, page, step, stage.picture):
                 stop_page()  # its question first: the page would show the answer
     return bundle, stage
 

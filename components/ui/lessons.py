@@ -11,6 +11,7 @@ import html
 from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 from streamlit.errors import StreamlitAPIException
 
 from bertlens.curriculum import LESSONS, lesson_step
@@ -122,9 +123,10 @@ def linked_step(page: str) -> tuple[Lesson, int] | None:
     return _linked_step()
 
 
-def lesson_panel(bundle: ModelBundle, page: str, found: tuple[Lesson, int]) -> bool:
+def lesson_panel(bundle: ModelBundle, page: str, found: tuple[Lesson, int], stage: DeltaGenerator) -> bool:
     """Lesson step ``found``: a line with the lesson, the progress and Back/Next, then the step's title, text and
-    callouts and its question. A bare link (lesson and step only) opens the step's view, once.
+    callouts and its question. A bare link (lesson and step only) opens the step's view, once. Presenting, a
+    question the page waits for takes the ``stage`` (the picture's place, empty meanwhile): large, for the class.
 
     True while the page should wait: the step is on this page and its question is neither answered nor
     skipped. The page would show the model's answer below the question ("predict first", then reveal)."""
@@ -138,7 +140,7 @@ def lesson_panel(bundle: ModelBundle, page: str, found: tuple[Lesson, int]) -> b
             # (A link with any view parameter is the view it shows: the step's values it leaves out are defaults.)
     with st.container(border=True):
         _step_navigation(lesson, index, layers)
-        waits = _step_body(bundle, page, lesson, index)
+        waits = _step_body(bundle, page, lesson, index, stage)
         if index == len(lesson.steps) - 1:
             st.success("Last step of this lesson. The pages stay open for you to explore.")
         keep_answers()
@@ -188,7 +190,7 @@ def in_one_breath(text: str, limit: int, more: str = "More") -> None:
             st.markdown(rest)
 
 
-def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int) -> bool:
+def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int, stage: DeltaGenerator) -> bool:
     """The step's title, text and callouts beside its question (presenting: above it, in the step's column), and
     the control it talks about; True while the page waits for the answer."""
     step, key = lesson.steps[index], question_key(lesson.key, index)
@@ -196,9 +198,16 @@ def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int) -> bo
     head = PAGE_HEADS.get(step.page)
     missing = needs_head(bundle, head) if head else None
     question = None if missing else step.question  # no "predict first" without a reveal
-    # Reading, the question beside the step's text, not under it: it stays on the first screen.
-    beside = question and not presenting()
-    tell, ask = st.columns(2, gap="large") if beside else (st.container(), st.container())
+    # Reading, the question beside the step's text, not under it: it stays on the first screen. Presenting, in the
+    # step's column, right under the text, before the callouts.
+    unanswered = not st.session_state.get(answer_key(key)) and not st.session_state.get(skipped_key(key))
+    if question and not presenting():
+        tell, ask = st.columns(2, gap="large")
+        notes = tell
+    else:
+        tell, ask, notes = st.container(), st.container(), st.container()
+        if question and unanswered and step.page == page:
+            ask = stage  # the page waits for it: the question takes the picture's place
     with tell:
         in_one_breath(step.text, STEP_WORDS)
         label = f"Open the {PAGE_TITLES[step.page]} page for this step"
@@ -207,6 +216,7 @@ def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int) -> bo
         if missing:  # on the step's own page, the page's explanation below says where to get the head
             asks = " So this step asks nothing." if step.question else ""
             st.info(f"{missing}{asks}" + ("" if step.page == page else f" {GET_THE_HEADS}"), icon=":material/info:")
+    with notes:
         for number, callout in enumerate(step.callouts):
             lead, rest = first_words(callout, CALLOUT_WORDS)
             st.info(lead, icon=":material/lightbulb:")

