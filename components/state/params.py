@@ -112,6 +112,7 @@ SCHEMA: tuple[Param, ...] = (
     Param("token", "attention", str, "Token focus: the token, as 'position token'", "2 animal", token=True),
     Param("targets", "attention", str, "Token focus: targets, as 'position token'", "8 street", multi=True, token=True),
     Param("step_query", "attention", str, "Step by step: the query token", "2 animal", token=True),
+    Param("step_part", "attention", str, "Step by step: the step shown", "4 · Weighted values"),
     Param("see_mode", "attention", str, "Mask and see: how the token is hidden", "Delete the token"),
     Param("see_scope", "attention", str, "Mask and see: one token, or every token in turn", "One token"),
     Param("see_token", "attention", str, "Mask and see: the token hidden, as 'position token'", "2 cat", token=True),

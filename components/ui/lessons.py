@@ -386,9 +386,9 @@ def lesson_list(bundle: ModelBundle) -> None:
     for lesson in LESSONS.values():
         lacking = sorted(head for head in heads_needed(lesson.steps) if needs_head(bundle, head))
         note = f" Its {' and '.join(lacking)} steps need bert-base-uncased." if lacking else ""
-        with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
-            start = st.button(f"Start the lesson “{lesson.title}”", key=f"_lesson_start_{lesson.key}", width="content")
-            st.caption(f"{lesson.summary} {len(lesson.steps)} steps.{note}")
+        button, summary = st.columns([2, 3], vertical_alignment="center")
+        start = button.button(f"Start the lesson “{lesson.title}”", key=f"_lesson_start_{lesson.key}")
+        summary.caption(f"{lesson.summary} {len(lesson.steps)} steps.{note}")
         if start:
             go_to_step(lesson, 0, bundle.capabilities.num_layers)
 

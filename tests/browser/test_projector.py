@@ -14,8 +14,10 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from bertlens.curriculum import LESSONS
+from bertlens.models import BUNDLED_MODEL
 from bertlens.pages import TOOL_PAGES
 from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_layout, wait_for_run
+from tests.live_server import streamlit_server
 
 WIDTH, FOLD = 1280, 720
 PICTURE_BY = 480  # the picture starts in the screen's upper two thirds: most of it is on the first screen
@@ -167,3 +169,42 @@ def test_on_a_phone_nothing_overflows_and_the_picture_comes_before_long_text(pho
     )
     before = [text for words, y, text in paragraphs if words > LONG_TEXT_WORDS and y < top]
     assert not before, f"{path}: long text before the picture: {before}"
+
+
+@pytest.fixture(scope="module")
+def bundled_url(tmp_path_factory):
+    """The bundled encoder, real weights: the README's picture shows real attention."""
+    with streamlit_server(BUNDLED_MODEL, tmp_path_factory.mktemp("bundled") / "server.log") as url:
+        yield url
+
+
+def test_on_real_weights_the_projector_shows_a_heads_attention_whole(projector, bundled_url):
+    """The README's picture (docs/images/projector.png is this screenshot): 6 layers × 12 heads, a real head."""
+    projector.goto(
+        f"{bundled_url}/attention?present=true&text=The+cat+sat+on+the+mat+because+it+was+tired.&attn_layer=1&head=10"
+    )
+    settle(projector)
+    keep(projector, "readme-projector")
+    assert_on_first_screen(projector, "attention on the bundled encoder")
+    chart = projector.locator(PICTURE).first.bounding_box()
+    assert chart is not None and chart["y"] + chart["height"] <= FOLD, f"the heatmap is cut at the fold: {chart}"
+
+
+def test_home_shows_the_lessons_on_the_first_screen(projector, server_url):
+    projector.goto(f"{server_url}/?present=true")
+    settle(projector)
+    keep(projector, "home-presenting")
+    button = projector.get_by_role("button", name="Start the lesson").last
+    within_the_screen(projector, button, "the last lesson's Start button")
+
+
+def test_home_thumbnails_load_from_the_static_folder(projector, server_url):
+    projector.goto(server_url)
+    wait_for_run(projector)
+    images = projector.locator('[data-testid="stMain"] img[alt=""]')
+    images.last.scroll_into_view_if_needed()
+    projector.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=stMain] img')].every(i => i.complete && i.naturalWidth)"
+    )
+    assert images.count() == 6
+    assert {images.nth(i).evaluate("i => i.naturalWidth") for i in range(6)} == {480}

@@ -155,7 +155,7 @@ def test_mean_and_rollout_views(open_page, bundled):
     np.testing.assert_allclose(drawn_z(heatmap), attentions[3].mean(axis=0), atol=1e-6)
     at = open_page(PAGE, text=text, layer="3", view="Rollout")
     (heatmap,) = specs(at)
-    assert at.slider(key="head").disabled and "not explanation" in " ".join(c.value for c in at.caption)
+    assert at.slider(key="head").disabled and "not explanation" in " ".join(m.value for m in at.markdown)  # How to read
     np.testing.assert_allclose(drawn_z(heatmap), rollout(attentions)[3], atol=1e-6)
     # Abnar & Zuidema's rollout from the model's own attentions: Â = ½ (mean of heads) + ½ I, multiplied through.
     with torch.no_grad():

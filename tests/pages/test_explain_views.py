@@ -14,7 +14,7 @@ from bertlens.influence import TOKEN_BUDGET
 from bertlens.models import BUNDLED_MODEL
 from components.services.text import literal
 from components.views.attention.sections import TABS
-from components.views.attention.steps import SCOPES
+from components.views.attention.steps import SCOPES, STEP_PARTS
 from components.views.fill_mask.sections import rank_ticks
 from tests.conftest import assert_shows, chart_title, drawn_charts, tables
 from tests.core.test_influence import reference_guesses
@@ -66,7 +66,11 @@ def test_step_by_step_draws_the_heads_real_numbers(
     query = at.selectbox(key="step_query").value
     assert query == 10  # the default sentence's preset follows "it"
     ref = reference_head(bundle, SEED_FIRST, layer, head, query)
-    drawn = charts(at)
+    drawn = charts(at)  # one step a tab: the first is open, the others drawn when opened
+    for part in STEP_PARTS[1:3]:
+        drawn |= charts(
+            open_page(ATTENTION, model, tab="Step by step", layer=str(layer), head=str(head), step_part=part)
+        )
     qk = typed(drawn["step_qk"]["data"][0]["z"])
     np.testing.assert_allclose(qk[0], ref["q"].numpy(), atol=2e-5)
     np.testing.assert_allclose(qk[1:], ref["keys"].numpy(), atol=2e-5)
@@ -76,11 +80,14 @@ def test_step_by_step_draws_the_heads_real_numbers(
     values = typed(drawn["step_values"]["data"][0]["z"])
     np.testing.assert_allclose(values[:-1], (ref["weights"][:, None] * ref["values"]).numpy(), atol=2e-5)
     np.testing.assert_allclose(values[-1], ref["model_output"].numpy(), atol=2e-5)  # the head's slice of the output
-    table = frame(at, "softmax weight")
+    table = frame(
+        open_page(ATTENTION, model, tab="Step by step", layer=str(layer), head=str(head), step_part=STEP_PARTS[3]),
+        "softmax weight",
+    )
     np.testing.assert_allclose(table["softmax weight"], ref["model_row"].numpy(), atol=1e-6)
     assert (table["mask term"] == 0).all()
     assert "Equal up to float32 rounding" in at.success[0].value
-    assert f"encoder layer {layer}, head {head}** (numbered from 0)" in text_of(at)
+    assert f"encoder layer {layer}, head {head}** computes" in text_of(at) and "numbered from 0" in text_of(at)
     assert f"hidden state {layer} (" in text_of(at) and f"`hidden_states[{layer}]`" in text_of(at)
     # The worked example under the steps: the key with the largest weight, its q·k, then q·k / √d (not q·k again).
     d = ref["q"].shape[0]
@@ -102,7 +109,7 @@ def test_step_by_step_draws_the_heads_real_numbers(
 
 
 def test_step_by_step_link_reproduces_the_chosen_query(open_page, bundled):
-    at = open_page(ATTENTION, tab="Step by step", layer="2", head="5")
+    at = open_page(ATTENTION, tab="Step by step", layer="2", head="5", step_part=STEP_PARTS[1])
     at.selectbox(key="step_query").set_value(3).run()
     again = reopen(open_page, at, ATTENTION, BUNDLED_MODEL, step_query="3 didn")
     assert again.selectbox(key="step_query").value == 3

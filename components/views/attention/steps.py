@@ -16,12 +16,15 @@ from bertlens.layers import hidden_state_label
 from bertlens.steps import HeadSteps
 from components.services import cache
 from components.services.text import chart_text, literal
+from components.state.widgets import lazy_tabs
 from components.ui.checks import check_result
 from components.ui.exports import chart, csv_download, table
+from components.ui.layout import how_to_read
 from components.views.attention.figures import ACCENT, Choice, default_focus
 from components.views.attention.sections import PageInput, bound_choice, matrices, token_picker
 
 MODES: dict[str, Mode] = {"Replace with [MASK]": "mask", "Delete the token": "delete"}
+STEP_PARTS = ("1 · Query and keys", "2–3 · Scores and weights", "4 · Weighted values", "Every number")
 SCOPES = ["One token", "Every token in turn"]  # short: the link holds the label
 
 
@@ -175,17 +178,20 @@ def head_steps_section(page: PageInput, choice: Choice) -> None:
     steps = cache.steps_of_head(page.query, choice.layer, choice.head, query)
     d = steps.head_size
     st.markdown(
-        f"How **encoder layer {choice.layer}, head {choice.head}** (numbered from 0) computes the "
-        f"row of **{shown[query]}**, with the real numbers. Its input is every token's vector as it enters the layer: "
-        f"{hidden_state_label(choice.layer)}, `hidden_states[{choice.layer}]`. "
-        f"The head keeps its own {d} of the {d * page.analysis.attentions.shape[1]} dimensions of the query, key and "
-        "value projections:\n"
+        f"How **encoder layer {choice.layer}, head {choice.head}** computes the row of **{shown[query]}**, with the "
+        "real numbers, one step at a time:"
+    )
+    how_to_read(
+        f"The head's input is every token's vector as it enters the layer: {hidden_state_label(choice.layer)}, "
+        f"`hidden_states[{choice.layer}]`. The head keeps its own {d} of the {d * page.analysis.attentions.shape[1]} "
+        "dimensions of the query, key and value projections:\n"
         f"1. query **q** = the head's slice of `W_Q·x + b` for {shown[query]}; a key **k** for every token (`W_K`);\n"
         f"2. a score per key: q·k / √{d} (= {np.sqrt(d):.3f}), plus the attention-mask term "
         "(0 for every real token; a padding token would get a huge negative number);\n"
         "3. softmax over the scores: the weights, one row of the heatmap;\n"
         "4. the weighted sum of the value vectors **v** (`W_V`): the head's output for this token (the heads' "
-        "outputs are then joined, projected by `W_O`, added to the token's vector entering the layer and normalised: LayerNorm)."
+        "outputs are then joined, projected by `W_O`, added to the token's vector entering the layer and normalised: "
+        "LayerNorm).\n\nLayers and heads are numbered from 0."
     )
     check_result("softmax by hand vs the model's attention weights (output_attentions)", steps.max_abs_difference)
     best = int(np.argmax(steps.weights))
@@ -194,15 +200,24 @@ def head_steps_section(page: PageInput, choice: Choice) -> None:
         f"+ mask term {steps.mask_term[best]:g}; softmax → {steps.weights[best]:.4f}, the largest weight of the row."
     )
     slug = f"layer{choice.layer}-head{choice.head}-query{query}"
-    chart(query_keys_figure(steps, labels), f"step-query-keys-{slug}", key="step_qk")
-    chart(scores_figure(steps, labels), f"step-scores-{slug}", key="step_scores")
-    chart(values_figure(steps, labels), f"step-values-{slug}", key="step_values")
-    table(
-        steps.table(encoding.tokens),
-        f"step-{slug}",
-        key="step_table",
-        title=f"Each key's steps for the query {labels[query]!r}, encoder layer {choice.layer}, head {choice.head}",
-    )
+    # One step at a time (a tab each, in the link): the four stacked were 3,600 px, a projector shows 720.
+    keys, scores, values, numbers = lazy_tabs(STEP_PARTS, "step_part")
+    for tab, figure, name, key in (
+        (keys, query_keys_figure, "query-keys", "step_qk"),
+        (scores, scores_figure, "scores", "step_scores"),
+        (values, values_figure, "values", "step_values"),
+    ):
+        if tab.open:
+            with tab:
+                chart(figure(steps, labels), f"step-{name}-{slug}", key=key)
+    if numbers.open:
+        with numbers:
+            table(
+                steps.table(encoding.tokens),
+                f"step-{slug}",
+                key="step_table",
+                title=f"Each key's steps for the query {labels[query]!r}, encoder layer {choice.layer}, head {choice.head}",
+            )
     csv_download(lambda: steps.vectors(encoding.tokens), f"step-vectors-{slug}", label="Download every vector (CSV)")
 
 
