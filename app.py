@@ -43,9 +43,9 @@ from components.state.params import (
     too_long_for_the_link,
 )
 from components.state.widgets import shared_texts_in_link
+from components.ui.class_link import class_link_button, show_class_link
 from components.ui.focus import keep_focus
 from components.ui.layout import presentation_switch
-from components.ui.lessons import class_link
 from components.ui.model_picker import model_picker, model_status
 from components.ui.reconnect import reload_on_reconnect, reopened_view_first
 
@@ -56,13 +56,13 @@ ignored = protocol.ignored_link()  # a link over Streamlit's limits is read as n
 pace_this_run(config.budgets)  # a tab asking for runs faster than its budget waits (a person clicking never does)
 carried = take_carried_warnings()  # a replaced run's warnings about the link (its value may be gone by now)
 with st.sidebar:
+    class_link_button()  # first: on a 720-pixel projector's first screen, on every page
     model_picker()
     model_status(active_bundle())
     presentation_switch()
     reload_on_reconnect()  # a replica that dies or restarts costs no student their view
     one_history_entry_per_action()  # Back undoes the student's last action, not one of its address changes
     keep_focus()  # a key press that reruns the page does not leave focus on <body>
-    link_slot = st.empty()
 link_notice = st.empty()  # above the page: what its link leaves out
 if ignored:
     st.warning(ignored, icon=":material/link_off:")
@@ -88,7 +88,6 @@ finally:  # after the page has written its view to the URL (also when it stops e
         copy_page_state()  # what a return to the page puts back (restore_page_state)
     if dropped := fit_link():  # a link servers refuse would lose the view on reload
         link_notice.info(too_long_for_the_link(dropped), icon=":material/link_off:")
-    with link_slot.container():
-        class_link(page.url_path, left_out=tuple(dropped))  # the teacher's link: page, step, sentence, view, model
+    show_class_link(page.url_path, left_out=tuple(dropped))  # if asked for: the teacher's link, as the page wrote it
 if stopped:  # and then an early stop for Streamlit, as st.stop() is: it keeps the widgets the page did not draw,
     raise PageStopped  # and their values in the URL (a run that ends normally drops them)

@@ -1,4 +1,4 @@
-"""The lesson panel (above the live page), the lesson list and the class link.
+"""The lesson panel (above the live page) and the lesson list (the class link: ``components.ui.class_link``).
 
 The panel sits in the main column, above the page it talks about, not in the sidebar: a step's text
 points at a control of the page and should be read next to it, at projector size, and the sidebar is
@@ -8,7 +8,6 @@ narrow and folded away on a phone. Progress lives in the URL (``lesson``, ``step
 from __future__ import annotations
 
 import html
-from urllib.parse import urlencode
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -20,8 +19,7 @@ from bertlens.models import ModelBundle
 from bertlens.pages import PAGE_TITLES
 from bertlens.wording import first_words
 from components.services.live import CachedLive
-from components.services.settings import settings
-from components.services.text import code_span, literal
+from components.services.text import literal
 from components.state.answers import (
     MAX_ANSWER_CHARS,
     answer_key,
@@ -31,7 +29,6 @@ from components.state.answers import (
     skipped_key,
 )
 from components.state.history import NO_HISTORY_ENTRY
-from components.state.model_choice import active_model_name
 from components.state.params import (
     PARAMS,
     declared,
@@ -391,39 +388,3 @@ def lesson_list(bundle: ModelBundle) -> None:
         summary.caption(f"{lesson.summary} {len(lesson.steps)} steps.{note}")
         if start:
             go_to_step(lesson, 0, bundle.capabilities.num_layers)
-
-
-def class_link(page_path: str, left_out: tuple[str, ...] = ()) -> None:
-    """The teacher's link, in the sidebar: it opens every student on this page, step, sentence and view, but for the
-    ``left_out`` parameters (``params.fit_link``'s: too long for a link)."""
-    # Keyed: it stays open across reruns. Its content is drawn only while open: a code block loads Streamlit's
-    # 1.5 MB syntax highlighter, which every fresh tab of every page would otherwise fetch and compile.
-    link = st.expander("Class link", icon=":material/share:", key="_class_link", on_change="rerun")
-    if not link.open:
-        return
-    with link:
-        st.caption(
-            "Share it: every student opens this page (and lesson step) with the same sentence, view and model, "
-            "so everybody sees the same numbers. Copy it with the button at its top right. Uploaded files and edited "
-            "tables are not in it: share those as files (each table downloads as CSV)."
-            if not left_out
-            else f"Too long to share whole: it leaves out {', '.join(map(code_span, left_out))} (see the notice on "
-            "the page), so students open this page and view without it. Shorten it to share the same numbers."
-        )
-        st.code(class_url(page_path), language=None, wrap_lines=True)
-
-
-def class_url(page_path: str) -> str:
-    """The current page's URL with every declared parameter of the URL, and the active model pinned."""
-    pairs: list[tuple[str, str]] = []
-    for name in st.query_params:
-        if name in PARAMS:
-            pairs += [(name, value) for value in st.query_params.get_all(name)]
-    model = active_model_name()
-    if "model" not in st.query_params and model in settings().model_options:
-        pairs.append(("model", model))
-    base = (st.context.url or "").split("?")[0].rstrip("/")
-    if base.rsplit("/", 1)[-1] in PAGE_TITLES:
-        base = base.rsplit("/", 1)[0]
-    query = urlencode(pairs)
-    return f"{base}/{page_path}" + (f"?{query}" if query else "")

@@ -259,6 +259,20 @@ def test_axe_finds_no_violation_in_a_lesson_step_once_answered(axe_page, server_
     check_view(axe_page, server_url, view, axe_source, chrome_violations, "tiny, answered", then=answer_the_question)
 
 
+def open_the_class_link(page: Page) -> None:
+    """The sidebar's button: the class link's dialog, with its QR code, link and (on 127.0.0.1) warning."""
+    page.locator('[data-testid="stSidebar"]').get_by_role("button", name="Show the class link").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog.get_by_role("img", name="QR code of the class link")).to_be_visible()
+    expect(dialog.get_by_text("Students' devices cannot open this link")).to_be_visible()
+
+
+def test_axe_finds_no_violation_in_the_class_links_view(axe_page, server_url, axe_source, chrome_violations):
+    """The dialog over a presenting page: axe checks what is open (the page under a modal dialog is inert)."""
+    view = ("attention", {"present": "true"})
+    check_view(axe_page, server_url, view, axe_source, chrome_violations, "tiny, class link", then=open_the_class_link)
+
+
 # Every text in the charts, with its fill and the fill behind it where it sits on a shape (a heatmap cell, a slice).
 CHART_TEXTS = """() => [...document.querySelectorAll('.js-plotly-plot svg text')]
   .filter(t => t.textContent.trim() && t.getBBox().width > 0)

@@ -227,16 +227,28 @@ def test_focus_left_on_a_scrolling_tab_strip_goes_to_its_open_tab(zoomed_attenti
     assert tabs.last.evaluate("t => t.matches(':focus-visible')")
 
 
-def test_the_class_link_copy_button_takes_focus(open_url):
-    """A teacher without a mouse could open the class link but not copy it: the button showed only under a mouse."""
+def test_the_class_link_opens_copies_and_closes_with_the_keyboard(open_url):
+    """A teacher without a mouse could open the class link but not copy it: the copy button showed only under a
+    mouse. The link's view is a dialog: Enter on the sidebar's button opens it with focus inside, Tab reaches the copy
+    button (shown, and focus-visible), and Escape closes it."""
     page = open_url("attention")
-    page.locator('[data-testid="stSidebar"]').get_by_text("Class link").click()
-    code = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]')
-    expect(code).to_be_visible()
-    button = code.locator('[data-testid^="stBaseButton-elementToolbar"]')
-    expect(button).to_be_visible()
-    button.focus()
-    assert button.evaluate("b => document.activeElement === b")
+    opener = page.locator('[data-testid="stSidebar"]').get_by_role("button", name="Show the class link")
+    opener.focus()
+    page.keyboard.press("Enter")
+    dialog = page.get_by_role("dialog")
+    expect(dialog.locator('[data-testid="stCode"] code')).to_be_visible()
+    assert dialog.evaluate("d => d.contains(document.activeElement)")  # Streamlit's dialog takes focus
+    copy = dialog.locator('[data-testid^="stBaseButton-elementToolbar"]')
+    for _ in range(10):
+        if copy.evaluate("b => document.activeElement === b"):
+            break
+        page.keyboard.press("Tab")
+        assert dialog.evaluate("d => d.contains(document.activeElement)")  # Tab stays inside (a modal)
+    assert copy.evaluate("b => document.activeElement === b && b.matches(':focus-visible')")
+    shown = "b => { for (let e = b; e; e = e.parentElement) { const s = getComputedStyle(e); if (s.opacity === '0' || s.visibility === 'hidden') return false; } return true; }"
+    assert copy.evaluate(shown)  # not only under a mouse
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0)
 
 
 def test_the_chart_toolbar_icons_have_3_to_1_contrast(open_url):

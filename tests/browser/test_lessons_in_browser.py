@@ -138,6 +138,16 @@ def settled_view(page: Page, title: str) -> str:
     raise AssertionError(f"the page did not settle: {title}")
 
 
+def class_link(page: Page) -> str:
+    """The class link as its view shows it: opened from the sidebar, read, closed (Escape)."""
+    page.locator('[data-testid="stSidebar"]').get_by_role("button", name="Show the class link").click()
+    code = page.get_by_role("dialog").locator('[data-testid="stCode"] code')
+    link = code.inner_text().strip()
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    return link
+
+
 def test_a_class_link_opens_two_browsers_on_the_identical_view(page, server_url, browser):
     lesson = LESSONS["discover"]
     page.goto(server_url)
@@ -149,22 +159,19 @@ def test_a_class_link_opens_two_browsers_on_the_identical_view(page, server_url,
         click(page, "Next →")
         expect(main(page).get_by_text(f"step {index + 2} of")).to_be_visible()  # its run may start after the wait
     click(page, SKIP)  # the teacher shows the page before the class has answered
-    sidebar = page.locator('[data-testid="stSidebar"]')
-    sidebar.get_by_text("Class link").click()
-    code = sidebar.locator('[data-testid="stCode"] code')
-    link = code.inner_text().strip()
+    link = class_link(page)
     assert link.startswith(server_url + "/attention?") and "lesson=discover" in link and "step=4" in link
     assert f"attn_layer={LAST_TINY_LAYER}" in link
     slider = main(page).get_by_role("slider", name="Encoder layer")
     slider.focus()
-    slider.press("Home")  # the teacher moves to encoder layer 0: the link follows at once
+    slider.press("Home")  # the teacher moves to encoder layer 0: the link follows
     wait_for_run(page)
-    expect(code).not_to_contain_text("attn_layer=")  # layer 0, the default, needs no parameter
+    assert "attn_layer=" not in class_link(page)  # layer 0, the default, needs no parameter
+    slider.focus()
     slider.press("End")
     wait_for_run(page)
-    expect(code).to_contain_text(f"attn_layer={LAST_TINY_LAYER}")
-    expect(code).to_be_visible()  # the open link stays open while the teacher changes the view
-    link = code.inner_text().strip()
+    link = class_link(page)
+    assert f"attn_layer={LAST_TINY_LAYER}" in link
     views = [settled_view(page, lesson.steps[3].title)]  # the teacher's own view
     for _ in range(2):  # two students: separate contexts (no shared cookies, storage or session)
         context = browser.new_context(viewport={"width": 1280, "height": 720})

@@ -17,6 +17,7 @@ from bertlens.pages import PAGE_TITLES
 from bertlens.wording import percent
 from components.state.params import EVERY_TOKEN, PARAMS, session_value
 from components.ui import layout
+from components.ui.class_link import SHOW
 from components.ui.lessons import FOLLOWED, SHARED_TEXTS
 from tests.conftest import APPTEST_TIMEOUT, ROOT, assert_shows, renderings, tables
 from tests.core.test_mlm import reference_fill_mask
@@ -47,8 +48,8 @@ def app(monkeypatch, server_model, page: str = "home", class_link_open: bool = F
     monkeypatch.setenv("BERTLENS_MODEL", str(server_model))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
     at.query_params.update(params)
-    if class_link_open:
-        at.session_state["_class_link"] = True  # the sidebar's expander, opened
+    if class_link_open:  # the sidebar's button, clicked (AppTest's later runs run the page alone, without app.py)
+        at.session_state[SHOW] = True
     at.run()
     if page != "home":
         at.button(key="_lesson_open").click().run()
@@ -230,7 +231,8 @@ def test_home_lists_the_lessons_and_starts_one(monkeypatch, tiny_pretraining_dir
 
 
 def class_link(at: AppTest) -> str:
-    [link] = [c.value for c in at.get("code")]  # the only code block: the sidebar's class link
+    [dialog] = at.get("dialog")  # the class link's view
+    [link] = [c.value for c in dialog.get("code")]  # its only code block: the link
     return link
 
 
@@ -238,7 +240,7 @@ def test_class_link_carries_the_step_view_and_model(monkeypatch, tiny_pretrainin
     """On the home page's first run (later AppTest runs, and switched-to pages, run without app.py's
     sidebar); tests/browser/test_lessons_in_browser.py checks the link on the Attention page, as it changes."""
     closed = app(monkeypatch, tiny_pretraining_dir, **step_link(DISCOVER, 3, 2))
-    assert closed.get("code") == [] and not closed.exception  # closed: nothing drawn inside
+    assert closed.get("dialog") == [] and closed.get("code") == [] and not closed.exception  # nothing drawn
     at = app(monkeypatch, tiny_pretraining_dir, class_link_open=True, **step_link(DISCOVER, 3, 2))
     link = class_link(at)
     assert link.startswith("/?") and f"model={quote_plus(str(tiny_pretraining_dir))}" in link
@@ -260,7 +262,7 @@ def test_class_link_says_what_a_too_long_link_leaves_out(monkeypatch, tiny_pretr
     student "the same sentence"."""
     at = app(monkeypatch, tiny_pretraining_dir, class_link_open=True, text="word " * 1_800)
     assert not at.exception and "text=" not in class_link(at)
-    said = " ".join(c.value for c in at.sidebar.caption)
+    said = " ".join(c.value for c in at.get("dialog")[0].get("caption"))
     assert "Too long to share whole: it leaves out `text`" in said and "with the same sentence" not in said, said
 
 
