@@ -237,7 +237,8 @@ def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int, stage
                 )
     if not waits and step.control and step.page == page and not missing:
         st.html(outline(step.control))
-        said = f"The control this step talks about is outlined: {control_name(step.control)}."
+        where = "" if presenting() else " below"  # presenting, it is beside the step
+        said = f"The control this step talks about is outlined{where}: {control_name(step.control)}."
         if presenting():  # beside the step, on the same screen: nothing to go to
             st.caption(said)
         else:

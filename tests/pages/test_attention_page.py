@@ -362,7 +362,7 @@ def test_find_the_head_says_truly_why_a_pattern_is_missing(open_page):
 
 def test_head_statistics_say_what_they_average_and_in_which_unit(open_page):
     at = open_page(PAGE, attn_tab="Head statistics", text="The cat sat on the mat")
-    note = " ".join(c.value for c in at.caption)
+    note = " ".join(m.value for m in at.markdown)  # How to read this
     assert "mean over the text's own tokens" in note and "bits (log base 2)" in note and "Clark et al. (2019)" in note
 
 
@@ -483,14 +483,12 @@ def test_heatmap_hover_names_the_query_row_and_the_key_column(open_page, bundled
     np.testing.assert_allclose(drawn_z(heatmap), attentions[2, 6], atol=1e-7)  # z[row = query][column = key]
 
 
-def test_layer_caption_describes_the_chosen_encoder_layer(open_page):
-    """Under the layer slider, layer 2's caption names encoder layer 2 and the hidden states it reads and
-    writes (numbered from 0: it reads hidden state 2 and writes 3), not the next layer's."""
+def test_the_layer_sliders_help_says_what_an_encoder_layer_reads_and_writes(open_page):
+    """One click away (its help), not a caption under the slider: encoder layer L reads hidden state L and writes
+    L + 1, numbered from 0."""
     at = open_page(PAGE, text=CAT, layer="2", head="6")
-    captions = [c.value for c in at.caption]
-    assert "Encoder layer 2 (reads hidden state 2, writes hidden state 3)." in captions
-    at = open_page(PAGE, text=CAT, layer="0")
-    assert "Encoder layer 0 (reads hidden state 0, writes hidden state 1)." in [c.value for c in at.caption]
+    assert "encoder layer L reads hidden state L and writes hidden state L + 1" in at.slider(key="attn_layer").help
+    assert not [c.value for c in at.caption if "reads hidden state" in c.value]
 
 
 def thumbnail_ticks(spec: dict) -> tuple[dict[int, float], dict[int, float]]:
