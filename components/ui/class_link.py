@@ -22,7 +22,7 @@ from components.state.params import PARAMS
 
 SHOW = "_class_link_show"  # the button was clicked: the run it starts opens the view
 SERVE_ON_THE_NETWORK = "streamlit run app.py --server.address 0.0.0.0"
-WHERE_DOCUMENTED = "README.md, *Set-up*, “A class on the room's network”"
+WHERE_DOCUMENTED = "docs/running-a-class.md, “A class on the room's network”"
 
 # Our own constant CSS. The QR code takes the dialog's height less its title and margins (at 1280×720 about 530 px);
 # the link is large monospace, selected whole by one click (a copy without the clipboard API: over plain http to a

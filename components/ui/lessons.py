@@ -226,6 +226,8 @@ def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int, stage
         # Back could not undo it (the answer is the session's, not the address's).
         with ask, st.container(key=NO_HISTORY_ENTRY):
             answered = question_box(question, CachedLive(bundle), key)
+            if answered and ask is stage:
+                st.rerun()  # answered where the picture goes: back to the step's column, the page in its place
             waits = step.page == page and not answered and not st.session_state.get(skipped_key(key))
             if waits:
                 st.info("**Your answer first.** The page opens once you check it: it would give the answer away.")

@@ -16,8 +16,9 @@ from bertlens.curriculum import LESSONS
 from bertlens.lessons import PAGE_HEADS, DirectLive, Lesson, needs_head
 from bertlens.models import BUNDLED_MODEL
 from bertlens.pages import PAGE_TITLES
-from tests.browser.conftest import RUN_TIMEOUT_MS, SETTLED, wait_for_run
+from tests.browser.conftest import RUN_TIMEOUT_MS, SETTLED, wait_for_layout, wait_for_run
 from tests.browser.test_accessibility import SIDEWAYS
+from tests.browser.test_projector import FOLD, WIDTH, assert_step_on_first_screen, within_the_screen
 from tests.live_server import streamlit_server
 
 
@@ -42,8 +43,12 @@ def answer(page: Page, choices: tuple[str, ...]) -> None:
     click(page, "Check my answer")
 
 
-def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive) -> None:
-    page.goto(base_url)
+def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive, projector: bool = False) -> None:
+    """Every step, answered; ``projector``: in presentation mode at 1280×720, as a teacher walks it in front of a
+    class, with the step, its question, the control it names and the picture checked on the first screen."""
+    if projector:
+        page.set_viewport_size({"width": WIDTH, "height": FOLD})
+    page.goto(base_url + ("/?present=true" if projector else ""))
     wait_for_run(page)
     click(page, f"Start the lesson “{lesson.title}”")
     for index, step in enumerate(lesson.steps):
@@ -51,6 +56,11 @@ def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive) -> None:
         expect(main(page).get_by_text(where)).to_be_visible()
         expect(main(page).locator("h1")).to_have_text(PAGE_TITLES[step.page])
         expect(main(page).get_by_role("heading", name=step.title)).to_be_visible()
+        if projector:  # whatever Back and Next did before: the step is on the screen
+            wait_for_layout(page)
+            within_the_screen(page, main(page).get_by_role("heading", name=step.title), f"{where}: title")
+            if (check := main(page).get_by_role("button", name="Check my answer")).count():
+                within_the_screen(page, check, f"{where}: the question")
         reveal = step.question.reveal(live) if step.question else None
         alerts = main(page).locator('[data-testid="stAlert"]')
         waiting = main(page).get_by_text("Your answer first")
@@ -68,6 +78,10 @@ def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive) -> None:
             expect(verdict).to_have_count(1)
             expect(verdict).to_contain_text(reveal.answer or "")
         expect(waiting).to_have_count(0)
+        if projector:
+            wait_for_run(page)
+            wait_for_layout(page)
+            assert_step_on_first_screen(page, lesson.key, index + 1, step.control)
         head = PAGE_HEADS.get(step.page)
         if step.control and not (head and needs_head(live.bundle, head)):  # the control it talks about, outlined
             target = page.locator(f".st-key-{step.control}").first
@@ -82,8 +96,8 @@ def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive) -> None:
 
 
 @pytest.mark.parametrize("lesson", list(LESSONS.values()), ids=list(LESSONS))
-def test_each_lesson_walks_to_its_last_step(page, server_url, tiny_bundle, lesson):
-    walk(page, server_url, lesson, DirectLive(tiny_bundle))
+def test_each_lesson_walks_to_its_last_step_on_a_projector(page, server_url, tiny_bundle, lesson):
+    walk(page, server_url, lesson, DirectLive(tiny_bundle), projector=True)
 
 
 @pytest.fixture(scope="module")

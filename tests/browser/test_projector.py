@@ -1,6 +1,6 @@
 """The projector: at 1280×720 in presentation mode every page's picture and every control that changes it share the
 first screen, and so do each lesson step's question, the control it names and the picture it is about, whatever
-Back and Next did before; on a phone (390×844) nothing overflows sideways and the picture comes before any long
+Back and Next did before (``assert_step_on_first_screen``, in every lesson's walk: test_lessons_in_browser.py); on a phone (390×844) nothing overflows sideways and the picture comes before any long
 text. Screenshots of every view are kept in ``BERTLENS_SCREENSHOTS`` (a folder) when it is set: the README's
 projector picture is ``attention-presenting-1280x720.png`` from there (docs/images/projector.png).
 """
@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from bertlens.curriculum import LESSONS
 from bertlens.models import BUNDLED_MODEL
 from bertlens.pages import TOOL_PAGES
 from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_layout, wait_for_run
@@ -111,39 +110,18 @@ def within_the_screen(page: Page, locator, what: str) -> None:
     assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= FOLD, f"{what}: {box}"
 
 
-@pytest.mark.parametrize("key", LESSONS)
-def test_every_lesson_step_shows_its_question_control_and_picture_together(projector, server_url, key):
-    """Walked with Next, as a teacher does in front of the class: after every click the step's title, Back and
-    Next are on the screen; a question is on the first screen while the page waits for it, and once answered
-    the control the step names and the picture are there with it."""
-    lesson = LESSONS[key]
-    projector.goto(f"{server_url}/?present=true")
-    settle(projector)
-    main = projector.locator('[data-testid="stMain"]')
-    main.get_by_role("button", name=f"Start the lesson “{lesson.title}”").click()
-    for index, step in enumerate(lesson.steps):
-        settle(projector)
-        where = f"{key} step {index + 1}"
-        expect(main.get_by_text(f"step {index + 1} of {len(lesson.steps)}")).to_be_visible()
-        within_the_screen(projector, main.get_by_role("heading", name=step.title), f"{where}: title")
-        for name in ("← Back", "Next →"):
-            within_the_screen(projector, main.get_by_role("button", name=name), f"{where}: {name}")
-        check = main.get_by_role("button", name="Check my answer")
-        if check.count():
-            within_the_screen(projector, check, f"{where}: the question")
-            skip = main.get_by_role("button", name="Show the page without answering")
-            skip.click()
-            expect(skip).to_have_count(0)  # the run that opens the page has started, and ended
-            settle(projector)
-        keep(projector, f"lesson-{key}-{index + 1}")
-        if step.control:
-            within_the_screen(projector, open_step_control(projector, step.control), f"{where}: {step.control}")
-        if projector.locator(PICTURE).count() and (key, index + 1) not in LOWER_PICTURES:
-            top = picture_top(projector)
-            assert top <= PICTURE_BY, f"{where}: the picture starts at {top:.0f} px"
-        if index < len(lesson.steps) - 1:
-            main.get_by_role("button", name="Next →").click()
-            expect(main.get_by_text(f"step {index + 2} of {len(lesson.steps)}")).to_be_visible()
+def assert_step_on_first_screen(page: Page, key: str, number: int, control: str | None) -> None:
+    """Once its question is answered or skipped: the control step ``number`` of lesson ``key`` names, and the
+    picture, on the first screen with the step (tests/browser/test_lessons_in_browser.py walks every lesson so)."""
+    where = f"{key} step {number}"
+    for name in ("← Back", "Next →"):
+        within_the_screen(page, page.get_by_role("button", name=name), f"{where}: {name}")
+    keep(page, f"lesson-{key}-{number}")
+    if control:
+        within_the_screen(page, open_step_control(page, control), f"{where}: {control}")
+    if page.locator(PICTURE).count() and (key, number) not in LOWER_PICTURES:
+        top = picture_top(page)
+        assert top <= PICTURE_BY, f"{where}: the picture starts at {top:.0f} px"
 
 
 @pytest.fixture(scope="module")

@@ -94,7 +94,7 @@ def test_the_view_shows_the_links_qr_code_the_link_and_that_127_0_0_1_is_this_co
     assert qr_image_svg(at) == qr_svg(link)  # the QR code of exactly that link (tests/core/test_class_link.py)
     warning = said(at, "warning")
     assert LOOPBACK in warning and "`127.0.0.1` is this computer's own address" in warning
-    assert f"`{SERVE_ON_THE_NETWORK}`" in warning and "README.md, *Set-up*" in warning
+    assert f"`{SERVE_ON_THE_NETWORK}`" in warning and "docs/running-a-class.md" in warning
     captions = said(at, "caption")
     assert "It opens every student on this page" in captions and "button at its top right" in captions
     assert not any(NO_COPY_BUTTON_CSS in html.value for html in dialog.get("html"))
