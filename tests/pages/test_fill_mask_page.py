@@ -214,7 +214,7 @@ def test_seed_003_exercise_4_several_masks_at_a_glance(open_page, tiny_pretraini
     right = ["yes ✓" if r[0]["token_str"] == w else "no" for r, w in zip(reference, ["quick", "jumps", "lazy"])]
     assert overview["top guess is the true word"].tolist() == right
     metrics = {m.label: m.value for m in at.metric}
-    # A tiny model's guesses are ~0.005 % sure: shown as such, not rounded to 0.01 %.
+    # A tiny model's guesses get ~0.005 %: shown as such, not rounded to 0.01 %.
     mean = np.mean([r[0]["score"] for r in reference])
     assert metrics["Average confidence of the top guesses"] in renderings(mean, lambda p: percent(p, 2))
     at.text_input(key="true_word").set_value("quick, jumps").run()  # two words for three masks
