@@ -48,6 +48,7 @@ from components.ui.focus import keep_focus
 from components.ui.layout import presentation_switch
 from components.ui.model_picker import model_picker, model_status
 from components.ui.reconnect import reload_on_reconnect, reopened_view_first
+from components.ui.scroll import keep_page_in_place
 
 protocol.install()  # a visitor's clear_cache or forged widget state harms nobody (before any page draws)
 config = settings()  # malformed settings fail closed: an error here, and no page is served
@@ -63,6 +64,7 @@ with st.sidebar:
     reload_on_reconnect()  # a replica that dies or restarts costs no student their view
     one_history_entry_per_action()  # Back undoes the student's last action, not one of its address changes
     keep_focus()  # a key press that reruns the page does not leave focus on <body>
+    keep_page_in_place()  # a run that opens another tab does not scroll the page to its strip
 link_notice = st.empty()  # above the page: what its link leaves out
 if ignored:
     st.warning(ignored, icon=":material/link_off:")

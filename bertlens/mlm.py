@@ -73,7 +73,7 @@ class MaskGuesses:
         )
 
 
-LOSS_IF_RIGHT = "loss if right (−log p)"  # the pre-training loss at this mask, were this guess the true word
+LOSS_IF_RIGHT = "loss if right (−log p)"  # the MLM loss at this mask, were this guess the true word
 
 
 def top_k_guesses(analysis: Analysis, tokenizer: PreTrainedTokenizerBase, k: int) -> list[MaskGuesses]:
@@ -112,7 +112,7 @@ class TrueWordCheck:
     token_id: int
     probability: float
     rank: int  # 1 = BERT's top guess
-    loss: float  # cross-entropy −log p: what pre-training minimises at this mask
+    loss: float  # cross-entropy −log p: the MLM loss at this mask (pre-training minimised it plus the NSP loss)
 
     @property
     def note(self) -> str | None:

@@ -85,8 +85,9 @@ class NextSentence:
 
     @property
     def verdict(self) -> str:
-        sure = max(self.p_is_next, self.p_not_next)
-        return f"{'B follows A (IsNext)' if self.is_next else 'B does not follow A (NotNext)'} — {sure:.1%} sure"
+        """The head's pick and the probabilities it gives: a softmax output (from random weights too), not a certainty."""
+        pick = "B follows A (IsNext)" if self.is_next else "B does not follow A (NotNext)"
+        return f"{pick} — the NSP head gives IsNext {self.p_is_next:.1%}, NotNext {self.p_not_next:.1%}"
 
 
 def from_logits(logits: np.ndarray) -> NextSentence:

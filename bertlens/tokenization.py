@@ -95,8 +95,22 @@ def unknown_words(table: pd.DataFrame, unk_token: str) -> pd.Series:
 
 def typed_special_tokens(table: pd.DataFrame, special_tokens: Collection[str]) -> list[str]:
     """The special tokens typed in the text of ``table`` (``token_table``), each once, in order: the tokenizer reads
-    "[SEP]" typed as the token itself, with the id of the one it adds."""
-    return list(dict.fromkeys(table.loc[~table["special"] & table["token"].isin(list(special_tokens)), "token"]))
+    "[SEP]" typed as the token itself, with the id of the one it adds. Not a word that became [UNK] (an emoji): its
+    text is not the token's."""
+    typed = ~table["special"] & table["token"].isin(list(special_tokens)) & (table["word"] == table["token"])
+    return list(dict.fromkeys(table.loc[typed, "token"]))
+
+
+def lacking_characters(tokenizer: PreTrainedTokenizerBase, words: Sequence[str]) -> list[str]:
+    """The characters of ``words`` (as typed, each once, in order) that the vocabulary has neither as an entry nor as
+    a ## continuation, as the tokenizer reads them (an uncased one lowercases and strips accents first): any one of
+    them makes its whole word [UNK]."""
+    vocabulary, read = tokenizer.get_vocab(), normalizer_of(tokenizer)
+    return [
+        character
+        for character in dict.fromkeys("".join(words))
+        if any(c not in vocabulary and f"##{c}" not in vocabulary for c in read(character) if not c.isspace())
+    ]
 
 
 def split_words(table: pd.DataFrame) -> pd.DataFrame:

@@ -47,6 +47,9 @@ ACCESSIBLE_CSS = """
 [data-testid="stApp"] :focus-visible, [data-testid="stApp"] label:has(input:focus-visible) {
   outline: 2px solid #1a1a1a !important; outline-offset: 2px; }
 [data-testid="stApp"] [role="tab"]:focus-visible { outline-offset: -2px; }
+[data-testid="stApp"] :is([data-testid="stTextInputRootElement"], [data-testid="stTextAreaRootElement"],
+  [data-testid="stNumberInputContainer"], :is([data-testid="stSelectbox"], [data-testid="stMultiSelect"]) [role="group"]
+  ):focus-within { border-color: #1a1a1a !important; }  /* Streamlit's was the theme's red: it read as an error */
 [data-testid="stApp"] [role="tablist"] { gap: 0.5rem; margin-inline: -0.25rem; }
 [data-testid="stApp"] [role="tab"] { padding-inline: 0.25rem; }
 [data-testid="stSlider"] div:has(> div > input[type="range"]:focus-visible) {

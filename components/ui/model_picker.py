@@ -56,7 +56,14 @@ def model_picker() -> None:
 
 
 def model_status(bundle: ModelBundle) -> None:
-    """What is active and what it can do (sidebar)."""
+    """What is active and what it can do (sidebar, right under the picker). When the model chosen could not be
+    loaded, the picker still shows it as its choice (its value is the link's ``model``, which asks for it again): the
+    first line says that it is not loaded and what runs instead."""
+    if bundle.is_fallback:
+        st.warning(
+            f"**Not loaded:** {code_span(bundle.requested)}. Running the bundled {code_span(bundle.name)} instead.",
+            icon=":material/warning:",
+        )
     caps = bundle.capabilities
     st.markdown(f"**Active model:** {code_span(bundle.name)}")
     st.caption(caps.summary())

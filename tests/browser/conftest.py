@@ -29,9 +29,9 @@ SETTLED = """() => !document.querySelector('[data-testid="stSkeleton"], [data-te
 # Fonts and images in: until then text wraps in a fallback font and the layout is not final (home's lesson
 # button was once measured 190 px lower, once, in a full run).
 LAID_OUT = "() => document.fonts.status === 'loaded' && [...document.images].every(image => image.complete)"
-# app.py's own page scripts (history, reconnect, focus) come in st.html, whose code Streamlit loads lazily: up to a
-# second after the first run on a chart page. Until then Streamlit's own history rules apply.
-PAGE_SCRIPTS_IN = "() => window.bertlensHistory && window.bertlensReloadOnReconnect && window.bertlensFocus"
+# app.py's own page scripts (history, reconnect, focus, tabs' scroll) come in st.html, whose code Streamlit loads
+# lazily: up to a second after the first run on a chart page. Until then Streamlit's own history rules apply.
+PAGE_SCRIPTS_IN = "() => window.bertlensHistory && window.bertlensReloadOnReconnect && window.bertlensFocus && window.bertlensTabsScroll"
 
 try:
     from playwright.sync_api import Page, expect, sync_playwright

@@ -11,6 +11,7 @@ the app's content. axe comes from ``npm install --prefix ~/.cache/bertlens axe-c
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlencode
@@ -27,6 +28,7 @@ from components.views.senses.sections import TABS as SENSES_TABS
 from components.views.tokenizer.sections import TABS as TOKENIZER_TABS
 from tests.browser.conftest import REQUIRED, RUN_TIMEOUT_MS, SETTLED, wait_for_layout, wait_for_run
 from tests.browser.test_pages import TRUNCATED
+from tests.conftest import ROOT
 from tests.live_server import streamlit_server
 
 AXE_VERSION = "4.14.1"  # pinned: a new axe release may add rules; bump it on purpose
@@ -323,6 +325,67 @@ def test_titles_chart_text_and_focus_meet_wcag(axe_page, server_url):
     tab = page.get_by_role("tab", name="Heatmap")
     focus_by_keyboard(page, tab)
     expect_ring(tab, offset="-2px")
+
+
+THEME_PRIMARY = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["theme"]["primaryColor"]
+FOCUS_INK = "#1a1a1a"  # the focus ring's near-black (components/ui/layout.py)
+
+
+def colour(css: str) -> tuple[int, int, int]:
+    """A colour as red, green, blue: "#c0142b", or as computed ("rgb(26, 26, 26)", "rgba(…, 1)")."""
+    if css.startswith("#"):
+        return int(css[1:3], 16), int(css[3:5], 16), int(css[5:7], 16)
+    red, green, blue = (round(float(part)) for part in css[css.index("(") + 1 : -1].split(",")[:3])
+    return red, green, blue
+
+
+def contrast(one: tuple[int, int, int], other: tuple[int, int, int]) -> float:
+    """WCAG's contrast ratio of two colours."""
+
+    def luminance(rgb: tuple[int, int, int]) -> float:
+        linear = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    light, dark = sorted((luminance(one), luminance(other)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def expect_focus_border(box, where: str) -> None:
+    """``box``'s border (it holds focus) in the focus ring's near-black: not red, not the theme's primary colour, and at
+    least 3:1 against the box and the white page (WCAG 2.4.13 and 1.4.11)."""
+    expect(box).to_have_css("border-top-color", "rgb(26, 26, 26)")  # polled: the border eases into its colour
+    red, green, blue = shown = colour(box.evaluate("el => getComputedStyle(el).borderTopColor"))
+    assert shown != colour(THEME_PRIMARY) and not (red > 100 and red > 2 * max(green, blue)), (where, shown)
+    inside = colour(box.evaluate("el => getComputedStyle(el).backgroundColor"))
+    assert contrast(shown, inside) >= 3 and contrast(shown, (255, 255, 255)) >= 3, (where, shown, inside)
+
+
+def test_a_focused_box_is_not_bordered_in_the_error_red(open_url):
+    """Enter in the Sentence box turned its border red: Streamlit borders a focused box in the theme's primary colour
+    (#c0142b), which reads as an error. Its border is now the focus ring's near-black; so are a text area's, a number
+    box's and a select box's (one of each, and the sidebar's model picker)."""
+    page = open_url("attention", attn_tab="Head view")
+    sentence = page.locator('[data-testid="stMain"] [data-testid="stTextInputRootElement"]').filter(
+        has=page.get_by_role("textbox", name="Sentence", exact=True)
+    )
+    sentence.locator("input").click()
+    sentence.locator("input").press("End")
+    sentence.locator("input").type(" Really.")
+    sentence.locator("input").press("Enter")  # applies the text: a rerun
+    wait_for_run(page)
+    expect(sentence.locator("input")).to_be_focused()
+    expect_focus_border(sentence, "Sentence")
+    for where, select in (("stMain", "stMultiSelect"), ("stSidebar", "stSelectbox")):
+        box = page.locator(f'[data-testid="{where}"] [data-testid="{select}"]').first
+        box.locator("input").click()
+        page.keyboard.press("Escape")  # its list closed: the box itself, focused
+        expect_focus_border(box.locator('[role="group"]'), select)
+    page = open_url("senses", source="Paste lines")
+    page.locator('[data-testid="stMain"] textarea').first.click()
+    expect_focus_border(page.locator('[data-testid="stMain"] [data-testid="stTextAreaRootElement"]').first, "text area")
+    page = open_url("fill_mask", text="The [MASK] sat.", pretrain="true")
+    page.locator('[data-testid="stMain"] [data-testid="stNumberInput"] input').first.click()
+    expect_focus_border(page.locator('[data-testid="stMain"] [data-testid="stNumberInputContainer"]').first, "number")
 
 
 def focus_by_keyboard(page, control) -> None:

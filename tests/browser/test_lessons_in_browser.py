@@ -450,3 +450,45 @@ def test_a_lesson_follows_a_sidebar_click_to_another_page(page, server_url):
     assert "lesson=discover" in page.url and "step=1" in page.url
     click(page, f"Open the {PAGE_TITLES['tokenizer']} page for this step")
     expect(main(page).locator("h1")).to_have_text(PAGE_TITLES["tokenizer"])
+
+
+# Until the main column has not scrolled for half a second (a smooth scroll takes a few hundred ms).
+SCROLL_STILL = """() => { const main = document.querySelector('[data-testid="stMain"]'), now = performance.now();
+  if (window.bertlensTestTop !== main.scrollTop) { window.bertlensTestTop = main.scrollTop; window.bertlensTestSince = now; }
+  return now - window.bertlensTestSince > 500; }"""
+
+
+def on_screen(page: Page, locator) -> bool:
+    """Whole on the screen, below Streamlit's header bar."""
+    box, header = locator.bounding_box(), page.locator('[data-testid="stHeader"]').bounding_box()
+    top = header["y"] + header["height"] if header else 0
+    return box is not None and box["y"] >= top and box["y"] + box["height"] <= page.viewport_size["height"]
+
+
+def step_is_on_screen(page: Page, title: str) -> None:
+    wait_for_layout(page)
+    page.wait_for_function(SCROLL_STILL)
+    for part in (
+        main(page).get_by_role("heading", name=title, level=2),
+        main(page).get_by_role("button", name="← Back"),
+        main(page).get_by_role("button", name="Next →"),
+    ):
+        assert on_screen(page, part), (title, part, part.bounding_box())
+
+
+@pytest.mark.parametrize("present", [True, False], ids=["presenting", "not-presenting"])
+def test_back_and_next_leave_the_steps_title_and_buttons_on_screen(page, server_url, present):
+    """At 1280×720, Next from "Every layer and head at once" (the All heads tab) to the step on the Head view tab
+    scrolled the page by ~455 px (650 in presentation mode): Streamlit scrolls a tab strip's newly opened tab into
+    view, page and all, and the strip was below the screen. The new step's title and its Back and Next were gone
+    above it. By mouse and by keyboard (Back, from that step's Head view to All heads)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{server_url}/attention?lesson=discover&step=9" + ("&present=true" if present else ""))
+    wait_for_run(page)
+    click(page, "Next →")
+    expect(main(page).get_by_text("step 10 of")).to_be_visible()
+    step_is_on_screen(page, LESSONS["discover"].steps[9].title)
+    main(page).get_by_role("button", name="← Back").press("Enter")
+    wait_for_run(page)
+    expect(main(page).get_by_text("step 9 of")).to_be_visible()
+    step_is_on_screen(page, LESSONS["discover"].steps[8].title)

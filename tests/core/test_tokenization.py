@@ -11,6 +11,7 @@ from bertlens.tokenization import (
     batch_lines,
     before_wordpiece,
     case_variants,
+    lacking_characters,
     look_up,
     mask_effect,
     pad_batch,
@@ -21,6 +22,7 @@ from bertlens.tokenization import (
     split_words,
     token_counts,
     token_table,
+    typed_special_tokens,
     vocabulary_facts,
 )
 from bertlens.wording import listed
@@ -325,6 +327,32 @@ def test_the_same_split_word_in_both_sentences_is_listed_twice(bundled):
         {"sentence": "A", "word": "Sinan", "pieces": "sin ##an", "count": 2},
         {"sentence": "B", "word": "Sinan", "pieces": "sin ##an", "count": 2},
     ]
+
+
+def test_a_word_that_became_unk_is_not_a_typed_unk(bundled):
+    """QA: "I love pizza 🍕" was said to have "[UNK]" typed in it: the emoji's row has the token [UNK] and is not one
+    the tokenizer added, as a typed [UNK]'s is. A typed special token is the text of its row."""
+    special = bundled.tokenizer.all_special_tokens
+    assert typed_special_tokens(table_for(bundled.tokenizer, "I love pizza 🍕"), special) == []
+    assert typed_special_tokens(table_for(bundled.tokenizer, "I love 🍕 and [UNK]"), special) == ["[UNK]"]
+    assert typed_special_tokens(table_for(bundled.tokenizer, "[SEP] pizza🍕 [CLS]"), special) == ["[SEP]", "[CLS]"]
+
+
+@pytest.mark.parametrize(
+    ("words", "lacking"),
+    [
+        (["🍕"], ["🍕"]),
+        (["pizza🍕", "🍕"], ["🍕"]),  # each once, and never the letters the vocabulary has
+        (["naïve🙂"], ["🙂"]),  # ï is read as i (uncased: accents stripped)
+        (["Ⅻ"], ["Ⅻ"]),  # named as typed, not as the tokenizer reads it (ⅻ)
+        (["สวัสดีครับ"], ["ด", "ค", "บ"]),  # the vowel and tone marks are stripped before WordPiece
+        (["x" * 300], []),  # too long for WordPiece, but every character is in the vocabulary
+    ],
+)
+def test_the_characters_the_vocabulary_lacks_are_named(bundled, words, lacking):
+    assert lacking_characters(bundled.tokenizer, words) == lacking
+    for character in lacking:  # each one alone is [UNK] too
+        assert bundled.tokenizer.tokenize(character) == ["[UNK]"]
 
 
 def test_every_unknown_token_is_counted(bundled):

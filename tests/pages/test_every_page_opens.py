@@ -4,6 +4,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertlens.models import BUNDLED_MODEL
+from components.state.model_choice import CUSTOM
 from components.ui.model_picker import WHY
 from tests.conftest import APPTEST_TIMEOUT, PAGE_FILES, ROOT, popover
 
@@ -62,6 +63,48 @@ def test_uncached_model_offline_shows_banner_and_runs(open_page):
     assert "Why: " in fix and "hf download bert-base-uncased" in fix and "BERTLENS_MODEL=" in fix
     assert details.button(key="retry_model_load")  # Retry lives with the details
     assert f"Model: `{BUNDLED_MODEL}`" in shown(at)
+
+
+def below_the_picker(at) -> list[str]:
+    """What the sidebar shows under the model picker (and its custom model box), as text, in order; the load's
+    status (a collapsed box, shown only on a model's first load in a process) left out."""
+    after, found = [], False
+    for element in at.sidebar:
+        if getattr(element, "key", None) in ("model", "custom_model"):
+            found = True
+        elif found and element.type in ("warning", "markdown", "caption"):
+            after.append(element.value)
+    return after
+
+
+def test_the_model_picker_says_what_runs_when_the_model_asked_for_could_not_be_loaded(monkeypatch):
+    """Offline, the picker went on showing the model asked for as its value while the bundled encoder ran: only the
+    page's banner said so. The line right under it now says so; the picker's value (the link's ``model``) is still
+    the one asked for, and picking another model works as before."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", "no-such-org/no-such-bert")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT).run()
+    assert not at.exception
+    assert at.sidebar.selectbox(key="model").value == "no-such-org/no-such-bert"  # what the class link asks for
+    said = below_the_picker(at)
+    assert said[0] == f"**Not loaded:** `no-such-org/no-such-bert`. Running the bundled `{BUNDLED_MODEL}` instead."
+    assert said[1] == f"**Active model:** `{BUNDLED_MODEL}`"
+    at.sidebar.selectbox(key="model").set_value(BUNDLED_MODEL).run()
+    assert not at.exception
+    assert at.sidebar.selectbox(key="model").value == BUNDLED_MODEL
+    assert not [line for line in below_the_picker(at) if "Not loaded" in line]
+
+
+def test_the_model_picker_says_what_runs_when_a_custom_model_could_not_be_loaded(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", BUNDLED_MODEL)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
+    at.query_params.update(model=CUSTOM, custom_model="no-such-org/another-bert")
+    at.run()
+    assert not at.exception
+    assert at.sidebar.selectbox(key="model").value == CUSTOM
+    assert at.sidebar.text_input(key="custom_model").value == "no-such-org/another-bert"
+    assert below_the_picker(at)[0].startswith("**Not loaded:** `no-such-org/another-bert`. Running the bundled")
 
 
 def test_app_navigation_keeps_the_sentence(monkeypatch):

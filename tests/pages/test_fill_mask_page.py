@@ -101,6 +101,7 @@ def test_true_word_check_from_the_link(open_page, tiny_pretraining_dir, tiny_bun
     paris = tiny_bundle.tokenizer.convert_tokens_to_ids("paris")
     assert metrics["Rank (of 30,522)"] == f"{1 + int((probs > probs[paris]).sum()):,}"
     assert "What the loss means" in shown(at) and "10.33" in shown(at)  # log(30522): a blind guess
+    assert PRE_TRAINING_LOSS in shown(at) and "minimising this number" not in shown(at)
     assert not [t for t in tables(at) if "label" in t.columns]  # the labels are drawn when their expander opens
     at.session_state["loss_labels"] = True  # the student opens it
     labels = next(t for t in tables(at.run()) if "label" in t.columns)
@@ -213,7 +214,7 @@ def test_seed_003_exercise_4_several_masks_at_a_glance(open_page, tiny_pretraini
     right = ["yes ✓" if r[0]["token_str"] == w else "no" for r, w in zip(reference, ["quick", "jumps", "lazy"])]
     assert overview["top guess is the true word"].tolist() == right
     metrics = {m.label: m.value for m in at.metric}
-    # A tiny model's guesses are ~0.005 % sure: shown as such, not rounded to 0.01 %.
+    # A tiny model's guesses get ~0.005 %: shown as such, not rounded to 0.01 %.
     mean = np.mean([r[0]["score"] for r in reference])
     assert metrics["Average confidence of the top guesses"] in renderings(mean, lambda p: percent(p, 2))
     at.text_input(key="true_word").set_value("quick, jumps").run()  # two words for three masks
@@ -256,6 +257,20 @@ def test_bundled_encoder_gets_the_explanation_and_no_numbers(open_page):
     assert "no masked-language-model (MLM) head" in explanation and "hf download bert-base-uncased" in explanation
     assert not tables(at) and not at.metric and not drawn_charts(at)
     assert at.text_input(key="text").value == ONE_MASK
+
+
+# BERT's pre-training minimised the masked-LM loss summed with the next-sentence-prediction loss (Devlin et al. 2019;
+# Google's run_pretraining.py: total_loss = masked_lm_loss + next_sentence_loss): the MLM loss alone was not it.
+PRE_TRAINING_LOSS = "pre-training minimised its sum with the next-sentence-prediction loss (Devlin et al., 2019)"
+
+
+def test_the_loss_is_said_to_be_the_masked_lm_part_of_pre_trainings_loss(open_page, tiny_pretraining_dir):
+    """It said "the loss pre-training minimised is the mean −log p of those originals": pre-training minimised that
+    masked-LM loss plus the NSP loss."""
+    at = open_page(PAGE, tiny_pretraining_dir, text="The quick brown fox jumps over the lazy dog.", pretrain="true")
+    (note,) = [m.value for m in at.markdown if "15 %" in m.value]
+    assert "the masked-language-model (MLM) loss is the mean −log p of those originals" in note
+    assert PRE_TRAINING_LOSS in note and "the loss pre-training minimised" not in note
 
 
 def test_pretraining_masking_on_the_sentence_equals_the_models_own_loss(open_page, tiny_pretraining_dir, masked_lm):

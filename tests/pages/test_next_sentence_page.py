@@ -1,6 +1,7 @@
 """Next sentence page opened from a link: the numbers on screen equal the model's own NSP head."""
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -38,7 +39,10 @@ def test_pair_from_the_link(open_page, tiny_pretraining_dir, tiny_bundle, nsp_mo
     assert_shows(metrics(at)["P(IsNext)"], "{}", p, places=4)
     assert_shows(metrics(at)["P(NotNext)"], "{}", 1 - p, places=4)
     verdict = "B follows A (IsNext)" if p >= 0.5 else "B does not follow A (NotNext)"
-    assert_shows(shown(at), f"{verdict} — {{}}% sure", max(p, 1 - p), places=1, percent=True)
+    assert_shows(
+        shown(at), f"{verdict} — the NSP head gives IsNext {{}}%, NotNext {{}}%", p, 1 - p, places=1, percent=True
+    )
+    assert not re.search(r"\bsure\b", shown(at), re.IGNORECASE)  # a softmax output, not a certainty
     with torch.no_grad():
         is_next, not_next = nsp_model(**tiny_bundle.tokenizer(A, B, return_tensors="pt")).logits[0].tolist()
     assert_shows(shown(at), "IsNext {} (index 0), NotNext {} (index 1)", is_next, not_next, places=4)
@@ -146,7 +150,14 @@ def test_verdict_is_a_success_only_when_the_model_says_isnext(open_page, decisiv
         verdict = "B follows A (IsNext)" if p[i] >= 0.5 else "B does not follow A (NotNext)"
         right, wrong = (at.success, at.warning) if p[i] >= 0.5 else (at.warning, at.success)
         [box] = [e.value for e in right if "**Verdict:**" in e.value]
-        assert_shows(box, f"**Verdict:** {verdict} — {{}}% sure", max(p[i], 1 - p[i]), places=1, percent=True)
+        assert_shows(
+            box,
+            f"**Verdict:** {verdict} — the NSP head gives IsNext {{}}%, NotNext {{}}%",
+            p[i],
+            1 - p[i],
+            places=1,
+            percent=True,
+        )
         assert not [e for e in wrong if "Verdict" in e.value]
 
 
@@ -208,7 +219,7 @@ def test_evaluation_of_the_seed_pairs(open_page, decisive_nsp_dir):
     best = max(range(10), key=lambda i: max(p[i], 1 - p[i]))
     assert results["most_confident"].tolist() == [i == best for i in range(10)]
     assert f"Most confident pair** (row {best + 1}" in shown(at)
-    right = y_pred[best] == y_true[best]  # a sure but wrong pair is a warning, not a success
+    right = y_pred[best] == y_true[best]  # a lopsided but wrong pair is a warning, not a success
     box = next(e for e in [*at.success, *at.warning] if "Most confident pair" in e.value)
     assert box in (at.success if right else at.warning) and ("correct" if right else "wrong") in box.value
     (matrix,) = drawn_charts(at)  # the confusion matrix (the ranking's tab is closed)
@@ -217,9 +228,11 @@ def test_evaluation_of_the_seed_pairs(open_page, decisive_nsp_dir):
     assert typed(drawn["z"]).tolist() == confusion_matrix(y_true, y_pred, labels=[True, False]).tolist()
 
 
-def test_most_confident_pair_says_how_sure_the_model_is(open_page, tiny_pretraining_dir, tiny_bundle, nsp_model):
-    """ "x % sure" is the larger of P(IsNext) and P(NotNext): the tiny model's most confident pair is a NotNext one,
-    so its P(IsNext) (below 50 %) is not the figure to show."""
+def test_most_confident_pair_states_the_probability_the_head_gives(
+    open_page, tiny_pretraining_dir, tiny_bundle, nsp_model
+):
+    """The pair's larger probability is stated as the NSP head's (it said "x % sure": a softmax output, here from random
+    weights, is no certainty): the tiny model's most confident pair is a NotNext one, so its P(NotNext) is given."""
     at = open_page(PAGE, tiny_pretraining_dir, nsp_tab="Evaluation")
     assert not at.exception
     pairs = zip(DEFAULT_PAIRS["sentence_a"], DEFAULT_PAIRS["sentence_b"])
@@ -230,7 +243,14 @@ def test_most_confident_pair_says_how_sure_the_model_is(open_page, tiny_pretrain
     assert results["p_is_next"][best] < 0.5  # NotNext: confidence and P(IsNext) differ
     (box,) = [e for e in [*at.success, *at.warning] if "Most confident pair" in e.value]
     topic = nsp.DEFAULT_PAIRS["topic"][best]  # seed 003 names each pair by its topic: "Pair 1 (Weather)"
-    assert_shows(box.value, f"(row {best + 1}, {topic}, {{}}% sure, ", confidence[best], places=2, percent=True)
+    assert_shows(
+        box.value,
+        f"(row {best + 1}, {topic}: the NSP head gives NotNext {{}}%, ",
+        confidence[best],
+        places=2,
+        percent=True,
+    )
+    assert not re.search(r"\bsure\b", shown(at), re.IGNORECASE)
 
 
 def test_the_students_own_pairs_from_a_file(open_page, decisive_nsp_dir, monkeypatch):

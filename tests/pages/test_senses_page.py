@@ -210,6 +210,24 @@ def test_bad_links_get_messages_not_exceptions(open_page):
     assert not at.exception and "“" + literal("<b>x</b>") + "” was not found" in messages(at, "warning")
 
 
+FIELD_REFERENCES_FOR_BANK = (
+    "The reference words pitch, farm, science are the “field” preset's example words, chosen for “field”; "
+    "for “bank”, type your own above, such as a word for each of its senses."
+)
+
+
+def test_the_reference_words_note_names_them_and_shows_only_while_they_are_the_presets(open_page, bundled):
+    at = open_page(PAGE, BUNDLED_MODEL, senses_word="bank")  # the field preset's sentences, another word
+    assert FIELD_REFERENCES_FOR_BANK in messages(at, "caption")
+    at.text_input(key="refs").input(" pitch,farm , science").run()  # the same words, typed otherwise
+    assert FIELD_REFERENCES_FOR_BANK in messages(at, "caption")
+    at.text_input(key="refs").input("pitch, farm").run()
+    assert "preset's example words" not in messages(at, "caption")
+    at = open_page(PAGE, BUNDLED_MODEL, preset="bank", senses_word="river")
+    assert "The reference words money, river are the “bank” preset's example words" in messages(at, "caption")
+    assert "preset's example words" not in messages(open_page(PAGE, BUNDLED_MODEL, preset="bank"), "caption")
+
+
 def test_pasted_lines_and_their_errors(open_page, tiny_pretraining_dir):
     at = open_page(PAGE, tiny_pretraining_dir, source="Paste lines", word="bank", layer="last4")
     assert not at.exception
@@ -219,11 +237,12 @@ def test_pasted_lines_and_their_errors(open_page, tiny_pretraining_dir):
         "The bank is open. | money\nThe river bank. | river\nA bank loan. | money"
     ).run()
     assert not at.exception and len(coordinates(at)) == 3
-    # The reference words are still the field preset's: said beside them, until the student types others.
-    notice = "These are the “field” preset's: type your own for “bank”."
-    assert notice in messages(at, "caption")
+    # The reference words are still the field preset's: said beside them, until the student types others. (It said
+    # "These are the “field” preset's": under pasted sentences about a bank it read as if those were the preset's.)
+    notice = FIELD_REFERENCES_FOR_BANK
+    assert notice in messages(at, "caption") and "These are" not in messages(at, "caption")
     at.text_input(key="senses_word").input("").run()
-    assert "preset's: type your own" not in messages(at, "caption")  # no word: nothing to type references for
+    assert "preset's example words" not in messages(at, "caption")  # no word: nothing to type references for
     at.text_input(key="senses_word").input("bank").run()
     assert notice in messages(at, "caption")
     at.text_input(key="refs").input("money, river").run()

@@ -402,7 +402,10 @@ def test_unknown_words_are_told_each_their_own_reason(open_page):
     assert unknown.startswith(
         "3 tokens became [UNK]: WordPiece does not try a word longer than 100 characters, such as a"
     )
-    assert "; the vocabulary cannot spell 🤖, สวัสดีครับ: one character it lacks makes the whole word [UNK]" in unknown
+    assert (
+        "; 🤖, ด, ค, บ are not in the vocabulary, and one character it lacks makes the whole word [UNK]: 🤖, สวัสดีครับ ("
+        in unknown
+    )
     assert "such as Thai, is one long word" in unknown
 
 
@@ -518,4 +521,21 @@ def test_a_typed_unk_is_the_special_token_not_a_word_the_vocabulary_cannot_spell
     at = open_page(PAGE, text="[CLS] [SEP] [PAD] [UNK] [MASK]")
     assert not [w for w in at.warning if "became [UNK]" in w.value]
     at = open_page(PAGE, text="I love 🤖 and [UNK]")
-    assert "1 token became [UNK]: the vocabulary cannot spell 🤖" in " ".join(w.value for w in at.warning)
+    assert "1 token became [UNK]: 🤖 is not in the vocabulary" in " ".join(w.value for w in at.warning)
+
+
+def test_a_character_the_vocabulary_lacks_is_not_said_to_be_a_typed_unk(open_page):
+    """QA: "I love pizza 🍕" said "You typed [UNK]: the tokenizer reads it as the special token itself" — the emoji
+    became [UNK] because the vocabulary lacks it; nobody typed "[UNK]"."""
+    at = open_page(PAGE, text="I love pizza 🍕")
+    assert not [i.value for i in at.info if i.value.startswith("You typed")]
+    (unknown,) = [w.value for w in at.warning if "[UNK]" in w.value]
+    assert unknown.startswith("1 token became [UNK]: 🍕 is not in the vocabulary (emoji,")
+    at = open_page(PAGE, text="I love pizza🍕 and [UNK]")  # both: each said as what it is
+    (typed,) = [i.value for i in at.info if i.value.startswith("You typed")]
+    assert typed.startswith("You typed \\[UNK\\]: the tokenizer reads it as the special token itself")
+    (unknown,) = [w.value for w in at.warning if "[UNK]" in w.value]
+    assert unknown.startswith(
+        "1 token became [UNK]: 🍕 is not in the vocabulary, and one character it lacks makes the whole word [UNK]: "
+        "pizza🍕 (emoji,"
+    )

@@ -98,8 +98,8 @@ def true_word_section(query: cache.Query, word: str, mask_number: int, vocab_siz
 
 
 def labels_section(query: cache.Query, check: mlm.TrueWordCheck, mask_number: int) -> None:
-    """The labels the loss reads (seed 003's "labels after masking"), in an expander drawn only when opened."""
-    labels = st.expander("The labels pre-training's loss reads (−100 = ignored)", key="loss_labels", on_change="rerun")
+    """The labels the MLM loss reads (seed 003's "labels after masking"), in an expander drawn only when opened."""
+    labels = st.expander("The labels the MLM loss reads (−100 = ignored)", key="loss_labels", on_change="rerun")
     if labels.open:
         with labels:
             analysis = cache.analysis(query)
@@ -110,7 +110,7 @@ def labels_section(query: cache.Query, check: mlm.TrueWordCheck, mask_number: in
                 f"cross-entropy skips {mlm.IGNORED}, so the loss is the −log p of that mask alone: {check.loss:.4f}, "
                 "as above."
                 + (
-                    " In pre-training every mask carries its own label, and the loss is the mean over them; here each "
+                    " In pre-training every mask carries its own label, and the MLM loss is the mean over them; here each "
                     "mask's check labels its own."
                     if several
                     else ""
@@ -196,9 +196,10 @@ PRETRAINING_NOTE = (
     "BERT learned to fill masks from sentences corrupted like this one: **15 %** of the tokens are chosen ([CLS] "
     "and [SEP] never); of those, **80 %** become [MASK], **10 %** a random token, **10 %** stay as they are. The "
     "BERT chapter's hands-on notebook describes this recipe; Google's `create_pretraining_data.py` runs it. BERT must "
-    "give back the original at every chosen position — the kept and random ones too, so it cannot learn that only [MASK] "
-    "needs predicting — and the loss pre-training minimised is the mean −log p of those originals, over the "
-    "chosen positions only."
+    "give back the original at every chosen position — the kept and random ones too, so it cannot learn that only "
+    "[MASK] needs predicting — and the masked-language-model (MLM) loss is the mean −log p of those originals, over "
+    "the chosen positions only (the draw's loss below). That is one part of BERT's pre-training loss: each input was "
+    "a sentence pair, and pre-training minimised its sum with the next-sentence-prediction loss (Devlin et al., 2019)."
 )
 
 
@@ -255,8 +256,10 @@ def true_word_view(check: mlm.TrueWordCheck | str, vocab_size: int) -> None:
     middle.metric(f"Rank (of {vocab_size:,})", f"{check.rank:,}")
     right.metric("Loss −log p", f"{check.loss:.4f}")
     st.markdown(
-        f"**What the loss means.** Pre-training taught BERT by minimising this number, the cross-entropy "
-        f"−log p of the true token at each mask. Here −log({check.probability:.4g}) = {check.loss:.4f}. "
+        f"**What the loss means.** This is the masked-language-model (MLM) loss at this mask, the cross-entropy "
+        f"−log p of the true token: −log({check.probability:.4g}) = {check.loss:.4f}. Its mean over an input's "
+        "masked positions is one part of BERT's pre-training loss: pre-training minimised its sum with the "
+        "next-sentence-prediction loss (Devlin et al., 2019). "
         "It is 0 only when BERT is certain of the right word (p = 1) and grows as p shrinks: "
         f"0.69 at p = 0.5, 2.30 at p = 0.1. Guessing blindly among all {vocab_size:,} tokens would give "
         f"−log(1/{vocab_size:,}) = {math.log(vocab_size):.2f}. A low loss needs the right word *and* confidence."

@@ -235,12 +235,16 @@ def evaluation_view(result: nsp.Evaluation, model_name: str) -> None:
     with right:
         best = result.table.iloc[result.most_confident]
         topic = f", {literal(best[nsp.TOPIC])}" if best[nsp.TOPIC] else ""
-        (st.success if best["correct"] else st.warning)(  # sure and wrong is not a success
-            f"**Most confident pair** (row {best['row']}{topic}, {best['confidence']:.2%} sure, "
+        picked = "IsNext" if best["predicted_is_next"] else "NotNext"
+        (st.success if best["correct"] else st.warning)(  # a large probability and wrong is not a success
+            f"**Most confident pair** (row {best['row']}{topic}: the NSP head gives {picked} {best['confidence']:.2%}, "
             f"{'correct' if best['correct'] else 'wrong'}):\n\n"
             f"A: {literal(best['sentence_a'])}\n\nB: {literal(best['sentence_b'])}"
         )
-        st.caption("Confidence = the larger of P(IsNext) and P(NotNext). Sure is not the same as right.")
+        st.caption(
+            "Confidence = the larger of P(IsNext) and P(NotNext): a probability the head's softmax gives (a head with "
+            "random weights gives them too), not a chance of being right."
+        )
     rows = [f"row {i}" for i in result.table["row"]]  # as numbered in the student's table, blank rows included
     cut_notice(result.table, rows, "pair", cache.query(model_name).max_length)
     shown = result.table.assign(most_confident=lambda t: t.index == result.most_confident)

@@ -169,8 +169,12 @@ def sentence_input(budgets: Budgets, own_sentence: Callable[[], str]) -> tuple[S
     word = linked_text(left.text_input, "Word to follow", "senses_word", preset.word, max_chars=200).strip()
     preset_refs = ", ".join(preset.references)
     refs = linked_text(mid.text_input, "Reference words (comma-separated)", "refs", preset_refs)
-    if word and word.casefold() != preset.word.casefold() and refs == preset_refs:
-        mid.caption(f"These are the “{preset.word}” preset's: type your own for “{literal(word)}”.")
+    if word and word.casefold() != preset.word.casefold() and _words(refs) == preset.references:
+        mid.caption(  # under the box: the words in it, not the sentences (pasted ones are the student's own)
+            f"The reference words {', '.join(preset.references)} are the “{preset.word}” preset's example words, "
+            f"chosen for “{preset.word}”; for “{literal(word)}”, type your own above, such as a word for each of its "
+            "senses."
+        )
     with right:
         own = own_sentence()
     if items is None:
@@ -214,10 +218,15 @@ def _within_budgets(
     return items
 
 
+def _words(refs: str) -> tuple[str, ...]:
+    """The comma-separated words of ``refs``, as typed (spaces around them dropped)."""
+    return tuple(r.strip() for r in refs.split(",") if r.strip())
+
+
 def _reference_words(refs: str) -> tuple[str, ...]:
     """The comma-separated reference words: each once, at most MAX_REFERENCES of at most MAX_WORD_CHARS each (a
     caption says what was left out)."""
-    references = tuple(dict.fromkeys(r.strip() for r in refs.split(",") if r.strip()))
+    references = tuple(dict.fromkeys(_words(refs)))
     if long_words := [r for r in references if len(r) > MAX_WORD_CHARS]:
         st.caption(f"{plural(len(long_words), 'reference word')} longer than {MAX_WORD_CHARS} characters left out.")
         references = tuple(r for r in references if len(r) <= MAX_WORD_CHARS)

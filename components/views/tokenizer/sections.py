@@ -20,6 +20,7 @@ from bertlens.tokenization import (
     VocabularyFacts,
     WordLookup,
     batch_lines,
+    lacking_characters,
     longest_spelled_word,
     typed_special_tokens,
     unknown_words,
@@ -161,11 +162,7 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
         if too_long:
             why.append(f"WordPiece does not try a word longer than {longest} characters, such as {_quoted(too_long)}")
         if unspelled:
-            why.append(
-                f"the vocabulary cannot spell {_quoted(unspelled)}: one character it lacks makes the whole word [UNK] "
-                "(emoji, many Chinese characters and rare scripts end up here; a language written without spaces, "
-                "such as Thai, is one long word to the tokenizer)"
-            )
+            why.append(_unspelled(unspelled, lacking_characters(bundle.tokenizer, unspelled)))
         st.warning(f"{plural(counts.unknown, 'token')} became [UNK]: {'; '.join(why)}.")
     if typed := typed_special_tokens(view.table, bundle.tokenizer.all_special_tokens):
         st.info(
@@ -271,6 +268,21 @@ def before_wordpiece_caption(before: BeforeWordPiece, lowercases: bool) -> str:
     if before.chinese:
         said += " and around every Chinese character (each one a word of its own)"
     return said + "; WordPiece then cuts a word it cannot spell whole into ## pieces."
+
+
+def _unspelled(words: Sequence[str], lacking: Sequence[str]) -> str:
+    """Why ``words`` became [UNK]: the characters the vocabulary ``lacking`` named (a word is not [UNK] for its other
+    letters: "pizza🍕")."""
+    examples = (
+        "(emoji, many Chinese characters and rare scripts end up here; a language written without spaces, such as "
+        "Thai, is one long word to the tokenizer)"
+    )
+    if not lacking:  # each character is an entry, but not in the form WordPiece needs where it stands
+        return f"the vocabulary cannot spell {_quoted(words)} {examples}"
+    missing = f"{_quoted(lacking)} {agree(len(lacking), 'is', 'are')} not in the vocabulary"
+    if set(words) <= set(lacking):  # each word is one character the vocabulary lacks
+        return f"{missing} {examples}"
+    return f"{missing}, and one character it lacks makes the whole word [UNK]: {_quoted(words)} {examples}"
 
 
 def _quoted(words: Sequence[str]) -> str:
