@@ -113,7 +113,7 @@ def chart(
 # 1280×720 projector leaves the picture under the page's title and the view's tabs, so that a short sentence's token
 # labels (one per row) keep their room; a taller chart (a long sentence's heatmap) keeps its height (its labels
 # would overlap), and scrolls.
-THEME_TEXT, PROJECTOR_TEXT, PROJECTOR_TITLES, PROJECTOR_PICTURE = 12, 16, 19, 540
+THEME_TEXT, PROJECTOR_TEXT, PROJECTOR_TITLES, PROJECTOR_PICTURE = 12, 16, 19, 520
 
 
 def for_the_back_row(fig: go.Figure) -> None:
