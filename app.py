@@ -11,7 +11,9 @@ import streamlit as st
 
 from bertlens.pages import APP_TITLE, HOME, PAGES
 
-PRESENTING = st.query_params.get("present") == "true"  # the sidebar folded away: the projector is for the page
+PRESENTING = (
+    st.query_params.get("present", "").lower() == "true"
+)  # the sidebar folded away: the projector is for the page
 st.set_page_config(
     page_title=APP_TITLE, page_icon="🔎", layout="wide", initial_sidebar_state="collapsed" if PRESENTING else "auto"
 )

@@ -61,4 +61,7 @@ def only_this_computer(url: str) -> bool:
 def secure_context(url: str) -> bool:
     """Whether a browser showing ``url`` gives the page the clipboard API: over https, or on this computer's own
     address (browsers treat http://localhost and http://127.0.0.1 as secure, http://192.168.1.20 not)."""
-    return urlsplit(url).scheme == "https" or only_this_computer(url)
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    loopback = host == "localhost" or host.endswith(".localhost") or host == "::1" or host.startswith("127.")
+    return parts.scheme == "https" or loopback  # never 0.0.0.0: not a secure context (W3C Secure Contexts)

@@ -392,8 +392,8 @@ OVERVIEW = Lesson(
         ),
         Step(
             "Padding, and why the attention mask matters",
-            "Now the *Padding lab* pads this batch to 16 tokens (and cuts the longest sentence to 16); its last "
-            "section runs the batch with and without the attention mask.",
+            "Now the *Padding lab* pads this batch to 16 tokens (and cuts the longest sentence to 16); its "
+            "section on the attention mask runs the batch with and without it.",
             "tokenizer",
             {
                 "tokenizer_tab": "Padding lab",
@@ -539,7 +539,7 @@ INSIDE = Lesson(
             "Before any layer, each token's vector is three table look-ups added and normalised: its word "
             "(WordPiece) embedding, the embedding of its position, and that of its segment (token type 0 or 1). "
             "The *Embeddings* tab computes it by hand for the notebook's “I am Sinan” and compares with the model's "
-            "own output. Below it, *The same token in another sentence* sets the notebook's “I am Matt” beside it: "
+            "own output. Its section *The same token in another sentence* sets the notebook's “I am Matt” beside it: "
             "`[CLS]`, “i”, “am” and `[SEP]` take the same word-embedding rows in both. The vector entering layer 0 "
             "differs only where the position differs (`[SEP]`, one position earlier: “matt” is one token, “sinan” "
             "two). Context only comes from the layers above.",

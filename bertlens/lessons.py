@@ -471,7 +471,7 @@ class Step:
 class Lesson:
     key: str  # its URL value (``lesson``)
     title: str
-    # The course notebook it follows, as students know it ("the Discover BERT notebook"): shown, so never its seed
+    # The course notebook it follows, as students know it ("the Discover BERT notebook"): never its seed
     # number or file name (the comments in bertlens.curriculum give those).
     notebook: str
     summary: str

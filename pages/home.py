@@ -7,7 +7,9 @@ from components.ui.layout import how_to_read, page_header
 from components.ui.lessons import lesson_list
 from components.views.home.cards import page_cards, preload_charts
 
-bundle, _ = page_header(APP_TITLE, "See inside BERT: tokens, weights, predictions, attention and meaning.", page="home")
+bundle, _ = page_header(
+    APP_TITLE, "See inside BERT: tokens, weights, predictions, attention and meaning.", page="home", staged=False
+)
 how_to_read(
     """
 **BERT** (Devlin et al., 2019) is a stack of Transformer encoder layers pre-trained on two tasks:

@@ -23,6 +23,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
+from bertlens.curriculum import lesson_step
 from bertlens.pages import PAGE
 from bertlens.wording import shortened
 from components.services.text import code_span, literal
@@ -59,7 +60,7 @@ SCHEMA: tuple[Param, ...] = (
     ),
     Param("text", SHARED, str, "the sentence every page reads", "The bank of the river."),
     Param("b", SHARED, str, "sentence B of a pair (blank: none)", "It was muddy."),
-    Param("present", SHARED, bool, "presentation mode: larger text for a projector", "true"),
+    Param("present", SHARED, bool, "presentation mode: laid out for a projector", "true"),
     # Lessons (bertlens/lessons.py): progress, so a link resumes it
     Param("lesson", SHARED, str, "the lesson being followed", "discover"),
     Param("step", SHARED, int, "the lesson's step (from 1)", "2"),
@@ -520,7 +521,7 @@ def too_long_for_the_link(dropped: dict[str, int]) -> str:
 
 
 def asked_for(name: str) -> bool:
-    """Whether the session or the link turns ``name``'s view on (a text given, a switch on): a view further down a
-    tab that a link or a lesson step asks for is drawn first, on the first screen."""
-    value = st.session_state.get(name, st.query_params.get(name))
-    return bool(value) and value != "false"
+    """Whether the lesson step the address opens names ``name``'s control: its view, further down a tab, is drawn
+    first, on the first screen with the step. Fixed for the step's whole visit, so it never moves under the student."""
+    found = lesson_step(st.query_params.get("lesson"), st.query_params.get("step"))
+    return found is not None and found[0].steps[found[1]].control == name

@@ -62,8 +62,6 @@ ACCESSIBLE_CSS = """
 [data-testid="stSidebar"][data-collapsed="true"] { visibility: hidden; transition: visibility 0s .3s; }
 [data-testid="stMain"] { scroll-padding-top: 4.5rem; }
 [data-testid="stApp"] :is(textarea, input[type="text"], [data-testid="stText"]) { unicode-bidi: plaintext; }
-[data-testid="stSidebar"] [data-testid="stCode"] :has(> [data-testid^="stBaseButton-elementToolbar"]) {
-  visibility: visible !important; opacity: 1 !important; }
 .js-plotly-plot svg :is(.xtick, .ytick, .cbaxis, .cbtitle) text,
 .js-plotly-plot svg :is(.xtitle, .ytitle, .gtitle, .legendtext, .legendtitletext) { fill: INK !important; }
 """.replace("INK", INK)
@@ -135,6 +133,10 @@ def examples() -> Iterator[None]:
             yield
 
 
+def _unstaged() -> tuple[DeltaGenerator, Stage]:
+    return st.container(key="lesson"), Stage(st.container(), st.container())
+
+
 def how_to_read(text: str, label: str = "How to read this") -> None:
     """An explanation one click away (a popover), so that it never stands between a student and the picture."""
     with st.popover(label, icon=":material/help:"):
@@ -143,15 +145,20 @@ def how_to_read(text: str, label: str = "How to read this") -> None:
 
 def presentation_switch() -> None:
     """The sidebar's switch for presentation mode, bound to the URL so a class link can turn it on."""
-    st.toggle("Presentation mode", **bound("present"), help="Larger text for a projector.")
+    st.toggle(
+        "Presentation mode",
+        **bound("present"),
+        help="Laid out for a projector: the picture and its controls on one screen, larger text.",
+    )
 
 
-def page_header(title: str, lead: str, page: str) -> tuple[ModelBundle, Stage]:
+def page_header(title: str, lead: str, page: str, staged: bool = True) -> tuple[ModelBundle, Stage]:
     """Title, the page's one-line lead, the active model (loading it if needed), any fallback banner and the link's
     lesson step; then the stage the page draws its controls and picture on.
 
     ``page`` is the page's scope in ``components.state.params`` (its file stem): a link's old parameter names
-    are read as that page's parameters.
+    are read as that page's parameters. ``staged=False``: a page with no picture to control (home) is laid out
+    full width, a lesson step above it.
     """
     run_inside_app()
     read_link(page)
@@ -171,7 +178,7 @@ def page_header(title: str, lead: str, page: str) -> tuple[ModelBundle, Stage]:
     header.caption(f"{lead} · {model}" if presenting() else f"{lead}  \n{model} — {bundle.capabilities.summary()}")
     fallback_banner(bundle)
     step = linked_step(page)
-    lesson, stage = _stage(with_lesson=step is not None)
+    lesson, stage = _stage(with_lesson=step is not None) if staged else _unstaged()
     if step is not None:
         with lesson:
             if lesson_panel(bundle, page, step, stage.picture):

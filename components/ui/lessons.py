@@ -1,13 +1,15 @@
-"""The lesson panel (above the live page) and the lesson list (the class link: ``components.ui.class_link``).
+"""The lesson panel and the lesson list (the class link: ``components.ui.class_link``).
 
-The panel sits in the main column, above the page it talks about, not in the sidebar: a step's text
-points at a control of the page and should be read next to it, at projector size, and the sidebar is
-narrow and folded away on a phone. Progress lives in the URL (``lesson``, ``step``), so a link resumes it.
+The panel sits in the main column, not in the sidebar: a step's text points at a control of the page and should
+be read next to it. Reading, it is above the live page; presenting, a column beside the page's controls and
+picture (``components.ui.layout.Stage``), all on a projector's first screen. Progress lives in the URL
+(``lesson``, ``step``), so a link resumes it.
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -178,18 +180,19 @@ def _step_navigation(lesson: Lesson, index: int, layers: int) -> None:
     st.progress((index + 1) / len(lesson.steps))
 
 
-def in_one_breath(text: str, limit: int, more: str = "More") -> None:
-    """``text``'s first sentences up to ``limit`` words, the rest one click away under ``more``."""
+def in_one_breath(text: str, limit: int, more: str, show: Callable[[str], object] = st.markdown) -> None:
+    """``text``'s first sentences up to ``limit`` words, shown by ``show``; the rest one click away under ``more``."""
     lead, rest = first_words(text, limit)
-    st.markdown(lead)
+    show(lead)
     if rest:
         with st.expander(more):
             st.markdown(rest)
 
 
 def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int, stage: DeltaGenerator) -> bool:
-    """The step's title, text and callouts beside its question (presenting: above it, in the step's column), and
-    the control it talks about; True while the page waits for the answer."""
+    """The step's title, text and callouts beside its question (presenting: the question under the text, in the
+    step's column, or in ``stage`` while the page waits for it), and the control it talks about; True while the
+    page waits for the answer."""
     step, key = lesson.steps[index], question_key(lesson.key, index)
     st.header(step.title, anchor=False)  # h2 under the page title (axe: heading order)
     head = PAGE_HEADS.get(step.page)
@@ -206,7 +209,7 @@ def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int, stage
         if question and unanswered and step.page == page:
             ask = stage  # the page waits for it: the question takes the picture's place
     with tell:
-        in_one_breath(step.text, STEP_WORDS)
+        in_one_breath(step.text, STEP_WORDS, "More on this step")
         label = f"Open the {PAGE_TITLES[step.page]} page for this step"
         if step.page != page and st.button(label, key="_lesson_open", type="primary"):
             go_to_step(lesson, index, bundle.capabilities.num_layers)
@@ -214,12 +217,9 @@ def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int, stage
             asks = " So this step asks nothing." if step.question else ""
             st.info(f"{missing}{asks}" + ("" if step.page == page else f" {GET_THE_HEADS}"), icon=":material/info:")
     with notes:
-        for number, callout in enumerate(step.callouts):
-            lead, rest = first_words(callout, CALLOUT_WORDS)
-            st.info(lead, icon=":material/lightbulb:")
-            if rest:
-                with st.expander("More", key=f"_lesson_callout_{number}"):
-                    st.markdown(rest)
+        for number, callout in enumerate(step.callouts, start=1):
+            more = "More on this note" + (f" ({number})" if len(step.callouts) > 1 else "")
+            in_one_breath(callout, CALLOUT_WORDS, more, lambda lead: st.info(lead, icon=":material/lightbulb:"))
     waits = False
     if question is not None:
         # Keyed: answering or skipping is no step in the browser's history (components/state/history.py), since
@@ -239,13 +239,11 @@ def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int, stage
                 )
     if not waits and step.control and step.page == page and not missing:
         st.html(outline(step.control))
-        where = "" if presenting() else " below"  # presenting, it is beside the step
-        said = f"The control this step talks about is outlined{where}: {control_name(step.control)}."
         if presenting():  # beside the step, on the same screen: nothing to go to
-            st.caption(said)
+            st.caption(f"The control this step talks about is outlined: {control_name(step.control)}.")
         else:
             caption, jump = st.columns([5, 1.3], vertical_alignment="center")
-            caption.caption(said)
+            caption.caption(f"The control this step talks about is outlined below: {control_name(step.control)}.")
             with jump:
                 st.html(jump_to(step.control, step_tab(step)), unsafe_allow_javascript=True)
     return waits

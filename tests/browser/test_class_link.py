@@ -14,7 +14,7 @@ from PIL import Image
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_layout, wait_for_run
-from tests.browser.test_above_the_fold import keep
+from tests.browser.test_projector import keep
 
 FOLD = 720
 SENTENCE = "The teacher shared this sentence with the whole class."

@@ -56,12 +56,14 @@ def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive, projector:
         expect(main(page).get_by_text(where)).to_be_visible()
         expect(main(page).locator("h1")).to_have_text(PAGE_TITLES[step.page])
         expect(main(page).get_by_role("heading", name=step.title)).to_be_visible()
+        reveal = step.question.reveal(live) if step.question else None
+        asks = reveal is not None and reveal.answer is not None
         if projector:  # whatever Back and Next did before: the step is on the screen
             wait_for_layout(page)
             within_the_screen(page, main(page).get_by_role("heading", name=step.title), f"{where}: title")
-            if (check := main(page).get_by_role("button", name="Check my answer")).count():
+            if asks:  # the page waits: the question takes the picture's place, large
+                check = page.locator(".st-key-picture").get_by_role("button", name="Check my answer")
                 within_the_screen(page, check, f"{where}: the question")
-        reveal = step.question.reveal(live) if step.question else None
         alerts = main(page).locator('[data-testid="stAlert"]')
         waiting = main(page).get_by_text("Your answer first")
         if reveal is not None and reveal.answer is None:  # a missing head: said once, no question to answer
@@ -81,6 +83,8 @@ def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive, projector:
         if projector:
             wait_for_run(page)
             wait_for_layout(page)
+            if asks:  # answered: back in the step's column, the page in its place
+                expect(page.locator(".st-key-lesson").get_by_role("button", name="Check my answer")).to_be_visible()
             assert_step_on_first_screen(page, lesson.key, index + 1, step.control)
         head = PAGE_HEADS.get(step.page)
         if step.control and not (head and needs_head(live.bundle, head)):  # the control it talks about, outlined

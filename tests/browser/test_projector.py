@@ -2,7 +2,7 @@
 first screen, and so do each lesson step's question, the control it names and the picture it is about, whatever
 Back and Next did before (``assert_step_on_first_screen``, in every lesson's walk: test_lessons_in_browser.py); on a phone (390×844) nothing overflows sideways and the picture comes before any long
 text. Screenshots of every view are kept in ``BERTLENS_SCREENSHOTS`` (a folder) when it is set: the README's
-projector picture is ``attention-presenting-1280x720.png`` from there (docs/images/projector.png).
+projector picture (docs/images/projector.png) is ``readme-projector-1280x720.png`` from there.
 """
 
 from __future__ import annotations
@@ -105,9 +105,11 @@ def open_step_control(page: Page, control: str):
 
 
 def within_the_screen(page: Page, locator, what: str) -> None:
+    """``locator`` wholly on the first screen, under Streamlit's header bar."""
     expect(locator).to_be_visible()
-    box = locator.bounding_box()
-    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= FOLD, f"{what}: {box}"
+    box, header = locator.bounding_box(), page.locator('[data-testid="stHeader"]').bounding_box()
+    top = header["y"] + header["height"] if header else 0
+    assert box is not None and box["y"] >= top and box["y"] + box["height"] <= FOLD, f"{what}: {box}, header to {top}"
 
 
 def assert_step_on_first_screen(page: Page, key: str, number: int, control: str | None) -> None:

@@ -331,7 +331,7 @@ def overview_section(page: PageInput, choice: Choice, bundle: ModelBundle) -> No
 
 def statistics_section(page: PageInput, choice: Choice) -> None:
     stats = cache.statistics(page.query)
-    how_to_read(STATISTICS_NOTE)
+    how_to_read(STATISTICS_NOTE, "How to read these statistics")
     labels = [s.label for s in STATISTICS]
     label = bound_choice(st.selectbox, "Statistic", labels, "stat", index=labels.index(STATISTIC_BY_KEY["next"].label))
     statistic = next(s.key for s in STATISTICS if s.label == label)

@@ -182,7 +182,8 @@ def head_steps_section(page: PageInput, choice: Choice) -> None:
         "real numbers, one step at a time:"
     )
     how_to_read(
-        f"The head's input is every token's vector as it enters the layer: {hidden_state_label(choice.layer)}, "
+        label="How the head computes it",
+        text=f"The head's input is every token's vector as it enters the layer: {hidden_state_label(choice.layer)}, "
         f"`hidden_states[{choice.layer}]`. The head keeps its own {d} of the {d * page.analysis.attentions.shape[1]} "
         "dimensions of the query, key and value projections:\n"
         f"1. query **q** = the head's slice of `W_Q·x + b` for {shown[query]}; a key **k** for every token (`W_K`);\n"
@@ -191,7 +192,7 @@ def head_steps_section(page: PageInput, choice: Choice) -> None:
         "3. softmax over the scores: the weights, one row of the heatmap;\n"
         "4. the weighted sum of the value vectors **v** (`W_V`): the head's output for this token (the heads' "
         "outputs are then joined, projected by `W_O`, added to the token's vector entering the layer and normalised: "
-        "LayerNorm).\n\nLayers and heads are numbered from 0."
+        "LayerNorm).\n\nLayers and heads are numbered from 0.",
     )
     check_result("softmax by hand vs the model's attention weights (output_attentions)", steps.max_abs_difference)
     best = int(np.argmax(steps.weights))

@@ -20,6 +20,7 @@ from components.services.text import literal
 from components.state.widgets import (
     DEFAULT_TEXT,
     brought_from_another_page,
+    control_row,
     has_shared_text,
     linked_text,
     remembered_shared_text,
@@ -59,7 +60,7 @@ def sentence_pair_inputs() -> tuple[str, str]:
     b = sentence_b("Sentence B", default=nsp.DEFAULT_B, keeps="a")
     if not blank(b) and has_shared_text("b") and st.session_state["a"] == remembered_shared_text():
         st.caption("The pair the other pages show: their sentence as A, with your sentence B.")
-    left, right = st.columns(2)
+    left, right = control_row(1, 1)
     left.button("Swap: B before A", on_click=_swap, icon=":material/swap_vert:", key="swap")
     shared = remembered_shared_text()
     if not blank(shared) and shared not in (a, DEFAULT_TEXT):  # a sentence the student gave another page

@@ -335,8 +335,9 @@ def padding_controls(
     truncation = right.toggle("Truncate to N", value=True, **bound("trunc"))
     with right:
         how_to_read(
-            "A batch must be a rectangle: short sentences are padded with [PAD], long ones truncated. "
-            "The attention mask tells the model which positions are real."
+            label="Why pad",
+            text="A batch must be a rectangle: short sentences are padded with [PAD], long ones truncated. "
+            "The attention mask tells the model which positions are real.",
         )
     return lines, strategy, max_length, truncation
 
@@ -420,9 +421,10 @@ def mask_section(model_name: str, batch: PaddedBatch, max_length: int, truncatio
     with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
         run = st.toggle("Run the batch with and without the mask", **bound("mask_demo"), width="content")
         how_to_read(
-            "Each sentence's final `[CLS]` vector computed **with** the attention mask and **without** it "
+            label="What this measures",
+            text="Each sentence's final `[CLS]` vector computed **with** the attention mask and **without** it "
             "(every `[PAD]` treated as a real token). A sentence with no padding is unchanged (distance 0); "
-            "padded sentences drift, because their tokens attend to the padding."
+            "padded sentences drift, because their tokens attend to the padding.",
         )
     if not run:
         return
