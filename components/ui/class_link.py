@@ -42,13 +42,11 @@ NO_COPY_BUTTON_CSS = """<style>
 </style>"""
 
 
-def class_link_button() -> None:
-    """The sidebar's one line, drawn before the page runs (so that its place never changes during a run); a click
-    opens the view at the end of the run it starts (``show_class_link``), once the page has written its view to the
-    URL."""
-    st.button(
-        "Show the class link", icon=":material/qr_code_2:", key="_class_link", width="stretch", on_click=_asked_for
-    )
+def class_link_button(key: str = "_class_link") -> None:
+    """The sidebar's one line, drawn before the page runs (so that its place never changes during a run), and, in
+    presentation mode, the same button beside the page's title (the sidebar is folded away); a click opens the view
+    at the end of the run it starts (``show_class_link``), once the page has written its view to the URL."""
+    st.button("Show the class link", icon=":material/qr_code_2:", key=key, width="stretch", on_click=_asked_for)
 
 
 def _asked_for() -> None:

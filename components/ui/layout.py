@@ -21,6 +21,7 @@ from components.services.text import code_span
 from components.state.model_choice import active_bundle
 from components.state.params import bound, presenting, read_link, restore_page_state
 from components.state.widgets import follow_history
+from components.ui.class_link import class_link_button
 from components.ui.lessons import forget_opened_step, keep_followed_lesson, lesson_panel, linked_step
 from components.ui.model_picker import fallback_banner
 from components.ui.palette import INK
@@ -79,7 +80,7 @@ PRESENTATION_CSS = (
 [data-testid="stMain"] h2 { font-size: 1.5rem !important; padding: 0.25rem 0 !important; }
 [class*="st-key-picture"] [data-testid="stMarkdownContainer"] p { font-size: 1.2rem !important; }
 [class*="st-key-lesson"] :is([data-testid="stMarkdownContainer"] p, li, label p) { font-size: 1.1rem !important; }
-[data-testid="stMain"] .bl-table { font-size: 1.15rem !important; }  /* the numbers a class reads */
+[data-testid="stMain"] .bl-table { font-size: 1.2rem !important; }  /* the numbers a class reads */
 [data-testid="stMain"] [data-testid="stMetricValue"] p { font-size: 2.4rem !important; }
 [data-testid="stMain"] [data-testid="stSliderThumbValue"] [data-testid="stMarkdownContainer"] p {
   font-size: 1rem !important; }  /* the value sat on the thumb */
@@ -169,7 +170,13 @@ def page_header(title: str, lead: str, page: str, staged: bool = True) -> tuple[
     restore_page_state(page)  # before any widget of the page is drawn
     st.set_page_config(page_title=title if title == APP_TITLE else f"{title} · {APP_TITLE}")  # 2.4.2: unique
     st.html(PRESENTATION_CSS if presenting() else COMPACT_CSS)
-    st.title(title, anchor=False)
+    if presenting():  # the sidebar is folded away: its class link beside the title
+        heading, link = st.columns([5, 1.4], vertical_alignment="center")
+        heading.title(title, anchor=False)
+        with link:
+            class_link_button(key="_class_link_presenting")
+    else:
+        st.title(title, anchor=False)
     header = st.empty()
     header.caption(lead)  # shown while the model loads
     bundle = active_bundle()

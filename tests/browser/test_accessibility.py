@@ -262,8 +262,9 @@ def test_axe_finds_no_violation_in_a_lesson_step_once_answered(axe_page, server_
 
 
 def open_the_class_link(page: Page) -> None:
-    """The sidebar's button: the class link's dialog, with its QR code, link and (on 127.0.0.1) warning."""
-    page.locator('[data-testid="stSidebar"]').get_by_role("button", name="Show the class link").click()
+    """Its button (presenting: beside the title, the sidebar folded away): the class link's dialog, with its QR code,
+    link and (on 127.0.0.1) warning."""
+    page.locator('[data-testid="stMain"]').get_by_role("button", name="Show the class link").click()
     dialog = page.get_by_role("dialog")
     expect(dialog.get_by_role("img", name="QR code of the class link")).to_be_visible()
     expect(dialog.get_by_text("Students' devices cannot open this link")).to_be_visible()

@@ -256,7 +256,6 @@ def test_word_senses_layer_never_reaches_attention(open_url):
     expect(slider_value(page, "attn_layer")).to_have_count(1)  # one thumb: a single encoder layer
     expect(slider_value(page, "attn_layer")).to_have_value("0")  # Attention's own default, nothing carried
     expect(page).not_to_have_url(re.compile(r"layer=%28|layer=\("))
-    expect(main(page)).to_contain_text("Encoder layer 0 (reads hidden state 0, writes hidden state 1)")
 
 
 def test_sidebar_navigation_keeps_the_shared_sentence(open_url):

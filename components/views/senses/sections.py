@@ -251,7 +251,7 @@ def view_controls(num_layers: int) -> tuple[str, str]:
     warn_bad_param("projection", lambda raw: raw in PROJECTIONS, f"one of {', '.join(PROJECTIONS)}")
     if st.session_state.get("senses_layer", options[0]) not in options:  # e.g. after switching to a smaller model
         st.session_state["senses_layer"] = options[num_layers]
-    left, right = control_row(1, 1)
+    left, right = st.columns(2)  # two short controls: a row in the side column too
     layer = left.selectbox(
         "Hidden state",
         options,
