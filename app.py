@@ -48,6 +48,7 @@ from components.state.widgets import shared_texts_in_link
 from components.ui.class_link import class_link_button, show_class_link
 from components.ui.focus import keep_focus
 from components.ui.layout import presentation_switch
+from components.ui.lessons import start_class_button
 from components.ui.model_picker import model_picker, model_status
 from components.ui.reconnect import reload_on_reconnect, reopened_view_first
 from components.ui.scroll import keep_page_in_place
@@ -60,6 +61,7 @@ pace_this_run(config.budgets)  # a tab asking for runs faster than its budget wa
 carried = take_carried_warnings()  # a replaced run's warnings about the link (its value may be gone by now)
 with st.sidebar:
     class_link_button()  # first: on a 720-pixel projector's first screen, on every page
+    start_class_button(active_bundle(), key="_class_start")
     model_picker()
     model_status(active_bundle())
     presentation_switch()

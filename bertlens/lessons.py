@@ -45,6 +45,7 @@ LAST_ENCODER_LAYER = "{last encoder layer}"
 LAST_HIDDEN_STATE = "{last hidden state}"
 MIDDLE_ENCODER_LAYER = "{middle encoder layer}"
 WIDEST_LAST_K = "{mean of the last k hidden states, k as large as offered}"  # last4 on BERT (seed 001's choice)
+RANKED_GUESSES = 5  # a live class sees the class's words beside the MLM head's top 5
 # Pages that need a pre-training head.
 PAGE_HEADS: dict[str, PretrainingHead] = {"fill_mask": "MLM", "next_sentence": "NSP"}
 
@@ -106,6 +107,7 @@ class Reveal:
 
     answer: str | None
     detail: str  # Markdown, our own words with the model's numbers
+    ranking: tuple[tuple[str, float], ...] = ()  # a typed word's question: the model's top guesses, probabilities
 
     def judge(self, guess: str) -> bool | None:
         """Whether ``guess`` is the model's answer (case and surrounding spaces ignored); None without one."""
@@ -146,15 +148,16 @@ class FillMaskTop1:
         missing = needs_head(live.bundle, "MLM")
         if missing:
             return Reveal(None, f"{missing} {GET_THE_HEADS}")
-        guesses = top_k_guesses(live.analysis(self.text), live.bundle.tokenizer, 3)
+        guesses = top_k_guesses(live.analysis(self.text), live.bundle.tokenizer, RANKED_GUESSES)
         if not guesses:
             return Reveal(None, "The sentence has no [MASK] the model reads.")
         first = guesses[0]
-        runners = ", ".join(f"{s.strip()} ({percent(p)})" for s, p in zip(first.strings[1:], first.probabilities[1:]))
+        runners = ", ".join(f"{s.strip()} ({percent(p)})" for s, p in zip(first.strings[1:3], first.probabilities[1:3]))
         return Reveal(
             first.strings[0].strip(),
             f"BERT's top guess is **{first.strings[0].strip()}** with probability {percent(first.probabilities[0])}; "
             f"next come {runners}. The page below lists the top-k with every probability.",
+            tuple((string.strip(), float(p)) for string, p in zip(first.strings, first.probabilities)),
         )
 
 

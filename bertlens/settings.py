@@ -24,6 +24,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from difflib import get_close_matches
+from pathlib import Path
 from typing import Any
 
 from bertlens.budgets import BUDGETS, ENV_PREFIX, Budgets, budgets_from
@@ -34,9 +35,18 @@ from bertlens.snapshot import SNAPSHOT_DIR_ENV
 
 HOSTED_ENV_VAR = "BERTLENS_HOSTED"
 ALLOWED_ENV_VAR = "BERTLENS_ALLOWED_MODELS"
+ROOMS_ENV_VAR = "BERTLENS_ROOMS"  # the live classes' store: a SQLite file (one server) or PostgreSQL (replicas)
+DEFAULT_ROOMS = Path.home() / ".cache" / "bertlens" / "rooms.sqlite3"
+ROOMS_SCHEMES = ("sqlite:///", "postgresql://", "postgres://")
 ON_WORDS = tuple(sorted(TRUE_WORDS))  # ("1", "on", "true", "yes")
 OFF_WORDS = ("0", "false", "no", "off")
-KNOWN_VARIABLES = (HOSTED_ENV_VAR, MODEL_ENV_VAR, ALLOWED_ENV_VAR, *(spec.env_var for spec in BUDGETS.values()))
+KNOWN_VARIABLES = (
+    HOSTED_ENV_VAR,
+    MODEL_ENV_VAR,
+    ALLOWED_ENV_VAR,
+    ROOMS_ENV_VAR,
+    *(spec.env_var for spec in BUDGETS.values()),
+)
 # The server's own settings: read from the environment only (the engine and the collector start before any
 # session, without secrets), and checked as strictly as the rest.
 SERVER_VARIABLES = (MAX_PASSES_ENV, REQUEST_SECONDS_ENV, GC_FREEZE_ENV)
@@ -58,6 +68,7 @@ class Settings:
     model_options: tuple[str, ...]  # what the picker offers
     allow_custom_models: bool
     budgets: Budgets
+    rooms: str  # the live classes' store, as a URL (``rooms_store``)
 
 
 def _set(env: Mapping[str, str], name: str) -> str | None:
@@ -113,6 +124,22 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         model_options=options,
         allow_custom_models=not hosted,
         budgets=budgets_from({name: _budget(env, name, hosted) for name in BUDGETS}),
+        rooms=rooms_store(env),
+    )
+
+
+def rooms_store(env: Mapping[str, str]) -> str:
+    """Where live classes are kept: ``sqlite:///`` + an absolute path (default: a file in the user's cache, for one
+    server), or a ``postgresql://`` URL that every replica shares. Anything else fails closed: a class on replicas
+    with a store per replica would lose its students at every failover."""
+    raw = _set(env, ROOMS_ENV_VAR)
+    if raw is None:
+        return f"sqlite:///{DEFAULT_ROOMS}"
+    if raw.startswith(ROOMS_SCHEMES) and (not raw.startswith("sqlite") or Path(raw[len("sqlite:///") :]).is_absolute()):
+        return raw
+    raise SettingsError(
+        f"{ROOMS_ENV_VAR} (secrets key 'rooms') is {raw[:40]!r}. Accepted: sqlite:/// followed by an absolute path "
+        "(one server), or a postgresql:// URL (replicas: every one the same database)."
     )
 
 

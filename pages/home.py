@@ -6,6 +6,7 @@ from bertlens.pages import APP_TITLE
 from components.ui.layout import how_to_read, page_header
 from components.ui.lessons import lesson_list
 from components.views.home.cards import page_cards, preload_charts
+from components.views.home.live_class import live_class_section
 
 bundle, _ = page_header(
     APP_TITLE, "See inside BERT: tokens, weights, predictions, attention and meaning.", page="home", staged=False
@@ -24,6 +25,8 @@ copied URL shows the same view.
 
 st.header("Lessons", anchor=False)
 lesson_list(bundle)
+
+live_class_section(bundle)  # join by code, or start one
 
 st.header("Pages", anchor=False)
 page_cards()

@@ -64,6 +64,15 @@ SCHEMA: tuple[Param, ...] = (
     # Lessons (bertlens/lessons.py): progress, so a link resumes it
     Param("lesson", SHARED, str, "the lesson being followed", "discover"),
     Param("step", SHARED, int, "the lesson's step (from 1)", "2"),
+    # A live class (bertlens/rooms.py): the room joined, and this tab's anonymous student id in it
+    Param("room", SHARED, str, "the live class joined: its room code", "K7Q3XB"),
+    Param(
+        "seat",
+        SHARED,
+        str,
+        "in a live class: this tab's anonymous student id (never in a shared link)",
+        "0f3a9c2e7b1d4a60",
+    ),
     # Tokenizer
     Param("tokenizer_tab", "tokenizer", str, "open tab", "Vocabulary"),
     Param("word", "tokenizer", str, "word looked up in the vocabulary", "bank"),

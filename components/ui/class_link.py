@@ -20,6 +20,7 @@ from components.services.text import code_span
 from components.state.model_choice import active_model_name
 from components.state.params import PARAMS
 
+PRIVATE = ("seat",)  # this tab's own: a live class's student id
 SHOW = "_class_link_show"  # the button was clicked: the run it starts opens the view
 SERVE_ON_THE_NETWORK = "streamlit run app.py --server.address 0.0.0.0"
 WHERE_DOCUMENTED = "docs/running-a-class.md, “A class on the room's network”"
@@ -119,13 +120,16 @@ def class_url(page_path: str) -> str:
     """The current page's URL with every declared parameter of the URL, and the active model pinned."""
     pairs: list[tuple[str, str]] = []
     for name in st.query_params:
-        if name in PARAMS:
+        if name in PARAMS and name not in PRIVATE:
             pairs += [(name, value) for value in st.query_params.get_all(name)]
     model = active_model_name()
     if "model" not in st.query_params and model in settings().model_options:
         pairs.append(("model", model))
-    base = (st.context.url or "").split("?")[0].rstrip("/")
-    if base.rsplit("/", 1)[-1] in PAGE_TITLES:
-        base = base.rsplit("/", 1)[0]
     query = urlencode(pairs)
-    return f"{base}/{page_path}" + (f"?{query}" if query else "")
+    return f"{app_url()}/{page_path}" + (f"?{query}" if query else "")
+
+
+def app_url() -> str:
+    """The app's address as this browser opened it, without a page or a query."""
+    base = (st.context.url or "").split("?")[0].rstrip("/")
+    return base.rsplit("/", 1)[0] if base.rsplit("/", 1)[-1] in PAGE_TITLES else base

@@ -22,7 +22,13 @@ from components.state.model_choice import active_bundle
 from components.state.params import bound, presenting, read_link, restore_page_state
 from components.state.widgets import follow_history
 from components.ui.class_link import class_link_button
-from components.ui.lessons import forget_opened_step, keep_followed_lesson, lesson_panel, linked_step
+from components.ui.lessons import (
+    follow_the_class,
+    forget_opened_step,
+    keep_followed_lesson,
+    lesson_panel,
+    linked_step,
+)
 from components.ui.model_picker import fallback_banner
 from components.ui.palette import INK
 
@@ -184,11 +190,12 @@ def page_header(title: str, lead: str, page: str, staged: bool = True) -> tuple[
     # Presenting, one line: what the model can do is in the sidebar's status.
     header.caption(f"{lead} · {model}" if presenting() else f"{lead}  \n{model} — {bundle.capabilities.summary()}")
     fallback_banner(bundle)
+    in_class = follow_the_class(bundle)  # a student's page goes where the teacher's step is
     step = linked_step(page)
     lesson, stage = _stage(with_lesson=step is not None) if staged else _unstaged()
     if step is not None:
         with lesson:
-            if lesson_panel(bundle, page, step, stage.picture):
+            if lesson_panel(bundle, page, step, stage.picture, in_class):
                 stop_page()  # its question first: the page would show the answer
     return bundle, stage
 

@@ -9,7 +9,9 @@ picture (``components.ui.layout.Stage``), all on a projector's first screen. Pro
 from __future__ import annotations
 
 import html
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -19,7 +21,9 @@ from bertlens.curriculum import LESSONS, lesson_step
 from bertlens.lessons import GET_THE_HEADS, PAGE_HEADS, Lesson, Question, Step, heads_needed, needs_head, resolve
 from bertlens.models import ModelBundle
 from bertlens.pages import PAGE_TITLES
+from bertlens.rooms import LIMITS, Room, RoomError, answer_form
 from bertlens.wording import first_words
+from components.services.classroom import room_store
 from components.services.live import CachedLive
 from components.services.text import literal
 from components.state.answers import (
@@ -30,6 +34,7 @@ from components.state.answers import (
     restore_answers,
     skipped_key,
 )
+from components.state.classroom import MEMBER, Membership, in_a_class, keep_host_key, leave_class, membership
 from components.state.history import NO_HISTORY_ENTRY
 from components.state.params import (
     PARAMS,
@@ -41,13 +46,34 @@ from components.state.params import (
     warn_bad_param,
 )
 from components.state.widgets import SHARED_TEXTS, forget_shared_text, int_in_range, set_shared_text
+from components.ui.classroom import (
+    answer_count,
+    class_answers,
+    class_bar,
+    join_url,
+    join_view,
+    show_join_view,
+    start_class,
+    watch_room,
+)
 
 STEP_WORDS = 45  # a step's text shown at once; the rest is one click away ("More")
 CALLOUT_WORDS = 40  # a callout's
-CLASS_SETTINGS = ("model", "custom_model", "present")  # the class's, not a step's view: every step keeps them
+# The class's, not a step's view: every step keeps them (a live class's room and this tab's seat too).
+CLASS_SETTINGS = ("model", "custom_model", "present", "room", "seat")
 PENDING = "_lesson_pending"  # (page, {"lesson", "step"}) of the step being opened
 OPENED = "_lesson_opened"  # (lesson, step index) last opened with its view in this session
 FOLLOWED = "_lesson_followed"  # {"lesson", "step"} of the step shown last: shared, so a page switch keeps them
+SEEN = "_class_seen"  # (lesson, step) of the live class's room, as this session last read it
+JOINED = "_class_joined"  # the room this session has counted its student in
+
+
+@dataclass(frozen=True)
+class InClass:
+    """This run's live class: this tab's membership and the room as read at the run's start."""
+
+    member: Membership
+    room: Room
 
 
 def step_url_params(lesson: Lesson, index: int, num_layers: int) -> dict[str, str | list[str]]:
@@ -66,6 +92,7 @@ def go_to_step(lesson: Lesson, index: int, num_layers: int) -> None:
     with the new query string, so the browser's Back lands there first. Streamlit's own, left alone.)
     """
     step = lesson.steps[index]
+    steer_the_class(lesson, index)
     params = step_url_params(lesson, index, num_layers)
     params.update({name: st.query_params[name] for name in CLASS_SETTINGS if name in st.query_params})
     for name in SHARED_TEXTS:
@@ -85,6 +112,74 @@ def go_to_step(lesson: Lesson, index: int, num_layers: int) -> None:
     except StreamlitAPIException:  # the page runs on its own, outside app.py's navigation (AppTest.from_file)
         st.query_params.from_dict(params)
         st.rerun()
+
+
+def steer_the_class(lesson: Lesson, index: int) -> None:
+    """The teacher of a live class opens a step: the room's step too, so every student's page follows."""
+    member: Membership | None = st.session_state.get(MEMBER)
+    if member is not None and member.hosting:
+        try:
+            room_store().steer(member.code, member.secret, lesson.key, index + 1, time.time())
+        except RoomError as error:
+            st.warning(literal(str(error)), icon=":material/group_off:")
+
+
+def start_class_button(bundle: ModelBundle, key: str, lesson: Lesson | None = None) -> None:
+    """Start a live class, this tab its host: at ``lesson``'s first step, else the lesson step open here, else the
+    first lesson's first step. Not drawn in a class."""
+    if in_a_class():
+        return
+    found = (lesson, 0) if lesson else (_linked_step() if "lesson" in st.query_params else None)
+    chosen, index = found or (next(iter(LESSONS.values())), 0)
+    if st.button(
+        "Start a live class",
+        icon=":material/groups:",
+        key=key,
+        help="Students join with a code or a QR code; their pages follow your steps and their answers come to you",
+    ):
+        start_class(chosen.key, index + 1)
+        go_to_step(chosen, index, bundle.capabilities.num_layers)
+
+
+def follow_the_class(bundle: ModelBundle) -> InClass | None:
+    """The live class this tab is in, read once a run: a student's page goes to the teacher's step when it changes
+    (unless the student looks around elsewhere: then "Back to the class"); the class bar above the page."""
+    member = membership()
+    if member is None:
+        return None
+    store, now = room_store(), time.time()
+    try:
+        room = store.room(member.code, now)
+        if not member.hosting and st.session_state.get(JOINED) != member.code:
+            room = store.join(member.code, member.seat, now)
+            st.session_state[JOINED] = member.code
+    except RoomError as error:
+        st.warning(literal(str(error)), icon=":material/group_off:")
+        leave_class()
+        return None
+    keep_host_key(member)
+    lesson, layers = LESSONS.get(room.lesson), bundle.capabilities.num_layers
+    here = (st.query_params.get("lesson"), st.query_params.get("step"))
+    theirs = (room.lesson, str(room.step))
+    seen = st.session_state.get(SEEN)
+    st.session_state[SEEN] = theirs
+    following = seen is None or here == seen
+    if lesson is not None and not member.hosting and here != theirs and seen != theirs and following:
+        go_to_step(lesson, room.step - 1, layers)
+    action = class_bar(member, room, away=here != theirs)
+    if action == "back" and lesson is not None:
+        go_to_step(lesson, room.step - 1, layers)
+    elif action == "join view":
+        join_view(member.code, join_url(member.code))
+    elif action in ("end", "leave"):
+        if action == "end":
+            store.close(member.code, member.secret, now)
+        leave_class()
+        st.rerun()
+    show_join_view(member)
+    if not member.hosting:
+        watch_room(member.code, room)
+    return InClass(member, room)
 
 
 def forget_opened_step() -> None:
@@ -122,7 +217,9 @@ def linked_step(page: str) -> tuple[Lesson, int] | None:
     return _linked_step()
 
 
-def lesson_panel(bundle: ModelBundle, page: str, found: tuple[Lesson, int], stage: DeltaGenerator) -> bool:
+def lesson_panel(
+    bundle: ModelBundle, page: str, found: tuple[Lesson, int], stage: DeltaGenerator, in_class: InClass | None = None
+) -> bool:
     """Lesson step ``found``: a line with the lesson, the progress and Back/Next, then the step's title, text and
     callouts and its question. A bare link (lesson and step only) opens the step's view, once. Presenting, a
     question the page waits for takes the ``stage`` (the picture's place, empty meanwhile): large, for the class.
@@ -139,7 +236,7 @@ def lesson_panel(bundle: ModelBundle, page: str, found: tuple[Lesson, int], stag
             # (A link with any view parameter is the view it shows: the step's values it leaves out are defaults.)
     with st.container(border=True):
         _step_navigation(lesson, index, layers)
-        waits = _step_body(bundle, page, lesson, index, stage)
+        waits = _step_body(bundle, page, lesson, index, stage, in_class)
         if index == len(lesson.steps) - 1:
             st.success("Last step of this lesson. The pages stay open for you to explore.")
         keep_answers()
@@ -189,7 +286,9 @@ def in_one_breath(text: str, limit: int, more: str, show: Callable[[str], object
             st.markdown(rest)
 
 
-def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int, stage: DeltaGenerator) -> bool:
+def _step_body(
+    bundle: ModelBundle, page: str, lesson: Lesson, index: int, stage: DeltaGenerator, in_class: InClass | None
+) -> bool:
     """The step's title, text and callouts beside its question (presenting: the question under the text, in the
     step's column, or in ``stage`` while the page waits for it), and the control it talks about; True while the
     page waits for the answer."""
@@ -200,7 +299,8 @@ def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int, stage
     question = None if missing else step.question  # no "predict first" without a reveal
     # Reading, the question beside the step's text, not under it: it stays on the first screen. Presenting, in the
     # step's column, right under the text, before the callouts.
-    unanswered = not st.session_state.get(answer_key(key)) and not st.session_state.get(skipped_key(key))
+    settled = key in in_class.room.revealed if in_class else bool(st.session_state.get(answer_key(key)))
+    unanswered = not settled and not st.session_state.get(skipped_key(key))
     if question and not presenting():
         tell, ask = st.columns(2, gap="large")
         notes = tell
@@ -225,12 +325,12 @@ def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int, stage
         # Keyed: answering or skipping is no step in the browser's history (components/state/history.py), since
         # Back could not undo it (the answer is the session's, not the address's).
         with ask, st.container(key=NO_HISTORY_ENTRY):
-            answered = question_box(question, CachedLive(bundle), key)
+            answered = question_box(question, CachedLive(bundle), key, in_class)
             if answered and ask is stage:
                 st.rerun()  # answered where the picture goes: back to the step's column, the page in its place
             waits = step.page == page and not answered and not st.session_state.get(skipped_key(key))
             if waits:
-                st.info("**Your answer first.** The page opens once you check it: it would give the answer away.")
+                st.info(_waiting_for(in_class, key))
                 st.button(
                     "Show the page without answering",
                     key=f"{key}_skip",
@@ -247,6 +347,17 @@ def _step_body(bundle: ModelBundle, page: str, lesson: Lesson, index: int, stage
             with jump:
                 st.html(jump_to(step.control, step_tab(step)), unsafe_allow_javascript=True)
     return waits
+
+
+def _waiting_for(in_class: InClass | None, key: str) -> str:
+    """Why the page waits, and for what."""
+    if in_class is None:
+        return "**Your answer first.** The page opens once you check it: it would give the answer away."
+    if in_class.member.hosting:
+        return "**The class answers first.** The page opens when you reveal the answers: it would give them away."
+    if st.session_state.get(answer_key(key)):
+        return "**Your answer is in.** The page opens when the teacher reveals the class's answers and BERT's."
+    return "**Your answer first.** It goes to the class; the page opens when the teacher reveals the answers."
 
 
 def control_name(control: str) -> str:
@@ -334,49 +445,110 @@ def jump_to(control: str, tab: tuple[str, str] | None) -> str:
     )
 
 
-def question_box(question: Question, live: CachedLive, key: str) -> bool:
+def question_box(question: Question, live: CachedLive, key: str, in_class: InClass | None = None) -> bool:
     """Predict before reveal: the student's answer first, then the model's answer, computed live. True once
-    answered.
+    answered (in a live class: once the teacher has revealed the class's answers, drawn beside the model's).
 
     A form, so a typed word and one click on "Check my answer" (or Enter) are one step. What the question is
     about (its sentences) is shown with it: the page, which shows them too, waits for the answer. The answer
     is kept apart from the answer box, which Streamlit forgets on a page that does not draw it: Back to the
-    step, or its page opened after answering on another, find the question answered."""
+    step, or its page opened after answering on another, find the question answered. In a class the answer is
+    stored in the room before the student reads that it is in (another replica finds it there)."""
     answered, guess_key = answer_key(key), f"{key}_guess"
+    hosting = in_class is not None and in_class.member.hosting
+    revealed = in_class is not None and key in in_class.room.revealed
+    if in_class is not None and not hosting and not st.session_state.get(answered):  # a new session: from the room
+        st.session_state[answered] = room_store().answer_of(in_class.room.code, in_class.member.seat, key, time.time())
     if st.session_state.get(answered) and guess_key not in st.session_state:
         st.session_state[guess_key] = st.session_state[answered]  # the box shows the answer it gave
-    with st.form(f"{key}_form", border=False):
+    if hosting:
         st.markdown(f"**Predict first.** {question.prompt}")
-        if question.given:
-            st.markdown("  \n".join(f"{label}: **{literal(text)}**" for label, text in question.given))
-        if question.choices:
-            guess = st.radio("Your answer", question.choices, index=None, key=guess_key, horizontal=True)  # 2.5.8
-        else:
-            guess = st.text_input("Your answer (one word)", key=guess_key, max_chars=MAX_ANSWER_CHARS)
-        if st.form_submit_button("Check my answer", key=f"{key}_check"):
-            if guess:
-                st.session_state[answered] = guess
+        _given(question)
+        if not revealed:
+            assert in_class is not None
+            answer_count(in_class.room.code, key)
+            st.button(
+                "Reveal the answers",
+                key=f"{key}_reveal",
+                type="primary",
+                icon=":material/visibility:",
+                on_click=_reveal,
+                args=(in_class, key),
+            )
+            if refused := st.session_state.pop(f"{key}_refused", None):
+                st.warning(refused)
+            return False
+    elif not revealed:
+        with st.form(f"{key}_form", border=False):
+            st.markdown(f"**Predict first.** {question.prompt}")
+            _given(question)
+            if question.choices:
+                st.radio("Your answer", question.choices, index=None, key=guess_key, horizontal=True)  # 2.5.8
             else:
-                st.warning("Choose or type an answer first.")  # an alert: screen readers announce it
+                st.text_input("Your answer (one word)", key=guess_key, max_chars=MAX_ANSWER_CHARS)
+            st.form_submit_button(
+                "Check my answer" if in_class is None else "Send my answer",
+                key=f"{key}_check",
+                on_click=_check,
+                args=(question, key, in_class),
+            )
+            if refused := st.session_state.pop(f"{key}_refused", None):
+                st.warning(refused)  # an alert (screen readers announce it); our own words
     guess = st.session_state.get(answered)
-    if not guess:
+    if in_class is not None and not revealed:
+        return False  # the answer is in (said under the question): the reveal is the teacher's
+    if not guess and not revealed:
         return False
     reveal = question.reveal(live)
-    verdict = reveal.judge(guess)
-    if verdict is None:
+    if in_class is not None:
+        class_answers(room_store().tally(in_class.room.code, key, time.time()), question, reveal, guess)
+    verdict = reveal.judge(guess) if guess and not hosting else None
+    if verdict is None and hosting and reveal.answer is not None:
+        st.info(f"Computed live, BERT's answer is “**{literal(reveal.answer)}**”. {reveal.detail}")
+    elif verdict is None:
         st.info(reveal.detail)
     elif verdict:
         st.success(
-            f"Right — you said “{literal(guess)}”, and so does the live computation. {reveal.detail}",
+            f"Right — you said “{literal(str(guess))}”, and so does the live computation. {reveal.detail}",
             icon=":material/check_circle:",
         )
     else:
         st.warning(  # Material icons: an emoji (✅, ↩️) is an empty box where no emoji font is installed
-            f"Not this time — you said “{literal(guess)}”; computed live, it is “**{literal(reveal.answer or '')}**”. "
+            f"Not this time — you said “{literal(str(guess))}”; computed live, it is “**{literal(reveal.answer or '')}**”. "
             f"{reveal.detail}",
             icon=":material/undo:",
         )
     return True
+
+
+def _given(question: Question) -> None:
+    if question.given:
+        st.markdown("  \n".join(f"{label}: **{literal(text)}**" for label, text in question.given))
+
+
+def _check(question: Question, key: str, in_class: InClass | None) -> None:
+    """The answer box's value taken (in a class: stored in the room first) before the run the click starts, so
+    that the run draws the question answered, in its place beside the page (the box is not drawn twice: keyboard
+    focus stays in it); why not, when refused."""
+    guess = st.session_state.get(f"{key}_guess")
+    try:
+        if not guess:
+            raise RoomError("Choose or type an answer first.")
+        if in_class is not None:
+            answer = answer_form(guess, question.choices, LIMITS.max_answer_chars)
+            room_store().answer(in_class.room.code, in_class.member.seat, key, answer, time.time())
+    except RoomError as error:
+        st.session_state[f"{key}_refused"] = str(error)
+        return
+    st.session_state[answer_key(key)] = guess
+
+
+def _reveal(in_class: InClass, key: str) -> None:
+    """The teacher's Reveal, before the run it starts (which, like every student's, finds the question revealed)."""
+    try:
+        room_store().reveal(in_class.room.code, in_class.member.secret, key, time.time())
+    except RoomError as error:
+        st.session_state[f"{key}_refused"] = str(error)
 
 
 def lesson_list(bundle: ModelBundle) -> None:

@@ -32,15 +32,17 @@ def click(page: Page, name: str) -> None:
 
 
 def answer(page: Page, choices: tuple[str, ...]) -> None:
-    """The first choice, or a word typed (Enter applies it)."""
+    """The first choice, checked; or a word typed and sent with Enter (a form's text box sends it: a click on
+    "Check my answer" after it would scroll to the button, now under the answered question)."""
     if choices:
         main(page).get_by_role("radiogroup", name="Your answer").get_by_text(choices[0], exact=True).click()
+        wait_for_run(page)
+        click(page, "Check my answer")
     else:
         box = main(page).get_by_role("textbox", name="Your answer (one word)")
         box.fill("paris")
         box.press("Enter")
-    wait_for_run(page)
-    click(page, "Check my answer")
+        wait_for_run(page)
 
 
 def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive, projector: bool = False) -> None:

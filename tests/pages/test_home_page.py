@@ -20,7 +20,7 @@ def test_every_page_has_a_card_and_a_thumbnail():
 def test_home_shows_lessons_then_the_page_cards(open_page):
     at = open_page("pages/home.py", BUNDLED_MODEL)
     assert not at.exception
-    assert [h.value for h in at.header] == ["Lessons", "Pages"]
+    assert [h.value for h in at.header] == ["Lessons", "Live class", "Pages"]
     images = [h.proto.body for h in at.get("html") if "<img" in h.proto.body]
     assert images == [thumbnail(page.stem) for page in CARDS]
     assert all('alt=""' in image for image in images)  # decorative: the link says where it goes

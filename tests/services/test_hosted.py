@@ -76,7 +76,7 @@ def test_blank_environment_variable_does_not_override_secrets():
 
 def test_unknown_secrets_key_fails_closed():
     with pytest.raises(
-        SettingsError, match="Unknown key 'hostd'.*Known keys: hosted, model, allowed_models, max_tokens"
+        SettingsError, match="Unknown key 'hostd'.*Known keys: hosted, model, allowed_models, rooms, max_tokens"
     ):
         env_from_secrets({"hostd": True})
 

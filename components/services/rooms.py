@@ -1,0 +1,532 @@
+"""The live classes' room store (``bertlens.rooms.RoomStore``): a SQLite file for one server, PostgreSQL for replicas.
+
+Both backends run the same SQL (``_SqlRooms``); each gives it a transaction of its own. Every method is one
+transaction with parameterised queries. Writes lock before they read what they check: SQLite with ``BEGIN
+IMMEDIATE`` (one writer on the file at a time, whichever process), PostgreSQL with ``SELECT … FOR UPDATE`` on the
+room's row (one writer per room, whichever replica) and an advisory lock where the count of open rooms matters. So
+no cap is passed by two students, tabs or replicas at once, and an upsert keeps one answer per student and question.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, closing, contextmanager
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from psycopg import Connection
+from psycopg_pool import ConnectionPool
+
+from bertlens.rooms import (
+    LIMITS,
+    Entry,
+    NotHost,
+    Room,
+    RoomClosed,
+    RoomError,
+    RoomLimits,
+    RoomStore,
+    Tally,
+    clean_text,
+    new_code,
+    new_secret,
+    normalise_code,
+    ranked,
+    secret_digest,
+    secret_matches,
+    storable,
+    valid_student_id,
+)
+
+Param = str | int | float | bool | None
+Row = tuple[Any, ...]
+
+SQLITE_PREFIX = "sqlite:///"  # then the path: sqlite:////abs/rooms.sqlite3 (SQLAlchemy's form, bertlens.settings')
+POSTGRES_PREFIXES = ("postgresql://", "postgres://")
+WINDOW_SECONDS = 60.0  # a room's answers are counted per fixed minute (``RoomLimits.room_answers_per_minute``)
+CODE_TRIES = 8  # new codes drawn when one is taken (with 200 rooms of 890 million codes, the second never is)
+KEY_CHARS = 100  # a lesson, question or round key: the app's own names, not typed text
+MAX_STEP = 2**31 - 1  # an INTEGER column on both backends
+SQLITE_BUSY_SECONDS = 10.0  # busy_timeout: how long a write waits for another (each holds the file ~1 ms)
+POSTGRES_CONNECTIONS = 4  # per replica: a call holds one for a few round trips
+POSTGRES_WAIT_SECONDS = 10.0  # for a connection, at start and per call
+# pg_advisory_xact_lock keys, this app's (any two numbers no other client of the database uses).
+SCHEMA_LOCK = 0x62_6C_72_73_00
+ROOMS_LOCK = 0x62_6C_72_73_01
+
+
+def _schema(real: str, serial: str) -> tuple[str, ...]:
+    """The tables, in either backend's words for a float and an auto-numbered key. Children cascade from rooms; the
+    primary keys lead with the code, so a room's rows (its tally, its deletion) are one index range."""
+    return (
+        f"""CREATE TABLE IF NOT EXISTS rooms (
+            code TEXT PRIMARY KEY,
+            host_digest TEXT NOT NULL,
+            lesson TEXT NOT NULL,
+            step INTEGER NOT NULL,
+            opened_at {real} NOT NULL,
+            window_start {real} NOT NULL,
+            window_answers INTEGER NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS rooms_by_opened_at ON rooms (opened_at)",  # the open rooms' count, purge
+        """CREATE TABLE IF NOT EXISTS revealed (
+            code TEXT NOT NULL REFERENCES rooms (code) ON DELETE CASCADE,
+            question TEXT NOT NULL,
+            PRIMARY KEY (code, question)
+        )""",
+        f"""CREATE TABLE IF NOT EXISTS students (
+            code TEXT NOT NULL REFERENCES rooms (code) ON DELETE CASCADE,
+            student TEXT NOT NULL,
+            joined_at {real} NOT NULL,
+            last_answer_at {real},
+            PRIMARY KEY (code, student)
+        )""",
+        f"""CREATE TABLE IF NOT EXISTS answers (
+            code TEXT NOT NULL REFERENCES rooms (code) ON DELETE CASCADE,
+            question TEXT NOT NULL,
+            student TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            at {real} NOT NULL,
+            PRIMARY KEY (code, question, student)
+        )""",
+        f"""CREATE TABLE IF NOT EXISTS sentences (
+            id {serial},
+            code TEXT NOT NULL REFERENCES rooms (code) ON DELETE CASCADE,
+            round_key TEXT NOT NULL,
+            student TEXT NOT NULL,
+            sentence TEXT NOT NULL,
+            hidden BOOLEAN NOT NULL DEFAULT FALSE,
+            at {real} NOT NULL,
+            UNIQUE (code, round_key, student)
+        )""",
+    )
+
+
+TABLES = ("rooms", "revealed", "students", "answers", "sentences")
+
+
+class _Transaction:
+    """One open transaction; SQL with ``?`` placeholders, parameters passed apart."""
+
+    for_update = ""  # what a write's SELECT of its room adds to lock the row ("" where the whole store is locked)
+
+    def rows(self, sql: str, *params: Param) -> list[Row]:
+        raise NotImplementedError
+
+    def run(self, sql: str, *params: Param) -> int:
+        """How many rows the statement changed."""
+        raise NotImplementedError
+
+    def lock_rooms(self) -> None:
+        """Wait for, then hold until commit, the store's lock on opening and purging rooms (the open rooms' count)."""
+
+    def row(self, sql: str, *params: Param) -> Row | None:
+        found = self.rows(sql, *params)
+        return found[0] if found else None
+
+    def count(self, sql: str, *params: Param) -> int:
+        found = self.row(sql, *params)
+        assert found is not None, sql  # an aggregate without GROUP BY always returns a row
+        return int(found[0])
+
+
+@dataclass(frozen=True)
+class _RoomRow:
+    code: str
+    host_digest: str
+    lesson: str
+    step: int
+    opened_at: float
+    window_start: float
+    window_answers: int
+
+
+ROOM_COLUMNS = "code, host_digest, lesson, step, opened_at, window_start, window_answers"
+
+
+def _key(raw: str, what: str) -> str:
+    if not (isinstance(raw, str) and 0 < len(raw) <= KEY_CHARS and storable(raw)):
+        raise RoomError(f"A {what} is named by 1 to {KEY_CHARS} characters, none of them a control character.")
+    return raw
+
+
+def _step(step: int) -> int:
+    if not (isinstance(step, int) and 1 <= step <= MAX_STEP):
+        raise RoomError("A lesson's step is a whole number from 1.")
+    return step
+
+
+def _student(raw: str) -> str:
+    if not valid_student_id(raw):
+        raise RoomError("This tab's student id is not valid: reload the page to get a new one.")
+    return raw
+
+
+class _SqlRooms:
+    """Every ``RoomStore`` method, written once; a backend gives ``_transaction``."""
+
+    limits: RoomLimits
+
+    def _transaction(self, write: bool) -> AbstractContextManager[_Transaction]:
+        raise NotImplementedError
+
+    # Reading a room and checking its host.
+
+    def _code(self, raw: str) -> str:
+        """The canonical code, or ``RoomClosed`` before any query when it cannot be one."""
+        code = normalise_code(raw)
+        if code is None:
+            shown = "".join(filter(str.isalnum, str(raw).upper()))[:12]  # no markup of the raw text in the message
+            raise RoomClosed(shown or "given", self.limits.room_hours)
+        return code
+
+    def _open(self, tx: _Transaction, code: str, now: float, lock: bool = False) -> _RoomRow:
+        """The room's row (locked for the transaction's writes when ``lock``); ``RoomClosed`` when past its time."""
+        found = tx.row(
+            f"SELECT {ROOM_COLUMNS} FROM rooms WHERE code = ? AND opened_at > ?{tx.for_update if lock else ''}",
+            code,
+            self._cutoff(now),
+        )
+        if found is None:
+            raise RoomClosed(code, self.limits.room_hours)
+        return _RoomRow(*found)
+
+    def _hosted(self, tx: _Transaction, code: str, secret: str | None, now: float) -> _RoomRow:
+        row = self._open(tx, code, now, lock=True)
+        if not secret_matches(secret, row.host_digest):
+            raise NotHost()
+        return row
+
+    def _cutoff(self, now: float) -> float:
+        """Rooms opened at or before this are past their time."""
+        return now - self.limits.room_seconds
+
+    def _room(self, tx: _Transaction, row: _RoomRow) -> Room:
+        revealed = frozenset(
+            str(question) for (question,) in tx.rows("SELECT question FROM revealed WHERE code = ?", row.code)
+        )
+        students = tx.count("SELECT count(*) FROM students WHERE code = ?", row.code)
+        return Room(row.code, row.lesson, row.step, revealed, row.opened_at, students)
+
+    def _admit_answer(self, tx: _Transaction, code: str, student: str, now: float) -> None:
+        """Lock the room, check that ``student`` has joined and that neither they nor the room answer faster than
+        ``limits`` allow, and count this answer (or sentence) in both rates."""
+        row = self._open(tx, code, now, lock=True)
+        found = tx.row("SELECT last_answer_at FROM students WHERE code = ? AND student = ?", code, student)
+        if found is None:
+            raise RoomError("Join the room first: this tab is not one of its students.")
+        seconds = self.limits.answer_seconds
+        if found[0] is not None and now - float(found[0]) < seconds:
+            raise RoomError(f"You can send at most one answer every {seconds:g} s: wait a moment and send it again.")
+        window_start, window_answers = (
+            (row.window_start, row.window_answers) if now - row.window_start < WINDOW_SECONDS else (now, 0)
+        )
+        per_minute = self.limits.room_answers_per_minute
+        if window_answers >= per_minute:
+            raise RoomError(
+                f"This room takes at most {per_minute} answers a minute and has had them: send yours again in a few "
+                "seconds."
+            )
+        tx.run(
+            "UPDATE rooms SET window_start = ?, window_answers = ? WHERE code = ?",
+            window_start,
+            window_answers + 1,
+            code,
+        )
+        tx.run("UPDATE students SET last_answer_at = ? WHERE code = ? AND student = ?", now, code, student)
+
+    # The RoomStore methods.
+
+    def open_room(self, lesson: str, step: int, now: float) -> tuple[Room, str]:
+        lesson, step = _key(lesson, "lesson"), _step(step)
+        secret = new_secret()
+        with self._transaction(write=True) as tx:
+            tx.lock_rooms()
+            limit = self.limits.max_open_rooms
+            if tx.count("SELECT count(*) FROM rooms WHERE opened_at > ?", self._cutoff(now)) >= limit:
+                raise RoomError(
+                    f"This server holds at most {limit} open rooms and has them all: close a room you no longer use, "
+                    "or try again later."
+                )
+            for _ in range(CODE_TRIES):
+                code = new_code()
+                inserted = tx.run(
+                    f"INSERT INTO rooms ({ROOM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, 0) ON CONFLICT (code) DO NOTHING",
+                    code,
+                    secret_digest(secret),
+                    lesson,
+                    step,
+                    now,
+                    now,
+                )
+                if inserted:
+                    return Room(code, lesson, step, frozenset(), now, 0), secret
+        raise RoomError("No free room code came up: open the room again.")
+
+    def room(self, code: str, now: float) -> Room:
+        code = self._code(code)
+        with self._transaction(write=False) as tx:
+            return self._room(tx, self._open(tx, code, now))
+
+    def is_host(self, code: str, secret: str | None, now: float) -> bool:
+        code = self._code(code)
+        with self._transaction(write=False) as tx:
+            return secret_matches(secret, self._open(tx, code, now).host_digest)
+
+    def steer(self, code: str, secret: str | None, lesson: str, step: int, now: float) -> Room:
+        code, lesson, step = self._code(code), _key(lesson, "lesson"), _step(step)
+        with self._transaction(write=True) as tx:
+            row = self._hosted(tx, code, secret, now)
+            tx.run("UPDATE rooms SET lesson = ?, step = ? WHERE code = ?", lesson, step, code)
+            return self._room(tx, replace(row, lesson=lesson, step=step))
+
+    def reveal(self, code: str, secret: str | None, question: str, now: float) -> Room:
+        code, question = self._code(code), _key(question, "question")
+        with self._transaction(write=True) as tx:
+            row = self._hosted(tx, code, secret, now)
+            tx.run("INSERT INTO revealed (code, question) VALUES (?, ?) ON CONFLICT DO NOTHING", code, question)
+            return self._room(tx, row)
+
+    def close(self, code: str, secret: str | None, now: float) -> None:
+        code = self._code(code)
+        with self._transaction(write=True) as tx:
+            self._hosted(tx, code, secret, now)
+            tx.run("DELETE FROM rooms WHERE code = ?", code)
+
+    def join(self, code: str, student: str, now: float) -> Room:
+        code, student = self._code(code), _student(student)
+        with self._transaction(write=True) as tx:
+            row = self._open(tx, code, now, lock=True)
+            if tx.row("SELECT 1 FROM students WHERE code = ? AND student = ?", code, student) is None:
+                limit = self.limits.max_students
+                if tx.count("SELECT count(*) FROM students WHERE code = ?", code) >= limit:
+                    raise RoomError(f"This room is full: it takes at most {limit} students.")
+                tx.run("INSERT INTO students (code, student, joined_at) VALUES (?, ?, ?)", code, student, now)
+            return self._room(tx, row)
+
+    def answer(self, code: str, student: str, question: str, answer: str, now: float) -> None:
+        code, student, question = self._code(code), _student(student), _key(question, "question")
+        text = clean_text(answer, self.limits.max_answer_chars, "an answer")
+        with self._transaction(write=True) as tx:
+            self._admit_answer(tx, code, student, now)
+            tx.run(
+                "INSERT INTO answers (code, question, student, answer, at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (code, question, student) DO UPDATE SET answer = excluded.answer, at = excluded.at",
+                code,
+                question,
+                student,
+                text,
+                now,
+            )
+
+    def answer_of(self, code: str, student: str, question: str, now: float) -> str | None:
+        code, student, question = self._code(code), _student(student), _key(question, "question")
+        with self._transaction(write=False) as tx:
+            self._open(tx, code, now)
+            found = tx.row(
+                "SELECT answer FROM answers WHERE code = ? AND question = ? AND student = ?", code, question, student
+            )
+            return None if found is None else str(found[0])
+
+    def tally(self, code: str, question: str, now: float) -> Tally:
+        code, question = self._code(code), _key(question, "question")
+        with self._transaction(write=False) as tx:
+            self._open(tx, code, now)
+            rows = tx.rows(
+                "SELECT answer, count(*) FROM answers WHERE code = ? AND question = ? GROUP BY answer", code, question
+            )
+        return ranked({str(answer): int(count) for answer, count in rows})
+
+    def add_sentence(self, code: str, student: str, round_key: str, sentence: str, now: float) -> None:
+        """A replaced sentence keeps its place and, if the teacher hid it, stays hidden (resending is no way back
+        onto the projector)."""
+        code, student, round_key = self._code(code), _student(student), _key(round_key, "round")
+        text = clean_text(sentence, self.limits.max_sentence_chars, "a sentence")
+        with self._transaction(write=True) as tx:
+            self._admit_answer(tx, code, student, now)
+            tx.run(
+                "INSERT INTO sentences (code, round_key, student, sentence, at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (code, round_key, student) DO UPDATE SET sentence = excluded.sentence, at = excluded.at",
+                code,
+                round_key,
+                student,
+                text,
+                now,
+            )
+
+    def sentences(self, code: str, round_key: str, now: float, with_hidden: bool = False) -> tuple[Entry, ...]:
+        code, round_key = self._code(code), _key(round_key, "round")
+        with self._transaction(write=False) as tx:
+            self._open(tx, code, now)
+            rows = tx.rows(
+                "SELECT id, sentence, hidden FROM sentences WHERE code = ? AND round_key = ? AND (? OR NOT hidden) "
+                "ORDER BY id",
+                code,
+                round_key,
+                with_hidden,
+            )
+        return tuple(Entry(int(entry), str(sentence), bool(hidden)) for entry, sentence, hidden in rows)
+
+    def hide(self, code: str, secret: str | None, entry: int, hidden: bool, now: float) -> None:
+        code = self._code(code)
+        with self._transaction(write=True) as tx:
+            self._hosted(tx, code, secret, now)
+            if not tx.run("UPDATE sentences SET hidden = ? WHERE id = ? AND code = ?", bool(hidden), int(entry), code):
+                raise RoomError("That sentence is not in this room.")
+
+    def purge(self, now: float) -> int:
+        with self._transaction(write=True) as tx:
+            tx.lock_rooms()
+            return tx.run("DELETE FROM rooms WHERE opened_at <= ?", self._cutoff(now))
+
+
+# SQLite: one server, any number of threads and processes on one file.
+
+
+class _SqliteTransaction(_Transaction):
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+
+    def rows(self, sql: str, *params: Param) -> list[Row]:
+        return self._connection.execute(sql, params).fetchall()
+
+    def run(self, sql: str, *params: Param) -> int:
+        return self._connection.execute(sql, params).rowcount
+
+
+class SqliteRooms(_SqlRooms):
+    """Rooms in a SQLite file (WAL: readers never wait for the writer). A connection per call, so any thread or
+    process may call; a write holds the file's one write lock (``BEGIN IMMEDIATE``) for its whole transaction and
+    others wait up to ``SQLITE_BUSY_SECONDS``. The file must be on a local disk (WAL shares memory between the
+    processes), so this store serves one machine: replicas need ``PostgresRooms``."""
+
+    def __init__(self, path: str | Path, limits: RoomLimits = LIMITS) -> None:
+        if str(path) in ("", ":memory:"):
+            raise ValueError("SqliteRooms needs a file: an in-memory database would be a new, empty one per call.")
+        self.path = Path(path)
+        self.limits = limits
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._use_wal()
+        with self._transaction(write=True) as tx:
+            for statement in _schema("REAL", "INTEGER PRIMARY KEY AUTOINCREMENT"):  # AUTOINCREMENT: ids never reused
+                tx.run(statement)
+
+    def _use_wal(self) -> None:
+        """The file in WAL mode (kept in the file). Switching needs the file to itself and, unlike a transaction,
+        does not wait for it: stores starting at once try again until ``SQLITE_BUSY_SECONDS`` have passed."""
+        deadline = time.monotonic() + SQLITE_BUSY_SECONDS
+        while True:
+            try:
+                with closing(self._connect()) as connection:
+                    connection.execute("PRAGMA journal_mode = WAL")
+                    return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.01)
+
+    def _connect(self) -> sqlite3.Connection:
+        # isolation_level=None: no implicit transactions, the BEGIN below is the only one.
+        connection = sqlite3.connect(self.path, timeout=SQLITE_BUSY_SECONDS, isolation_level=None)
+        connection.execute("PRAGMA foreign_keys = ON")  # per connection: the cascades
+        connection.execute("PRAGMA synchronous = NORMAL")  # WAL's safe setting: a power cut loses the last commits only
+        return connection
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[_Transaction]:
+        with closing(self._connect()) as connection:
+            connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield _SqliteTransaction(connection)
+            except BaseException:
+                if connection.in_transaction:  # SQLite ends it itself after some errors
+                    connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
+
+    def disconnect(self) -> None:
+        """Nothing held between calls."""
+
+
+# PostgreSQL: every replica of the app on one database.
+
+
+@cache
+def _postgres_sql(sql: str) -> str:
+    """``?`` placeholders as psycopg's ``%s`` (the statements hold no other ``?`` and no ``%``)."""
+    assert "%" not in sql, sql
+    return sql.replace("?", "%s")
+
+
+class _PostgresTransaction(_Transaction):
+    for_update = " FOR UPDATE"
+
+    def __init__(self, connection: Connection[Row]) -> None:
+        self._connection = connection
+
+    def rows(self, sql: str, *params: Param) -> list[Row]:
+        return self._connection.execute(_postgres_sql(sql), params).fetchall()
+
+    def run(self, sql: str, *params: Param) -> int:
+        return self._connection.execute(_postgres_sql(sql), params).rowcount
+
+    def lock_rooms(self) -> None:
+        self._connection.execute("SELECT pg_advisory_xact_lock(%s)", (ROOMS_LOCK,))
+
+
+class PostgresRooms(_SqlRooms):
+    """Rooms in a PostgreSQL database that every replica shares: a few pooled connections per replica (checked
+    before use, so a restarted server costs no call), a write locks its room's row, reads are one snapshot."""
+
+    def __init__(self, dsn: str, limits: RoomLimits = LIMITS) -> None:
+        self.limits = limits
+        self._pool: ConnectionPool[Connection[Row]] = ConnectionPool(
+            dsn,
+            min_size=1,
+            max_size=POSTGRES_CONNECTIONS,
+            kwargs={"autocommit": True, "client_encoding": "utf8"},  # transactions are explicit, below
+            check=ConnectionPool.check_connection,
+            timeout=POSTGRES_WAIT_SECONDS,
+            name="bertlens-rooms",
+            open=False,
+        )
+        self._pool.open(wait=True, timeout=POSTGRES_WAIT_SECONDS)  # a wrong DSN fails here, not at a student's call
+        try:
+            with self._pool.connection() as connection, connection.transaction():
+                # Two replicas starting at once: CREATE … IF NOT EXISTS alone can still collide in the catalogue.
+                connection.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+                for statement in _schema("DOUBLE PRECISION", "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY"):
+                    connection.execute(statement)
+        except BaseException:
+            self._pool.close()
+            raise
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[_Transaction]:
+        with self._pool.connection() as connection, connection.transaction():
+            if not write:
+                connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield _PostgresTransaction(connection)
+
+    def disconnect(self) -> None:
+        """The pool's connections closed: the store is used no more."""
+        self._pool.close()
+
+
+def open_store(url: str, limits: RoomLimits = LIMITS) -> RoomStore:
+    """The store ``url`` names: ``sqlite:///`` and a path (``sqlite:////abs/rooms.sqlite3``) or a plain path →
+    ``SqliteRooms``; ``postgresql://…`` or ``postgres://…`` → ``PostgresRooms``."""
+    if url.startswith(POSTGRES_PREFIXES):
+        return PostgresRooms(url, limits)
+    if url.startswith(SQLITE_PREFIX) and url != SQLITE_PREFIX:
+        return SqliteRooms(url[len(SQLITE_PREFIX) :], limits)
+    if url and "://" not in url:
+        return SqliteRooms(url, limits)
+    raise ValueError(
+        f"No room store for {url[:60]!r}. Accepted: sqlite:/// followed by a path (sqlite:////abs/rooms.sqlite3), "
+        "a plain file path, or a postgresql:// (postgres://) URL."
+    )

@@ -1,0 +1,140 @@
+"""A live class in AppTest: a teacher's session and several students' sessions on one store (a SQLite file, as one
+server has; tests/services/test_rooms_store.py runs the store's invariants on PostgreSQL too). Students answer, the
+teacher sees how many, reveals, and everyone sees the class's answers beside the model's, each number equal to the
+store's count and to the model's own output."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from bertlens.curriculum import LESSONS
+from bertlens.rooms import LIMITS, new_student_id
+from bertlens.wording import percent
+from components.services.rooms import open_store
+from components.services.text import literal
+from components.state.classroom import MEMBER, Membership
+from tests.conftest import APPTEST_TIMEOUT, ROOT
+from tests.core.test_mlm import reference_fill_mask
+from tests.pages.test_lessons_page import shown, step_link
+
+DISCOVER = LESSONS["discover"]
+ASK = "_lesson_discover_1"  # step 2: "What will BERT put in place of [MASK]?" on the fill-mask page
+SENTENCE = "The [MASK] chased the mouse."
+
+
+@pytest.fixture
+def rooms(tmp_path, monkeypatch):
+    """The store every session of the test shares (through ``BERTLENS_ROOMS``), and the test's own handle on it."""
+    url = f"sqlite:///{tmp_path / 'rooms.sqlite3'}"
+    monkeypatch.setenv("BERTLENS_ROOMS", url)
+    return open_store(url, LIMITS)
+
+
+@pytest.fixture
+def session(monkeypatch, tiny_pretraining_dir):
+    """A tab on the fill-mask page at discover's step 2, in room ``code``; the teacher's when given the secret."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", str(tiny_pretraining_dir))
+
+    def run(code: str, secret: str | None = None, seat: str | None = None) -> AppTest:
+        at = AppTest.from_file(str(ROOT / "pages/fill_mask.py"), default_timeout=APPTEST_TIMEOUT)
+        at.query_params.update({**step_link(DISCOVER, 1, 2), "room": code, **({"seat": seat} if seat else {})})
+        if secret is not None:
+            at.session_state[MEMBER] = Membership(code, new_student_id(), secret)
+        return at.run()
+
+    return run
+
+
+def send(at: AppTest, word: str) -> AppTest:
+    at.text_input(key=f"{ASK}_guess").input(word)
+    return at.button(key=f"{ASK}_check").click().run()
+
+
+def param(at: AppTest, name: str) -> str:
+    value = at.query_params[name]
+    return value[0] if isinstance(value, list) else value
+
+
+def in_words(at: AppTest) -> list[str]:
+    return [c.value.removeprefix("In words — ") for c in at.caption if c.value.startswith("In words — ")]
+
+
+def test_the_class_answers_the_teacher_counts_reveals_and_all_see_the_class_beside_bert(
+    rooms, session, tiny_bundle, masked_lm
+):
+    room, secret = rooms.open_room("discover", 2, time.time())
+    teacher = session(room.code, secret)
+    students = [session(room.code) for _ in range(3)]
+    assert not teacher.exception and all(not s.exception for s in students)
+    assert [(m.label, m.value) for m in teacher.metric] == [("Answers in", "0 of 0")]  # before anyone joined
+    assert teacher.run().metric[0].value == "0 of 3"
+    for student, word in zip(students, ("Dog", "cat", "dog")):
+        send(student, word)
+        assert "Your answer is in" in shown(student)  # stored first, then said
+        assert not in_words(student) and not student.success and not [t for t in student.text_input if t.key == "text"]
+    teacher.run()
+    assert teacher.metric[0].value == "3 of 3"  # how many, not what
+    assert not in_words(teacher) and not [t for t in teacher.text_input if t.key == "text"]  # the page waits
+
+    teacher.button(key=f"{ASK}_reveal").click().run()
+    assert not teacher.exception and rooms.room(room.code, time.time()).revealed == {ASK}
+    tally = rooms.tally(room.code, ASK, time.time())
+    assert tally.answered == 3 and dict(tally.counts) == {"dog": 2, "cat": 1}  # "Dog" and "dog": one word
+    top = reference_fill_mask(masked_lm, tiny_bundle.tokenizer, SENTENCE, 5)[0]
+    bert = ", ".join(f"{guess['token_str'].strip()}: {percent(guess['score'])}" for guess in top)
+    for at in [teacher, *(s.run() for s in students)]:
+        assert not at.exception
+        words = in_words(at)
+        assert words[0] == literal("dog: 2, cat: 1") and words[1] == literal(bert)  # the store's count; the MLM head's own top 5
+        assert [t for t in at.text_input if t.key == "text"]  # revealed: the page opens
+    assert f"“**{top[0]['token_str'].strip()}**”" in shown(teacher)
+
+
+def test_a_second_answer_replaces_the_first_and_a_reload_keeps_it(rooms, session):
+    room, _ = rooms.open_room("discover", 2, time.time())
+    student = session(room.code)
+    seat = param(student, "seat")
+    send(student, "cat")
+    time.sleep(LIMITS.answer_seconds)  # a person answering again
+    send(student, "bird")
+    assert rooms.tally(room.code, ASK, time.time()).counts == (("bird", 1),)  # never two answers of one student
+    again = session(room.code, seat=seat)  # a reload (or another replica): a new session, the same seat
+    assert "Your answer is in" in shown(again) and again.text_input(key=f"{ASK}_guess").value == "bird"
+    assert rooms.room(room.code, time.time()).students == 1
+
+
+def test_without_the_host_key_nothing_is_revealed_and_it_says_why(rooms, session):
+    room, _ = rooms.open_room("discover", 2, time.time())
+    forger = session(room.code, secret="not-the-key")  # a forged host: a session that claims a key
+    assert not forger.exception
+    forger.button(key=f"{ASK}_reveal").click().run()
+    assert "Only the teacher who opened this room" in " ".join(w.value for w in forger.warning)
+    assert rooms.room(room.code, time.time()).revealed == frozenset()
+
+
+def test_students_follow_the_teachers_step_unless_looking_around(rooms, session):
+    room, secret = rooms.open_room("discover", 2, time.time())
+    following, looking = session(room.code), session(room.code)
+    looking.button(key="_lesson_back").click().run()  # the student looks at step 1
+    assert param(looking, "step") == "1"
+    rooms.steer(room.code, secret, "discover", 3, time.time())  # the teacher's Next
+    following.run()
+    looking.run()
+    assert param(following, "step") == "3"  # moved with the class
+    assert param(looking, "step") == "1"  # not pulled away from what they look at
+    assert "you are looking around" in shown(looking)
+    looking.button(key="_class_back").click().run()
+    assert param(looking, "step") == "3"
+
+
+def test_a_closed_room_says_so_and_leaves_the_class(rooms, session):
+    room, secret = rooms.open_room("discover", 2, time.time())
+    student = session(room.code)
+    rooms.close(room.code, secret, time.time())
+    student.run()
+    assert f"No open room has the code {room.code}" in " ".join(w.value for w in student.warning)
+    assert "room" not in student.query_params
