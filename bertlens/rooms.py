@@ -40,6 +40,7 @@ class RoomLimits:
     answer_seconds: float = 1.0  # a student's answers: at most one this often (a person cannot answer faster)
     room_answers_per_minute: int = 600  # every answer of one room together (100 students, 6 a minute each)
     join_guesses_per_minute: int = 10  # codes that open no room, per tab (a code is not guessed by trying)
+    rooms_per_tab_hour: int = 3  # rooms one tab opens (200 rooms are every replica's: one tab cannot take them all)
 
     @property
     def room_seconds(self) -> float:

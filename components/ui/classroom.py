@@ -29,6 +29,7 @@ from components.ui.palette import PALETTE
 JOIN_LABEL = "QR code of the live class's join link"
 SHOW_JOIN = "_class_show_join"  # the run after a click opens the join view
 GUESSES = "_class_join_guesses"  # this tab's codes that opened no room: times
+OPENED_ROOMS = "_class_opened"  # when this tab opened its rooms
 WATCH_SECONDS = 2.0  # a student's page looks for the teacher's step and reveal this often
 COUNT_SECONDS = 1.0  # the teacher's count of answers: one aggregate query this often
 TOP_WORDS = 8  # the class's typed words drawn; the rest counted as "other words"
@@ -40,15 +41,22 @@ JOIN_CSS = """<style>
 </style>"""
 
 
-def start_class(lesson: str, step: int) -> None:
-    """Open a room at ``lesson``'s ``step`` with this tab as its host; the join view opens on the next run."""
+def start_class(lesson: str, step: int) -> bool:
+    """Open a room at ``lesson``'s ``step`` with this tab as its host (the join view opens on the next run); False,
+    said, when the tab has opened ``LIMITS.rooms_per_tab_hour`` rooms this hour or the store refuses."""
+    now = time.time()
+    opened = [at for at in st.session_state.get(OPENED_ROOMS, []) if now - at < 3600]
     try:
-        room, secret = room_store().open_room(lesson, step, time.time())
+        if len(opened) >= LIMITS.rooms_per_tab_hour:
+            raise RoomError(f"A tab can open at most {LIMITS.rooms_per_tab_hour} live classes an hour.")
+        room, secret = room_store().open_room(lesson, step, now)
     except RoomError as error:
         st.warning(literal(str(error)), icon=":material/group_off:")
-        return
+        return False
+    st.session_state[OPENED_ROOMS] = [*opened, now]
     host_of(room.code, secret)
     st.session_state[SHOW_JOIN] = True
+    return True
 
 
 def join_box() -> str | None:

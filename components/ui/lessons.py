@@ -136,8 +136,7 @@ def start_class_button(bundle: ModelBundle, key: str, lesson: Lesson | None = No
         icon=":material/groups:",
         key=key,
         help="Students join with a code or a QR code; their pages follow your steps and their answers come to you",
-    ):
-        start_class(chosen.key, index + 1)
+    ) and start_class(chosen.key, index + 1):
         go_to_step(chosen, index, bundle.capabilities.num_layers)
 
 

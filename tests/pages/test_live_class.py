@@ -16,6 +16,7 @@ from bertlens.wording import percent
 from components.services.rooms import open_store
 from components.services.text import literal
 from components.state.classroom import MEMBER, Membership
+from components.ui.classroom import OPENED_ROOMS
 from tests.conftest import APPTEST_TIMEOUT, ROOT
 from tests.core.test_mlm import reference_fill_mask
 from tests.pages.test_lessons_page import shown, step_link
@@ -89,7 +90,9 @@ def test_the_class_answers_the_teacher_counts_reveals_and_all_see_the_class_besi
     for at in [teacher, *(s.run() for s in students)]:
         assert not at.exception
         words = in_words(at)
-        assert words[0] == literal("dog: 2, cat: 1") and words[1] == literal(bert)  # the store's count; the MLM head's own top 5
+        assert words[0] == literal("dog: 2, cat: 1") and words[1] == literal(
+            bert
+        )  # the store's count; the MLM head's own top 5
         assert [t for t in at.text_input if t.key == "text"]  # revealed: the page opens
     assert f"“**{top[0]['token_str'].strip()}**”" in shown(teacher)
 
@@ -138,3 +141,37 @@ def test_a_closed_room_says_so_and_leaves_the_class(rooms, session):
     student.run()
     assert f"No open room has the code {room.code}" in " ".join(w.value for w in student.warning)
     assert "room" not in student.query_params
+
+
+@pytest.fixture
+def home(monkeypatch, tiny_pretraining_dir, rooms):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", str(tiny_pretraining_dir))
+    return lambda: AppTest.from_file(str(ROOT / "pages/home.py"), default_timeout=APPTEST_TIMEOUT).run()
+
+
+def join(at: AppTest, code: str) -> AppTest:
+    at.text_input(key="class_code").input(code)
+    return at.button(key="FormSubmitter:class_join-Join the class").click().run()
+
+
+def test_a_typed_code_joins_and_wrong_codes_are_limited(home, rooms):
+    room, _ = rooms.open_room("discover", 1, time.time())
+    at = home()
+    join(at, "0O1IL2")  # not a code: letters a code never has
+    assert "A room code has 6 letters and digits" in " ".join(w.value for w in at.warning)
+    for _ in range(LIMITS.join_guesses_per_minute - 1):
+        join(at, "ZZZZZZ" if room.code != "ZZZZZZ" else "YYYYYY")
+    join(at, f"{room.code[:3].lower()}-{room.code[3:].lower()}")  # right, but past the limit: wait a minute
+    assert f"at most {LIMITS.join_guesses_per_minute} a minute" in " ".join(w.value for w in at.warning)
+    assert "room" not in at.query_params
+    fresh = join(home(), f"{room.code[:3].lower()}-{room.code[3:].lower()}")  # case and a dash ignored
+    assert not fresh.exception and param(fresh, "room") == room.code
+
+
+def test_a_tab_opens_at_most_its_rooms_an_hour(home, rooms):
+    at = home()
+    at.session_state[OPENED_ROOMS] = [time.time()] * LIMITS.rooms_per_tab_hour
+    at.button(key="_class_start_home").click().run()
+    assert f"at most {LIMITS.rooms_per_tab_hour} live classes an hour" in " ".join(w.value for w in at.warning)
+    assert MEMBER not in at.session_state and "room" not in at.query_params
