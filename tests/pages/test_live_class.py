@@ -89,7 +89,8 @@ def test_the_class_answers_the_teacher_counts_reveals_and_all_see_the_class_besi
     for at in [teacher, *(s.run() for s in students)]:
         assert not at.exception
         words = in_words(at)
-        assert words[0] == literal("dog: 2, cat: 1") and words[1] == literal(bert)  # the store's count; the MLM head's own top 5
+        # The store's count; the MLM head's own top 5.
+        assert words[0] == literal("dog: 2, cat: 1") and words[1] == literal(bert)
         assert [t for t in at.text_input if t.key == "text"]  # revealed: the page opens
     assert f"“**{top[0]['token_str'].strip()}**”" in shown(teacher)
 
