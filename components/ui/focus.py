@@ -3,7 +3,8 @@
 In Streamlit 1.67 a key press that reruns the script can leave focus on the page's ``<body>``: the control is
 drawn again (a tab strip, a download button), or it is gone (a lesson's
 Next to another page, an expander's button that closes it). A screen reader then starts again from the top.
-After a key press, this script watches focus until a few seconds after the run it started; if it falls to ``<body>`` with no click since,
+After a key press, this script watches focus until a few seconds after the run it started (not after later runs of
+a timed fragment); if it falls to ``<body>`` with no click since,
 it goes back to the same control once it is there again (same widget key, role and name), without scrolling; else
 (the run over, and the control not drawn again or disabled) to the control nearest it: the one before a disabled
 control, or the open tab (else the first control) of the keyed part of the page it was in; else to the page's
@@ -21,7 +22,7 @@ KEEP_FOCUS = """<script data-bertlens="keep-focus">
 (() => {
   if (window.bertlensFocus) return;
   window.bertlensFocus = true;
-  const WATCH_MS = 6000, EVERY_MS = 150;
+  const WATCH_MS = 6000, EVERY_MS = 150, QUIET_TICKS = 4;
   const keyOf = (el) => [...(el.closest?.('[class*="st-key-"]')?.classList || [])].find((c) => c.startsWith("st-key-"));
   const nameOf = (el) => (el.getAttribute("aria-label") || el.textContent || "").trim().slice(0, 120);
   const usable = (el) => !el.disabled && el.getAttribute("aria-disabled") !== "true"
@@ -63,7 +64,12 @@ KEEP_FOCUS = """<script data-bertlens="keep-focus">
   const idle = () => document.querySelector('[data-testid="stApp"]')?.getAttribute("data-test-script-state") === "notRunning";
   setInterval(() => {
     if (!watch) return;
-    if (!idle()) watch.until = Date.now() + WATCH_MS;  // a slow run: the watch lasts until a while after it
+    // A slow run: the watch lasts until a while after it. Only the run the key press started: a page's timed fragment
+    // (a live class's, every second or two) would else keep it forever, and focus would jump whenever a later run
+    // took the control away (a student's answer box, gone at the teacher's reveal minutes later).
+    // (Its end: idle for QUIET_TICKS in a row, not the instant between a page switch's two runs.)
+    if (!idle()) { if (!watch.ended) watch.until = Date.now() + WATCH_MS; watch.ran = true; watch.quiet = 0; }
+    else if (watch.ran && (watch.quiet = (watch.quiet || 0) + 1) >= QUIET_TICKS) watch.ended = true;
     if (Date.now() > watch.until) { watch = null; return; }  // a few seconds after the key press, no longer
     const strip = document.activeElement;
     if (strip?.getAttribute("role") === "tablist" && document.hasFocus()) {  // the strip itself: no tab shows focus
