@@ -171,8 +171,11 @@ def follow_the_class(bundle: ModelBundle) -> InClass | None:
     elif action == "join view":
         join_view(member.code, join_url(member.code))
     elif action in ("end", "leave"):
-        if action == "end":
-            store.close(member.code, member.secret, now)
+        try:
+            if action == "end":
+                store.close(member.code, member.secret, now)
+        except RoomError as error:  # ended meanwhile (another tab of the teacher's), or past its time
+            st.warning(literal(str(error)), icon=":material/group_off:")
         leave_class()
         st.rerun()
     show_join_view(member)

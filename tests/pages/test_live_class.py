@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertlens.curriculum import LESSONS
-from bertlens.rooms import LIMITS, new_student_id
+from bertlens.rooms import LIMITS, RoomClosed, new_student_id
 from bertlens.wording import percent
 from components.services.rooms import open_store
 from components.services.text import literal
@@ -175,3 +175,16 @@ def test_a_tab_opens_at_most_its_rooms_an_hour(home, rooms):
     at.button(key="_class_start_home").click().run()
     assert f"at most {LIMITS.rooms_per_tab_hour} live classes an hour" in " ".join(w.value for w in at.warning)
     assert MEMBER not in at.session_state and "room" not in at.query_params
+
+
+def test_the_teacher_ends_the_class_and_everything_in_it_is_deleted(rooms, session):
+    room, secret = rooms.open_room("discover", 2, time.time())
+    student = send(session(room.code), "cat")
+    teacher = session(room.code, secret)
+    assert teacher.button(key="_class_end") and not [b for b in student.button if b.key == "_class_end"]
+    teacher.button(key="_class_end").click().run()
+    assert not teacher.exception and "room" not in teacher.query_params
+    with pytest.raises(RoomClosed):
+        rooms.tally(room.code, ASK, time.time())
+    student.run()
+    assert f"No open room has the code {room.code}" in " ".join(w.value for w in student.warning)
