@@ -61,6 +61,13 @@ class NotHost(RoomError):
         super().__init__("Only the teacher who opened this room can do that (this browser has not its host key).")
 
 
+class StoreUnavailable(RoomError):
+    """The store failed (a database that is down, or busy past its wait): nothing was changed."""
+
+    def __init__(self) -> None:
+        super().__init__("The live class's store cannot be reached just now: nothing was saved. Try again in a moment.")
+
+
 class RoomClosed(RoomError):
     """A code that opens no room: never opened, closed by its teacher or past its time."""
 

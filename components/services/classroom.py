@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
+from contextlib import suppress
 
 import streamlit as st
 
-from bertlens.rooms import LIMITS, RoomStore
+from bertlens.rooms import LIMITS, RoomError, RoomStore
 from components.services.rooms import open_store
 from components.services.settings import settings
 
@@ -27,5 +28,6 @@ def room_store() -> RoomStore:
     store = _store(settings().rooms)
     if (now := time.time()) - _last_purge > PURGE_SECONDS:
         _last_purge = now
-        store.purge(now)
+        with suppress(RoomError):  # the store unreachable: expired rooms are refused anyway, and purged next time
+            store.purge(now)
     return store

@@ -18,8 +18,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from psycopg import Connection
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from bertlens.rooms import (
     LIMITS,
@@ -30,6 +31,7 @@ from bertlens.rooms import (
     RoomError,
     RoomLimits,
     RoomStore,
+    StoreUnavailable,
     Tally,
     clean_text,
     new_code,
@@ -438,15 +440,18 @@ class SqliteRooms(_SqlRooms):
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[_Transaction]:
-        with closing(self._connect()) as connection:
-            connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            try:
-                yield _SqliteTransaction(connection)
-            except BaseException:
-                if connection.in_transaction:  # SQLite ends it itself after some errors
-                    connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
+        try:
+            with closing(self._connect()) as connection:
+                connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                try:
+                    yield _SqliteTransaction(connection)
+                except BaseException:
+                    if connection.in_transaction:  # SQLite ends it itself after some errors
+                        connection.execute("ROLLBACK")
+                    raise
+                connection.execute("COMMIT")
+        except sqlite3.Error as error:  # busy past the wait, a disk that failed: said, not a traceback
+            raise StoreUnavailable from error
 
     def disconnect(self) -> None:
         """Nothing held between calls."""
@@ -507,10 +512,13 @@ class PostgresRooms(_SqlRooms):
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[_Transaction]:
-        with self._pool.connection() as connection, connection.transaction():
-            if not write:
-                connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            yield _PostgresTransaction(connection)
+        try:
+            with self._pool.connection() as connection, connection.transaction():
+                if not write:
+                    connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                yield _PostgresTransaction(connection)
+        except (psycopg.Error, PoolTimeout) as error:  # the database down or out of connections: said, not a traceback
+            raise StoreUnavailable from error
 
     def disconnect(self) -> None:
         """The pool's connections closed: the store is used no more."""

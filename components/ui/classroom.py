@@ -21,7 +21,7 @@ from bertlens.rooms import LIMITS, Room, RoomError, Tally, normalise_code
 from bertlens.wording import percent
 from components.services.classroom import room_store
 from components.services.text import literal
-from components.state.classroom import ROOM, Membership, host_of
+from components.state.classroom import HOST_COOKIE, ROOM, Membership, host_of
 from components.ui.class_link import app_url
 from components.ui.exports import chart
 from components.ui.palette import PALETTE
@@ -112,6 +112,14 @@ def join_view(code: str, url: str) -> None:
     )
 
 
+def forget_host_key() -> None:
+    """The class ended: this browser's host key goes too (a shared computer's next user is nobody's host)."""
+    st.html(
+        f'<script>document.cookie = "{HOST_COOKIE}=; max-age=0; path=/; SameSite=Strict";</script>',
+        unsafe_allow_javascript=True,
+    )
+
+
 def class_bar(member: Membership, room: Room, away: bool) -> str | None:
     """One line above the page: the room, its students and what this tab can do. The action clicked: "back" (to
     the class's step), "join view", "end" or "leave"; None."""
@@ -161,7 +169,7 @@ def answer_count(code: str, question: str) -> None:
 def class_answers(tally: Tally, question: Question, reveal: Reveal, yours: str | None) -> None:
     """After the reveal: the class's answers as bars beside the model's answer (a question with choices: a bar per
     choice, the model's marked; a typed word: the class's words, and the model's top guesses with their
-    probabilities)."""
+    probabilities). ``yours``: the student's answer, "" when they gave none; None for the teacher."""
     if question.choices:
         counts = dict(tally.counts)
         labels = list(question.choices)
@@ -200,13 +208,14 @@ def class_answers(tally: Tally, question: Question, reveal: Reveal, yours: str |
                 key="class_model_guesses",
                 words=", ".join(f"{w}: {percent(p)}" for w, p in reveal.ranking),
             )
-    if yours is None:
+    if yours == "":
         st.caption("You did not answer this one.")
 
 
 def _bars(
     labels: list[str], values: Sequence[float], colours: list[str], marks: list[str], title: str, unit: str
 ) -> go.Figure:
+    labels = [html.escape(label) for label in labels]  # a student's word is text: plotly draws tags in labels
     fig = go.Figure(
         go.Bar(
             x=values,

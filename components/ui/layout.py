@@ -190,7 +190,7 @@ def page_header(title: str, lead: str, page: str, staged: bool = True) -> tuple[
     # Presenting, one line: what the model can do is in the sidebar's status.
     header.caption(f"{lead} · {model}" if presenting() else f"{lead}  \n{model} — {bundle.capabilities.summary()}")
     fallback_banner(bundle)
-    in_class = follow_the_class(bundle)  # a student's page goes where the teacher's step is
+    in_class = follow_the_class(bundle, page)  # a student's page goes where the teacher's step is
     step = linked_step(page)
     lesson, stage = _stage(with_lesson=step is not None) if staged else _unstaged()
     if step is not None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import html
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from contextlib import suppress
+from dataclasses import dataclass, replace
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -50,6 +51,7 @@ from components.ui.classroom import (
     answer_count,
     class_answers,
     class_bar,
+    forget_host_key,
     join_url,
     join_view,
     show_join_view,
@@ -140,7 +142,7 @@ def start_class_button(bundle: ModelBundle, key: str, lesson: Lesson | None = No
         go_to_step(chosen, index, bundle.capabilities.num_layers)
 
 
-def follow_the_class(bundle: ModelBundle) -> InClass | None:
+def follow_the_class(bundle: ModelBundle, page: str) -> InClass | None:
     """The live class this tab is in, read once a run: a student's page goes to the teacher's step when it changes
     (unless the student looks around elsewhere: then "Back to the class"); the class bar above the page."""
     member = membership()
@@ -157,12 +159,19 @@ def follow_the_class(bundle: ModelBundle) -> InClass | None:
         leave_class()
         return None
     keep_host_key(member)
-    lesson, layers = LESSONS.get(room.lesson), bundle.capabilities.num_layers
-    here = (st.query_params.get("lesson"), st.query_params.get("step"))
-    theirs = (room.lesson, str(room.step))
+    layers = bundle.capabilities.num_layers
+    shown = lesson_step(st.query_params.get("lesson"), st.query_params.get("step"))
+    if member.hosting and shown and (shown[0].key, shown[1] + 1) != (room.lesson, room.step):
+        steer_the_class(*shown)  # the teacher's Back/Forward, or a lesson link: the class goes there too
+        room = replace(room, lesson=shown[0].key, step=shown[1] + 1)
+    lesson = LESSONS.get(room.lesson)
+    if lesson is not None and not 0 < room.step <= len(lesson.steps):
+        lesson = None  # a step this version's lesson lacks: nowhere to follow
+    here = (st.query_params.get("lesson"), st.query_params.get("step"), page)
+    theirs = (room.lesson, str(room.step), lesson.steps[room.step - 1].page if lesson else None)
     seen = st.session_state.get(SEEN)
     st.session_state[SEEN] = theirs
-    following = seen is None or here == seen
+    following = seen is None or here == seen  # where the class was: not looking around elsewhere
     if lesson is not None and not member.hosting and here != theirs and seen != theirs and following:
         go_to_step(lesson, room.step - 1, layers)
     action = class_bar(member, room, away=here != theirs)
@@ -177,7 +186,10 @@ def follow_the_class(bundle: ModelBundle) -> InClass | None:
         except RoomError as error:  # ended meanwhile (another tab of the teacher's), or past its time
             st.warning(literal(str(error)), icon=":material/group_off:")
         leave_class()
-        st.rerun()
+        if action == "leave":
+            st.rerun()
+        forget_host_key()  # the page runs on, out of the class (a rerun would not send the script)
+        return None
     show_join_view(member)
     if not member.hosting:
         watch_room(member.code, room)
@@ -460,7 +472,10 @@ def question_box(question: Question, live: CachedLive, key: str, in_class: InCla
     hosting = in_class is not None and in_class.member.hosting
     revealed = in_class is not None and key in in_class.room.revealed
     if in_class is not None and not hosting and not st.session_state.get(answered):  # a new session: from the room
-        st.session_state[answered] = room_store().answer_of(in_class.room.code, in_class.member.seat, key, time.time())
+        with suppress(RoomError):  # closed meanwhile: the next run says so
+            st.session_state[answered] = room_store().answer_of(
+                in_class.room.code, in_class.member.seat, key, time.time()
+            )
     if st.session_state.get(answered) and guess_key not in st.session_state:
         st.session_state[guess_key] = st.session_state[answered]  # the box shows the answer it gave
     if hosting:
@@ -503,7 +518,12 @@ def question_box(question: Question, live: CachedLive, key: str, in_class: InCla
         return False
     reveal = question.reveal(live)
     if in_class is not None:
-        class_answers(room_store().tally(in_class.room.code, key, time.time()), question, reveal, guess)
+        try:
+            tally = room_store().tally(in_class.room.code, key, time.time())
+        except RoomError as error:
+            st.warning(literal(str(error)), icon=":material/group_off:")
+        else:
+            class_answers(tally, question, reveal, None if hosting else guess or "")
     verdict = reveal.judge(guess) if guess and not hosting else None
     if verdict is None and hosting and reveal.answer is not None:
         st.info(f"Computed live, BERT's answer is “**{literal(reveal.answer)}**”. {reveal.detail}")
