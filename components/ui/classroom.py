@@ -174,9 +174,9 @@ def class_answers(tally: Tally, question: Question, reveal: Reveal, yours: str |
         counts = dict(tally.counts)
         labels = list(question.choices)
         values = [counts.get(choice, 0) for choice in labels]
-        model = (reveal.answer or "").strip().lower()
-        colours = [PALETTE[1] if label.strip().lower() == model else PALETTE[0] for label in labels]
-        marks = ["BERT's answer" if label.strip().lower() == model else "" for label in labels]
+        models = [bool(reveal.judge(label)) for label in labels]  # the reveal's own comparison
+        colours = [PALETTE[1] if model else PALETTE[0] for model in models]
+        marks = ["BERT's answer" if model else "" for model in models]
         fig = _bars(labels, values, colours, marks, f"The class's answers ({tally.answered})", "students")
         chart(fig, "class-answers", key="class_answers", words=_count_words(labels, values, reveal.answer))
     else:

@@ -131,7 +131,8 @@ def start_class_button(bundle: ModelBundle, key: str, lesson: Lesson | None = No
     first lesson's first step. Not drawn in a class."""
     if in_a_class():
         return
-    found = (lesson, 0) if lesson else (_linked_step() if "lesson" in st.query_params else None)
+    # The address's step read as it is (the page's panel says what is wrong with it: not this sidebar button too).
+    found = (lesson, 0) if lesson else lesson_step(st.query_params.get("lesson"), st.query_params.get("step"))
     chosen, index = found or (next(iter(LESSONS.values())), 0)
     if st.button(
         "Start a live class",
@@ -553,9 +554,10 @@ def _check(question: Question, key: str, in_class: InClass | None) -> None:
     that the run draws the question answered, in its place beside the page (the box is not drawn twice: keyboard
     focus stays in it); why not, when refused."""
     guess = st.session_state.get(f"{key}_guess")
+    if not guess:
+        st.session_state[f"{key}_refused"] = "Choose or type an answer first."
+        return
     try:
-        if not guess:
-            raise RoomError("Choose or type an answer first.")
         if in_class is not None:
             answer = answer_form(guess, question.choices, LIMITS.max_answer_chars)
             room_store().answer(in_class.room.code, in_class.member.seat, key, answer, time.time())
