@@ -35,16 +35,19 @@ from bertlens.snapshot import SNAPSHOT_DIR_ENV
 
 HOSTED_ENV_VAR = "BERTLENS_HOSTED"
 ALLOWED_ENV_VAR = "BERTLENS_ALLOWED_MODELS"
-ROOMS_ENV_VAR = "BERTLENS_ROOMS"  # the live classes' store: a SQLite file (one server) or PostgreSQL (replicas)
-DEFAULT_ROOMS = Path.home() / ".cache" / "bertlens" / "rooms.sqlite3"
-ROOMS_SCHEMES = ("sqlite:///", "postgresql://", "postgres://")
+CLASS_STORE_ENV_VAR = (
+    "BERTLENS_CLASS_STORE"  # the live classes' store: a SQLite file (one server) or PostgreSQL (replicas)
+)
+DEFAULT_CLASS_STORE = Path.home() / ".cache" / "bertlens" / "rooms.sqlite3"
+SQLITE_SCHEME = "sqlite:///"
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 ON_WORDS = tuple(sorted(TRUE_WORDS))  # ("1", "on", "true", "yes")
 OFF_WORDS = ("0", "false", "no", "off")
 KNOWN_VARIABLES = (
     HOSTED_ENV_VAR,
     MODEL_ENV_VAR,
     ALLOWED_ENV_VAR,
-    ROOMS_ENV_VAR,
+    CLASS_STORE_ENV_VAR,
     *(spec.env_var for spec in BUDGETS.values()),
 )
 # The server's own settings: read from the environment only (the engine and the collector start before any
@@ -68,7 +71,7 @@ class Settings:
     model_options: tuple[str, ...]  # what the picker offers
     allow_custom_models: bool
     budgets: Budgets
-    rooms: str  # the live classes' store, as a URL (``rooms_store``)
+    class_store: str  # the live classes' store, as a URL (``class_store``)
 
 
 def _set(env: Mapping[str, str], name: str) -> str | None:
@@ -124,22 +127,27 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         model_options=options,
         allow_custom_models=not hosted,
         budgets=budgets_from({name: _budget(env, name, hosted) for name in BUDGETS}),
-        rooms=rooms_store(env),
+        class_store=class_store(env),
     )
 
 
-def rooms_store(env: Mapping[str, str]) -> str:
-    """Where live classes are kept: ``sqlite:///`` + an absolute path (default: a file in the user's cache, for one
-    server), or a ``postgresql://`` URL that every replica shares. Anything else fails closed: a class on replicas
-    with a store per replica would lose its students at every failover."""
-    raw = _set(env, ROOMS_ENV_VAR)
+def class_store(env: Mapping[str, str]) -> str:
+    """Where live classes are kept, as a URL: ``sqlite:///`` + an absolute path (given so, or as the bare absolute
+    path; default: a file in the user's cache, for one server), or a ``postgresql://`` URL that every replica shares.
+    Anything else fails closed: a relative path would name another file in each working folder, and a class on
+    replicas with a store per replica would lose its students at every failover."""
+    raw = _set(env, CLASS_STORE_ENV_VAR)
     if raw is None:
-        return f"sqlite:///{DEFAULT_ROOMS}"
-    if raw.startswith(ROOMS_SCHEMES) and (not raw.startswith("sqlite") or Path(raw[len("sqlite:///") :]).is_absolute()):
+        return f"{SQLITE_SCHEME}{DEFAULT_CLASS_STORE}"
+    if raw.startswith(POSTGRES_SCHEMES):
         return raw
+    path = raw.removeprefix(SQLITE_SCHEME)
+    if "://" not in path and Path(path).is_absolute() and not path.endswith("/"):
+        return f"{SQLITE_SCHEME}{path}"
     raise SettingsError(
-        f"{ROOMS_ENV_VAR} (secrets key 'rooms') is {raw[:40]!r}. Accepted: sqlite:/// followed by an absolute path "
-        "(one server), or a postgresql:// URL (replicas: every one the same database)."
+        f"{CLASS_STORE_ENV_VAR} (secrets key 'class_store') is {raw[:40]!r}. Accepted: an absolute file path, or "
+        "sqlite:/// followed by one (SQLite: one server), or a postgresql:// URL (replicas: every one the same "
+        "database)."
     )
 
 

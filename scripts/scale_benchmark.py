@@ -307,11 +307,7 @@ def kill_when(cluster: Cluster, room: Classroom, kill: Kill, stop: threading.Eve
     while len(room.recorder.observations) < kill.after_runs:
         if stop.wait(0.05):
             return
-    current = {}
-    for line in cluster.balancer.command("show stat").splitlines()[1:]:
-        fields = line.split(",")
-        if len(fields) > 4 and fields[0] == "replicas" and fields[1] not in ("FRONTEND", "BACKEND"):
-            current[fields[1]] = int(fields[4] or 0)  # scur
+    current = cluster.balancer.sessions()
     if kill.of_session is None:
         victim = max(cluster.members, key=lambda r: current.get(r.name, 0))
     else:

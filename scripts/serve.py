@@ -13,6 +13,10 @@ copy; ``--separate-processes`` starts each as its own process instead. HAProxy r
 ``/_stcore/script-health-check`` (which loads the model before a replica gets a student), a header naming
 the replica that served.
 
+The replicas share one live-class store (``BERTLENS_CLASS_STORE``, docs/live-class.md): the database that variable
+names, else a PostgreSQL server this script starts for them (``scripts/postgres.py``: Debian's ``postgresql``
+package, on 127.0.0.1 and a Unix socket, fsync on) and stops with them; the live classes it held end then.
+
 A replica that dies is taken out of HAProxy (maintenance); its students' browsers reconnect to another
 replica and get the same view back (it lives in the URL). Once they have (``--restart-delay``, 20 s; at once
 if no other replica is alive), it is started again on the same port, warmed, and put back. A rolling restart
@@ -35,10 +39,13 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bertlens.settings import CLASS_STORE_ENV_VAR
+from scripts.postgres import binaries, missing, postmaster_pid, running_postgres
 from scripts.preloaded import LaunchedProcess, Launcher, die_with_parent
 from scripts.server import (
     PORT_ATTEMPTS,
@@ -149,22 +156,59 @@ class Balancer:
                 chunks.append(chunk)
         return b"".join(chunks).decode()
 
-    def states(self) -> dict[str, str]:
-        """Each replica's status as HAProxy sees it ("UP", "DOWN", "MAINT", "UP 1/2", …)."""
+    def _stat(self, column: str) -> dict[str, str]:
+        """One column of HAProxy's ``show stat``, per replica."""
         lines = self.command("show stat").splitlines()
         header = lines[0].lstrip("# ").split(",")
         rows = [dict(zip(header, line.split(","))) for line in lines[1:] if line]
         return {
-            row["svname"]: row["status"]
+            row["svname"]: row[column]
             for row in rows
             if row["pxname"] == BACKEND and row["svname"] not in ("FRONTEND", "BACKEND")
         }
+
+    def states(self) -> dict[str, str]:
+        """Each replica's status as HAProxy sees it ("UP", "DOWN", "MAINT", "UP 1/2", …)."""
+        return self._stat("status")
+
+    def sessions(self) -> dict[str, int]:
+        """Each replica's open sessions (``scur``: a tab's websocket is one)."""
+        return {name: int(count or 0) for name, count in self._stat("scur").items()}
 
     def set_state(self, server: str, state: str) -> None:
         """``state``: "maint" (no traffic at all), "drain" (only its own sessions) or "ready"."""
         answer = self.command(f"set server {BACKEND}/{server} state {state}").strip()
         if answer:
             raise RuntimeError(f"HAProxy refused 'set server {server} state {state}': {answer}")
+
+
+class NoClassStore(RuntimeError):
+    """The replicas would have no shared live-class store: PostgreSQL is not installed and none was named."""
+
+
+@dataclass(frozen=True)
+class ClassStore:
+    env: dict[str, str]  # the replicas' environment, ``BERTLENS_CLASS_STORE`` set
+    pid: int | None  # the PostgreSQL server started here (None: the one named)
+    url: str | None  # its URL (None: the one named, not repeated: it may hold a password)
+
+
+@contextmanager
+def class_store(env: dict[str, str], durable: bool = True) -> Iterator[ClassStore]:
+    """The replicas' shared store: ``BERTLENS_CLASS_STORE`` as set, else a PostgreSQL server of this process's own,
+    stopped (and its folder deleted) at the end; ``NoClassStore`` saying what to install or set without one."""
+    if (env.get(CLASS_STORE_ENV_VAR) or "").strip():
+        yield ClassStore(env, None, None)
+        return
+    problem, bin_dir = missing(), binaries()
+    if problem is not None or bin_dir is None:
+        raise NoClassStore(
+            f"The replicas keep their live classes in PostgreSQL, but {problem}. Install it "
+            f"(apt-get install postgresql), or set {CLASS_STORE_ENV_VAR} to a postgresql:// URL of a database."
+        )
+    with running_postgres(bin_dir, durable=durable) as server:
+        url = server.create_database("bertlens")
+        yield ClassStore({**env, CLASS_STORE_ENV_VAR: url}, postmaster_pid(server), url)
 
 
 class Stopped(Exception):
@@ -204,6 +248,7 @@ class Cluster:
     # those pages. False: each replica is its own `streamlit run` process.
     preload: bool = PRELOAD_DEFAULT
     restart_delay: float = RESTART_DELAY
+    store_pid: int | None = None  # the PostgreSQL server started for the replicas (``class_store``), for state.json
     members: list[Replica] = field(default_factory=list)
     haproxy: subprocess.Popen[bytes] | None = None
 
@@ -351,7 +396,7 @@ class Cluster:
         Written whole, then renamed: a reader never sees a half-written file."""
         launcher = self.launcher.process if self.launcher else None
         state = {"url": self.url, "haproxy_pid": self.haproxy.pid if self.haproxy else None,
-                 "launcher_pid": launcher.pid if launcher else None,
+                 "launcher_pid": launcher.pid if launcher else None, "postgres_pid": self.store_pid,
                  "replicas": [{"name": r.name, "port": r.port, "pid": r.process.pid if r.process else None,
                                "restarts": r.restarts, "log": str(r.log)} for r in self.members]}  # fmt: skip
         partial = self.workdir / "state.json.partial"
@@ -431,8 +476,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bertlens-serve-"))
     signals = Signals()  # before starting anything: a SIGTERM during start-up still stops every child
     print(f"starting {args.replicas} replica(s) and HAProxy; logs in {workdir}", flush=True)
-    cluster = Cluster(args.replicas, args.port, workdir, args.address, env, stopping=lambda: signals.stop,
-                      preload=PRELOAD_DEFAULT and not args.separate_processes, restart_delay=args.restart_delay)  # fmt: skip
+    try:
+        with class_store(env) as store:
+            where = "PostgreSQL started for them" if store.pid else f"{CLASS_STORE_ENV_VAR}'s store"
+            print(f"live classes: {where}", flush=True)
+            serve(args, workdir, store, signals)
+    except NoClassStore as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        return 1
+    print("stopped", flush=True)
+    return 0
+
+
+def serve(args: argparse.Namespace, workdir: Path, store: ClassStore, signals: Signals) -> None:
+    """The cluster, until a stop is asked for."""
+    cluster = Cluster(args.replicas, args.port, workdir, args.address, store.env, stopping=lambda: signals.stop,
+                      preload=PRELOAD_DEFAULT and not args.separate_processes, restart_delay=args.restart_delay,
+                      store_pid=store.pid)  # fmt: skip
     try:
         with cluster:
             print(f"BERT Lens is up: {cluster.url}  ({args.replicas} replicas; Ctrl+C stops, SIGHUP restarts them one by one)",
@@ -448,8 +508,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 time.sleep(0.5)
     except (Stopped, KeyboardInterrupt):
         pass
-    print("stopped", flush=True)
-    return 0
 
 
 if __name__ == "__main__":

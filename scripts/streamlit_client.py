@@ -38,8 +38,16 @@ from components.ui.html_table import is_table, read_table
 from components.ui.plotly_chart import ELEMENT
 
 FINISHED = ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
+FRAGMENT_FINISHED = ForwardMsg.ScriptFinishedStatus.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
 RERUN = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
-WidgetValue = str | bool | int | float
+
+
+class Click:
+    """A button's press as a widget value (``trigger_value``: true for the one run it starts); ``CLICK``."""
+
+
+CLICK = Click()
+WidgetValue = str | bool | int | float | Click
 
 
 T = TypeVar("T")
@@ -119,6 +127,9 @@ class Session:
         self.page_hash = ""
         self.page_hashes: dict[str, str] = {}  # url path -> page script hash (from the navigation message)
         self.bound: dict[str, str] = {}  # widget id -> the URL parameter it is bound to (bind="query-params")
+        # ``st.fragment(run_every=…)``s of the last full run: fragment id -> seconds. A browser reruns each that often
+        # (``BackMsg.rerun_script`` with the fragment's id, ``is_auto_rerun``) until the next full run.
+        self.auto_reruns: dict[str, float] = {}
 
     @classmethod
     @asynccontextmanager
@@ -138,8 +149,10 @@ class Session:
         self.page_hash = self.page_hashes.get(page, "")
         return await self.run(timeout=timeout)
 
-    async def run(self, widgets: dict[str, WidgetValue] | None = None, timeout: float = 120) -> Run:
-        """A rerun of the current page: the first load, or after setting widgets (widget id -> value).
+    async def run(self, widgets: dict[str, WidgetValue] | None = None, timeout: float = 120, fragment: str = "") -> Run:
+        """A rerun of the current page: the first load, or after setting widgets (widget id -> value); with
+        ``fragment`` (one of ``auto_reruns``), that fragment's timed rerun, as the browser sends it (its elements
+        only, unless it reruns the whole page).
 
         ``timeout`` bounds the wait for each message from the server (``asyncio.TimeoutError``).
         """
@@ -150,6 +163,7 @@ class Session:
         state = message.rerun_script
         state.query_string = self.query_string
         state.page_name, state.page_script_hash = self.page, self.page_hash
+        state.fragment_id, state.is_auto_rerun = fragment, bool(fragment)
         if widgets:
             states = WidgetStates()
             for widget_id, value in widgets.items():
@@ -157,11 +171,19 @@ class Session:
             state.widget_states.CopyFrom(states)
         await self.websocket.send(message.SerializeToString())
         run = Run(self.page)
+        full = not fragment  # a fragment's run starts with a new_session message too, and keeps the fragments
         while True:
             reply = ForwardMsg()
             reply.ParseFromString(await asyncio.wait_for(self.websocket.recv(), timeout))
             kind = reply.WhichOneof("type")
-            if kind == "navigation":  # the page actually run (new_session names app.py's hash)
+            if kind == "new_session" and full:  # a full run starts: its fragments replace the last one's
+                self.auto_reruns = {}
+            elif kind == "auto_rerun":
+                self.auto_reruns[reply.auto_rerun.fragment_id] = reply.auto_rerun.interval
+            elif kind == "stop_auto_rerun":
+                for stopped in reply.stop_auto_rerun.fragment_ids:
+                    self.auto_reruns.pop(stopped, None)
+            elif kind == "navigation":  # the page actually run (new_session names app.py's hash)
                 self.page_hash = reply.navigation.page_script_hash
                 self.page_hashes = {p.url_pathname: p.page_script_hash for p in reply.navigation.app_pages}
             elif kind == "page_info_changed":  # the page wrote the URL: a browser sends it back next time
@@ -170,9 +192,9 @@ class Session:
                 run.elements.append(reply.delta.new_element)
             elif kind == "script_finished":
                 if reply.script_finished == RERUN:  # the page called st.rerun(): its next run follows
-                    run = Run(self.page, reruns=run.reruns + 1)
+                    run, full = Run(self.page, reruns=run.reruns + 1), True
                     continue
-                if reply.script_finished != FINISHED:
+                if reply.script_finished not in (FINISHED, FRAGMENT_FINISHED):
                     raise RunFailed(f"{self.page}: {ForwardMsg.ScriptFinishedStatus.Name(reply.script_finished)}")
                 self.bound = {body.id: body.query_param_key for body in map(element_body, run.elements)
                               if getattr(body, "query_param_key", "")}  # fmt: skip
@@ -181,7 +203,9 @@ class Session:
 
 def set_widget_value(state: WidgetState, widget_id: str, value: WidgetValue) -> None:
     state.id = widget_id
-    if isinstance(value, bool):
+    if isinstance(value, Click):
+        state.trigger_value = True
+    elif isinstance(value, bool):
         state.bool_value = value
     elif isinstance(value, int):
         state.int_value = value

@@ -23,9 +23,9 @@ _last_purge = 0.0
 
 
 def room_store() -> RoomStore:
-    """The store the settings name (``BERTLENS_ROOMS``); rooms past their time deleted every ``PURGE_SECONDS``."""
+    """The store the settings name (``BERTLENS_CLASS_STORE``); rooms past their time deleted every ``PURGE_SECONDS``."""
     global _last_purge
-    store = _store(settings().rooms)
+    store = _store(settings().class_store)
     if (now := time.time()) - _last_purge > PURGE_SECONDS:
         _last_purge = now
         with suppress(RoomError):  # the store unreachable: expired rooms are refused anyway, and purged next time

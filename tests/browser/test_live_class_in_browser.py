@@ -48,7 +48,7 @@ def rooms_file(tmp_path_factory) -> Path:
 def class_url(tiny_pretraining_dir, rooms_file, tmp_path_factory) -> Iterator[str]:
     """A server of its own, whose room store is the test's file (not the user's ~/.cache one)."""
     log = tmp_path_factory.mktemp("live-class") / "server.log"
-    with streamlit_server(tiny_pretraining_dir, log, BERTLENS_ROOMS=f"sqlite:///{rooms_file}") as url:
+    with streamlit_server(tiny_pretraining_dir, log, BERTLENS_CLASS_STORE=f"sqlite:///{rooms_file}") as url:
         yield url
 
 

@@ -91,6 +91,14 @@ def test_compose_runs_the_same_config_through_the_same_renderer(tmp_path, capsys
         )
         assert service["environment"][SCRIPT_CHECK_ENV] == "true"
         assert READY_PATH in " ".join(service["healthcheck"]["test"])
+    # One PostgreSQL for every replica's live classes, up before them.
+    postgres = services["postgres"]
+    assert postgres["image"].startswith("postgres:") and "pg_isready" in postgres["healthcheck"]["test"]
+    database = postgres["environment"]["POSTGRES_DB"]
+    for name in replicas:
+        url = services[name]["environment"]["BERTLENS_CLASS_STORE"]
+        assert url.startswith("postgresql://") and url.endswith(f"@postgres:5432/{database}"), url
+        assert services[name]["depends_on"]["postgres"]["condition"] == "service_healthy"
     haproxy = services["haproxy"]
     assert haproxy["image"].startswith("haproxy:")
     assert haproxy["ports"] == ["8501:8501"]
@@ -124,6 +132,10 @@ def test_kubernetes_probes_service_and_cookie_affinity():
     assert container["readinessProbe"]["httpGet"]["path"] == READY_PATH
     assert container["livenessProbe"]["httpGet"]["path"] == HEALTH
     assert container["startupProbe"]["timeoutSeconds"] > 60  # Streamlit's own script-check limit
+    (secret,) = yaml.safe_load_all((DEPLOY / "kubernetes" / "class-store-secret.yaml").read_text())
+    store = next(v for v in container["env"] if v["name"] == "BERTLENS_CLASS_STORE")["valueFrom"]["secretKeyRef"]
+    assert secret["kind"] == "Secret" and store["name"] == secret["metadata"]["name"]
+    assert secret["stringData"][store["key"]].startswith("postgresql://")
     assert service["kind"] == "Service" and service["spec"]["selector"] == labels
     assert service["spec"]["ports"][0]["targetPort"] == port["name"]
     annotations = ingress["metadata"]["annotations"]
@@ -333,9 +345,11 @@ def test_sigterm_stops_everything(served):
     state = served.state()
     groups = [state["haproxy_pid"], state["launcher_pid"], *(r["pid"] for r in state["replicas"])]
     assert all(group_alive(pid) for pid in groups)
+    assert Path(f"/proc/{state['postgres_pid']}").exists()  # the live classes' PostgreSQL, started by serve.py
     served.process.send_signal(signal.SIGTERM)
     assert served.process.wait(30) == 0
     assert [pid for pid in groups if group_alive(pid)] == []  # no orphans: every process group is gone
+    assert not Path(f"/proc/{state['postgres_pid']}").exists()
     with pytest.raises(OSError):
         get(served.url + HEALTH)
 

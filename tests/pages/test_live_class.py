@@ -28,9 +28,9 @@ SENTENCE = "The [MASK] chased the mouse."
 
 @pytest.fixture
 def rooms(tmp_path, monkeypatch):
-    """The store every session of the test shares (through ``BERTLENS_ROOMS``), and the test's own handle on it."""
+    """The store every session of the test shares (through ``BERTLENS_CLASS_STORE``), and the test's own handle on it."""
     url = f"sqlite:///{tmp_path / 'rooms.sqlite3'}"
-    monkeypatch.setenv("BERTLENS_ROOMS", url)
+    monkeypatch.setenv("BERTLENS_CLASS_STORE", url)
     return open_store(url, LIMITS)
 
 

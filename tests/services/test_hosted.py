@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, LOAD_COUNTS, MODEL_CHOICES
 from bertlens.settings import (
+    DEFAULT_CLASS_STORE,
     OFF_WORDS,
     ON_WORDS,
     SettingsError,
@@ -76,7 +77,7 @@ def test_blank_environment_variable_does_not_override_secrets():
 
 def test_unknown_secrets_key_fails_closed():
     with pytest.raises(
-        SettingsError, match="Unknown key 'hostd'.*Known keys: hosted, model, allowed_models, rooms, max_tokens"
+        SettingsError, match="Unknown key 'hostd'.*Known keys: hosted, model, allowed_models, class_store, max_tokens"
     ):
         env_from_secrets({"hostd": True})
 
@@ -477,3 +478,36 @@ def test_a_custom_model_that_fails_to_load_gives_its_slot_back(monkeypatch, tmp_
 
 def active_model(at) -> str:
     return next(m.value for m in at.sidebar.markdown if m.value.startswith("**Active model:**")).split("`")[1]
+
+
+@pytest.mark.parametrize(
+    ("value", "url"),
+    [
+        (None, f"sqlite:///{DEFAULT_CLASS_STORE}"),
+        ("  ", f"sqlite:///{DEFAULT_CLASS_STORE}"),
+        ("/srv/bertlens/rooms.sqlite3", "sqlite:////srv/bertlens/rooms.sqlite3"),
+        ("sqlite:////srv/bertlens/rooms.sqlite3", "sqlite:////srv/bertlens/rooms.sqlite3"),
+        ("postgresql://bertlens:secret@db:5432/bertlens", "postgresql://bertlens:secret@db:5432/bertlens"),
+        ("postgres://db/bertlens", "postgres://db/bertlens"),
+    ],
+)
+def test_the_class_store_is_a_sqlite_file_or_a_postgresql_url(value, url):
+    env = {} if value is None else {"BERTLENS_CLASS_STORE": value}
+    assert load_settings(env).class_store == url
+    if value is not None:  # the secrets table's key says the same
+        assert load_settings(merged_environment({}, {"class_store": value})).class_store == url
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["rooms.sqlite3", "./rooms.sqlite3", "sqlite:///rooms.sqlite3", "sqlite:///", "/srv/", "mysql://db/rooms",
+     "https://example.org/rooms", ":memory:", "sqlite:///:memory:"],
+)  # fmt: skip
+def test_any_other_class_store_fails_closed_naming_the_variable(value):
+    """A relative path names another file in each working folder; another database is no store of ours."""
+    with pytest.raises(SettingsError, match=r"BERTLENS_CLASS_STORE \(secrets key 'class_store'\).*postgresql://"):
+        load_settings({"BERTLENS_CLASS_STORE": value})
+
+
+def test_the_old_store_variable_is_no_setting():
+    assert "BERTLENS_ROOMS" in unknown_variables({"BERTLENS_ROOMS": "/srv/rooms.sqlite3"})[0]

@@ -34,7 +34,19 @@ from bertlens.rooms import (
     secret_digest,
     tally,
 )
-from components.services.rooms import CODE_TRIES, TABLES, PostgresRooms, SqliteRooms, open_store
+from components.services.rooms import (
+    CODE_TRIES,
+    MIGRATIONS,
+    POSTGRES,
+    SCHEMA_TABLE,
+    SQLITE,
+    TABLES,
+    Migration,
+    PostgresRooms,
+    SchemaTooNew,
+    SqliteRooms,
+    open_store,
+)
 from tests.conftest import ROOT
 
 NOW = 1_000_000.0  # the clock every test starts from
@@ -558,3 +570,98 @@ def test_open_store_reads_the_url(tmp_path, backend):
 def test_open_store_refuses_what_it_cannot_open(url):
     with pytest.raises(ValueError, match=r"sqlite:///|in-memory"):
         open_store(url)
+
+
+# The schema's versions.
+
+NEXT = Migration(
+    len(MIGRATIONS) + 1, "a test's next version", lambda d: ("ALTER TABLE answers ADD COLUMN seen INTEGER",)
+)
+
+
+def versioned_store(backend: Backend, url: str, migrations: tuple[Migration, ...]) -> Store:
+    made = (
+        SqliteRooms(url.removeprefix("sqlite:///"), LIMITS, migrations)
+        if backend.name == "sqlite"
+        else PostgresRooms(url, LIMITS, migrations)
+    )
+    backend.stores.append(made)
+    return made
+
+
+def first_schema_database(backend: Backend) -> str:
+    """A new database as the code before versioning left it: the first migration's tables, no version table, and a
+    room with a student's answer in them."""
+    url = backend.new_url()
+    dialect, params = (SQLITE, "?") if backend.name == "sqlite" else (POSTGRES, "%s")
+    rows = (
+        ("INSERT INTO rooms VALUES (?, ?, ?, ?, ?, ?, ?)", ("K7Q3XB", secret_digest("s"), "discover", 2, NOW, NOW, 1)),
+        ("INSERT INTO students VALUES (?, ?, ?, ?)", ("K7Q3XB", student(1), NOW, NOW)),
+        ("INSERT INTO answers VALUES (?, ?, ?, ?, ?)", ("K7Q3XB", QUESTION, student(1), "dog", NOW)),
+    )
+    statements = [(text, ()) for text in MIGRATIONS[0].statements(dialect)] + [
+        (text.replace("?", params), values) for text, values in rows
+    ]
+    if backend.name == "sqlite":
+        with closing(sqlite3.connect(url.removeprefix("sqlite:///"))) as connection, connection:
+            for text, values in statements:
+                connection.execute(text, values)
+    else:
+        with psycopg.connect(url) as connection:
+            for text, values in statements:
+                connection.execute(text, values)
+    return url
+
+
+def versions(backend: Backend, url: str) -> list[int]:
+    return [
+        int(v)
+        for (v,) in Backend(backend.name, url, backend.new_url).rows(f"SELECT version FROM {SCHEMA_TABLE} ORDER BY 1")
+    ]
+
+
+def test_a_database_of_the_first_schema_is_brought_up_to_date_keeping_its_rooms(backend):
+    url = first_schema_database(backend)
+    store = versioned_store(backend, url, (*MIGRATIONS, NEXT))
+    assert versions(backend, url) == [*range(1, len(MIGRATIONS) + 1), NEXT.version]
+    assert store.room("K7Q3XB", LATER) == Room("K7Q3XB", "discover", 2, frozenset(), NOW, 1)
+    assert store.answer_of("K7Q3XB", student(1), QUESTION, LATER) == "dog"
+    store.answer("K7Q3XB", student(1), QUESTION, "cat", LATER)  # the upgraded tables take writes
+    assert store.tally("K7Q3XB", QUESTION, LATER) == tally(["cat"])
+    reader = Backend(backend.name, url, backend.new_url)
+    assert reader.rows("SELECT seen FROM answers") == [(None,)]  # the next version's column is there
+    versioned_store(backend, url, (*MIGRATIONS, NEXT))  # opened again: nothing left to apply
+    assert versions(backend, url) == [*range(1, len(MIGRATIONS) + 1), NEXT.version]
+
+
+def test_today_s_code_adopts_a_database_made_before_versioning(backend):
+    url = first_schema_database(backend)
+    store = backend.store(url=url)
+    assert versions(backend, url) == list(range(1, len(MIGRATIONS) + 1))
+    assert store.answer_of("K7Q3XB", student(1), QUESTION, LATER) == "dog"
+
+
+def test_replicas_opening_an_old_database_at_once_apply_each_migration_once(backend):
+    url = first_schema_database(backend)
+    start = threading.Barrier(4)
+
+    def replica(_: int) -> Store:
+        start.wait()
+        return versioned_store(backend, url, (*MIGRATIONS, NEXT))  # ADD COLUMN twice would fail
+
+    with ThreadPoolExecutor(4) as pool:
+        stores = list(pool.map(replica, range(4)))
+    assert versions(backend, url) == [*range(1, len(MIGRATIONS) + 1), NEXT.version]
+    assert all(s.answer_of("K7Q3XB", student(1), QUESTION, LATER) == "dog" for s in stores)
+
+
+def test_a_database_newer_than_the_code_is_refused(backend):
+    url = backend.new_url()
+    versioned_store(backend, url, (*MIGRATIONS, NEXT))
+    with pytest.raises(SchemaTooNew, match=f"schema version {NEXT.version}.*up to {len(MIGRATIONS)}"):
+        backend.store(url=url)
+
+
+def test_migrations_are_numbered_in_order(tmp_path):
+    with pytest.raises(ValueError, match="numbered"):
+        SqliteRooms(tmp_path / "r.sqlite3", LIMITS, (NEXT,))
