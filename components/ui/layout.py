@@ -69,7 +69,7 @@ ACCESSIBLE_CSS = """
 [data-testid="stSidebar"][data-collapsed="true"] { visibility: hidden; transition: visibility 0s .3s; }
 [data-testid="stMain"] { scroll-padding-top: 4.5rem; }
 [data-testid="stApp"] :is(textarea, input[type="text"], [data-testid="stText"]) { unicode-bidi: plaintext; }
-.js-plotly-plot svg :is(.xtick, .ytick, .cbaxis, .cbtitle) text,
+.js-plotly-plot svg :is(.xaxislayer-above, .yaxislayer-above, .cbaxis, .cbtitle) text,  /* every axis's ticks */
 .js-plotly-plot svg :is(.xtitle, .ytitle, .gtitle, .legendtext, .legendtitletext) { fill: INK !important; }
 """.replace("INK", INK)
 
