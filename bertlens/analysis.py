@@ -12,12 +12,15 @@ import torch
 
 from bertlens.budgets import MAX_TEXT_CHARS
 from bertlens.engine import Engine, engine_for
+from bertlens.family import encoder_pass, mlm_logits, replaced_logits, sentence_logits
 from bertlens.lru import BytesLRU, PerModel
 from bertlens.models import ModelBundle
 from bertlens.wording import blank
 
 if TYPE_CHECKING:
-    from transformers import PreTrainedTokenizerBase
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+    AnyBundle = ModelBundle[PreTrainedModel]  # a checkpoint of any family (``ModelBundle`` alone: a BERT)
 
 # Analyses kept for every session, per loaded model (so a server offering several models holds up to this
 # much for each), least recently used out first. Bounded in bytes, not entries: a bert-base analysis is
@@ -55,7 +58,7 @@ def input_problem(text: str) -> str | None:
     return None
 
 
-def max_tokens(bundle: ModelBundle, cap: int | None = None) -> int:
+def max_tokens(bundle: AnyBundle, cap: int | None = None) -> int:
     limit = bundle.capabilities.max_positions
     return min(limit, cap) if cap else limit
 
@@ -156,10 +159,15 @@ class Analysis:
     mask_positions: tuple[int, ...]  # token positions holding [MASK]
     mlm_logits: np.ndarray | None  # (masks, vocab) at mask_positions; None without an MLM head
     nsp_logits: np.ndarray | None  # (2,): index 0 = IsNext, 1 = NotNext; None without an NSP head
+    sop_logits: np.ndarray | None = None  # ALBERT (2,): index 0 = in order, 1 = swapped; None without a SOP head
+    rtd_logits: np.ndarray | None = None  # ELECTRA (tokens,): > 0 means "replaced"; None without an RTD head
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.attentions, self.hidden_states, self.pooler_output, self.mlm_logits, self.nsp_logits)
+        arrays = (
+            self.attentions, self.hidden_states, self.pooler_output, self.mlm_logits, self.nsp_logits,
+            self.sop_logits, self.rtd_logits,
+        )  # fmt: skip
         return sum(a.nbytes for a in arrays if a is not None)
 
 
@@ -169,42 +177,44 @@ def _frozen(tensor: torch.Tensor) -> np.ndarray:
     return array
 
 
-def model_engine(bundle: ModelBundle) -> Engine:
+def model_engine(bundle: AnyBundle) -> Engine:
     """The engine every forward pass of ``bundle``'s model goes through (one per model)."""
     return engine_for(bundle.model, _forward_items)
 
 
-def _forward_items(items: list[tuple[ModelBundle, Encoding]]) -> list[Analysis]:
+def _forward_items(items: list[tuple[AnyBundle, Encoding]]) -> list[Analysis]:
     """The engine's batch function: (bundle, encoding) inputs of one model (the engine keeps no bundle alive)."""
     return forward_batch(items[0][0], [encoding for _, encoding in items])
 
 
-def forward_batch(bundle: ModelBundle, encodings: list[Encoding]) -> list[Analysis]:
+def forward_batch(bundle: AnyBundle, encodings: list[Encoding]) -> list[Analysis]:
     """One padded forward pass for several inputs (attention mask on), each result cut to its real tokens.
 
     Equal, to float tolerance, to one pass per input: masked keys get zero attention weight, and
-    nothing a real token computes reads the padding.
+    nothing a real token computes reads the padding. Any family: its heads are the ones its description lists.
     """
-    model, caps = bundle.model, bundle.capabilities
+    model, described = bundle.model, bundle.description
     mask_id = bundle.tokenizer.mask_token_id
     masks = [tuple(i for i, t in enumerate(e.input_ids) if t == mask_id) for e in encodings]
     with torch.inference_mode():
-        out = model.bert(
-            **padded_batch(encodings, bundle.tokenizer.pad_token_id, bundle.device),
-            output_attentions=True,
-            output_hidden_states=True,
+        out = encoder_pass(model, described, padded_batch(encodings, bundle.tokenizer.pad_token_id, bundle.device))
+        pooled = out.pooler_output if described.pooler else None
+        pair = (
+            sentence_logits(model, pooled)
+            if pooled is not None and (described.has("NSP") or described.has("SOP"))
+            else None
         )
-        pooled = out.pooler_output if caps.has_pooler else None
-        nsp = model.cls.seq_relationship(pooled) if caps.has_nsp_head and pooled is not None else None
         results = []
         for row, (encoding, mask_positions) in enumerate(zip(encodings, masks)):
             n = len(encoding)
+            final = out.last_hidden_state[row]  # the heads read it (ModernBERT's is its last layer's, normalised)
             # The MLM decoder is the most expensive head (tokens x vocab): run it at the masks only.
-            mlm_logits = (
-                _frozen(model.cls.predictions(out.hidden_states[-1][row, list(mask_positions)]))
-                if caps.has_mlm_head and mask_positions
+            mlm = (
+                _frozen(mlm_logits(model, final[list(mask_positions)]))
+                if described.has("MLM") and mask_positions
                 else None
             )
+            pair_logits = _frozen(pair[row].clone()) if pair is not None else None
             results.append(
                 Analysis(
                     encoding=encoding,
@@ -214,14 +224,16 @@ def forward_batch(bundle: ModelBundle, encodings: list[Encoding]) -> list[Analys
                     hidden_states=_frozen(torch.stack([layer[row, :n] for layer in out.hidden_states])),
                     pooler_output=_frozen(pooled[row].clone()) if pooled is not None else None,
                     mask_positions=mask_positions,
-                    mlm_logits=mlm_logits,
-                    nsp_logits=_frozen(nsp[row].clone()) if nsp is not None else None,
+                    mlm_logits=mlm,
+                    nsp_logits=pair_logits if described.has("NSP") else None,
+                    sop_logits=pair_logits if described.has("SOP") else None,
+                    rtd_logits=_frozen(replaced_logits(model, final[:n])) if described.has("RTD") else None,
                 )
             )
     return results
 
 
-def forward(bundle: ModelBundle, encoding: Encoding, key: Hashable | None = None) -> Analysis:
+def forward(bundle: AnyBundle, encoding: Encoding, key: Hashable | None = None) -> Analysis:
     """One forward pass (through the model's engine: queued, maybe batched): attentions, hidden
     states, and the heads the checkpoint really has. Identical concurrent ``key``s run once."""
     key = key if key is not None else ("forward", encoding.input_ids, encoding.token_type_ids)
@@ -234,7 +246,7 @@ def analysis_key(text: str, text_b: str | None, max_length: int) -> Hashable:
     return ("analyze", text, text_b or None, max_length)
 
 
-def analyze(bundle: ModelBundle, text: str, text_b: str | None = None, token_cap: int | None = None) -> Analysis:
+def analyze(bundle: AnyBundle, text: str, text_b: str | None = None, token_cap: int | None = None) -> Analysis:
     """Tokenize (truncating to the model's positions) and run the one forward pass."""
     max_length = max_tokens(bundle, token_cap)
     encoding = encode(bundle.tokenizer, text, text_b or None, max_length)
@@ -244,13 +256,13 @@ def analyze(bundle: ModelBundle, text: str, text_b: str | None = None, token_cap
 _analysis_caches: PerModel[BytesLRU[Analysis]] = PerModel(lambda: BytesLRU(ANALYSIS_CACHE_BYTES, lambda a: a.nbytes))
 
 
-def analysis_cache(bundle: ModelBundle) -> BytesLRU[Analysis]:
+def analysis_cache(bundle: AnyBundle) -> BytesLRU[Analysis]:
     """The analyses of ``bundle``'s model that every session shares (they go when the model goes)."""
     return _analysis_caches.of(bundle.model)
 
 
 def remembered_analysis(
-    bundle: ModelBundle, text: str, text_b: str | None = None, token_cap: int | None = None
+    bundle: AnyBundle, text: str, text_b: str | None = None, token_cap: int | None = None
 ) -> Analysis:
     """``analyze``, from the model's shared analysis cache when this input was analysed before."""
     key = analysis_key(text, text_b, max_tokens(bundle, token_cap))

@@ -245,6 +245,7 @@ SENSES = Lesson(
             "senses",
             {"source": "Preset", "preset": "apple", "senses_tab": "Map", "senses_layer": LAST_HIDDEN_STATE},
             control="senses_layer",
+            class_sentences=True,
         ),
         Step(
             "The notebook's exercise: the last k hidden states",

@@ -468,6 +468,8 @@ class Step:
     question: Question | None = None
     callouts: tuple[str, ...] = ()  # misconception callouts (Markdown)
     control: str = ""  # the URL parameter (widget key) of the control the text talks about: outlined on the page
+    # In a live class, each student adds one sentence with the step's preset word to the class's map (Word senses).
+    class_sentences: bool = False
 
 
 @dataclass(frozen=True)

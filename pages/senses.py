@@ -7,10 +7,12 @@ from components.services import cache
 from components.services.settings import settings
 from components.state.widgets import lazy_tabs, note_b_not_read, shared_text
 from components.ui.layout import page_header
+from components.views.senses import class_map
 from components.views.senses import sections as views
 
 bundle, stage = page_header("Word senses", "One word in many sentences: where do its senses pull apart?", page="senses")
 budgets = settings().budgets
+class_round = class_map.sentence_round(stage)  # a live class's Word senses round: the class's sentences mapped
 with stage.side:
     request, text = views.sentence_input(
         budgets,
@@ -27,7 +29,11 @@ with stage.side:
     if request:
         query = cache.query(bundle.name)  # the model loaded and the token cap key every cached result
         layer, method = views.view_controls(bundle.capabilities.num_layers)
+    if class_round:
+        class_map.sentence_box(class_round, cache.query(bundle.name))
 with stage.picture:
+    if request and class_round:
+        class_map.class_map(class_round, query, layer, method, budgets)
     chosen = views.sentences_to_read(query, request, text, budgets) if request else None
     if request and chosen:
         sentences, labels, listed = chosen

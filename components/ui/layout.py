@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import streamlit as st
@@ -13,6 +13,7 @@ from streamlit.errors import StreamlitPageNotFoundError
 from streamlit.runtime.pages_manager import PagesManager
 
 from bertlens.analysis import Encoding, input_problem
+from bertlens.lessons import Lesson
 from bertlens.models import ModelBundle
 from bertlens.pages import APP_TITLE
 from components.services.page_flow import stop_page
@@ -23,6 +24,7 @@ from components.state.params import bound, presenting, read_link, restore_page_s
 from components.state.widgets import follow_history
 from components.ui.class_link import class_link_button
 from components.ui.lessons import (
+    InClass,
     follow_the_class,
     forget_opened_step,
     keep_followed_lesson,
@@ -69,7 +71,7 @@ ACCESSIBLE_CSS = """
 [data-testid="stSidebar"][data-collapsed="true"] { visibility: hidden; transition: visibility 0s .3s; }
 [data-testid="stMain"] { scroll-padding-top: 4.5rem; }
 [data-testid="stApp"] :is(textarea, input[type="text"], [data-testid="stText"]) { unicode-bidi: plaintext; }
-.js-plotly-plot svg :is(.xtick, .ytick, .cbaxis, .cbtitle) text,
+.js-plotly-plot svg :is(.xaxislayer-above, .yaxislayer-above, .cbaxis, .cbtitle) text,  /* every axis's ticks */
 .js-plotly-plot svg :is(.xtitle, .ytitle, .gtitle, .legendtext, .legendtitletext) { fill: INK !important; }
 """.replace("INK", INK)
 
@@ -113,6 +115,8 @@ class Stage:
 
     side: DeltaGenerator
     picture: DeltaGenerator
+    in_class: InClass | None = None  # this run's live class
+    step: tuple[Lesson, int] | None = None  # the lesson step the address names
 
 
 def _stage(with_lesson: bool) -> tuple[DeltaGenerator, Stage]:
@@ -197,7 +201,7 @@ def page_header(title: str, lead: str, page: str, staged: bool = True) -> tuple[
         with lesson:
             if lesson_panel(bundle, page, step, stage.picture, in_class):
                 stop_page()  # its question first: the page would show the answer
-    return bundle, stage
+    return bundle, replace(stage, in_class=in_class, step=step)
 
 
 def require_text(text: str) -> bool:

@@ -26,6 +26,9 @@ RUN_TIMEOUT_MS = 60_000  # one Streamlit run, first model load included
 # (components/ui/plotly_chart.py, Streamlit's custom-component box) is drawn once its code and plotly.js are in.
 SETTLED = """() => !document.querySelector('[data-testid="stSkeleton"], [data-testid="stSkeletonElement"]')
   && [...document.querySelectorAll('[data-testid="stBidiComponentRegular"]')].every(c => c.querySelector('.main-svg'))"""
+# Every chart element of the main area drawn to the end (its data kept as drawn), or showing that it could not be.
+CHARTS_DONE = """() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stBidiComponentRegular"]')]
+  .every(element => element.querySelector('.bl-chart')?.bertlens?.drawn || element.querySelector('.bl-chart-error'))"""
 # Fonts and images in: until then text wraps in a fallback font and the layout is not final (home's lesson
 # button was once measured 190 px lower, once, in a full run).
 LAID_OUT = "() => document.fonts.status === 'loaded' && [...document.images].every(image => image.complete)"

@@ -9,12 +9,6 @@ from urllib.parse import parse_qsl, urlencode, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from components.views.anatomy import sections as anatomy_views
-from components.views.attention import sections as attention_views
-from components.views.fill_mask.sections import FILL_MASK_TABS
-from components.views.next_sentence.sections import NSP_TABS
-from components.views.senses import sections as senses_views
-from components.views.tokenizer import sections as tokenizer_views
 from scripts.chart_theme import THEME, streamlit_theme
 from tests.browser.conftest import wait_for_layout
 from tests.browser.test_pages import main
@@ -193,33 +187,6 @@ def test_at_200_percent_zoom_word_senses_axis_titles_are_whole(browser, server_u
         assert title["y"] + title["height"] <= box["y"] + box["height"], (title, box)
     finally:
         context.close()
-
-
-EVERY_VIEW = [
-    *[("tokenizer", {"tokenizer_tab": tab}) for tab in tokenizer_views.TABS],
-    *[("anatomy", {"anatomy_tab": tab}) for tab in anatomy_views.TABS],
-    *[("fill_mask", {"fill_tab": tab}) for tab in FILL_MASK_TABS],
-    *[("next_sentence", {"nsp_tab": tab}) for tab in NSP_TABS],
-    *[("attention", {"attn_tab": tab}) for tab in attention_views.TABS],
-    ("attention", {"attn_tab": "Mask and see", "see_scope": "Every token in turn"}),
-    *[("senses", {"senses_tab": tab}) for tab in senses_views.TABS],
-]
-# Every chart element of the page drawn to the end (its data kept as drawn), or showing that it could not be.
-CHARTS_DONE = """() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stBidiComponentRegular"]')]
-  .every(element => element.querySelector('.bl-chart')?.bertlens?.drawn || element.querySelector('.bl-chart-error'))"""
-
-
-def test_every_view_of_every_page_draws_its_charts(page, open_url):
-    """A chart the browser cannot draw says so beside it. Attention's Step by step and Every token in turn said so on
-    every load, under charts that were drawn (their upper panel's token axis, shared and unlabelled, has no tick
-    font): nothing checked every view for that message."""
-    failed = {}
-    for path, params in EVERY_VIEW:
-        wait_for_layout(open_url(path, **params))  # every chart element on the page, each with its plot
-        page.wait_for_function(CHARTS_DONE)
-        if errors := main(page).locator(".bl-chart-error").all_inner_texts():
-            failed[f"{path} {params}"] = errors
-    assert not failed, failed
 
 
 def test_leaving_a_chart_tab_raises_nothing_in_the_browser(page, open_url):

@@ -2,7 +2,9 @@
 cookies), on a server with its own room store (a SQLite file of the test's). The teacher starts a class from the
 home page, the students join by the link and by the typed code, follow the teacher's Next, answer the fill-mask
 question; the teacher's count goes up without a click, the reveal reaches every page, reloads keep each one's
-role and answer, and axe finds nothing on the join view nor on a student's revealed answers.
+role and answer, and axe finds nothing on the join view nor on a student's revealed answers. In a Word senses round
+both students send a sentence, the teacher's map and list take them live, and a sentence the teacher hides leaves
+the projector and a student's map (axe finds nothing on that student's page).
 (tests/pages/test_live_class.py checks the numbers against the model in AppTest.)
 """
 
@@ -183,3 +185,61 @@ def test_a_teacher_and_two_students_answer_reveal_and_reload(contexts, class_url
     expect(main(teacher).get_by_text(f"Live class {code} · 2 students")).to_be_visible()
     expect(main(teacher).get_by_role("button", name="End the class")).to_be_visible()
     assert store.room(code, time.time()).students == 2
+
+
+SENSES = LESSONS["senses"]
+ROUND_STEP = next(number for number, step in enumerate(SENSES.steps, start=1) if step.class_sentences)
+SENTENCES = ("I ate a crisp apple for lunch.", "My new apple phone will not start.")
+
+
+def class_map_points(page: Page):
+    """The rows of the class map's table of coordinates (its text equivalent) that are the class's sentences."""
+    table = main(page).get_by_role("region", name=re.compile("^senses class apple coordinates"))
+    return table.locator("tbody tr").filter(has_text=re.compile("the class|your sentence"))
+
+
+def test_a_word_senses_round_maps_the_class_and_the_teacher_hides_a_sentence(contexts, class_url, rooms_file):
+    """The room is opened at the round's step through the store, and the teacher's browser holds its host key as
+    the cookie *Start a live class* sets (the test above starts a class by its button)."""
+    store = open_store(f"sqlite:///{rooms_file}", LIMITS)
+    room, secret = store.open_room("senses", ROUND_STEP, time.time())
+    contexts[0].add_cookies([{"name": HOST_COOKIE, "value": f"{room.code}.{secret}", "url": class_url}])
+    teacher, first, second = (tab(context) for context in contexts)
+    teacher.goto(f"{class_url}/senses?lesson=senses&step={ROUND_STEP}&room={room.code}")
+    wait_for_run(teacher)
+    expect(main(teacher).get_by_text("you lead it")).to_be_visible()
+    expect(main(teacher).get_by_text("No sentences yet")).to_be_visible()
+
+    # 1. Both students join by the link, land on the round's step and send a sentence each.
+    for student, sentence in zip((first, second), SENTENCES):
+        student.goto(f"{class_url}/?room={room.code}")
+        wait_for_run(student)
+        expect(main(student).get_by_role("heading", name=SENSES.steps[ROUND_STEP - 1].title)).to_be_visible(
+            timeout=FOLLOW_MS
+        )
+        box = main(student).get_by_role("textbox", name="Your sentence with “apple”")
+        box.fill(sentence)
+        box.press("Enter")
+        wait_for_run(student)
+        expect(main(student).get_by_text("Your sentence is in")).to_be_visible()
+    assert not main(first).get_by_role("button", name=re.compile("^Hide ")).count()  # no toggle for a student
+
+    # 2. The teacher's map takes both by itself (no click), and the list shows each sentence as typed.
+    expect(class_map_points(teacher)).to_have_count(2, timeout=FOLLOW_MS)
+    for number, sentence in enumerate(SENTENCES, start=1):
+        expect(main(teacher).get_by_text(f"{number}. {sentence}", exact=True)).to_be_visible()
+    keep(teacher, "live-class-senses-round")
+
+    # 3. The teacher hides the first: off the projector's list and map, and off a student's map within a refresh.
+    click(teacher, "Hide 1")
+    expect(main(teacher).get_by_text("1. (hidden from the map)", exact=True)).to_be_visible()
+    expect(class_map_points(teacher)).to_have_count(1, timeout=FOLLOW_MS)
+    expect(main(teacher).get_by_text(SENTENCES[0])).to_have_count(0)
+    points = class_map_points(second)
+    expect(points).to_have_count(1, timeout=FOLLOW_MS)
+    expect(points).to_contain_text(SENTENCES[1])
+    expect(main(first).get_by_text("the teacher has hidden it")).to_be_visible(timeout=FOLLOW_MS)
+    assert [e.sentence for e in store.sentences(room.code, f"_lesson_senses_{ROUND_STEP - 1}", time.time())] == [
+        SENTENCES[1]
+    ]
+    axe_clean(second, "a student's Word senses round")

@@ -345,7 +345,7 @@ def test_a_very_long_text_keeps_the_page_reloadable(open_url, page_name, key, pa
 
 
 TRUNCATED = """() => [...document.querySelectorAll('[data-testid="stMain"] *')]
-  .filter(e => getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth + 1)
+  .filter(e => e.textContent.trim() && getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth + 1)
   .map(e => e.textContent)"""
 
 

@@ -1,23 +1,29 @@
 """A live class in AppTest: a teacher's session and several students' sessions on one store (a SQLite file, as one
 server has; tests/services/test_rooms_store.py runs the store's invariants on PostgreSQL too). Students answer, the
 teacher sees how many, reveals, and everyone sees the class's answers beside the model's, each number equal to the
-store's count and to the model's own output."""
+store's count and to the model's own output. In a Word senses round the class's sentences are placed on the map by
+the model's vectors and the page's own PCA, and the teacher (only) hides one from every map."""
 
 from __future__ import annotations
 
 import time
 
+import numpy as np
+import pandas as pd
 import pytest
+from sklearn.decomposition import PCA
 from streamlit.testing.v1 import AppTest
 
 from bertlens.curriculum import LESSONS
 from bertlens.rooms import LIMITS, RoomClosed, new_student_id
+from bertlens.sense_presets import PRESETS
+from bertlens.senses import at_layer, embed_word
 from bertlens.wording import percent
 from components.services.rooms import open_store
 from components.services.text import literal
 from components.state.classroom import MEMBER, Membership
 from components.ui.classroom import OPENED_ROOMS
-from tests.conftest import APPTEST_TIMEOUT, ROOT
+from tests.conftest import APPTEST_TIMEOUT, ROOT, tables
 from tests.core.test_mlm import reference_fill_mask
 from tests.pages.test_lessons_page import shown, step_link
 
@@ -34,20 +40,21 @@ def rooms(tmp_path, monkeypatch):
     return open_store(url, LIMITS)
 
 
+def class_tab(page: str, link: dict[str, str], code: str, secret: str | None, seat: str | None = None) -> AppTest:
+    """A tab on ``page`` at the lesson step ``link``, in room ``code``; the teacher's when given the secret."""
+    at = AppTest.from_file(str(ROOT / f"pages/{page}.py"), default_timeout=APPTEST_TIMEOUT)
+    at.query_params.update({**link, "room": code, **({"seat": seat} if seat else {})})
+    if secret is not None:
+        at.session_state[MEMBER] = Membership(code, new_student_id(), secret)
+    return at.run()
+
+
 @pytest.fixture
 def session(monkeypatch, tiny_pretraining_dir):
-    """A tab on the fill-mask page at discover's step 2, in room ``code``; the teacher's when given the secret."""
+    """A tab on the fill-mask page at discover's step 2 (``class_tab``)."""
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("BERTLENS_MODEL", str(tiny_pretraining_dir))
-
-    def run(code: str, secret: str | None = None, seat: str | None = None) -> AppTest:
-        at = AppTest.from_file(str(ROOT / "pages/fill_mask.py"), default_timeout=APPTEST_TIMEOUT)
-        at.query_params.update({**step_link(DISCOVER, 1, 2), "room": code, **({"seat": seat} if seat else {})})
-        if secret is not None:
-            at.session_state[MEMBER] = Membership(code, new_student_id(), secret)
-        return at.run()
-
-    return run
+    return lambda code, secret=None, seat=None: class_tab("fill_mask", step_link(DISCOVER, 1, 2), code, secret, seat)
 
 
 def send(at: AppTest, word: str) -> AppTest:
@@ -188,3 +195,96 @@ def test_the_teacher_ends_the_class_and_everything_in_it_is_deleted(rooms, sessi
         rooms.tally(room.code, ASK, time.time())
     student.run()
     assert f"No open room has the code {room.code}" in " ".join(w.value for w in student.warning)
+
+
+# A Word senses round: the senses lesson's step 4 ("The map at the top") gathers one sentence per student.
+
+SENSES = LESSONS["senses"]
+ROUND_INDEX = next(i for i, step in enumerate(SENSES.steps) if step.class_sentences)
+ROUND = f"_lesson_senses_{ROUND_INDEX}"
+APPLE = PRESETS["apple"]
+
+
+@pytest.fixture
+def senses_session(monkeypatch, tiny_pretraining_dir, tiny_bundle):
+    """A tab on the Word senses page at the round's step (``class_tab``)."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", str(tiny_pretraining_dir))
+    link = step_link(SENSES, ROUND_INDEX, tiny_bundle.capabilities.num_layers)
+    return lambda code, secret=None: class_tab("senses", link, code, secret)
+
+
+def send_sentence(at: AppTest, sentence: str) -> AppTest:
+    at.text_input(key=f"{ROUND}_sentence").input(sentence)
+    return at.button(key=f"FormSubmitter:{ROUND}_sentence_form-Send my sentence").click().run()
+
+
+def class_points(at: AppTest) -> pd.DataFrame:
+    """The class map's table of coordinates (drawn above the page's own map)."""
+    return next(d for d in tables(at) if {"x", "y", "sense"} <= set(d.columns))
+
+
+def test_a_round_maps_the_class_sentences_on_the_pages_own_pca(rooms, senses_session, tiny_bundle):
+    room, secret = rooms.open_room("senses", ROUND_INDEX + 1, time.time())
+    teacher = senses_session(room.code, secret)
+    students = [senses_session(room.code) for _ in range(2)]
+    sentences = ("I ate a green apple.", "My apple laptop crashed again.")
+    for student, sentence in zip(students, sentences):
+        send_sentence(student, sentence)
+        assert not student.exception and "Your sentence is in" in shown(student)
+    assert [e.sentence for e in rooms.sentences(room.code, ROUND, time.time())] == list(sentences)
+    points = class_points(teacher.run())
+    assert not teacher.exception
+    assert list(points.sentence[-2:]) == list(sentences) and list(points.sense[-2:]) == ["the class"] * 2
+    assert list(points.sense[:-2]) == [s.sense for s in APPLE.sentences]
+    # The reference: the model's vectors of the word in every sentence, the preset's own PCA axes (the page's map),
+    # each class sentence placed on them.
+    words = embed_word(tiny_bundle, [*(s.sentence for s in APPLE.sentences), *sentences], "apple")
+    vectors = at_layer(words.contextual, str(tiny_bundle.capabilities.num_layers))
+    fitted = len(APPLE.sentences)
+    expected = PCA(n_components=2, svd_solver="full").fit(vectors[:fitted]).transform(vectors)
+    for axis, column in enumerate("xy"):
+        ours = points[column].to_numpy(float)
+        np.testing.assert_allclose(np.sign(ours @ expected[:, axis]) * ours, expected[:, axis], atol=1e-4)
+    mine = class_points(students[0].run())
+    assert list(mine.sense[-2:]) == ["your sentence", "the class"]  # each student's own is their star
+    np.testing.assert_allclose(mine[["x", "y"]].to_numpy(float), points[["x", "y"]].to_numpy(float))
+
+
+def test_a_second_sentence_replaces_the_first_and_one_without_the_word_is_refused(rooms, senses_session):
+    room, _ = rooms.open_room("senses", ROUND_INDEX + 1, time.time())
+    student = senses_session(room.code)
+    send_sentence(student, "An apple a day.")
+    time.sleep(LIMITS.answer_seconds)
+    send_sentence(student, "Apple shares rose.")
+    assert [e.sentence for e in rooms.sentences(room.code, ROUND, time.time())] == ["Apple shares rose."]
+    time.sleep(LIMITS.answer_seconds)
+    box = student.text_input(key=f"{ROUND}_sentence")  # the store refuses longer ones too (test_rooms_store.py)
+    assert box.max_chars == LIMITS.max_sentence_chars and f"at most {LIMITS.max_sentence_chars} characters" in box.help
+    send_sentence(student, "Pineapples are sweet.")  # "apple" only inside another word
+    assert literal("has no “apple” (as a whole word)") in " ".join(w.value for w in student.warning)
+    assert "Your sentence is in" not in shown(student)
+    assert [e.sentence for e in rooms.sentences(room.code, ROUND, time.time())] == ["Apple shares rose."]
+    assert list(class_points(student).sentence[-1:]) == ["Apple shares rose."]
+
+
+def test_the_teacher_hides_a_sentence_from_every_map_and_a_student_cannot(rooms, senses_session):
+    room, secret = rooms.open_room("senses", ROUND_INDEX + 1, time.time())
+    first, second = senses_session(room.code), senses_session(room.code)
+    send_sentence(first, "Apple <b>rocks</b> & rolls.")
+    send_sentence(second, "The apple fell far from the tree.")
+    assert not [b for b in first.button if b.key.startswith("_class_hide_")]  # no toggle without the key
+    teacher = senses_session(room.code, secret)
+    listed = [t.value for t in teacher.text]
+    assert "1. Apple <b>rocks</b> & rolls." in listed and "2. The apple fell far from the tree." in listed  # literal
+    (hidden, kept) = rooms.sentences(room.code, ROUND, time.time())
+    teacher.button(key=f"_class_hide_{hidden.id}").click().run()
+    assert not teacher.exception and [e.id for e in rooms.sentences(room.code, ROUND, time.time())] == [kept.id]
+    assert "1. (hidden from the map)" in [t.value for t in teacher.text]
+    assert "Apple <b>rocks</b> & rolls." not in list(class_points(teacher).sentence)  # off the projector
+    assert list(class_points(second.run()).sentence[-1:]) == [kept.sentence]  # and off every student's map
+    assert "the teacher has hidden it" in shown(first.run())
+    forger = senses_session(room.code, secret="not-the-key")  # a forged host: a session that claims a key
+    forger.button(key=f"_class_hide_{kept.id}").click().run()
+    assert "Only the teacher who opened this room" in " ".join(w.value for w in forger.warning)
+    assert [e.id for e in rooms.sentences(room.code, ROUND, time.time())] == [kept.id]

@@ -135,25 +135,32 @@ def test_broken_checkpoint_is_shown_as_a_fallback_and_tried_once(checkpoint, mon
 
 # --- Weights that cannot be yanked away ---------------------------------------------------------------
 
+# One line a case (folder, weights file, damage, snapshot place), one answer line a case: every case in one child
+# process, so torch and transformers are imported once.
 VICTIM = r"""
 import os, sys, torch
 from bertlens.models import load_model
-folder, weights, damage = sys.argv[1:]
-bundle = load_model(folder)
-inputs = bundle.tokenizer("The cat sat on the mat.", return_tensors="pt")
-def logits():
-    with torch.no_grad():
-        return bundle.model(**inputs).prediction_logits
-before = logits()
-path = os.path.join(folder, weights)
-with open(path, "r+b") as file:  # in place: same inode, as an editor or `cp` over it would
-    if damage == "truncate":
-        file.truncate(0)
-    else:
-        file.write(b"\0" * os.path.getsize(path))
-after = logits()
-print("same" if torch.equal(before, after) else "changed", flush=True)
+from bertlens.snapshot import SNAPSHOT_DIR_ENV
+for case in sys.stdin.read().splitlines():
+    folder, weights, damage, snapshots = case.split("\t")
+    os.environ[SNAPSHOT_DIR_ENV] = snapshots
+    bundle = load_model(folder)
+    inputs = bundle.tokenizer("The cat sat on the mat.", return_tensors="pt")
+    def logits():
+        with torch.no_grad():
+            return bundle.model(**inputs).prediction_logits
+    before = logits()
+    path = os.path.join(folder, weights)
+    with open(path, "r+b") as file:  # in place: same inode, as an editor or `cp` over it would
+        if damage == "truncate":
+            file.truncate(0)
+        else:
+            file.write(b"\0" * os.path.getsize(path))
+    after = logits()
+    print(folder, "same" if torch.equal(before, after) else "changed", sep="\t", flush=True)
 """
+DAMAGES = [(weights, damage) for weights in (WEIGHTS, "pytorch_model.bin") for damage in ("truncate", "overwrite")]
+NO_PRIVATE_PLACE = "no private snapshot place"
 
 
 def as_pytorch_bin(folder: Path) -> None:
@@ -161,39 +168,57 @@ def as_pytorch_bin(folder: Path) -> None:
     (folder / WEIGHTS).unlink()
 
 
-def run_victim(folder: Path, weights: str, damage: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
-    return subprocess.run(
-        [sys.executable, "-c", VICTIM, str(folder), weights, damage],
+@pytest.fixture(scope="module")
+def victim(tiny_pretraining_dir, tmp_path_factory) -> tuple[dict[str, str], subprocess.CompletedProcess]:
+    """Each damage case on its own copy of the checkpoint, in one child process: its answer per case ("same" or
+    "changed"; none if the process died, SIGBUS included) and the process."""
+    root = tmp_path_factory.mktemp("victims")
+    shared = root / "world-writable"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)  # not private: a snapshot there could be swapped by anybody
+    cases = {}
+    for name, weights, damage, place in [
+        *((f"{weights}-{damage}", weights, damage, root / "snapshots") for weights, damage in DAMAGES),
+        (NO_PRIVATE_PLACE, WEIGHTS, "truncate", shared),
+    ]:
+        folder = Path(shutil.copytree(tiny_pretraining_dir, root / f"bert-{uuid.uuid4().hex[:8]}"))
+        if weights != WEIGHTS:
+            as_pytorch_bin(folder)
+        cases[str(folder)] = (name, "\t".join((str(folder), weights, damage, str(place))))
+    process = subprocess.run(
+        [sys.executable, "-c", VICTIM],
+        input="\n".join(line for _, line in cases.values()),
         capture_output=True,
         text=True,
         timeout=300,
-        env=env,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"},
         cwd=ROOT,
+    )
+    answers = dict(line.split("\t") for line in process.stdout.splitlines() if "\t" in line)
+    return {name: answers.get(folder, "") for folder, (name, _) in cases.items()}, process
+
+
+def expect_same(victim: tuple[dict[str, str], subprocess.CompletedProcess], case: str) -> None:
+    answers, process = victim
+    # Loaded straight from the folder, truncating kills the process with SIGBUS (returncode -7) and
+    # overwriting silently changes every answer.
+    assert answers[case] == "same", (
+        f"{case}: {answers[case] or 'no answer'}; returncode {process.returncode}: " + (process.stderr[-2000:])
     )
 
 
-@pytest.mark.parametrize("damage", ["truncate", "overwrite"])
-@pytest.mark.parametrize("weights", [WEIGHTS, "pytorch_model.bin"])
-def test_overwriting_the_weights_file_cannot_touch_a_loaded_model(checkpoint, weights, damage):
-    if weights != WEIGHTS:
-        as_pytorch_bin(checkpoint)
-    victim = run_victim(checkpoint, weights, damage)
-    # Loaded straight from the folder, truncating kills the process with SIGBUS (returncode -7) and
-    # overwriting silently changes every answer.
-    assert victim.returncode == 0, f"returncode {victim.returncode}: {victim.stderr[-2000:]}"
-    assert victim.stdout.split()[-1] == "same"
+@pytest.mark.parametrize(("weights", "damage"), DAMAGES)
+def test_overwriting_the_weights_file_cannot_touch_a_loaded_model(victim, weights, damage):
+    expect_same(victim, f"{weights}-{damage}")
 
 
-def test_without_a_private_snapshot_place_the_weights_are_copied_into_memory(checkpoint, tmp_path, monkeypatch):
+def test_without_a_private_snapshot_place_the_weights_are_copied_into_memory(checkpoint, tmp_path, monkeypatch, victim):
     shared = tmp_path / "world-writable"
     shared.mkdir(mode=0o777)
-    shared.chmod(0o777)  # not private: a snapshot there could be swapped by anybody
+    shared.chmod(0o777)
     monkeypatch.setenv(snapshot.SNAPSHOT_DIR_ENV, str(shared))
     assert models.private_weights(str(checkpoint), str(checkpoint)) == (str(checkpoint), {"disable_mmap": True})
-    victim = run_victim(checkpoint, WEIGHTS, "truncate")
-    assert victim.returncode == 0, f"returncode {victim.returncode}: {victim.stderr[-2000:]}"
-    assert victim.stdout.split()[-1] == "same"
+    expect_same(victim, NO_PRIVATE_PLACE)
 
 
 def test_snapshots_are_shared_read_only_and_follow_the_folder(checkpoint, private_snapshots, tmp_path):

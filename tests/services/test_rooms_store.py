@@ -529,6 +529,17 @@ def test_sentences_come_in_order_and_the_teacher_hides_them(store):
     assert len(store.sentences(room.code, ROUND, LATER)) == 3
 
 
+def test_a_round_holds_at_most_one_sentence_per_joined_student(store, backend):
+    """What bounds a Word senses map: each student's sentences replace each other, so a round never holds more
+    sentences than the room has students (``max_students``)."""
+    room, _ = opened(store, students=3)
+    for turn in range(3):
+        for number in range(3):
+            store.add_sentence(room.code, student(number), ROUND, f"Turn {turn} of {number}.", NOW + 2 * turn)
+    assert [e.sentence for e in store.sentences(room.code, ROUND, LATER)] == [f"Turn 2 of {n}." for n in range(3)]
+    assert backend.count("sentences", room.code) == store.room(room.code, LATER).students == 3
+
+
 def test_a_teacher_hides_only_their_own_rooms_sentences(store):
     room, secret = opened(store)
     other, _ = opened(store, students=1)

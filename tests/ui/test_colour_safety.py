@@ -6,17 +6,31 @@ import numpy as np
 import plotly.graph_objects as go
 
 from bertlens.analysis import encode
-from components.ui.palette import INK, line_style
+from components.ui.palette import CELL_TEXT, INK, LIGHT_BLUES, line_style
 from components.views.attention.figures import FOCUS_KINDS, focus_row_figure, matrix_figure
 from components.views.senses.sections import PALETTE, SYMBOLS, sense_marker
 
 
-def contrast_on_white(hex_colour: str) -> float:
-    """WCAG 2.2 contrast ratio of an sRGB colour against white."""
+def luminance(hex_colour: str) -> float:
     channels = [int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
     linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
-    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
-    return 1.05 / (luminance + 0.05)
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(one: str, other: str) -> float:
+    """WCAG 2.2 contrast ratio of two sRGB colours."""
+    light, dark = sorted((luminance(one), luminance(other)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def contrast_on_white(hex_colour: str) -> float:
+    return contrast(hex_colour, "#ffffff")
+
+
+def test_numbers_in_heatmap_cells_read_at_8_to_1_on_every_cell():
+    """Plotly's own pick of #444 or white on a full blue scale gave 3.1-3.2:1 on its middle blues; the light scale's
+    ends bound every cell's colour (luminance is monotonic between them)."""
+    assert min(contrast(CELL_TEXT["color"], cell) for _, cell in LIGHT_BLUES) >= 8
 
 
 def test_each_sense_has_its_own_shape_and_colour():

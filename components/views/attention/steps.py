@@ -20,6 +20,7 @@ from components.state.widgets import lazy_tabs
 from components.ui.checks import check_result
 from components.ui.exports import chart, csv_download, table
 from components.ui.layout import how_to_read
+from components.ui.palette import INK
 from components.views.attention.figures import ACCENT, Choice, default_focus
 from components.views.attention.sections import PageInput, bound_choice, matrices, token_picker
 
@@ -51,29 +52,29 @@ def query_keys_figure(steps: HeadSteps, labels: list[str]) -> go.Figure:
     return _vectors_figure(z, rows, line_below=0, title=title)
 
 
+def _stacked_bars(top: go.Bar, bottom: go.Bar, titles: tuple[str, str], spacing: float, height: int) -> go.Figure:
+    """Two bar panels over one token axis, each titled in the page's ink (a subplot title is an annotation, which
+    the chart theme draws in Streamlit's 3.8:1 grey), numbers written out (plotly's SI prefixes read "200n")."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=spacing, subplot_titles=titles)
+    fig.add_trace(top, row=1, col=1)
+    fig.add_trace(bottom, row=2, col=1)
+    fig.update_layout(height=height, showlegend=False, margin=dict(l=10, r=10, t=60, b=10))
+    fig.update_annotations(font_color=INK)
+    fig.update_xaxes(tickangle=-60, nticks=60, type="category")
+    fig.update_yaxes(exponentformat="e")
+    return fig
+
+
 def scores_figure(steps: HeadSteps, labels: list[str]) -> go.Figure:
     """q·k/√d + mask term for every key (top) and the softmax of them (bottom): one row of the heatmap."""
     x = _escaped(labels)
-    fig = make_subplots(
-        rows=2,
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.08,
-        subplot_titles=("Step 2 — score q·k / √d + mask term", "Step 3 — softmax: the attention weights"),
-    )
-    fig.add_trace(
+    return _stacked_bars(
         _bars(x, steps.scaled + steps.mask_term, "#7f7f7f", "score", "key %{x}: score %{y:.4f}<extra></extra>"),
-        row=1,
-        col=1,
-    )
-    fig.add_trace(
         _bars(x, steps.weights, "#1f77b4", "weight", "key %{x}: weight %{y:.6f}<extra></extra>"),
-        row=2,
-        col=1,
+        ("Step 2 — score q·k / √d + mask term", "Step 3 — softmax: the attention weights"),
+        spacing=0.08,
+        height=560,
     )
-    fig.update_layout(height=560, showlegend=False, margin=dict(l=10, r=10, t=60, b=10))
-    fig.update_xaxes(tickangle=-60, nticks=60, type="category")
-    return fig
 
 
 def values_figure(steps: HeadSteps, labels: list[str]) -> go.Figure:
@@ -115,26 +116,13 @@ def influence_figure(
 ) -> go.Figure:
     """Attention received (top) against what masking the token changes (bottom), token by token."""
     x = _escaped(labels)
-    fig = make_subplots(
-        rows=2,
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.1,
-        subplot_titles=(f"Attention received — {title}", f"Influence: {effect_label}"),
-    )
-    fig.add_trace(
+    return _stacked_bars(
         _bars(x, received, "#1f77b4", "attention", "%{x}: attention %{y:.6f}<extra></extra>"),
-        row=1,
-        col=1,
-    )
-    fig.add_trace(
         _bars(x, effect, ACCENT, "influence", "%{x}: %{y:.6f}<extra></extra>"),
-        row=2,
-        col=1,
+        (f"Attention received — {title}", f"Influence: {effect_label}"),
+        spacing=0.1,
+        height=520,
     )
-    fig.update_layout(height=520, showlegend=False, margin=dict(l=10, r=10, t=60, b=10))
-    fig.update_xaxes(tickangle=-60, nticks=60, type="category")
-    return fig
 
 
 def hidden_token_figure(labels: list[str], received: np.ndarray, hidden: int, title: str) -> go.Figure:

@@ -402,9 +402,11 @@ def sense_marker(n: int) -> dict[str, str]:
     return {"color": PALETTE[n % len(PALETTE)], "symbol": SYMBOLS[n % len(SYMBOLS)]}
 
 
-def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, title: str, layer: str) -> None:
+def occurrence_map(
+    words: WordVectors, labels: list[str], proj: Projection, title: str, layer: str, name: str = "senses"
+) -> None:
     """The occurrences mapped (``proj``, of their vectors at ``layer``), one colour and shape per sense, and their
-    coordinates."""
+    coordinates. ``name``: the chart's and the table's key and file names (the live class's map has its own)."""
     points = points_table(words, labels)
     axes = ["MDS 1", "MDS 2"]
     if proj.explained:
@@ -415,8 +417,8 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
         title += f" seen flat: {' × '.join(f'PC{i + 1}' for i in shown)}"
     exports.chart(
         map_figure(words, labels, proj.coords[:, list(shown)], [axes[i] for i in shown], title),
-        f"senses-{words.word}-map",
-        key="senses-map",
+        f"{name}-{words.word}-map",
+        key=f"{name}-map",
     )
     if proj.stress is not None:
         st.caption(
@@ -441,9 +443,9 @@ def occurrence_map(words: WordVectors, labels: list[str], proj: Projection, titl
                 "uncased model, or in spacing)."
             )
         )
-    for i, name in enumerate("xyz"[: proj.coords.shape[1]]):
-        points[name] = proj.coords[:, i]
-    exports.table(points, f"senses-{words.word}-coordinates", key="senses-coordinates")
+    for i, axis in enumerate("xyz"[: proj.coords.shape[1]]):
+        points[axis] = proj.coords[:, i]
+    exports.table(points, f"{name}-{words.word}-coordinates", key=f"{name}-coordinates")
 
 
 def map_figure(
