@@ -14,13 +14,11 @@ from bertlens.budgets import MAX_TEXT_CHARS
 from bertlens.engine import Engine, engine_for
 from bertlens.family import encoder_pass, mlm_logits, replaced_logits, sentence_logits
 from bertlens.lru import BytesLRU, PerModel
-from bertlens.models import ModelBundle
+from bertlens.models import AnyBundle
 from bertlens.wording import blank
 
 if TYPE_CHECKING:
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
-
-    AnyBundle = ModelBundle[PreTrainedModel]  # a checkpoint of any family (``ModelBundle`` alone: a BERT)
+    from transformers import PreTrainedTokenizerBase
 
 # Analyses kept for every session, per loaded model (so a server offering several models holds up to this
 # much for each), least recently used out first. Bounded in bytes, not entries: a bert-base analysis is

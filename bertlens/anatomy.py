@@ -1,9 +1,14 @@
-"""Where BERT's parameters are, and two live checks: the embeddings sum and the pooler."""
+"""Where BERT's parameters are, and two live checks: the embeddings sum and the pooler.
+
+BERT's table (``parameter_counts``) is the seed notebooks'; every other member of the family gets the same
+columns from ``family_parameter_counts``, which sorts each of the model's own parameters into one row (ALBERT's
+shared layer once, its factorised embeddings with their projection, ModernBERT's gated MLP and final norm).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -11,7 +16,16 @@ import torch
 from torch import nn
 
 from bertlens.analysis import Analysis, Encoding
-from bertlens.models import Capabilities, ModelBundle
+from bertlens.family import (
+    HEAD_NAMES,
+    NO_POSITION_TABLE,
+    Head,
+    ModelDescription,
+    NotInThisFamily,
+    encoder_of,
+    family_spec,
+)
+from bertlens.models import AnyBundle, Capabilities, ModelBundle
 from bertlens.wording import plural
 
 if TYPE_CHECKING:
@@ -128,40 +142,189 @@ def share(counts: pd.Series, whole: int) -> pd.Series:
     return percent.round(2).mask(percent < 0.01, small)
 
 
-def bundle_parameter_counts(bundle: ModelBundle) -> pd.DataFrame:
+def bundle_parameter_counts(bundle: AnyBundle) -> pd.DataFrame:
+    if bundle.description.family != "bert":
+        return family_parameter_counts(bundle.model, bundle.description)
     caps = bundle.capabilities
-    return parameter_counts(bundle.model, caps.has_pooler, caps.has_mlm_head, caps.has_nsp_head)
+    return parameter_counts(
+        cast("BertForPreTraining", bundle.model), caps.has_pooler, caps.has_mlm_head, caps.has_nsp_head
+    )
 
 
-def named_parameters(model: nn.Module) -> pd.DataFrame:
-    """Every named parameter of ``model`` with its shape and size (shared tensors listed once)."""
+# Where each family keeps its parts, under its encoder (``FamilySpec.base``).
+_EMBEDDING_ROWS = (  # module under embeddings -> component, note
+    ("word_embeddings", "word embeddings", "vocab_size × embedding width"),
+    ("tok_embeddings", "word embeddings", "vocab_size × hidden_size"),  # ModernBERT
+    ("position_embeddings", "position embeddings", "positions × embedding width"),
+    ("token_type_embeddings", "token type embeddings", "type_vocab_size × embedding width"),
+    ("LayerNorm", "LayerNorm", "scale and shift"),
+    ("norm", "LayerNorm", "scale (and shift)"),  # ModernBERT
+)
+_PROJECTION = {"albert": "encoder.embedding_hidden_mapping_in", "electra": "embeddings_project"}
+_LAYERS = {"distilbert": "transformer.layer", "albert": "encoder.albert_layer_groups", "modernbert": "layers"}
+_FINAL_NORM = {"modernbert": "final_norm"}
+_ATTENTION_NAMES = ("attention.", "attn.", "attn_norm.", "sa_layer_norm.")  # a layer's attention and its norm
+_ATTENTION_NOTE = {"modernbert": "fused query-key-value projection (Wqkv), output projection (Wo), its norm"}
+_FEED_FORWARD_NOTE = {
+    "modernbert": "gated (GLU) MLP: Wi makes 2 × intermediate_size, half gating the other half; Wo back; its norm",
+}
+_HEAD_ROWS = {"MLM": "fill-mask head", "NSP": "is-next classifier", "SOP": "sentence-order classifier",
+              "RTD": "replaced-token detector"}  # fmt: skip
+
+
+def _rows_under(named: dict[str, nn.Parameter], prefix: str) -> dict[str, nn.Parameter]:
+    return {name: p for name, p in named.items() if name.startswith(prefix)}
+
+
+def _size(parameters: dict[str, nn.Parameter]) -> int:
+    return sum(p.numel() for p in parameters.values())
+
+
+def family_parameter_counts(model: nn.Module, description: ModelDescription) -> pd.DataFrame:
+    """Parameters by component for any member of BERT's family, in ``parameter_counts``' columns.
+
+    Every parameter of the model (a tensor shared by several modules listed once, under the encoder's name:
+    a tied MLM decoder is the word embeddings) falls in exactly one row that adds up to the total; a head or
+    pooler the checkpoint lacks has no count and is left out of the total. ALBERT's encoder is its one shared
+    layer (counted once, run ``num_layers`` times); factorised embeddings come with their projection up to
+    ``hidden_size``.
+    """
+    spec = family_spec(cast("Any", model).config)
+    assert spec is not None
+    named = encoder_first(model, f"{spec.base}.")
+    taken: set[str] = set()
+    rows: list[tuple[str, str, int | None, str, bool]] = []  # part, component, count, note, adds up to the total
+
+    def take(prefix: str) -> dict[str, nn.Parameter]:
+        found = {n: p for n, p in _rows_under(named, prefix).items() if n not in taken}
+        taken.update(found)
+        return found
+
+    base = f"{spec.base}."
+    for module, component, note in _EMBEDDING_ROWS:
+        found = take(f"{base}embeddings.{module}.")
+        if found:
+            rows.append(("Embeddings", component, _size(found), note, True))
+    if description.positions == "rotary":
+        rows.append(("Embeddings", "position embeddings", None, "none: rotary positions turn q and k instead", False))
+    if description.factorised_embeddings:
+        projection = take(f"{base}{_PROJECTION[description.family]}.")
+        rows.append(("Embeddings", "projection to hidden_size", _size(projection),
+                     f"{description.embedding_size} → {description.hidden_size}: factorised embeddings", True))  # fmt: skip
+    embeddings = sum(n or 0 for part, _, n, _, adds in rows if adds)
+    rows.append(("Embeddings", "all embeddings", embeddings, "", False))
+
+    layers_path = f"{base}{_LAYERS.get(description.family, 'encoder.layer')}"
+    layers = take(f"{layers_path}.")
+    layer_prefix = f"{layers_path}.0.albert_layers.0." if description.family == "albert" else f"{layers_path}.0."
+    one_layer = _rows_under(layers, layer_prefix)
+    attention = {n: p for n, p in one_layer.items() if n.removeprefix(layer_prefix).startswith(_ATTENTION_NAMES)}
+    family, count_of_layers = description.family, description.num_layers
+    if description.shares_layers:
+        layer_note = f"one shared layer, run by all {count_of_layers} layers"
+        encoder_row = f"{description.distinct_layers} distinct of {count_of_layers} layers"
+        encoder_note = "ALBERT shares its layer weights: counted once"
+    else:
+        layer_note, encoder_row, encoder_note = "every layer has the same shape", f"all {count_of_layers} layers", ""
+    attention_note = _ATTENTION_NOTE.get(family, "query, key, value, output projection, its norm")
+    feed_forward_note = _FEED_FORWARD_NOTE.get(family, "up- and down-projection, its norm")
+    rows += [
+        ("Encoder layer 0", "attention", _size(attention), attention_note, False),
+        ("Encoder layer 0", "feed-forward", _size(one_layer) - _size(attention), feed_forward_note, False),
+        ("Encoder layer 0", "one layer", _size(one_layer), layer_note, False),
+        ("Encoder", encoder_row, _size(layers), encoder_note, True),
+    ]
+    final_norm = take(f"{base}{_FINAL_NORM[description.family]}.") if description.family in _FINAL_NORM else {}
+    if final_norm:
+        rows.append(("Encoder", "final norm", _size(final_norm), "after the last layer", True))
+    if spec.pooler:
+        pooler = take(f"{spec.pooler}.")
+        counted = description.pooler
+        rows.append(("Pooler", "dense + tanh on [CLS]", _size(pooler) if counted else None,
+                     "" if counted else NOT_IN_CHECKPOINT, counted))  # fmt: skip
+    rest = {n: p for n, p in named.items() if n.startswith(base) and n not in taken}
+    if rest:
+        rows.append(("Encoder", "other", _size(take(base)), ", ".join(sorted(rest)), True))
+    base_total = sum(n or 0 for part, _, n, _, adds in rows if adds)
+    rows.append(("Base encoder", "total", base_total, "embeddings + encoder" + (" + pooler" if spec.pooler else ""),
+                 False))  # fmt: skip
+
+    for head, paths in spec.heads.items():
+        found = {n: p for path in paths for n, p in take(f"{path}.").items()}
+        present = description.has(head)
+        note = HEAD_NAMES[head] if present else (description.why_missing(head) or NOT_IN_CHECKPOINT)
+        if present or found or head == "MLM":
+            rows.append((f"{head} head", _HEAD_ROWS[head], _size(found) if present else None, note, present))
+    for missing in description.missing:  # a head the family never had (RoBERTa's NSP): its reason, no number
+        if missing.part in _HEAD_ROWS and missing.part not in spec.heads:
+            rows.append((f"{missing.part} head", _HEAD_ROWS[missing.part], None, missing.reason, False))
+    unplaced = {n: p for n, p in named.items() if n not in taken}
+    if unplaced:
+        rows.append(("Checkpoint", "other", _size(unplaced), ", ".join(sorted(unplaced)), True))
+    total = sum(n or 0 for *_, n, _, adds in rows if adds)
+    rows.append(("Checkpoint", "total", total, "base encoder + the heads it has; shared weights once", False))
+    table = pd.DataFrame(rows, columns=["part", "component", "parameters", "note", "adds up to total"])
+    table["parameters"] = table["parameters"].astype("Int64")
+    table["adds up to total"] = table["adds up to total"].astype(bool)
+    table["% of total"] = share(table["parameters"], total)
+    in_base = ~(table["part"].str.endswith(" head") | (table["part"] == "Checkpoint"))
+    table["% of base encoder"] = share(table["parameters"], base_total).where(in_base)
+    return table
+
+
+def encoder_first(model: nn.Module, encoder: str) -> dict[str, nn.Parameter]:
+    """Every parameter once, the encoder's (names starting with ``encoder``) first: a tensor a head shares with
+    the encoder (RoBERTa's tied decoder, registered before the encoder) goes by the encoder's name."""
+    every = sorted(model.named_parameters(remove_duplicate=False), key=lambda item: not item[0].startswith(encoder))
+    named: dict[str, nn.Parameter] = {}
+    seen: set[int] = set()
+    for name, parameter in every:
+        if id(parameter) not in seen:
+            seen.add(id(parameter))
+            named[name] = parameter
+    return named
+
+
+def named_parameters(model: nn.Module, encoder: str = "") -> pd.DataFrame:
+    """Every named parameter of ``model`` with its shape and size (shared tensors listed once, by the name under
+    ``encoder`` when one is)."""
     return pd.DataFrame(
         [
             {"name": name, "shape": " × ".join(map(str, p.shape)), "parameters": p.numel()}
-            for name, p in model.named_parameters()
+            for name, p in encoder_first(model, encoder).items()
         ]
     )
 
 
-def has_every_part(bundle: ModelBundle) -> bool:
-    """Whether the checkpoint ships the whole ``BertForPreTraining``: pooler, MLM head and NSP head."""
-    caps = bundle.capabilities
-    return caps.has_mlm_head and caps.has_nsp_head and caps.has_pooler
+def _loaded_heads(bundle: AnyBundle) -> dict[Head, tuple[str, ...]]:
+    """The heads of the loaded class (its modules exist), by name: their module paths."""
+    spec = family_spec(bundle.model.config)
+    assert spec is not None
+    modules = dict(bundle.model.named_modules())
+    return {head: paths for head, paths in spec.heads.items() if all(path in modules for path in paths)}
 
 
-def module_tree(bundle: ModelBundle) -> str:
+def has_every_part(bundle: AnyBundle) -> bool:
+    """Whether the checkpoint ships its whole pre-training class (``BertForPreTraining``: pooler, MLM head and NSP
+    head; ELECTRA's discriminator: its RTD head): every head the loaded class has, and its pooler if any."""
+    described, spec = bundle.description, family_spec(bundle.model.config)
+    assert spec is not None
+    return all(described.has(head) for head in _loaded_heads(bundle)) and (described.pooler or spec.pooler is None)
+
+
+def module_tree(bundle: AnyBundle) -> str:
     """What ``print(model)`` shows (seed 000): the modules of the checkpoint, the heads only where it really
-    has them (a checkpoint without heads is shown as the ``BertModel`` it is)."""
-    caps, model = bundle.capabilities, bundle.model
+    has them (a checkpoint without heads is shown as the bare encoder it is: ``BertModel``, ``RobertaModel`` …)."""
+    described, model = bundle.description, bundle.model
     if has_every_part(bundle):
         return repr(model)
-    parts = [repr(model.bert)]
-    if not caps.has_pooler:
+    parts = [repr(encoder_of(model))]
+    spec = family_spec(model.config)
+    if not described.pooler and spec is not None and spec.pooler:
         parts.append("(this checkpoint has no pooler weights: the pooler above is not used)")
-    if caps.has_mlm_head:
-        parts.append(f"MLM head (cls.predictions): {model.cls.predictions!r}")
-    if caps.has_nsp_head:
-        parts.append(f"NSP head (cls.seq_relationship): {model.cls.seq_relationship!r}")
+    for head, paths in _loaded_heads(bundle).items():
+        if described.has(head):
+            parts += [f"{head} head ({path}): {model.get_submodule(path)!r}" for path in paths]
     return "\n".join(parts)
 
 
@@ -179,20 +342,17 @@ def matrices_and_vectors(named: pd.DataFrame) -> tuple[int, int]:
     return int(base.loc[matrix, "parameters"].sum()), int(base.loc[~matrix, "parameters"].sum())
 
 
-def bundle_named_parameters(bundle: ModelBundle) -> pd.DataFrame:
-    """The checkpoint's named parameters: the base encoder's (named as in ``BertModel``), then those of
-    the heads it really has. The tied MLM decoder weight is listed once, as the word embeddings."""
-    caps = bundle.capabilities
-    present = {
-        "bert.": True,
-        "bert.pooler.": caps.has_pooler,
-        "cls.predictions.": caps.has_mlm_head,
-        "cls.seq_relationship.": caps.has_nsp_head,
-    }
-    table = named_parameters(bundle.model)
-    prefix = table["name"].map(lambda name: max((p for p in present if name.startswith(p)), key=len))
-    table = table[prefix.map(present)].reset_index(drop=True)
-    table["name"] = table["name"].str.removeprefix("bert.")
+def bundle_named_parameters(bundle: AnyBundle) -> pd.DataFrame:
+    """The checkpoint's named parameters: the base encoder's (named as in its bare class, ``BertModel`` …), then
+    those of the heads it really has. The tied MLM decoder weight is listed once, as the word embeddings."""
+    described, spec = bundle.description, family_spec(bundle.model.config)
+    assert spec is not None
+    present = {f"{spec.base}.": True, **({f"{spec.pooler}.": described.pooler} if spec.pooler else {})}
+    present |= {f"{path}.": described.has(head) for head, paths in spec.heads.items() for path in paths}
+    table = named_parameters(bundle.model, f"{spec.base}.")
+    prefix = table["name"].map(lambda name: max((p for p in present if name.startswith(p)), key=len, default=""))
+    table = table[prefix.map(lambda p: present.get(p, True))].reset_index(drop=True)
+    table["name"] = table["name"].str.removeprefix(f"{spec.base}.")
     return table
 
 
@@ -353,9 +513,28 @@ class EmbeddingParts:
         )
 
 
-def _looked_up(bundle: ModelBundle, encoding: Encoding) -> dict[str, np.ndarray]:
-    """Each token's three embeddings, looked up, added and normalised by hand: (tokens, hidden) each."""
-    emb = bundle.model.bert.embeddings
+def bert_like_embeddings(description: ModelDescription) -> str | None:
+    """Why the embeddings are not BERT's sum (word + learned position + token type, LayerNorm, straight into layer
+    0) that the Embeddings checks recompute; None when they are (BERT, an ELECTRA without factorised embeddings)."""
+    if description.positions == "rotary":
+        return NO_POSITION_TABLE.format(name=description.family_name)
+    if description.positions != "learned absolute" or not description.token_types:
+        return description.why_missing("token types") or f"{description.family_name} adds no learned positions."
+    if description.factorised_embeddings:
+        return (
+            f"{description.family_name}'s embeddings are {description.embedding_size} wide and projected to "
+            f"{description.hidden_size} before layer 0 (factorised embeddings): their sum is not layer 0's input."
+        )
+    return None
+
+
+def _looked_up(bundle: AnyBundle, encoding: Encoding) -> dict[str, np.ndarray]:
+    """Each token's three embeddings, looked up, added and normalised by hand: (tokens, hidden) each.
+    ``NotInThisFamily`` when the model's embeddings are not BERT's sum (``bert_like_embeddings``)."""
+    reason = bert_like_embeddings(bundle.description)
+    if reason is not None:
+        raise NotInThisFamily(reason)
+    emb = cast("Any", encoder_of(bundle.model)).embeddings
     device = bundle.device
     ids = torch.tensor(encoding.input_ids, device=device)
     positions = torch.arange(len(encoding), device=device)
@@ -370,7 +549,7 @@ def _looked_up(bundle: ModelBundle, encoding: Encoding) -> dict[str, np.ndarray]
     return {name: t.float().cpu().numpy() for name, t in parts.items()}
 
 
-def embedding_parts(bundle: ModelBundle, analysis: Analysis) -> EmbeddingParts:
+def embedding_parts(bundle: AnyBundle, analysis: Analysis) -> EmbeddingParts:
     """Look up the three embeddings of each token and add and normalise them by hand."""
     return EmbeddingParts(**_looked_up(bundle, analysis.encoding), module_output=np.asarray(analysis.hidden_states[0]))
 
@@ -378,7 +557,7 @@ def embedding_parts(bundle: ModelBundle, analysis: Analysis) -> EmbeddingParts:
 SAME_TOKEN_COLUMNS = ("word embedding: largest difference", "entering layer 0: largest difference")
 
 
-def same_tokens(bundle: ModelBundle, encoding: Encoding, other: Encoding) -> pd.DataFrame:
+def same_tokens(bundle: AnyBundle, encoding: Encoding, other: Encoding) -> pd.DataFrame:
     """Seed 004's "I am Sinan" against "I am Matt": each token of ``encoding`` that ``other`` has too, with how far
     apart the two inputs put it (the largest absolute difference of any dimension, computed by hand as the
     Embeddings tab checks it). Its word-embedding row is a look-up, the same in every input (0); the vector entering
@@ -421,17 +600,18 @@ class PoolerCheck:
         return float(np.abs(self.by_hand - self.pooler_output).max())
 
 
-def pooler_check(bundle: ModelBundle, analysis: Analysis) -> PoolerCheck | None:
+def pooler_check(bundle: AnyBundle, analysis: Analysis) -> PoolerCheck | None:
     """The final [CLS] vector through the pooler's dense layer and tanh, against ``pooler_output``.
 
-    None when the checkpoint has no pooler.
+    None when the checkpoint has no pooler (BERT's ``pooler.dense``; ALBERT's pooler is the dense layer itself).
     """
-    pooler = bundle.model.bert.pooler
+    pooler = getattr(encoder_of(bundle.model), "pooler", None)
     if analysis.pooler_output is None or not bundle.capabilities.has_pooler or pooler is None:
         return None
+    dense = cast("nn.Linear", getattr(pooler, "dense", pooler))
     cls_vector = torch.tensor(np.asarray(analysis.hidden_states[-1][0]), device=bundle.device)
     with torch.inference_mode():
-        by_hand = torch.tanh(pooler.dense(cls_vector)).float().cpu().numpy()
+        by_hand = torch.tanh(dense(cls_vector)).float().cpu().numpy()
     return PoolerCheck(by_hand=by_hand, pooler_output=np.asarray(analysis.pooler_output))
 
 

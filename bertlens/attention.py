@@ -112,8 +112,11 @@ def _row_entropy_bits(attentions: np.ndarray) -> np.ndarray:
     return bits
 
 
-def head_statistics(attentions: np.ndarray, encoding: Encoding) -> dict[str, np.ndarray]:
-    """Every statistic in ``STATISTICS`` for every head: ``{key: (layers, heads)}``.
+def head_statistics(
+    attentions: np.ndarray, encoding: Encoding, cls_token: str = "[CLS]", sep_token: str = "[SEP]"
+) -> dict[str, np.ndarray]:
+    """Every statistic in ``STATISTICS`` for every head: ``{key: (layers, heads)}``; "To [CLS]" and "To [SEP]"
+    read the model's own tokens (``description.cls_token``, ``sep_token``: ``<s>`` and ``</s>`` for RoBERTa).
 
     Averages run over the queries of the text itself ([CLS] and [SEP] rows are left out), and only
     over the queries the statistic applies to (a token with a next token, a token that recurs...).
@@ -128,8 +131,8 @@ def head_statistics(attentions: np.ndarray, encoding: Encoding) -> dict[str, np.
 
     dtype = attentions.dtype
     row_entropy = _row_entropy_bits(attentions)
-    to_cls = attentions @ (tokens == "[CLS]").astype(dtype)
-    to_sep = attentions @ (tokens == "[SEP]").astype(dtype)
+    to_cls = attentions @ (tokens == cls_token).astype(dtype)
+    to_sep = attentions @ (tokens == sep_token).astype(dtype)
     # diagonal(offset=±1) pairs query i with key i∓1 / i±1.
     previous = np.pad(np.diagonal(attentions, offset=-1, axis1=2, axis2=3), ((0, 0), (0, 0), (1, 0)))
     following = np.pad(np.diagonal(attentions, offset=1, axis1=2, axis2=3), ((0, 0), (0, 0), (0, 1)))

@@ -13,6 +13,7 @@ whatever the family: hidden states, attentions, and the heads the description li
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -202,6 +203,18 @@ def tokenizer_scheme(tokenizer: PreTrainedTokenizerBase) -> TokenizerScheme:
     return TokenizerScheme("other", None, False)
 
 
+_schemes: weakref.WeakKeyDictionary[PreTrainedTokenizerBase, TokenizerScheme] = weakref.WeakKeyDictionary()
+
+
+def scheme_of(tokenizer: PreTrainedTokenizerBase) -> TokenizerScheme:
+    """``tokenizer_scheme``, read once per tokenizer (its backend's JSON is the whole vocabulary); a tokenizer
+    without a backend (a slow one) is taken for BERT's WordPiece, as the code always did."""
+    if tokenizer not in _schemes:
+        has_backend = getattr(tokenizer, "backend_tokenizer", None) is not None
+        _schemes[tokenizer] = tokenizer_scheme(tokenizer) if has_backend else TokenizerScheme("WordPiece", "##", False)
+    return _schemes[tokenizer]
+
+
 def is_cased(tokenizer: PreTrainedTokenizerBase) -> bool:
     """Behavioural: a cased tokenizer keeps "Hello" and "hello" apart."""
     return tokenizer.tokenize("Hello") != tokenizer.tokenize("hello")
@@ -330,11 +343,19 @@ def encoder_of(model: PreTrainedModel) -> PreTrainedModel:
     return cast("PreTrainedModel", getattr(model, spec.base))
 
 
-def encoder_pass(model: PreTrainedModel, description: ModelDescription, batch: Mapping[str, torch.Tensor]) -> Any:
+def encoder_pass(
+    model: PreTrainedModel,
+    description: ModelDescription,
+    batch: Mapping[str, torch.Tensor],
+    attentions: bool = True,
+    hidden_states: bool = True,
+) -> Any:
     """The encoder on a padded batch (``input_ids``, ``attention_mask``, ``token_type_ids``), with every layer's
-    hidden states and attentions; token types are passed only to a model that has them."""
+    hidden states and attentions unless told otherwise; token types are passed only to a model that has them."""
     inputs = {name: value for name, value in batch.items() if name != "token_type_ids" or description.token_types}
-    return encoder_of(model)(**inputs, output_attentions=True, output_hidden_states=True, return_dict=True)
+    return encoder_of(model)(
+        **inputs, output_attentions=attentions, output_hidden_states=hidden_states, return_dict=True
+    )
 
 
 def mlm_logits(model: PreTrainedModel, hidden: torch.Tensor) -> torch.Tensor:
@@ -357,6 +378,13 @@ def mlm_logits(model: PreTrainedModel, hidden: torch.Tensor) -> torch.Tensor:
     raise ValueError(f"no MLM head for {family.config.model_type!r}")
 
 
+def pair_head(description: ModelDescription) -> Literal["NSP", "SOP"] | None:
+    """The sentence-pair head the checkpoint can predict with (it reads the pooled [CLS]: pooler and head)."""
+    if not description.pooler:
+        return None
+    return "NSP" if description.has("NSP") else "SOP" if description.has("SOP") else None
+
+
 def sentence_logits(model: PreTrainedModel, pooled: torch.Tensor) -> torch.Tensor:
     """The sentence-pair head on the pooled [CLS]: NSP (0 = IsNext, 1 = NotNext) for BERT, SOP (0 = in order,
     1 = swapped) for ALBERT."""
@@ -368,3 +396,75 @@ def sentence_logits(model: PreTrainedModel, pooled: torch.Tensor) -> torch.Tenso
 def replaced_logits(model: PreTrainedModel, hidden: torch.Tensor) -> torch.Tensor:
     """ELECTRA's discriminator: one score per token, above 0 for "replaced" (a sigmoid gives the probability)."""
     return cast("torch.Tensor", cast("Any", model).discriminator_predictions(hidden))
+
+
+# --------------------------------------------------------------------------- parts of one family only
+
+
+class NotInThisFamily(ValueError):
+    """A view needs a part this checkpoint's family does not have; the message says why, for the page."""
+
+
+@dataclass(frozen=True)
+class AttentionProjections:
+    """One layer's separate query, key and value projections (BERT's, and its family's that keep them)."""
+
+    query: torch.nn.Linear
+    key: torch.nn.Linear
+    value: torch.nn.Linear
+    head_size: int
+
+
+FUSED_QKV = (
+    "ModernBERT computes query, key and value in one fused projection (Wqkv) of the normalised layer input and "
+    "then rotates query and key by their positions (rotary embeddings): this step-by-step view follows BERT's "
+    "separate projections only."
+)
+NO_POSITION_TABLE = (
+    "{name} has no table of position vectors: each head rotates its query and key vectors by an angle that "
+    "grows with the position (rotary position embeddings, Su et al. 2021), so position lives in the attention "
+    "scores, not in the input vectors."
+)
+
+
+def attention_projections(model: PreTrainedModel, layer: int) -> AttentionProjections:
+    """The query, key and value projections encoder layer ``layer`` (from 0) applies to ``hidden_states[layer]``.
+
+    ALBERT's layers share weights: layer ``layer`` uses its group's (``NotInThisFamily`` for several layers
+    per group, which no released ALBERT has). ModernBERT fuses the three: ``NotInThisFamily``."""
+    config = model.config
+    encoder = cast("Any", encoder_of(model))
+    match config.model_type:
+        case "distilbert":
+            attention = encoder.transformer.layer[layer].attention
+            return AttentionProjections(
+                attention.q_lin, attention.k_lin, attention.v_lin, attention.attention_head_size
+            )
+        case "albert":
+            if int(config.inner_group_num) != 1:
+                raise NotInThisFamily("This ALBERT runs several layers per shared group: the view needs one.")
+            group = int(layer / (config.num_hidden_layers / config.num_hidden_groups))  # as AlbertTransformer picks it
+            attention = encoder.encoder.albert_layer_groups[group].albert_layers[0].attention
+        case "modernbert":
+            raise NotInThisFamily(FUSED_QKV)
+        case _:  # BERT, the RoBERTa family, ELECTRA
+            attention = encoder.encoder.layer[layer].attention.self
+    return AttentionProjections(attention.query, attention.key, attention.value, attention.attention_head_size)
+
+
+def position_table(model: PreTrainedModel, description: ModelDescription) -> tuple[torch.Tensor, int]:
+    """The position vectors added to the input (learned, or DistilBERT's fixed sinusoidal ones) and the row of the
+    first token's position (RoBERTa's family starts after the padding id). ``NotInThisFamily`` under rotary."""
+    if description.positions == "rotary":
+        raise NotInThisFamily(NO_POSITION_TABLE.format(name=description.family_name))
+    spec = family_spec(model.config)
+    assert spec is not None
+    table = cast("Any", encoder_of(model)).embeddings.position_embeddings.weight
+    return cast("torch.Tensor", table), _position_offset(spec, model.config)
+
+
+def token_type_table(model: PreTrainedModel, description: ModelDescription) -> torch.Tensor | None:
+    """The token-type (segment) vectors, for a model that has them (None otherwise)."""
+    if not description.token_types:
+        return None
+    return cast("torch.Tensor", cast("Any", encoder_of(model)).embeddings.token_type_embeddings.weight)

@@ -1,7 +1,7 @@
 """Mask and see: hide a token and measure how much the model's output changes.
 
 Attention says where a token looks; this says what the output depends on. The hidden token is
-replaced by [MASK] (or deleted) and the variant runs through the model: one extra pass for one
+replaced by the model's mask token (or deleted) and the variant runs through the model: one extra pass for one
 token. Hiding every token in turn runs all the variants in one batched pass
 (``perturbation_pass``), bounded by a token budget. What is measured depends on the heads the
 checkpoint has:
@@ -9,6 +9,7 @@ checkpoint has:
 * ``guess`` (an MLM head and a [MASK] in the text): the guess distribution at the first [MASK];
   effect = total variation distance ½ Σ |p − p′| (0 = unchanged, 1 = completely different).
 * ``verdict`` (an NSP head and a sentence pair): effect = |ΔP(IsNext)|.
+* ``order`` (ALBERT's SOP head and a sentence pair): effect = |ΔP(in order)|.
 * ``vectors`` (otherwise, e.g. an encoder without heads): effect = the mean cosine distance
   1 − cos(h, h′) of every other token's last hidden state.
 """
@@ -24,36 +25,50 @@ import pandas as pd
 import torch
 
 from bertlens.analysis import Analysis, Encoding, model_engine, token_of
+from bertlens.family import encoder_pass, mlm_logits, sentence_logits
 from bertlens.mlm import softmax
-from bertlens.models import ModelBundle
+from bertlens.models import AnyBundle
 
 if TYPE_CHECKING:
     from transformers.modeling_outputs import BaseModelOutputWithPoolingAndCrossAttentions
 
 Mode = Literal["mask", "delete"]
-Measure = Literal["guess", "verdict", "vectors"]
+Measure = Literal["guess", "verdict", "order", "vectors"]
 TOKEN_BUDGET = 1024  # token positions per batched pass (variants × their length): about two passes at 512 tokens
 
 EFFECT_LABELS: dict[Measure, str] = {
     "guess": "change of the guesses (total variation)",
     "verdict": "|change of P(IsNext)|",
+    "order": "|change of P(in order)|",
     "vectors": "mean cosine distance of the other tokens",
 }
 AFTER_LABELS: dict[Measure, str] = {
     "guess": "top guess after (p)",
     "verdict": "P(IsNext) after",
+    "order": "P(in order) after",
     "vectors": "token that moved most (1 − cos)",
 }
 
 
-def measure_for(bundle: ModelBundle, analysis: Analysis) -> tuple[Measure, int | None]:
+def measure_for(bundle: AnyBundle, analysis: Analysis) -> tuple[Measure, int | None]:
     """What to watch, and the position whose output is watched (None: every other token)."""
-    caps = bundle.capabilities
-    if caps.has_mlm_head and analysis.mlm_logits is not None and analysis.mask_positions:
+    described = bundle.description
+    if described.has("MLM") and analysis.mlm_logits is not None and analysis.mask_positions:
         return "guess", analysis.mask_positions[0]
-    if caps.has_nsp_head and analysis.nsp_logits is not None and 1 in analysis.encoding.token_type_ids:
-        return "verdict", 0
+    encoding = analysis.encoding
+    if 1 in encoding.token_type_ids or 1 in encoding.sequence_ids:  # a pair (a model may have no token types)
+        if described.has("NSP") and analysis.nsp_logits is not None:
+            return "verdict", 0
+        if described.has("SOP") and analysis.sop_logits is not None:
+            return "order", 0
     return "vectors", None
+
+
+def _pair_logits(analysis: Analysis, measure: Measure) -> np.ndarray:
+    """The pair head's logits of the unhidden input: NSP's for ``verdict``, SOP's for ``order``."""
+    logits = analysis.nsp_logits if measure == "verdict" else analysis.sop_logits
+    assert logits is not None  # measure_for watches the pair head only then
+    return logits
 
 
 def testable_positions(encoding: Encoding, observer: int | None, mode: Mode, mask_id: int) -> list[int]:
@@ -95,7 +110,7 @@ def variant_batch(encoding: Encoding, tested: list[int], mode: Mode, mask_id: in
 
 
 def perturbation_pass(
-    bundle: ModelBundle, input_ids: torch.Tensor, token_type_ids: torch.Tensor
+    bundle: AnyBundle, input_ids: torch.Tensor, token_type_ids: torch.Tensor
 ) -> BaseModelOutputWithPoolingAndCrossAttentions:
     """The one extra (batched) forward pass: every variant at once, no padding (all rows have one length).
     Queued through the model's engine like every other pass."""
@@ -103,10 +118,13 @@ def perturbation_pass(
 
     def variants_pass() -> BaseModelOutputWithPoolingAndCrossAttentions:
         with torch.inference_mode():
-            output: BaseModelOutputWithPoolingAndCrossAttentions = bundle.model.bert(
-                input_ids=input_ids.to(device),
-                token_type_ids=token_type_ids.to(device),
-                attention_mask=torch.ones_like(input_ids, device=device),
+            batch = {
+                "input_ids": input_ids.to(device),
+                "token_type_ids": token_type_ids.to(device),
+                "attention_mask": torch.ones_like(input_ids, device=device),
+            }
+            output: BaseModelOutputWithPoolingAndCrossAttentions = encoder_pass(
+                bundle.model, bundle.description, batch, attentions=False, hidden_states=False
             )
             return output
 
@@ -151,7 +169,7 @@ class Watch:
         return np.array([(matrix[:, j].sum() - matrix[j, j]) / (n - 1) for j in keys], dtype=np.float64)
 
 
-def watch(bundle: ModelBundle, analysis: Analysis, mode: Mode) -> Watch:
+def watch(bundle: AnyBundle, analysis: Analysis, mode: Mode) -> Watch:
     """What ``mask_and_see`` would watch in this input, and which tokens it can hide (no pass run)."""
     measure, observer = measure_for(bundle, analysis)
     positions = testable_positions(analysis.encoding, observer, mode, bundle.tokenizer.mask_token_id)
@@ -159,7 +177,7 @@ def watch(bundle: ModelBundle, analysis: Analysis, mode: Mode) -> Watch:
 
 
 def mask_and_see(
-    bundle: ModelBundle,
+    bundle: AnyBundle,
     analysis: Analysis,
     mode: Mode = "mask",
     budget: int = TOKEN_BUDGET,
@@ -183,9 +201,8 @@ def mask_and_see(
         assert analysis.mlm_logits is not None  # measure_for watches a [MASK] only then
         first = softmax(analysis.mlm_logits[0])
         before_label = f"{token_of(tokenizer, int(first.argmax()))} ({first.max():.3g})"
-    elif measure == "verdict":
-        assert analysis.nsp_logits is not None
-        before_label = f"{softmax(analysis.nsp_logits)[0]:.4f}"
+    elif measure in ("verdict", "order"):
+        before_label = f"{softmax(_pair_logits(analysis, measure))[0]:.4f}"
     if not tested:
         return Influence(measure, mode, observer, (), np.zeros(0), (), len(candidates), before_label)
     out = perturbation_pass(bundle, *variant_batch(encoding, tested, mode, mask_id))
@@ -196,15 +213,15 @@ def mask_and_see(
         if measure == "guess":
             assert observer is not None and analysis.mlm_logits is not None  # measure_for watches a [MASK]
             watched = torch.tensor([shifted(observer, j, mode) for j in tested])
-            logits = bundle.model.cls.predictions(hidden[rows, watched]).float().cpu().numpy()
+            logits = mlm_logits(bundle.model, hidden[rows, watched]).float().cpu().numpy()
             before, after = softmax(analysis.mlm_logits[0]), softmax(logits)
             effect = 0.5 * np.abs(after - before).sum(axis=-1)
             best = after.argmax(axis=-1)
             labels = tuple(f"{token_of(tokenizer, int(i))} ({p[i]:.3g})" for i, p in zip(best, after))
-        elif measure == "verdict":
-            assert analysis.nsp_logits is not None  # measure_for watches the verdict only then
-            logits = bundle.model.cls.seq_relationship(out.pooler_output).float().cpu().numpy()
-            before, after = softmax(analysis.nsp_logits)[0], softmax(logits)[:, 0]
+        elif measure in ("verdict", "order"):
+            assert out.pooler_output is not None  # a pair head reads the pooler: the checkpoint has one
+            logits = sentence_logits(bundle.model, out.pooler_output).float().cpu().numpy()
+            before, after = softmax(_pair_logits(analysis, measure))[0], softmax(logits)[:, 0]
             effect = np.abs(after - before)
             labels = tuple(f"{p:.4f}" for p in after)
         else:

@@ -18,11 +18,13 @@ import pandas as pd
 import regex
 
 from bertlens.analysis import Analysis, Encoding, ids_of, text_of, tokens_of
+from bertlens.family import scheme_of
 from bertlens.wording import plural
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
+BERT_MASK = "[MASK]"  # the default of the functions below; pass a model's own, ``description.mask_token``
 MANY_MASKS = 5  # above this, most of the context is hidden: say so (all masks are still predicted)
 MAX_K = 50
 DEFAULT_K = 10  # the fill-mask page's top-k
@@ -107,18 +109,21 @@ class TrueWordCheck:
     """How likely BERT found the original word at one mask."""
 
     word: str
-    pieces: tuple[str, ...]  # the word's WordPiece tokens; only the first is scored
+    pieces: tuple[str, ...]  # the word's tokens (WordPiece for BERT); only the first is scored
     token: str
     token_id: int
     probability: float
     rank: int  # 1 = BERT's top guess
     loss: float  # cross-entropy −log p: the MLM loss at this mask (pre-training minimised it plus the NSP loss)
+    mask_token: str = BERT_MASK  # the model's own (``description.mask_token``), for the note
+    tokenizer_kind: str = "WordPiece"
 
     @property
     def note(self) -> str | None:
         if len(self.pieces) > 1:
             return (
-                f"The word is {len(self.pieces)} WordPiece tokens ({' '.join(self.pieces)}); one [MASK] hides "
+                f"The word is {len(self.pieces)} {self.tokenizer_kind} tokens ({' '.join(self.pieces)}); one "
+                f"{self.mask_token} hides "
                 f"one token, so only the first piece, {self.pieces[0]}, is scored."
             )
         return None
@@ -155,10 +160,15 @@ def true_word_problem(tokenizer: PreTrainedTokenizerBase, word: str) -> str | No
 def check_true_word(
     analysis: Analysis, tokenizer: PreTrainedTokenizerBase, word: str, mask_number: int = 1
 ) -> TrueWordCheck:
-    """Probability, rank and loss −log p of ``word`` (its first WordPiece) at one mask."""
+    """Probability, rank and loss −log p of ``word`` (its first token: a WordPiece for BERT) at one mask.
+
+    Byte-level BPE (RoBERTa, ModernBERT) spells a word after a space with ``Ġ``, as the model predicts it at a mask
+    that follows a space: the word is read so."""
     if analysis.mlm_logits is None or not 1 <= mask_number <= len(analysis.mask_positions):
         raise ValueError("no such mask with MLM logits")
-    pieces = tuple(tokenizer.tokenize(word.strip()))
+    scheme = scheme_of(tokenizer)
+    after_space = " " if scheme.kind == "byte-level BPE" else ""
+    pieces = tuple(tokenizer.tokenize(after_space + word.strip()))
     token_id = ids_of(tokenizer, pieces[:1])[0]
     log_probs = log_softmax(analysis.mlm_logits[mask_number - 1])
     return TrueWordCheck(
@@ -169,6 +179,8 @@ def check_true_word(
         probability=math.exp(log_probs[token_id]),
         rank=1 + int(np.sum(log_probs > log_probs[token_id])),
         loss=-float(log_probs[token_id]),
+        mask_token=str(tokenizer.mask_token),
+        tokenizer_kind=scheme.kind,
     )
 
 
@@ -239,7 +251,7 @@ class WordSpan:
         return self.word if self.occurrence == 1 else f"{self.word} (occurrence {self.occurrence})"
 
 
-def word_spans(text: str, mask_token: str = "[MASK]") -> list[WordSpan]:
+def word_spans(text: str, mask_token: str = BERT_MASK) -> list[WordSpan]:
     """The words of ``text`` that could be masked (the mask tokens themselves excluded)."""
     hidden = [(m.start(), m.end()) for m in re.finditer(re.escape(mask_token), text)]
     seen: dict[str, int] = {}
@@ -254,7 +266,7 @@ def word_spans(text: str, mask_token: str = "[MASK]") -> list[WordSpan]:
 
 
 def mask_spans(
-    text: str, spans: Sequence[WordSpan], known: Mapping[int, str] | None = None, mask_token: str = "[MASK]"
+    text: str, spans: Sequence[WordSpan], known: Mapping[int, str] | None = None, mask_token: str = BERT_MASK
 ) -> tuple[str, str]:
     """``text`` with every span masked, and the true-word field that goes with it: one entry per mask of the
     result, in order (just the word when the result has one mask). A mask that was there before keeps its true word
@@ -280,7 +292,7 @@ def mask_spans(
     return "".join(pieces) + text[end:], ", ".join(hidden) if len(hidden) > 1 else "".join(hidden)
 
 
-def mask_notices(text: str, analysis: Analysis, mask_token: str = "[MASK]") -> list[str]:
+def mask_notices(text: str, analysis: Analysis, mask_token: str = BERT_MASK) -> list[str]:
     """What the reader should know about the masks before reading the guesses."""
     in_text, analysed = text.count(mask_token), len(analysis.mask_positions)
     notes = []
@@ -300,7 +312,7 @@ def mask_notices(text: str, analysis: Analysis, mask_token: str = "[MASK]") -> l
 
 
 def missing_mask_message(
-    text: str, typed: str | None = None, mask_token: str = "[MASK]", other_way: str = ", or mask a word below"
+    text: str, typed: str | None = None, mask_token: str = BERT_MASK, other_way: str = ", or mask a word below"
 ) -> str | None:
     """A message when ``text`` (what the page reads) has no mask; None when it has one. ``typed``: the text as
     typed, of which the page reads only the start when it is over the characters budget; ``other_way``: how

