@@ -224,6 +224,11 @@ class RoomStore(Protocol):
         """A student's sentence for a Word senses round (replacing their earlier one), rate-limited as answers."""
         ...
 
+    def sentence_of(self, code: str, student: str, round_key: str, now: float) -> str | None:
+        """The student's sentence for the round (their last), hidden or not: a student whose sentence the teacher
+        hid still finds it in their box (the map says it is hidden); None when they have sent none."""
+        ...
+
     def sentences(self, code: str, round_key: str, now: float, with_hidden: bool = False) -> tuple[Entry, ...]:
         """In the order given."""
         ...

@@ -429,6 +429,18 @@ class _SqlRooms:
                 now,
             )
 
+    def sentence_of(self, code: str, student: str, round_key: str, now: float) -> str | None:
+        code, student, round_key = self._code(code), _student(student), _key(round_key, "round")
+        with self._transaction(write=False) as tx:
+            self._open(tx, code, now)
+            found = tx.row(
+                "SELECT sentence FROM sentences WHERE code = ? AND round_key = ? AND student = ?",
+                code,
+                round_key,
+                student,
+            )
+            return None if found is None else str(found[0])
+
     def sentences(self, code: str, round_key: str, now: float, with_hidden: bool = False) -> tuple[Entry, ...]:
         code, round_key = self._code(code), _key(round_key, "round")
         with self._transaction(write=False) as tx:

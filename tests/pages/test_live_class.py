@@ -211,7 +211,7 @@ def senses_session(monkeypatch, tiny_pretraining_dir, tiny_bundle):
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("BERTLENS_MODEL", str(tiny_pretraining_dir))
     link = step_link(SENSES, ROUND_INDEX, tiny_bundle.capabilities.num_layers)
-    return lambda code, secret=None: class_tab("senses", link, code, secret)
+    return lambda code, secret=None, seat=None: class_tab("senses", link, code, secret, seat)
 
 
 def send_sentence(at: AppTest, sentence: str) -> AppTest:
@@ -266,6 +266,29 @@ def test_a_second_sentence_replaces_the_first_and_one_without_the_word_is_refuse
     assert "Your sentence is in" not in shown(student)
     assert [e.sentence for e in rooms.sentences(room.code, ROUND, time.time())] == ["Apple shares rose."]
     assert list(class_points(student).sentence[-1:]) == ["Apple shares rose."]
+
+
+def test_a_reload_keeps_the_students_sentence_in_the_box_and_their_star_even_hidden(rooms, senses_session):
+    room, secret = rooms.open_room("senses", ROUND_INDEX + 1, time.time())
+    student, other = senses_session(room.code), senses_session(room.code)
+    seat = param(student, "seat")
+    send_sentence(other, "The apple fell far from the tree.")
+    send_sentence(student, "Apple shares rose.")
+    again = senses_session(room.code, seat=seat)  # a reload (or another replica): a new session, the same seat
+    assert not again.exception and again.text_input(key=f"{ROUND}_sentence").value == "Apple shares rose."
+    assert "Your sentence is in" in shown(again)
+    points = class_points(again)
+    assert list(zip(points.sentence[-2:], points.sense[-2:])) == [
+        ("The apple fell far from the tree.", "the class"),
+        ("Apple shares rose.", "your sentence"),  # the star, back
+    ]
+    (mine,) = (e for e in rooms.sentences(room.code, ROUND, time.time()) if e.sentence == "Apple shares rose.")
+    rooms.hide(room.code, secret, mine.id, True, time.time())
+    hidden = senses_session(room.code, seat=seat)  # hidden: off the map, still in its author's box
+    assert hidden.text_input(key=f"{ROUND}_sentence").value == "Apple shares rose."
+    assert "the teacher has hidden it" in shown(hidden)
+    assert "Apple shares rose." not in list(class_points(hidden).sentence)
+    assert rooms.room(room.code, time.time()).students == 2
 
 
 def test_the_teacher_hides_a_sentence_from_every_map_and_a_student_cannot(rooms, senses_session):

@@ -149,6 +149,7 @@ def every_call(store: Store, code: str, secret: str | None) -> dict[str, Callabl
         "tally": lambda now: store.tally(code, QUESTION, now),
         "add_sentence": lambda now: store.add_sentence(code, student(0), ROUND, "A river bank.", now),
         "sentences": lambda now: store.sentences(code, ROUND, now),
+        "sentence_of": lambda now: store.sentence_of(code, student(0), ROUND, now),
     }
 
 
@@ -482,6 +483,7 @@ def test_typed_text_is_stored_and_returned_as_typed(store, text):
     assert store.answer_of(room.code, student(0), question, LATER) == text
     assert store.tally(room.code, question, LATER) == Tally(1, ((text, 1),))
     assert [entry.sentence for entry in store.sentences(room.code, question, LATER)] == [text]
+    assert store.sentence_of(room.code, student(0), question, LATER) == text
     assert store.room(room.code, LATER).revealed == {question}
 
 
@@ -527,6 +529,27 @@ def test_sentences_come_in_order_and_the_teacher_hides_them(store):
     ]
     store.hide(room.code, secret, second.id, False, LATER)
     assert len(store.sentences(room.code, ROUND, LATER)) == 3
+
+
+def test_a_student_reads_back_their_own_last_sentence_hidden_or_not(backend):
+    """What a reload (a new session, or another replica) finds in the student's box: their last sentence of the
+    round; a sentence the teacher hid too (it is off the map, not out of its author's box)."""
+    store, other_replica = backend.store(), backend.store()
+    room, secret = opened(store, students=2)
+    assert store.sentence_of(room.code, student(0), ROUND, NOW) is None  # none sent yet
+    store.add_sentence(room.code, student(0), ROUND, "An apple a day.", NOW)
+    store.add_sentence(room.code, student(0), ROUND, "Apple shares rose.", NOW + 2)
+    store.add_sentence(room.code, student(1), "another round", "Elsewhere.", NOW + 2)
+    assert other_replica.sentence_of(room.code, student(0), ROUND, LATER) == "Apple shares rose."
+    assert store.sentence_of(room.code, student(1), ROUND, LATER) is None  # another student's round
+    assert store.sentence_of(room.code, student(0), "another round", LATER) is None  # another round
+    assert store.sentence_of(room.code, student(1), "another round", LATER) == "Elsewhere."
+    (entry,) = store.sentences(room.code, ROUND, LATER)
+    store.hide(room.code, secret, entry.id, True, LATER)
+    assert store.sentences(room.code, ROUND, LATER) == ()
+    assert store.sentence_of(room.code, student(0), ROUND, LATER) == "Apple shares rose."  # hidden: still theirs
+    with pytest.raises(RoomError, match="student id is not valid"):
+        store.sentence_of(room.code, "'); DROP TABLE sentences; --", ROUND, LATER)
 
 
 def test_a_round_holds_at_most_one_sentence_per_joined_student(store, backend):

@@ -11,6 +11,7 @@ sentence's pass. Students' text is shown literally: ``st.text``, tables, and esc
 from __future__ import annotations
 
 import time
+from contextlib import suppress
 from dataclasses import dataclass
 
 import streamlit as st
@@ -68,14 +69,25 @@ def sentence_round(stage: Stage) -> SentenceRound | None:
 
 def sentence_box(round_: SentenceRound, query: Query) -> None:
     """A student's box for their one sentence of the round; "Send my sentence" stores it (in the click's callback,
-    before the run that says it is in). Sending again replaces it. Not for the teacher."""
+    before the run that says it is in). Sending again replaces it. Not for the teacher.
+
+    A new session (a reload, another replica) reads the sentence the student sent back from the room, once: the
+    box shows it and the class's map stars it, as ``question_box`` does with an answer. A hidden sentence too: the
+    student still sees their own sentence in the box, and the map says the teacher hid it."""
     if round_.in_class.member.hosting:
         return
+    box = f"{round_.key}_sentence"
+    if round_.sent not in st.session_state:  # a new session: from the room
+        with suppress(RoomError):  # closed meanwhile: the class map says so (and the next run asks again)
+            member = round_.in_class.member
+            st.session_state[round_.sent] = room_store().sentence_of(member.code, member.seat, round_.key, time.time())
+    if st.session_state.get(round_.sent) and box not in st.session_state:
+        st.session_state[box] = st.session_state[round_.sent]  # the box shows the sentence it sent
     word = round_.preset.word
     with st.form(f"{round_.key}_sentence_form", border=False):
         st.text_input(
             f"Your sentence with “{word}”",
-            key=f"{round_.key}_sentence",
+            key=box,
             max_chars=LIMITS.max_sentence_chars,
             help=f"One sentence of yours, at most {LIMITS.max_sentence_chars} characters, with “{word}” as a whole "
             "word: it joins the class's map, and sending again replaces it.",
