@@ -130,6 +130,7 @@ class Session:
         # ``st.fragment(run_every=…)``s of the last full run: fragment id -> seconds. A browser reruns each that often
         # (``BackMsg.rerun_script`` with the fragment's id, ``is_auto_rerun``) until the next full run.
         self.auto_reruns: dict[str, float] = {}
+        self.fragment_of: dict[str, str] = {}  # widget id -> the st.fragment it was drawn in (a click reruns only that)
 
     @classmethod
     @asynccontextmanager
@@ -150,9 +151,9 @@ class Session:
         return await self.run(timeout=timeout)
 
     async def run(self, widgets: dict[str, WidgetValue] | None = None, timeout: float = 120, fragment: str = "") -> Run:
-        """A rerun of the current page: the first load, or after setting widgets (widget id -> value); with
-        ``fragment`` (one of ``auto_reruns``), that fragment's timed rerun, as the browser sends it (its elements
-        only, unless it reruns the whole page).
+        """A rerun of the current page: the first load, or after setting widgets (widget id -> value; widgets drawn
+        in an ``st.fragment`` rerun only it, as in a browser); with ``fragment`` (one of ``auto_reruns``), that
+        fragment's timed rerun, as the browser sends it (its elements only, unless it reruns the whole page).
 
         ``timeout`` bounds the wait for each message from the server (``asyncio.TimeoutError``).
         """
@@ -163,7 +164,10 @@ class Session:
         state = message.rerun_script
         state.query_string = self.query_string
         state.page_name, state.page_script_hash = self.page, self.page_hash
-        state.fragment_id, state.is_auto_rerun = fragment, bool(fragment)
+        timed = bool(fragment)
+        if widgets and not fragment and len(owners := {self.fragment_of.get(widget) for widget in widgets}) == 1:
+            fragment = owners.pop() or ""
+        state.fragment_id, state.is_auto_rerun = fragment, timed
         if widgets:
             states = WidgetStates()
             for widget_id, value in widgets.items():
@@ -190,14 +194,17 @@ class Session:
                 self.query_string = reply.page_info_changed.query_string
             elif kind == "delta" and reply.delta.WhichOneof("type") == "new_element":
                 run.elements.append(reply.delta.new_element)
+                if widget_id := getattr(element_body(reply.delta.new_element), "id", ""):
+                    self.fragment_of[widget_id] = reply.delta.fragment_id
             elif kind == "script_finished":
                 if reply.script_finished == RERUN:  # the page called st.rerun(): its next run follows
                     run, full = Run(self.page, reruns=run.reruns + 1), True
                     continue
                 if reply.script_finished not in (FINISHED, FRAGMENT_FINISHED):
                     raise RunFailed(f"{self.page}: {ForwardMsg.ScriptFinishedStatus.Name(reply.script_finished)}")
-                self.bound = {body.id: body.query_param_key for body in map(element_body, run.elements)
-                              if getattr(body, "query_param_key", "")}  # fmt: skip
+                bound = {body.id: body.query_param_key for body in map(element_body, run.elements)
+                         if getattr(body, "query_param_key", "")}  # fmt: skip
+                self.bound = {**self.bound, **bound} if fragment else bound  # a fragment's run draws only its own
                 return run
 
 

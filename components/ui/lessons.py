@@ -340,11 +340,12 @@ def _step_body(
         # Keyed: answering or skipping is no step in the browser's history (components/state/history.py), since
         # Back could not undo it (the answer is the session's, not the address's).
         with ask, st.container(key=NO_HISTORY_ENTRY):
-            answered = question_box(question, CachedLive(bundle), key, in_class)
+            here = step.page == page and not st.session_state.get(skipped_key(key))
+            answered = question_box(question, CachedLive(bundle), key, in_class, waiting_note=here)
             if answered and ask is stage:
                 st.rerun()  # answered where the picture goes: back to the step's column, the page in its place
-            waits = step.page == page and not answered and not st.session_state.get(skipped_key(key))
-            if waits:
+            waits = here and not answered
+            if waits and (in_class is None or in_class.member.hosting):  # a student's note is in its answer box
                 st.info(_waiting_for(in_class, key))
                 st.button(
                     "Show the page without answering",
@@ -460,7 +461,9 @@ def jump_to(control: str, tab: tuple[str, str] | None) -> str:
     )
 
 
-def question_box(question: Question, live: CachedLive, key: str, in_class: InClass | None = None) -> bool:
+def question_box(
+    question: Question, live: CachedLive, key: str, in_class: InClass | None = None, waiting_note: bool = False
+) -> bool:
     """Predict before reveal: the student's answer first, then the model's answer, computed live. True once
     answered (in a live class: once the teacher has revealed the class's answers, drawn beside the model's).
 
@@ -468,7 +471,8 @@ def question_box(question: Question, live: CachedLive, key: str, in_class: InCla
     about (its sentences) is shown with it: the page, which shows them too, waits for the answer. The answer
     is kept apart from the answer box, which Streamlit forgets on a page that does not draw it: Back to the
     step, or its page opened after answering on another, find the question answered. In a class the answer is
-    stored in the room before the student reads that it is in (another replica finds it there)."""
+    stored in the room before the student reads that it is in (another replica finds it there); ``waiting_note``:
+    a student's box says under it what the page waits for (the page shows the question in its place)."""
     answered, guess_key = answer_key(key), f"{key}_guess"
     hosting = in_class is not None and in_class.member.hosting
     revealed = in_class is not None and key in in_class.room.revealed
@@ -496,22 +500,10 @@ def question_box(question: Question, live: CachedLive, key: str, in_class: InCla
             if refused := st.session_state.pop(f"{key}_refused", None):
                 st.warning(refused)
             return False
+    elif in_class is not None and not revealed:
+        _class_answer_box(question, key, in_class, waiting_note)
     elif not revealed:
-        with st.form(f"{key}_form", border=False):
-            st.markdown(f"**Predict first.** {question.prompt}")
-            _given(question)
-            if question.choices:
-                st.radio("Your answer", question.choices, index=None, key=guess_key, horizontal=True)  # 2.5.8
-            else:
-                st.text_input("Your answer (one word)", key=guess_key, max_chars=MAX_ANSWER_CHARS)
-            st.form_submit_button(
-                "Check my answer" if in_class is None else "Send my answer",
-                key=f"{key}_check",
-                on_click=_check,
-                args=(question, key, in_class),
-            )
-            if refused := st.session_state.pop(f"{key}_refused", None):
-                st.warning(refused)  # an alert (screen readers announce it); our own words
+        _answer_form(question, key, in_class)
     guess = st.session_state.get(answered)
     if in_class is not None and not revealed:
         return False  # the answer is in (said under the question): the reveal is the teacher's
@@ -542,6 +534,34 @@ def question_box(question: Question, live: CachedLive, key: str, in_class: InCla
             icon=":material/undo:",
         )
     return True
+
+
+def _answer_form(question: Question, key: str, in_class: InClass | None) -> None:
+    with st.form(f"{key}_form", border=False):
+        st.markdown(f"**Predict first.** {question.prompt}")
+        _given(question)
+        if question.choices:
+            st.radio("Your answer", question.choices, index=None, key=f"{key}_guess", horizontal=True)  # 2.5.8
+        else:
+            st.text_input("Your answer (one word)", key=f"{key}_guess", max_chars=MAX_ANSWER_CHARS)
+        st.form_submit_button(
+            "Check my answer" if in_class is None else "Send my answer",
+            key=f"{key}_check",
+            on_click=_check,
+            args=(question, key, in_class),
+        )
+        if refused := st.session_state.pop(f"{key}_refused", None):
+            st.warning(refused)  # an alert (screen readers announce it); our own words
+
+
+@st.fragment
+def _class_answer_box(question: Question, key: str, in_class: InClass, waiting_note: bool) -> None:
+    """A student's answer box in a class, with what the page waits for: sending an answer reruns only this (the
+    store's write, then "Your answer is in"), not the page, which does not change until the teacher reveals. A
+    class answering at once ran the whole page once per answer: the server's queue made the slowest wait seconds."""
+    _answer_form(question, key, in_class)
+    if waiting_note:
+        st.info(_waiting_for(in_class, key))
 
 
 def _given(question: Question) -> None:
