@@ -144,8 +144,9 @@ def class_store(env: Mapping[str, str]) -> str:
     path = raw.removeprefix(SQLITE_SCHEME)
     if "://" not in path and Path(path).is_absolute() and not path.endswith("/"):
         return f"{SQLITE_SCHEME}{path}"
+    shown = f"{raw.split('://', 1)[0]}://…" if "://" in raw else raw[:40]  # a URL may carry a password: its scheme only
     raise SettingsError(
-        f"{CLASS_STORE_ENV_VAR} (secrets key 'class_store') is {raw[:40]!r}. Accepted: an absolute file path, or "
+        f"{CLASS_STORE_ENV_VAR} (secrets key 'class_store') is {shown!r}. Accepted: an absolute file path, or "
         "sqlite:/// followed by one (SQLite: one server), or a postgresql:// URL (replicas: every one the same "
         "database)."
     )

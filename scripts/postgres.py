@@ -1,5 +1,6 @@
-"""A PostgreSQL server of the project's own for the live classes' store: ``initdb`` in a folder, started on a free
-127.0.0.1 port (and a Unix socket in the folder), stopped at the end. ``scripts/serve.py --replicas N`` runs its
+"""A PostgreSQL server of the project's own for the live classes' store: ``initdb`` in a private folder (mode 0700),
+listening only on a Unix socket there (no TCP: its users are trusted without a password, so only the folder's
+owner and root can reach it), stopped at the end. ``scripts/serve.py --replicas N`` runs its
 replicas on one (unless ``BERTLENS_CLASS_STORE`` names a database), as do ``scripts/live_class_load.py`` and the
 tests (``tests/postgres_server.py``: a throw-away one, fsync off).
 
@@ -8,7 +9,7 @@ owns. The binaries are Debian's (``apt-get install postgresql``: ``/usr/lib/post
 PATH, or in ``$BERTLENS_POSTGRES_BIN``.
 
     with running_postgres(binaries()) as server:
-        url = server.create_database("bertlens")  # postgresql://postgres@127.0.0.1:PORT/bertlens
+        url = server.create_database("bertlens")  # postgresql://postgres@/bertlens?host=FOLDER&port=PORT
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ class PostgresServer:
     port: int
 
     def dsn(self, database: str = "postgres") -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+        """Through the server's Unix socket, in a folder only its user (and root) can enter: no password is asked
+        (trust), so no other user of the machine may reach the server."""
+        return f"postgresql://postgres@/{database}?host={self.data_dir.parent}&port={self.port}"
 
     def create_database(self, name: str) -> str:
         """A new, empty database; its DSN."""
@@ -96,7 +99,7 @@ def running_postgres(bin_dir: Path, durable: bool = False) -> Iterator[PostgresS
             raise RuntimeError(f"initdb failed: {initdb.stderr}")
         speed = "" if durable else " -c fsync=off -c synchronous_commit=off"
         for port in (_free_port() for _ in range(3)):  # another process may take a free port before the server does
-            options = f"-k {directory} -c listen_addresses=127.0.0.1 -p {port}{speed}"
+            options = f"-k {directory} -c listen_addresses='' -p {port}{speed}"  # the socket only: no TCP
             if run("pg_ctl", "-D", str(data), "-l", str(log), "-o", options, "-w", "start").returncode == 0:
                 break
         else:

@@ -204,7 +204,7 @@ class Session:
                     raise RunFailed(f"{self.page}: {ForwardMsg.ScriptFinishedStatus.Name(reply.script_finished)}")
                 bound = {body.id: body.query_param_key for body in map(element_body, run.elements)
                          if getattr(body, "query_param_key", "")}  # fmt: skip
-                self.bound = {**self.bound, **bound} if fragment else bound  # a fragment's run draws only its own
+                self.bound = bound if full else {**self.bound, **bound}  # a fragment's run draws only its own
                 return run
 
 

@@ -2,7 +2,7 @@
 PostgreSQL's binaries the tests that need it are skipped, unless ``BERTLENS_REQUIRE_BROWSER=1`` (CI), where they fail.
 
     with postgres_or_skip() as server:
-        dsn = server.create_database("rooms")  # postgresql://postgres@127.0.0.1:PORT/rooms
+        dsn = server.create_database("rooms")  # postgresql://postgres@/rooms?host=FOLDER&port=PORT
 """
 
 from __future__ import annotations

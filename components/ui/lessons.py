@@ -345,8 +345,9 @@ def _step_body(
             if answered and ask is stage:
                 st.rerun()  # answered where the picture goes: back to the step's column, the page in its place
             waits = here and not answered
-            if waits and (in_class is None or in_class.member.hosting):  # a student's note is in its answer box
-                st.info(_waiting_for(in_class, key))
+            if waits:
+                if in_class is None or in_class.member.hosting:  # a class's student's note is in its answer box
+                    st.info(_waiting_for(in_class, key))
                 st.button(
                     "Show the page without answering",
                     key=f"{key}_skip",

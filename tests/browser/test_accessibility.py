@@ -162,6 +162,9 @@ CHART_TEXTS = """() => [...document.querySelectorAll('.js-plotly-plot svg text')
 
 
 WHITE = (255, 255, 255)
+# Views that draw at least one chart (the rest may draw none): a view that stops drawing its chart fails.
+CHART_VIEWS = {"attention", "attention/Head statistics", "attention/Head view", "anatomy", "anatomy/Parameters",
+               "tokenizer/Padding lab", "next_sentence/Evaluation", "senses", "attention/Mask and see/Every token in turn"}  # fmt: skip
 # Tick labels in plotly's SI prefixes for small numbers ("200n", "100μ", "5m"): not how a student reads 2e-7.
 SI_TICKS = """() => [...document.querySelectorAll('.js-plotly-plot :is(.xaxislayer-above, .yaxislayer-above) text')]
   .map(t => t.textContent).filter(text => /^[−-]?[0-9.]+[pnμm]$/.test(text))"""
@@ -179,7 +182,7 @@ def expect_charts_drawn_named_and_readable(page: Page, view: tuple[str, dict[str
     assert not (errors := main.locator(".bl-chart-error").all_inner_texts()), (view_id(view), errors)
     charts = main.locator(".bl-chart")
     names = charts.evaluate_all("charts => charts.map(chart => chart.getAttribute('aria-label'))")
-    assert all(names), (view_id(view), names)
+    assert all(names) and (names or view_id(view) not in CHART_VIEWS), (view_id(view), names)
     if names:
         expect(page.get_by_role("figure", name=names[0])).to_be_visible()
     faint = {text: fill for text, fill in page.evaluate(CHART_TEXTS) if contrast(colour(fill), WHITE) < 4.5}

@@ -509,5 +509,13 @@ def test_any_other_class_store_fails_closed_naming_the_variable(value):
         load_settings({"BERTLENS_CLASS_STORE": value})
 
 
+@pytest.mark.parametrize("value", ["postgresql+psycopg://bertlens:s3cret@db/rooms", "postgress://u:s3cret@db/x"])
+def test_a_refused_store_url_is_not_shown_with_its_password(value):
+    """The message is shown on the page, to every student: a mistyped URL's credentials must not be in it."""
+    with pytest.raises(SettingsError) as refused:
+        load_settings({"BERTLENS_CLASS_STORE": value})
+    assert "s3cret" not in str(refused.value) and value.split("://")[0] in str(refused.value)
+
+
 def test_the_old_store_variable_is_no_setting():
     assert "BERTLENS_ROOMS" in unknown_variables({"BERTLENS_ROOMS": "/srv/rooms.sqlite3"})[0]
