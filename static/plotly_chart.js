@@ -73,6 +73,7 @@ function listen(chart, Plotly) {
     if (!width || !chart._fullLayout) return;  // hidden or purged as its tab closes: relayout would throw
     Plotly.relayout(chart, { width, height: height(chart) })
       .then(() => fitTokenLabels(chart, Plotly))
+      .then(() => { chart.bertlens.fittedWidth = width; })
       .catch(() => {});
   };
   // Not on the observer's first call, nor for a change of height: the chart is drawn once.
@@ -127,6 +128,7 @@ export function draw({ parentElement, data, setTriggerValue }, failed) {
       const buttons = document.fullscreenEnabled ? [FULL_SCREEN] : [];
       await Plotly.react(chart, figure.data, layout, { ...config, modeBarButtonsToRemove: touchScreen() ? TOUCH_REMOVED : REMOVED, modeBarButtonsToAdd: buttons });
       await fitTokenLabels(chart, Plotly);
+      state.fittedWidth = layout.width;  // the width drawn at (a test waits for it after a resize)
       if (!state.purge) listen(chart, Plotly);
       state.drawn = text;
       parentElement.querySelector(".bl-chart-error")?.remove();
