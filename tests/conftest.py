@@ -3,6 +3,7 @@ temporary folder (over the real bert-base-uncased vocabulary) or the bundled Min
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -16,6 +17,7 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"  # belt and braces: no test may reach the Hub
 os.environ.pop("BERTLENS_HOSTED", None)
 
+import streamlit.components.v2.manifest_scanner as component_manifests  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 from streamlit.testing.v1.element_tree import Dataframe, Html  # noqa: E402
 from transformers import BertForMaskedLM, BertForNextSentencePrediction  # noqa: E402
@@ -25,6 +27,11 @@ from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert
 from components.ui import exports  # noqa: E402
 from components.ui.html_table import is_table, read_table  # noqa: E402
 from components.ui.plotly_chart import ELEMENT, FIGURE_FIRST  # noqa: E402
+
+# Each new AppTest scans every installed package's metadata for Streamlit components (~0.45 s here, ~45 % of a page
+# test's time in py-spy); the installed packages do not change during a test run, so they are scanned once.
+_scan_once = functools.cache(component_manifests.scan_component_manifests)
+component_manifests.scan_component_manifests = lambda max_workers=None: list(_scan_once())
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE_FILES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))
