@@ -74,7 +74,7 @@ from bertlens.rooms import LIMITS, RoomStore  # noqa: E402
 from bertlens.settings import CLASS_STORE_ENV_VAR  # noqa: E402
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert  # noqa: E402
 from components.services.rooms import POSTGRES_PREFIXES, SQLITE_PREFIX, open_store  # noqa: E402
-from components.state.answers import question_key  # noqa: E402
+from components.state.answers import guess_key, question_key  # noqa: E402
 from components.state.classroom import HOST_COOKIE  # noqa: E402
 from components.ui.reconnect import REOPENED_COOKIE  # noqa: E402
 from scripts.class_report import percentile  # noqa: E402
@@ -84,7 +84,7 @@ from scripts.streamlit_client import CLICK, Run, Session, element_body, run_to_e
 
 LESSON, STEP = "discover", 2  # 1-based: "What will BERT put in place of [MASK]?", one typed word
 QUESTION = question_key(LESSON, STEP - 1)
-GUESS, SEND = f"{QUESTION}_guess", f"{QUESTION}_check"  # the answer box and its button
+GUESS, SEND = guess_key(QUESTION), f"{QUESTION}_check"  # the answer box and its button
 PAGE = "fill_mask"  # the step's page (its URL path)
 FLOOR_SCRIPT = "scripts/floor_app.py"
 FLOOR_QUESTION_ENV_VAR = "BERTLENS_FLOOR_QUESTION"  # the floor app's question key (it imports nothing of the app)
