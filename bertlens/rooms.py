@@ -231,11 +231,10 @@ class RoomStore(Protocol):
 
     def room(self, code: str, now: float) -> Room: ...
 
-    def find_room(self, typed: str, client: str | None, now: float, seat: str | None = None) -> Room:
-        """The open room a code typed or linked to join names (case, spaces and dashes ignored). A code that opens
-        no room counts against ``client`` (a ``client_key``; None: not counted); past ``limits.wrong_codes_per_client``
-        within ``limits.wrong_codes_minutes``, every code from it is refused, a right one too, except to ``seat``
-        when it is already one of the room's students (a reload, a replica's failover)."""
+    def find_room(self, typed: str, client: str | None, now: float) -> Room:
+        """The open room a code typed to join names (case, spaces and dashes ignored). A code that opens no room
+        counts against ``client`` (a ``client_key``; None: not counted); past ``limits.wrong_codes_per_client``
+        within ``limits.wrong_codes_minutes``, every code from it is refused, a right one too."""
         ...
 
     def is_host(self, code: str, secret: str | None, now: float) -> bool: ...

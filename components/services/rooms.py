@@ -309,13 +309,6 @@ class _SqlRooms:
         tx.run("DELETE FROM client_events WHERE client = ? AND kind = ? AND at <= ?", client, kind, now - seconds)
         return tx.count("SELECT count(*) FROM client_events WHERE client = ? AND kind = ?", client, kind)
 
-    def _seated(self, tx: _Transaction, code: str, seat: str, now: float) -> bool:
-        """Whether ``seat`` is a student of the open room ``code`` (64 random bits: known to that student only)."""
-        return (
-            self._open_or_none(tx, code, now) is not None
-            and tx.row("SELECT 1 FROM students WHERE code = ? AND student = ?", code, seat) is not None
-        )
-
     def _count_client(self, tx: _Transaction, client: str, kind: str, now: float) -> None:
         tx.run("INSERT INTO client_events (client, kind, at) VALUES (?, ?, ?)", client, kind, now)
 
@@ -404,15 +397,11 @@ class _SqlRooms:
         with self._transaction(write=False) as tx:
             return self._room(tx, self._open(tx, code, now))
 
-    def find_room(self, typed: str, client: str | None, now: float, seat: str | None = None) -> Room:
+    def find_room(self, typed: str, client: str | None, now: float) -> Room:
         code, client = normalise_code(typed), _client(client)
         limit, minutes = self.limits.wrong_codes_per_client, self.limits.wrong_codes_minutes
         with self._transaction(write=client is not None) as tx:
-            if (
-                client is not None
-                and self._client_did(tx, client, WRONG_CODE, minutes * 60, now) >= limit
-                and not (code and seat and self._seated(tx, code, seat, now))
-            ):
+            if client is not None and self._client_did(tx, client, WRONG_CODE, minutes * 60, now) >= limit:
                 raise RoomError(
                     f"Too many codes that open no room from your network address: at most {limit} in {minutes:g} "
                     "minutes. Wait a few minutes, and check the code on the projector."

@@ -162,7 +162,7 @@ def follow_the_class(bundle: ModelBundle, page: str) -> InClass | None:
     store, now = room_store(), time.time()
     try:
         if not member.hosting and st.session_state.get(JOINED) != member.code:
-            store.find_room(member.code, this_client(), now, member.seat)  # a link's code is a guess too
+            store.find_room(member.code, this_client(), now)  # a link's code is a guess too: counted per address
             room = store.join(member.code, member.seat, now)
             st.session_state[JOINED] = member.code
         else:
