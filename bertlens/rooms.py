@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import secrets
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -41,6 +42,16 @@ class RoomLimits:
     room_answers_per_minute: int = 600  # every answer of one room together (100 students, 6 a minute each)
     join_guesses_per_minute: int = 10  # codes that open no room, per tab (a code is not guessed by trying)
     rooms_per_tab_hour: int = 3  # rooms one tab opens (200 rooms are every replica's: one tab cannot take them all)
+    # Per client address, whatever its tabs and sessions (a fresh session starts the per-tab counts afresh); as
+    # generous as a whole class behind one school NAT needs: 30 students each mistyping a code once, 20 teachers.
+    wrong_codes_per_client: int = 30  # codes that open no room, per address ...
+    wrong_codes_minutes: float = 10.0  # ... within this many minutes
+    rooms_per_client_hour: int = 20  # rooms opened per address within an hour
+
+    @property
+    def client_seconds(self) -> float:
+        """How long the store keeps what a client address did: the longer of its two windows."""
+        return max(self.wrong_codes_minutes * 60, 3600.0)
 
     @property
     def room_seconds(self) -> float:
@@ -130,6 +141,32 @@ def secret_matches(secret: str | None, digest: str) -> bool:
     return secret is not None and hmac.compare_digest(secret_digest(secret), digest)
 
 
+def client_address(ip_address: str | None, forwarded_for: list[str], trust_forwarded_for: bool) -> str | None:
+    """The address a request came from: behind a proxy that sets ``X-Forwarded-For`` itself (``trust_forwarded_for``),
+    the last address that header lists (the one the proxy saw; a client can write any before it); otherwise the
+    connection's. None when unknown (a local connection, or a header that lists no address)."""
+    if not trust_forwarded_for:
+        return ip_address
+    listed = [part.strip() for value in forwarded_for for part in value.split(",") if part.strip()]
+    return listed[-1] if listed else None
+
+
+def client_key(address: str | None) -> str | None:
+    """What the store keeps of a client address to count what it does: a SHA-256 digest, of the whole IPv4
+    address or of an IPv6 address's /64 network (one household or school network's, which its devices draw new
+    addresses from). None when ``address`` is not an IP address: then nothing is counted per client."""
+    try:
+        parsed = ipaddress.ip_address((address or "").strip())
+    except ValueError:
+        return None
+    if isinstance(parsed, ipaddress.IPv6Address):
+        mapped = parsed.ipv4_mapped
+        network = str(mapped) if mapped else str(ipaddress.IPv6Network((parsed, 64), strict=False))
+    else:
+        network = str(parsed)
+    return hashlib.sha256(f"bertlens-client:{network}".encode()).hexdigest()
+
+
 def new_student_id() -> str:
     return secrets.token_hex(STUDENT_ID_CHARS // 2)
 
@@ -187,11 +224,18 @@ class RoomStore(Protocol):
 
     limits: RoomLimits
 
-    def open_room(self, lesson: str, step: int, now: float) -> tuple[Room, str]:
-        """A new room at ``lesson``'s ``step`` and its host secret (returned once, never stored)."""
+    def open_room(self, lesson: str, step: int, now: float, client: str | None = None) -> tuple[Room, str]:
+        """A new room at ``lesson``'s ``step`` and its host secret (returned once, never stored); counted against
+        ``client`` (a ``client_key``; None: not counted), refused past ``limits.rooms_per_client_hour``."""
         ...
 
     def room(self, code: str, now: float) -> Room: ...
+
+    def find_room(self, typed: str, client: str | None, now: float) -> Room:
+        """The open room a code typed to join names (case, spaces and dashes ignored). A code that opens no room
+        counts against ``client`` (a ``client_key``; None: not counted); past ``limits.wrong_codes_per_client``
+        within ``limits.wrong_codes_minutes``, every code from it is refused, a right one too."""
+        ...
 
     def is_host(self, code: str, secret: str | None, now: float) -> bool: ...
 
@@ -236,5 +280,6 @@ class RoomStore(Protocol):
     def hide(self, code: str, secret: str | None, entry: int, hidden: bool, now: float) -> None: ...
 
     def purge(self, now: float) -> int:
-        """Rooms older than ``limits.room_hours`` deleted with everything in them; how many."""
+        """Rooms older than ``limits.room_hours`` deleted with everything in them, and what client addresses did
+        longer ago than ``limits.client_seconds``; how many rooms."""
         ...

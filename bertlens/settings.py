@@ -38,6 +38,9 @@ ALLOWED_ENV_VAR = "BERTLENS_ALLOWED_MODELS"
 CLASS_STORE_ENV_VAR = (
     "BERTLENS_CLASS_STORE"  # the live classes' store: a SQLite file (one server) or PostgreSQL (replicas)
 )
+# On only behind a proxy that sets X-Forwarded-For itself, replacing any a client sent (deploy/haproxy.cfg does; so
+# scripts/serve.py and deploy/compose.yaml turn it on): the live classes' limits per client address read it.
+FORWARDED_FOR_ENV_VAR = "BERTLENS_TRUST_FORWARDED_FOR"
 DEFAULT_CLASS_STORE = Path.home() / ".cache" / "bertlens" / "rooms.sqlite3"
 SQLITE_SCHEME = "sqlite:///"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -48,6 +51,7 @@ KNOWN_VARIABLES = (
     MODEL_ENV_VAR,
     ALLOWED_ENV_VAR,
     CLASS_STORE_ENV_VAR,
+    FORWARDED_FOR_ENV_VAR,
     *(spec.env_var for spec in BUDGETS.values()),
 )
 # The server's own settings: read from the environment only (the engine and the collector start before any
@@ -72,6 +76,7 @@ class Settings:
     allow_custom_models: bool
     budgets: Budgets
     class_store: str  # the live classes' store, as a URL (``class_store``)
+    trust_forwarded_for: bool = False  # a client's address is the last X-Forwarded-For (``trust_forwarded_for``)
 
 
 def _set(env: Mapping[str, str], name: str) -> str | None:
@@ -80,15 +85,16 @@ def _set(env: Mapping[str, str], name: str) -> str | None:
     return value or None
 
 
-def _hosted(env: Mapping[str, str]) -> bool:
-    raw = _set(env, HOSTED_ENV_VAR)
+def _switch(env: Mapping[str, str], name: str) -> bool:
+    """An on/off setting, off when unset."""
+    raw = _set(env, name)
     if raw is None or raw.lower() in OFF_WORDS:
         return False
     if raw.lower() in ON_WORDS:
         return True
     raise SettingsError(
-        f"{HOSTED_ENV_VAR} (secrets key 'hosted') is {raw[:40]!r}. Accepted: {', '.join(ON_WORDS)} (on) or "
-        f"{', '.join(OFF_WORDS)} (off), in any case; in secrets also true/false."
+        f"{name} (secrets key '{name.removeprefix(ENV_PREFIX).lower()}') is {raw[:40]!r}. Accepted: "
+        f"{', '.join(ON_WORDS)} (on) or {', '.join(OFF_WORDS)} (off), in any case; in secrets also true/false."
     )
 
 
@@ -114,7 +120,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Settings from one mapping of ``BERTLENS_…`` variables (see ``merged_environment``); ``SettingsError`` when malformed."""
     env = os.environ if env is None else env
     _check_server_variables(env)
-    hosted = _hosted(env)
+    hosted = _switch(env, HOSTED_ENV_VAR)
     default_model = initial_model_choice(env)
     if hosted:
         listed = [m.strip() for m in (_set(env, ALLOWED_ENV_VAR) or "").split(",") if m.strip()]
@@ -128,6 +134,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         allow_custom_models=not hosted,
         budgets=budgets_from({name: _budget(env, name, hosted) for name in BUDGETS}),
         class_store=class_store(env),
+        trust_forwarded_for=_switch(env, FORWARDED_FOR_ENV_VAR),
     )
 
 

@@ -2,6 +2,7 @@
 
     python -m scripts.live_class_load --replicas 2 --students 60 --kill-replica   # PostgreSQL, HAProxy, a SIGKILL
     python -m scripts.live_class_load --replicas 0 --students 60                  # one server on a SQLite file
+    python -m scripts.live_class_load --replicas 0 --students 60 --floor          # the stack's floor, then the app
     python -m scripts.live_class_load --url http://127.0.0.1:8501 --store postgresql://…   # a running server
 
 What runs (127.0.0.1 only; bounded by ``--max-seconds``; everything it started, it stops):
@@ -32,6 +33,11 @@ What runs (127.0.0.1 only; bounded by ``--max-seconds``; everything it started, 
 5. Checks against the store: exactly S answers to the question, one per student, each the student's last accepted
    one; the room's tally says S.
 
+``--floor`` (one server, SQLite): the same class first against ``scripts/floor_app.py``, a bare Streamlit app of
+a student's screen's shape (a 2 s fragment with one tiny SQLite read, an answer box fragment writing one row; the
+teacher's 1 s count), then against the app, in one invocation, each on a server and a SQLite file of its own; a
+last table sets them side by side (p50 and p95 submit → accepted, the server's CPU seconds).
+
 Measured and printed as Markdown (docs/benchmarks.md): the targets of issue 50 and each result; the store's
 transactions per second during the question (PostgreSQL: ``pg_stat_database.xact_commit + xact_rollback`` of the
 class's database, after waiting for the server to publish them; that includes the connection pool's checks. SQLite
@@ -52,7 +58,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, closing, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -68,7 +74,7 @@ from bertlens.rooms import LIMITS, RoomStore  # noqa: E402
 from bertlens.settings import CLASS_STORE_ENV_VAR  # noqa: E402
 from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert  # noqa: E402
 from components.services.rooms import POSTGRES_PREFIXES, SQLITE_PREFIX, open_store  # noqa: E402
-from components.state.answers import question_key  # noqa: E402
+from components.state.answers import guess_key, question_key  # noqa: E402
 from components.state.classroom import HOST_COOKIE  # noqa: E402
 from components.ui.reconnect import REOPENED_COOKIE  # noqa: E402
 from scripts.class_report import percentile  # noqa: E402
@@ -78,8 +84,10 @@ from scripts.streamlit_client import CLICK, Run, Session, element_body, run_to_e
 
 LESSON, STEP = "discover", 2  # 1-based: "What will BERT put in place of [MASK]?", one typed word
 QUESTION = question_key(LESSON, STEP - 1)
-GUESS, SEND = f"{QUESTION}_guess", f"{QUESTION}_check"  # the answer box and its button
+GUESS, SEND = guess_key(QUESTION), f"{QUESTION}_check"  # the answer box and its button
 PAGE = "fill_mask"  # the step's page (its URL path)
+FLOOR_SCRIPT = "scripts/floor_app.py"
+FLOOR_QUESTION_ENV_VAR = "BERTLENS_FLOOR_QUESTION"  # the floor app's question key (it imports nothing of the app)
 WORDS = ("cat", "dog", "mouse", "bird", "fox", "child", "boy", "girl", "lion", "man", "woman", "teacher")
 ANSWER_IN = "Your answer is in"
 RATE_REFUSAL = "at most one answer every"  # the store's words for a student's second answer within a second
@@ -90,6 +98,19 @@ STATS_FLUSH_SECONDS = 11.0  # PostgreSQL publishes a backend's counts within 10 
 RUN_TIMEOUT = 60.0  # per message from the server
 RECONNECTS = 4
 GRACE = 5.0  # seconds the teacher's count is watched after the last student is done, for the full count
+
+
+@dataclass(frozen=True)
+class Subject:
+    """The Streamlit script under load, and the page (URL path) a student's tab lands on once it has joined."""
+
+    name: str
+    script: str
+    page: str
+
+
+APP = Subject("BERT Lens", "app.py", PAGE)
+FLOOR = Subject("the floor", FLOOR_SCRIPT, "")  # one page: a student's screen at the question, nothing more
 
 
 @dataclass
@@ -105,6 +126,7 @@ class Options:
     url: str | None = None  # a running server instead of starting one
     store: str | None = None  # with ``url``: its BERTLENS_CLASS_STORE
     measure_store: bool = True  # wait for PostgreSQL's statistics (STATS_FLUSH_SECONDS) at the end
+    subject: Subject = APP  # FLOOR: scripts/floor_app.py (one server, SQLite)
 
 
 @dataclass
@@ -172,6 +194,14 @@ def serving(options: Options, workdir: Path) -> Iterator[Target]:
     model = options.model or str(save_random_bert(workdir / "tiny-bert", random_bert_config(**TINY_CONFIG)))
     env = {**os.environ, "BERTLENS_MODEL": model, "HF_HUB_OFFLINE": "1"}
     env.pop("BERTLENS_HOSTED", None)
+    if options.subject == FLOOR:
+        store_url = f"{SQLITE_PREFIX}{workdir / 'floor.sqlite3'}"
+        open_store(store_url, LIMITS)  # the store's tables, which the floor app reads and writes
+        env = {CLASS_STORE_ENV_VAR: store_url, FLOOR_QUESTION_ENV_VAR: QUESTION}
+        with running_server(model, workdir / "floor.log", FLOOR.script, **env) as server:
+            warm_every_page(server.url)  # its first run freezes what is alive, as the app's warm start does
+            yield Target(server.url, store_url, {"server": server.pid})
+        return
     if options.replicas == 0:
         store_url = f"{SQLITE_PREFIX}{workdir / 'rooms.sqlite3'}"
         with running_server(model, workdir / "server.log", **{CLASS_STORE_ENV_VAR: store_url}) as server:
@@ -253,13 +283,13 @@ def page_path(session: Session) -> str:
     return next((path for path, hashed in session.page_hashes.items() if hashed == session.page_hash), session.page)
 
 
-def on_the_step(session: Session, run: Run, code: str) -> bool:
+def on_the_step(session: Session, run: Run, code: str, page: str) -> bool:
     query = parse_qs(session.query_string)
     return (
         query.get("room") == [code]
         and query.get("lesson") == [LESSON]
         and query.get("step") == [str(STEP)]
-        and page_path(session) == PAGE
+        and page_path(session) == page
         and f"Live class **{code}**" in texts(run)
         and not run.exceptions
     )
@@ -308,6 +338,9 @@ class Classroom:
     def replica_of(self, session: Session) -> str | None:
         response = session.websocket.response
         return response.headers.get("X-BertLens-Replica") if response is not None else None
+
+    def on_the_step(self, session: Session, run: Run) -> bool:
+        return on_the_step(session, run, self.run.code, self.run.options.subject.page)
 
     def plan_done(self, tab: Tab) -> None:
         """``tab`` has sent its last word (or given up): once every student has, the class is done."""
@@ -364,13 +397,13 @@ async def student(room: Classroom, tab: Tab, plan: list[tuple[float, str]]) -> N
         shown, seat = run.text_value(GUESS), parse_qs(session.query_string).get("seat")
         kept = tab.accepted[-1:] + tab.sent[len(tab.accepted) :]
         right = (
-            on_the_step(session, run, room.run.code)
+            room.on_the_step(session, run)
             and seat == [tab.seat]
             and (not tab.accepted or (ANSWER_IN in texts(run) and shown in kept))
         )
         if not right:
             tab.errors.append(
-                f"reopened: step {on_the_step(session, run, room.run.code)}, seat {seat == [tab.seat]}, answer box "
+                f"reopened: step {room.on_the_step(session, run)}, seat {seat == [tab.seat]}, answer box "
                 f"{shown!r} (accepted {tab.accepted}, sent {tab.sent}), in: {ANSWER_IN in texts(run)}"
             )
         return right
@@ -456,7 +489,7 @@ async def teacher(room: Classroom, secret: str) -> None:
     tab, students = room.run.teacher, len(room.run.students)
 
     def back(session: Session, run: Run) -> bool:
-        return on_the_step(session, run, room.run.code) and "Answers in" in run.metrics()
+        return room.on_the_step(session, run) and "Answers in" in run.metrics()
 
     async def act(session: Session, run: Run) -> None:
         while True:
@@ -474,7 +507,9 @@ async def teacher(room: Classroom, secret: str) -> None:
             run = await rerun(tab, session, fragments[0][0])
 
     query = f"room={room.run.code}&lesson={LESSON}&step={STEP}"
-    await reopening(room, tab, PAGE, query, f"{HOST_COOKIE}={room.run.code}.{secret}", back, act)
+    await reopening(
+        room, tab, room.run.options.subject.page, query, f"{HOST_COOKIE}={room.run.code}.{secret}", back, act
+    )
 
 
 async def killer(room: Classroom, cpu_before: dict[str, float], cpu_at_kill: dict[str, float]) -> None:
@@ -623,7 +658,9 @@ def markdown(run: ClassRun, result: Outcome, label: str) -> str:
     """The run as a Markdown section for docs/benchmarks.md."""
     options, students = run.options, run.options.students
     where = (
-        "one server, SQLite file"
+        f"one server running {FLOOR.script} (the stack's floor), SQLite file"
+        if options.subject == FLOOR
+        else "one server, SQLite file"
         if options.replicas == 0
         else f"{options.replicas} replicas behind HAProxy, PostgreSQL"
         if not options.url
@@ -691,6 +728,24 @@ def markdown(run: ClassRun, result: Outcome, label: str) -> str:
     return "\n".join(lines)
 
 
+def side_by_side(runs: list[tuple[ClassRun, Outcome]]) -> str:
+    """Runs of one invocation as rows of one table: what each app costs under the same class."""
+    lines = [
+        f"| {runs[0][0].options.students} students, one question | answers stored | p50 submit → accepted | "
+        "p95 | max | server CPU s during the question |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for run, result in runs:
+        subject = run.options.subject
+        lines.append(
+            f"| {subject.name} (`{subject.script}`) | {result.answers_stored} | "
+            f"{seconds(percentile(result.latencies, 0.5) if result.latencies else None)} | {seconds(result.p95)} | "
+            f"{seconds(max(result.latencies, default=None))} | "
+            f"{sum(run.cpu.values()):.2f} |"
+        )
+    return "\n".join(lines)
+
+
 def passed(run: ClassRun, result: Outcome) -> bool:
     """Outcomes only (no timing): every answer counted once and kept, every tab back right."""
     students = run.options.students
@@ -717,9 +772,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", help="a running server instead (with --store)")
     parser.add_argument("--store", help=f"with --url: the server's {CLASS_STORE_ENV_VAR}")
     parser.add_argument("--label", default="Live class", help="the report's heading")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help=f"with --replicas 0: the same class against {FLOOR_SCRIPT} (the stack's floor) first, then the app",
+    )
     args = parser.parse_args(argv)
     if args.kill_replica and (args.replicas < 2 or args.url):
         parser.error("--kill-replica needs --replicas 2 or more, started here")
+    if args.floor and (args.replicas != 0 or args.url):
+        parser.error("--floor needs --replicas 0 (one server on SQLite, started here)")
     if args.students < 1 or args.replicas < 0:
         parser.error("--students ≥ 1 and --replicas ≥ 0")
     options = Options(
@@ -727,11 +789,16 @@ def main(argv: list[str] | None = None) -> int:
         kill=args.kill_replica, max_seconds=args.max_seconds, seed=args.seed, model=args.model, url=args.url,
         store=args.store,
     )  # fmt: skip
-    with tempfile.TemporaryDirectory(prefix="bertlens-live-class-") as tmp:
-        run = run_class(options, Path(tmp))
-    result = outcome(run)
-    print(markdown(run, result, args.label), flush=True)
-    return 0 if passed(run, result) else 1
+    runs = []
+    for subject in (FLOOR, APP) if args.floor else (APP,):
+        with tempfile.TemporaryDirectory(prefix="bertlens-live-class-") as tmp:
+            run = run_class(replace(options, subject=subject), Path(tmp))
+        runs.append((run, outcome(run)))
+        label = f"{args.label}, {subject.name}" if args.floor else args.label
+        print(markdown(run, runs[-1][1], label), flush=True)
+    if args.floor:
+        print("", side_by_side(runs), sep="\n", flush=True)
+    return 0 if all(passed(run, result) for run, result in runs) else 1
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bertlens.settings import CLASS_STORE_ENV_VAR
+from bertlens.settings import CLASS_STORE_ENV_VAR, FORWARDED_FOR_ENV_VAR
 from scripts.postgres import binaries, missing, postmaster_pid, running_postgres
 from scripts.preloaded import LaunchedProcess, Launcher, die_with_parent
 from scripts.server import (
@@ -264,8 +264,10 @@ class Cluster:
         return f"http://{host}:{self.port}"
 
     def replica_env(self) -> dict[str, str]:
-        """The replicas' environment: torch threads split between replicas, unless set (2 cores, 2 replicas: 1 each)."""
+        """The replicas' environment: torch threads split between replicas, unless set (2 cores, 2 replicas: 1 each);
+        a client's address read from the X-Forwarded-For that this HAProxy sets (deploy/haproxy.cfg)."""
         env = {**self.env, "PYTHONUNBUFFERED": "1"}
+        env.setdefault(FORWARDED_FOR_ENV_VAR, "1")
         env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // self.replicas)))
         return env
 

@@ -130,7 +130,9 @@ class Session:
         # ``st.fragment(run_every=…)``s of the last full run: fragment id -> seconds. A browser reruns each that often
         # (``BackMsg.rerun_script`` with the fragment's id, ``is_auto_rerun``) until the next full run.
         self.auto_reruns: dict[str, float] = {}
-        self.fragment_of: dict[str, str] = {}  # widget id -> the st.fragment it was drawn in (a click reruns only that)
+        # Widget id -> the st.fragment it was drawn in ("": none), so a click reruns only that fragment: the widgets
+        # the page shows now (a full run's, as a fragment's later runs redrew them), not every one ever drawn.
+        self.fragment_of: dict[str, str] = {}
 
     @classmethod
     @asynccontextmanager
@@ -176,6 +178,7 @@ class Session:
         await self.websocket.send(message.SerializeToString())
         run = Run(self.page)
         full = not fragment  # a fragment's run starts with a new_session message too, and keeps the fragments
+        widgets_drawn: dict[str, str] = {}  # by this run: widget id -> its fragment
         while True:
             reply = ForwardMsg()
             reply.ParseFromString(await asyncio.wait_for(self.websocket.recv(), timeout))
@@ -195,16 +198,19 @@ class Session:
             elif kind == "delta" and reply.delta.WhichOneof("type") == "new_element":
                 run.elements.append(reply.delta.new_element)
                 if widget_id := getattr(element_body(reply.delta.new_element), "id", ""):
-                    self.fragment_of[widget_id] = reply.delta.fragment_id
+                    widgets_drawn[widget_id] = reply.delta.fragment_id
             elif kind == "script_finished":
                 if reply.script_finished == RERUN:  # the page called st.rerun(): its next run follows
-                    run, full = Run(self.page, reruns=run.reruns + 1), True
+                    run, full, widgets_drawn = Run(self.page, reruns=run.reruns + 1), True, {}
                     continue
                 if reply.script_finished not in (FINISHED, FRAGMENT_FINISHED):
                     raise RunFailed(f"{self.page}: {ForwardMsg.ScriptFinishedStatus.Name(reply.script_finished)}")
                 bound = {body.id: body.query_param_key for body in map(element_body, run.elements)
                          if getattr(body, "query_param_key", "")}  # fmt: skip
                 self.bound = bound if full else {**self.bound, **bound}  # a fragment's run draws only its own
+                # A fragment's run redraws its own widgets: the ones it drew last time and not now are gone.
+                kept = {} if full else {w: f for w, f in self.fragment_of.items() if f != fragment}
+                self.fragment_of = {**kept, **widgets_drawn}
                 return run
 
 

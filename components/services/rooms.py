@@ -29,6 +29,7 @@ from psycopg import Connection
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from bertlens.rooms import (
+    CODE_LENGTH,
     LIMITS,
     Entry,
     NotHost,
@@ -65,6 +66,8 @@ POSTGRES_WAIT_SECONDS = 10.0  # for a connection, at start and per call
 # pg_advisory_xact_lock keys, this app's (any two numbers no other client of the database uses).
 SCHEMA_LOCK = 0x62_6C_72_73_00
 ROOMS_LOCK = 0x62_6C_72_73_01
+CLIENT_LOCKS = 0x62_6C_72_73  # pg_advisory_xact_lock(int, int) keys, (this, a client's): apart from the bigint keys
+CLIENT_KEY_CHARS = 64  # a client_key: SHA-256, hex
 
 
 def _schema(real: str, serial: str) -> tuple[str, ...]:
@@ -114,7 +117,24 @@ def _schema(real: str, serial: str) -> tuple[str, ...]:
     )
 
 
-TABLES = ("rooms", "revealed", "students", "answers", "sentences")
+def _client_events(real: str) -> tuple[str, ...]:
+    """What client addresses did, counted for the per-address limits: one row per code that opened no room and per
+    room opened, under the address's ``client_key`` (a digest), each deleted once past ``RoomLimits.client_seconds``.
+    Rows are added only within a limit, so an address has at most ``wrong_codes_per_client + rooms_per_client_hour``."""
+    return (
+        f"""CREATE TABLE IF NOT EXISTS client_events (
+            client TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            at {real} NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS client_events_by_client ON client_events (client, kind, at)",
+        "CREATE INDEX IF NOT EXISTS client_events_by_at ON client_events (at)",  # purge
+    )
+
+
+TABLES = ("rooms", "revealed", "students", "answers", "sentences")  # a room's (each row has its code)
+CLIENT_TABLE = "client_events"
+WRONG_CODE, OPENED_ROOM = "wrong code", "room"  # client_events.kind
 
 
 @dataclass(frozen=True)
@@ -142,6 +162,9 @@ class Migration:
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "rooms, revealed questions, students, answers and sentences", lambda d: _schema(d.real, d.serial)),
+    Migration(
+        2, "what client addresses did: codes that opened no room, rooms opened", lambda d: _client_events(d.real)
+    ),
 )
 SCHEMA_TABLE = "schema_version"
 
@@ -195,6 +218,9 @@ class _Transaction:
     def lock_schema(self) -> None:
         """Wait for, then hold until commit, the store's lock on its schema (``migrate``)."""
 
+    def lock_client(self, client: str) -> None:
+        """Wait for, then hold until commit, the store's lock on what ``client`` did (its per-address counts)."""
+
     def row(self, sql: str, *params: Param) -> Row | None:
         found = self.rows(sql, *params)
         return found[0] if found else None
@@ -231,6 +257,12 @@ def _step(step: int) -> int:
     return step
 
 
+def _client(raw: str | None) -> str | None:
+    if raw is not None and not (len(raw) == CLIENT_KEY_CHARS and all(ch in "0123456789abcdef" for ch in raw)):
+        raise RoomError("A client is counted by its address's digest (bertlens.rooms.client_key), not by the address.")
+    return raw
+
+
 def _student(raw: str) -> str:
     if not valid_student_id(raw):
         raise RoomError("This tab's student id is not valid: reload the page to get a new one.")
@@ -257,14 +289,28 @@ class _SqlRooms:
 
     def _open(self, tx: _Transaction, code: str, now: float, lock: bool = False) -> _RoomRow:
         """The room's row (locked for the transaction's writes when ``lock``); ``RoomClosed`` when past its time."""
+        found = self._open_or_none(tx, code, now, lock)
+        if found is None:
+            raise RoomClosed(code, self.limits.room_hours)
+        return found
+
+    def _open_or_none(self, tx: _Transaction, code: str, now: float, lock: bool = False) -> _RoomRow | None:
         found = tx.row(
             f"SELECT {ROOM_COLUMNS} FROM rooms WHERE code = ? AND opened_at > ?{tx.for_update if lock else ''}",
             code,
             self._cutoff(now),
         )
-        if found is None:
-            raise RoomClosed(code, self.limits.room_hours)
-        return _RoomRow(*found)
+        return None if found is None else _RoomRow(*found)
+
+    def _client_did(self, tx: _Transaction, client: str, kind: str, seconds: float, now: float) -> int:
+        """How often ``client`` did ``kind`` in the last ``seconds`` (its older rows of that kind deleted), its counts
+        locked until the transaction ends."""
+        tx.lock_client(client)
+        tx.run("DELETE FROM client_events WHERE client = ? AND kind = ? AND at <= ?", client, kind, now - seconds)
+        return tx.count("SELECT count(*) FROM client_events WHERE client = ? AND kind = ?", client, kind)
+
+    def _count_client(self, tx: _Transaction, client: str, kind: str, now: float) -> None:
+        tx.run("INSERT INTO client_events (client, kind, at) VALUES (?, ?, ?)", client, kind, now)
 
     def _hosted(self, tx: _Transaction, code: str, secret: str | None, now: float) -> _RoomRow:
         row = self._open(tx, code, now, lock=True)
@@ -312,11 +358,17 @@ class _SqlRooms:
 
     # The RoomStore methods.
 
-    def open_room(self, lesson: str, step: int, now: float) -> tuple[Room, str]:
-        lesson, step = _key(lesson, "lesson"), _step(step)
+    def open_room(self, lesson: str, step: int, now: float, client: str | None = None) -> tuple[Room, str]:
+        lesson, step, client = _key(lesson, "lesson"), _step(step), _client(client)
         secret = new_secret()
         with self._transaction(write=True) as tx:
             tx.lock_rooms()
+            per_client = self.limits.rooms_per_client_hour
+            if client is not None and self._client_did(tx, client, OPENED_ROOM, 3600, now) >= per_client:
+                raise RoomError(
+                    f"At most {per_client} live classes an hour can be opened from one network address, and this "
+                    "one has opened them all: use a room already open, or try again later."
+                )
             limit = self.limits.max_open_rooms
             if tx.count("SELECT count(*) FROM rooms WHERE opened_at > ?", self._cutoff(now)) >= limit:
                 raise RoomError(
@@ -335,6 +387,8 @@ class _SqlRooms:
                     now,
                 )
                 if inserted:
+                    if client is not None:
+                        self._count_client(tx, client, OPENED_ROOM, now)
                     return Room(code, lesson, step, frozenset(), now, 0), secret
         raise RoomError("No free room code came up: open the room again.")
 
@@ -342,6 +396,24 @@ class _SqlRooms:
         code = self._code(code)
         with self._transaction(write=False) as tx:
             return self._room(tx, self._open(tx, code, now))
+
+    def find_room(self, typed: str, client: str | None, now: float) -> Room:
+        code, client = normalise_code(typed), _client(client)
+        limit, minutes = self.limits.wrong_codes_per_client, self.limits.wrong_codes_minutes
+        with self._transaction(write=client is not None) as tx:
+            if client is not None and self._client_did(tx, client, WRONG_CODE, minutes * 60, now) >= limit:
+                raise RoomError(
+                    f"Too many codes that open no room from your network address: at most {limit} in {minutes:g} "
+                    "minutes. Wait a few minutes, and check the code on the projector."
+                )
+            found = self._open_or_none(tx, code, now) if code else None
+            if found is not None:
+                return self._room(tx, found)
+            if client is not None:
+                self._count_client(tx, client, WRONG_CODE, now)  # kept: the refusal below comes after the commit
+        if code is None:
+            raise RoomError(f"A room code has {CODE_LENGTH} letters and digits, as the projector shows it.")
+        raise RoomClosed(code, self.limits.room_hours)
 
     def is_host(self, code: str, secret: str | None, now: float) -> bool:
         code = self._code(code)
@@ -464,6 +536,7 @@ class _SqlRooms:
     def purge(self, now: float) -> int:
         with self._transaction(write=True) as tx:
             tx.lock_rooms()
+            tx.run("DELETE FROM client_events WHERE at <= ?", now - self.limits.client_seconds)
             return tx.run("DELETE FROM rooms WHERE opened_at <= ?", self._cutoff(now))
 
 
@@ -567,6 +640,10 @@ class _PostgresTransaction(_Transaction):
     def lock_schema(self) -> None:
         # Two replicas starting at once: CREATE … IF NOT EXISTS alone can still collide in the catalogue.
         self._connection.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+
+    def lock_client(self, client: str) -> None:
+        # Two replicas counting one address at once: neither passes its limit for the other. 28 bits of the digest.
+        self._connection.execute("SELECT pg_advisory_xact_lock(%s, %s)", (CLIENT_LOCKS, int(client[:7], 16)))
 
 
 class PostgresRooms(_SqlRooms):

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from bertlens.curriculum import LESSONS
 
@@ -59,6 +60,11 @@ def question_key(lesson: str, index: int) -> str:
 def answer_key(question: str) -> str:
     """Where the session keeps the answer checked for ``question`` (a ``question_key``)."""
     return f"{question}_answer"
+
+
+def guess_key(question: str) -> str:
+    """The key of ``question``'s answer box (a radio or a text box): what the student chose or typed, not yet taken."""
+    return f"{question}_guess"
 
 
 def skipped_key(question: str) -> str:
@@ -138,10 +144,11 @@ def restore_answers() -> None:
         restore(st.session_state, read_cookie(st.context.cookies.get(ANSWERS_COOKIE)))
 
 
-def keep_answers() -> None:
+def keep_answers(where: DeltaGenerator | None = None) -> None:
     """After the questions are drawn (an answer is taken while its form is drawn): keep the session's answers in
     the tab. An invisible script at the sidebar's end (in the page it would add a gap), drawn on every run so
-    that Streamlit does not remove it before its code has loaded; the browser runs it again when they change."""
+    that Streamlit does not remove it before its code has loaded; the browser runs it again when they change.
+    ``where``: a placeholder in the sidebar instead (a fragment's, which writes outside itself only there)."""
     if kept := kept_answers(st.session_state):
         value = json.dumps(cookie_value(kept))  # the student's text comes last: nothing in it is replaced
-        st.sidebar.html(HANDOVER_SCRIPT.replace("VALUE", value), unsafe_allow_javascript=True)
+        (where or st.sidebar).html(HANDOVER_SCRIPT.replace("VALUE", value), unsafe_allow_javascript=True)

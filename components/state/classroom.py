@@ -13,12 +13,22 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from bertlens.rooms import LIMITS, RoomError, new_student_id, normalise_code, valid_student_id
+from bertlens.rooms import (
+    LIMITS,
+    RoomError,
+    client_address,
+    client_key,
+    new_student_id,
+    normalise_code,
+    valid_student_id,
+)
 from components.services.classroom import room_store
+from components.services.settings import settings
 from components.state.params import warn_bad_param
 
 ROOM, SEAT = "room", "seat"  # URL parameters
 HOST_COOKIE = "bertlens_host"  # "CODE.SECRET": this browser opened room CODE
+FORWARDED_FOR = "X-Forwarded-For"  # set by the proxy in front (deploy/haproxy.cfg), read when trusted
 MEMBER = "_class_member"  # session: the Membership of the room in the URL
 
 
@@ -94,3 +104,11 @@ def leave_class() -> None:
     st.session_state.pop(MEMBER, None)
     for name in (ROOM, SEAT):
         st.query_params.pop(name, None)
+
+
+def this_client() -> str | None:
+    """This session's client address as the store counts it (``client_key``): the connection's, or behind a proxy
+    trusted to set it (``BERTLENS_TRUST_FORWARDED_FOR``), the one its ``X-Forwarded-For`` names; None when unknown
+    (a local connection), and then only this tab's own limits apply."""
+    forwarded = st.context.headers.get_all(FORWARDED_FOR)
+    return client_key(client_address(st.context.ip_address, forwarded, settings().trust_forwarded_for))

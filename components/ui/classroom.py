@@ -17,11 +17,11 @@ import streamlit as st
 
 from bertlens.class_link import data_uri, qr_svg
 from bertlens.lessons import Question, Reveal
-from bertlens.rooms import LIMITS, Room, RoomError, Tally, normalise_code
+from bertlens.rooms import LIMITS, Room, RoomError, Tally
 from bertlens.wording import percent
 from components.services.classroom import room_store
 from components.services.text import literal
-from components.state.classroom import HOST_COOKIE, ROOM, Membership, host_of
+from components.state.classroom import HOST_COOKIE, ROOM, Membership, host_of, this_client
 from components.ui.class_link import app_url
 from components.ui.exports import chart
 from components.ui.palette import PALETTE
@@ -43,13 +43,14 @@ JOIN_CSS = """<style>
 
 def start_class(lesson: str, step: int) -> bool:
     """Open a room at ``lesson``'s ``step`` with this tab as its host (the join view opens on the next run); False,
-    said, when the tab has opened ``LIMITS.rooms_per_tab_hour`` rooms this hour or the store refuses."""
+    said, when the tab has opened ``LIMITS.rooms_per_tab_hour`` rooms this hour or the store refuses (its address
+    has opened ``LIMITS.rooms_per_client_hour``, or the store holds its most open rooms)."""
     now = time.time()
     opened = [at for at in st.session_state.get(OPENED_ROOMS, []) if now - at < 3600]
     try:
         if len(opened) >= LIMITS.rooms_per_tab_hour:
             raise RoomError(f"A tab can open at most {LIMITS.rooms_per_tab_hour} live classes an hour.")
-        room, secret = room_store().open_room(lesson, step, now)
+        room, secret = room_store().open_room(lesson, step, now, this_client())
     except RoomError as error:
         st.warning(literal(str(error)), icon=":material/group_off:")
         return False
@@ -61,7 +62,9 @@ def start_class(lesson: str, step: int) -> bool:
 
 def join_box() -> str | None:
     """The home page's code box: the code of an open room, once typed and sent; None otherwise. Codes that open
-    no room are counted: past ``LIMITS.join_guesses_per_minute`` a minute, this tab waits."""
+    no room are counted: past ``LIMITS.join_guesses_per_minute`` a minute, this tab waits; past
+    ``LIMITS.wrong_codes_per_client`` in ``LIMITS.wrong_codes_minutes`` minutes, every tab of its address does (the
+    store counts those, whatever the session)."""
     with st.form("class_join", border=False), st.container(horizontal=True, vertical_alignment="bottom"):
         typed = st.text_input("Room code", max_chars=12, placeholder="e.g. K7Q-3XB", key="class_code")
         sent = st.form_submit_button("Join the class", icon=":material/login:")
@@ -71,21 +74,18 @@ def join_box() -> str | None:
     guesses = [at for at in st.session_state.get(GUESSES, []) if now - at < 60]
     if len(guesses) >= LIMITS.join_guesses_per_minute:
         st.warning(
-            f"Too many codes that open no room: at most {LIMITS.join_guesses_per_minute} a minute. Wait a "
+            f"Too many codes that open no room from this tab: at most {LIMITS.join_guesses_per_minute} a minute. Wait a "
             "minute, and check the code on the projector.",
             icon=":material/timer:",
         )
         return None
-    code = normalise_code(typed)
     try:
-        if code is None:
-            raise RoomError("A room code has 6 letters and digits, as the projector shows it.")
-        room_store().room(code, now)
+        room = room_store().find_room(typed, this_client(), now)
     except RoomError as error:
         st.session_state[GUESSES] = [*guesses, now]
         st.warning(literal(str(error)), icon=":material/group_off:")
         return None
-    return code
+    return room.code
 
 
 def join_url(code: str) -> str:

@@ -30,6 +30,7 @@ from components.services.text import literal
 from components.state.answers import (
     MAX_ANSWER_CHARS,
     answer_key,
+    guess_key,
     keep_answers,
     question_key,
     restore_answers,
@@ -68,6 +69,7 @@ OPENED = "_lesson_opened"  # (lesson, step index) last opened with its view in t
 FOLLOWED = "_lesson_followed"  # {"lesson", "step"} of the step shown last: shared, so a page switch keeps them
 SEEN = "_class_seen"  # (lesson, step) of the live class's room, as this session last read it
 JOINED = "_class_joined"  # the room this session has counted its student in
+TAKEN_IN_BOX = "_class_answer_taken"  # a class answer was just taken: the box's own rerun keeps it in the tab
 
 
 @dataclass(frozen=True)
@@ -474,7 +476,7 @@ def question_box(
     step, or its page opened after answering on another, find the question answered. In a class the answer is
     stored in the room before the student reads that it is in (another replica finds it there); ``waiting_note``:
     a student's box says under it what the page waits for (the page shows the question in its place)."""
-    answered, guess_key = answer_key(key), f"{key}_guess"
+    answered, box = answer_key(key), guess_key(key)
     hosting = in_class is not None and in_class.member.hosting
     revealed = in_class is not None and key in in_class.room.revealed
     if in_class is not None and not hosting and not st.session_state.get(answered):  # a new session: from the room
@@ -482,8 +484,8 @@ def question_box(
             st.session_state[answered] = room_store().answer_of(
                 in_class.room.code, in_class.member.seat, key, time.time()
             )
-    if st.session_state.get(answered) and guess_key not in st.session_state:
-        st.session_state[guess_key] = st.session_state[answered]  # the box shows the answer it gave
+    if st.session_state.get(answered) and box not in st.session_state:
+        st.session_state[box] = st.session_state[answered]  # the box shows the answer it gave
     if hosting:
         st.markdown(f"**Predict first.** {question.prompt}")
         _given(question)
@@ -542,9 +544,9 @@ def _answer_form(question: Question, key: str, in_class: InClass | None) -> None
         st.markdown(f"**Predict first.** {question.prompt}")
         _given(question)
         if question.choices:
-            st.radio("Your answer", question.choices, index=None, key=f"{key}_guess", horizontal=True)  # 2.5.8
+            st.radio("Your answer", question.choices, index=None, key=guess_key(key), horizontal=True)  # 2.5.8
         else:
-            st.text_input("Your answer (one word)", key=f"{key}_guess", max_chars=MAX_ANSWER_CHARS)
+            st.text_input("Your answer (one word)", key=guess_key(key), max_chars=MAX_ANSWER_CHARS)
         st.form_submit_button(
             "Check my answer" if in_class is None else "Send my answer",
             key=f"{key}_check",
@@ -559,10 +561,17 @@ def _answer_form(question: Question, key: str, in_class: InClass | None) -> None
 def _class_answer_box(question: Question, key: str, in_class: InClass, waiting_note: bool) -> None:
     """A student's answer box in a class, with what the page waits for: sending an answer reruns only this (the
     store's write, then "Your answer is in"), not the page, which does not change until the teacher reveals. A
-    class answering at once ran the whole page once per answer: the server's queue made the slowest wait seconds."""
+    class answering at once ran the whole page once per answer: the server's queue made the slowest wait seconds.
+
+    The lesson panel, which keeps the session's answers in the tab for a reload (``keep_answers``), is not drawn
+    again then: the box's rerun after a taken answer keeps them itself, in a place of its own in the sidebar (kept
+    on every run: a fragment writes outside itself only where the page's last run had it write)."""
     _answer_form(question, key, in_class)
     if waiting_note:
         st.info(_waiting_for(in_class, key))
+    handover = st.sidebar.empty()
+    if st.session_state.pop(TAKEN_IN_BOX, False):
+        keep_answers(handover)
 
 
 def _given(question: Question) -> None:
@@ -574,7 +583,7 @@ def _check(question: Question, key: str, in_class: InClass | None) -> None:
     """The answer box's value taken (in a class: stored in the room first) before the run the click starts, so
     that the run draws the question answered, in its place beside the page (the box is not drawn twice: keyboard
     focus stays in it); why not, when refused."""
-    guess = st.session_state.get(f"{key}_guess")
+    guess = st.session_state.get(guess_key(key))
     if not guess:
         st.session_state[f"{key}_refused"] = "Choose or type an answer first."
         return
@@ -586,6 +595,8 @@ def _check(question: Question, key: str, in_class: InClass | None) -> None:
         st.session_state[f"{key}_refused"] = str(error)
         return
     st.session_state[answer_key(key)] = guess
+    if in_class is not None:
+        st.session_state[TAKEN_IN_BOX] = True
 
 
 def _reveal(in_class: InClass, key: str) -> None:

@@ -21,6 +21,8 @@ from bertlens.rooms import (
     Tally,
     answer_form,
     clean_text,
+    client_address,
+    client_key,
     new_code,
     new_secret,
     new_student_id,
@@ -156,3 +158,25 @@ def test_room_closed_names_the_rooms_time():
     assert "over 24 hours old" in str(RoomClosed("AB3K7Q"))
     assert "over 1.5 hours old" in str(RoomClosed("AB3K7Q", RoomLimits(room_hours=1.5).room_hours))
     assert RoomLimits(room_hours=2).room_seconds == 7200
+
+
+# A client's address, for the store's per-address limits.
+
+
+def test_a_client_address_is_the_connections_unless_a_trusted_proxy_names_it():
+    forwarded = ["198.51.100.1, 203.0.113.7", "192.0.2.5"]  # a client's own header first, the proxy's last
+    assert client_address("192.0.2.9", forwarded, trust_forwarded_for=False) == "192.0.2.9"  # a client writes any
+    assert client_address(None, forwarded, trust_forwarded_for=True) == "192.0.2.5"  # the one the proxy saw
+    assert client_address(None, ["198.51.100.1, 203.0.113.7"], trust_forwarded_for=True) == "203.0.113.7"
+    assert client_address("192.0.2.9", [" , "], trust_forwarded_for=True) is None
+    assert client_address(None, [], trust_forwarded_for=False) is None  # a local connection
+
+
+def test_a_client_key_is_a_digest_of_an_ipv4_address_or_an_ipv6_network():
+    key = client_key("203.0.113.7")
+    assert key is not None and re.fullmatch(r"[0-9a-f]{64}", key) and "203" not in key
+    assert client_key(" 203.0.113.7 ") == key == client_key("::ffff:203.0.113.7")  # an IPv4-mapped address too
+    assert client_key("203.0.113.8") != key
+    home = client_key("2001:db8:1:2::1")
+    assert client_key("2001:db8:1:2:aaaa:bbbb:cccc:dddd") == home != client_key("2001:db8:1:3::1")  # one /64
+    assert client_key(None) is None and client_key("") is None and client_key("not an address") is None

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scripts import serve
-from scripts.live_class_load import Options, markdown, outcome, passed, run_class
+from scripts.live_class_load import FLOOR, Options, markdown, outcome, passed, run_class, side_by_side
 from scripts.serve import HAPROXY, NoClassStore, class_store
 from tests.postgres_server import require_postgres
 
@@ -30,6 +30,20 @@ def test_a_class_on_two_replicas_loses_no_answer_when_one_is_killed(tiny_pretrai
     assert result.back_right == result.affected, report
     assert passed(run, result), report
     assert sum(len(tab.sent) > 1 for tab in run.students) >= 1  # a changed answer counted once, as its last
+
+
+def test_the_floor_app_takes_the_same_class_and_its_answers_are_checked_in_the_store(tiny_pretraining_dir, tmp_path):
+    """``--floor``'s first half (scripts/floor_app.py, one server on SQLite): the tool's students join, answer and are
+    told their answer is in, and the store holds each student's last answer, as with the app."""
+    options = Options(students=4, replicas=0, window=3.0, changes=0.5, max_seconds=120,
+                      model=str(tiny_pretraining_dir), subject=FLOOR)  # fmt: skip
+    run = run_class(options, tmp_path)
+    result = outcome(run)
+    report = markdown(run, result, "floor")
+    assert result.answers_stored == 4 == run.tally_answered == result.students_with_one, report
+    assert len(result.latencies) == sum(len(tab.sent) for tab in run.students) and passed(run, result), report
+    assert run.teacher.all_in_at is not None and "server" in run.cpu, report  # the teacher's count reached 4 of 4
+    assert "| the floor (`scripts/floor_app.py`) | 4 |" in side_by_side([(run, result)])
 
 
 def test_serve_says_what_to_install_without_postgresql(monkeypatch):

@@ -30,6 +30,7 @@ import websockets
 import yaml
 from streamlit import config as streamlit_config
 
+from bertlens.settings import FORWARDED_FOR_ENV_VAR
 from scripts.class_load import DEFAULT_CAP, Options
 from scripts.class_reference import Reference
 from scripts.scale_benchmark import Kill, class_table, run_class
@@ -65,10 +66,18 @@ def test_rendered_config_is_valid_and_says_what_the_class_needs(tmp_path):
     for line in ("server r1 127.0.0.1:9001 cookie r1", "server r3 127.0.0.1:9003 cookie r3",
                  f"cookie {COOKIE} insert indirect nocache", f"http-check send meth GET uri {READY_PATH}",
                  "timeout tunnel 1h", "http-response set-header X-BertLens-Replica %[srv_name]", "balance leastconn",
-                 "compression algo gzip"):  # fmt: skip
+                 "compression algo gzip",
+                 "http-request set-header X-Forwarded-For %[src]"):  # fmt: skip
         assert line in text, line
     assert re.search(r"default-server .*\bcheck\b.*\bmaxconn \d+", text)
     assert "balance source" not in text  # never by client IP: a classroom is one NAT address
+
+
+def test_serves_replicas_read_a_clients_address_from_the_header_its_haproxy_sets(tmp_path):
+    cluster = Cluster(2, free_port(), tmp_path, "127.0.0.1", {}, preload=False)
+    assert cluster.replica_env()[FORWARDED_FOR_ENV_VAR] == "1"
+    operator = Cluster(2, free_port(), tmp_path, "127.0.0.1", {FORWARDED_FOR_ENV_VAR: "0"}, preload=False)
+    assert operator.replica_env()[FORWARDED_FOR_ENV_VAR] == "0"  # an operator's own setting wins
 
 
 def test_template_addresses_are_its_only_placeholders():
@@ -90,6 +99,7 @@ def test_compose_runs_the_same_config_through_the_same_renderer(tmp_path, capsys
             and (DEPLOY / service["build"]["context"] / "Dockerfile").exists()
         )
         assert service["environment"][SCRIPT_CHECK_ENV] == "true"
+        assert service["environment"][FORWARDED_FOR_ENV_VAR] == "1"  # haproxy sets the header: a client's address
         assert READY_PATH in " ".join(service["healthcheck"]["test"])
     # One PostgreSQL for every replica's live classes, up before them.
     postgres = services["postgres"]

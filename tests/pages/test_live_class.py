@@ -14,8 +14,9 @@ import pytest
 from sklearn.decomposition import PCA
 from streamlit.testing.v1 import AppTest
 
+import components.ui.classroom
 from bertlens.curriculum import LESSONS
-from bertlens.rooms import LIMITS, RoomClosed, new_student_id
+from bertlens.rooms import LIMITS, RoomClosed, client_key, new_student_id
 from bertlens.sense_presets import PRESETS
 from bertlens.senses import at_layer, embed_word
 from bertlens.wording import percent
@@ -183,6 +184,35 @@ def test_a_tab_opens_at_most_its_rooms_an_hour(home, rooms):
     at.session_state[OPENED_ROOMS] = [time.time()] * LIMITS.rooms_per_tab_hour
     at.button(key="_class_start_home").click().run()
     assert f"at most {LIMITS.rooms_per_tab_hour} live classes an hour" in " ".join(w.value for w in at.warning)
+    assert MEMBER not in at.session_state and "room" not in at.query_params
+
+
+def warned(at: AppTest) -> str:
+    return " ".join(w.value for w in at.warning)
+
+
+def test_a_fresh_session_is_held_to_its_addresss_limit_on_codes_that_open_no_room(home, rooms, monkeypatch):
+    client = client_key("203.0.113.7")  # every session of one network (AppTest's have no address)
+    monkeypatch.setattr(components.ui.classroom, "this_client", lambda: client)
+    room, _ = rooms.open_room("discover", 1, time.time())
+    for _ in range(LIMITS.wrong_codes_per_client):  # other tabs and sessions of the network, on any replica
+        with pytest.raises(RoomClosed):
+            rooms.find_room("ZZZZZZ" if room.code != "ZZZZZZ" else "YYYYYY", client, time.time())
+    fresh = join(home(), room.code)  # a new session: its own tab's count starts at 0, the address's does not
+    limit = f"at most {LIMITS.wrong_codes_per_client} in {LIMITS.wrong_codes_minutes:g} minutes"
+    assert literal(limit) in warned(fresh) and "room" not in fresh.query_params
+    monkeypatch.setattr(components.ui.classroom, "this_client", lambda: client_key("198.51.100.9"))
+    assert param(join(fresh, room.code), "room") == room.code  # another network's student joins
+
+
+def test_a_fresh_session_is_held_to_its_addresss_rooms_an_hour(home, rooms, monkeypatch):
+    client = client_key("203.0.113.7")
+    monkeypatch.setattr(components.ui.classroom, "this_client", lambda: client)
+    for _ in range(LIMITS.rooms_per_client_hour):
+        rooms.open_room("discover", 1, time.time(), client)
+    at = home()  # a new session: it has opened no room itself
+    at.button(key="_class_start_home").click().run()
+    assert literal(f"At most {LIMITS.rooms_per_client_hour} live classes an hour") in warned(at)
     assert MEMBER not in at.session_state and "room" not in at.query_params
 
 

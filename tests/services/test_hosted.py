@@ -77,7 +77,8 @@ def test_blank_environment_variable_does_not_override_secrets():
 
 def test_unknown_secrets_key_fails_closed():
     with pytest.raises(
-        SettingsError, match="Unknown key 'hostd'.*Known keys: hosted, model, allowed_models, class_store, max_tokens"
+        SettingsError,
+        match="Unknown key 'hostd'.*Known keys: hosted, model, allowed_models, class_store, trust_forwarded_for, max_tokens",
     ):
         env_from_secrets({"hostd": True})
 
@@ -519,3 +520,11 @@ def test_a_refused_store_url_is_not_shown_with_its_password(value):
 
 def test_the_old_store_variable_is_no_setting():
     assert "BERTLENS_ROOMS" in unknown_variables({"BERTLENS_ROOMS": "/srv/rooms.sqlite3"})[0]
+
+
+def test_a_proxys_forwarded_for_is_trusted_only_when_switched_on():
+    assert not load_settings({}).trust_forwarded_for
+    assert load_settings({"BERTLENS_TRUST_FORWARDED_FOR": "1"}).trust_forwarded_for
+    assert load_settings(merged_environment({}, {"trust_forwarded_for": True})).trust_forwarded_for  # secrets' key
+    with pytest.raises(SettingsError, match=r"BERTLENS_TRUST_FORWARDED_FOR \(secrets key 'trust_forwarded_for'\)"):
+        load_settings({"BERTLENS_TRUST_FORWARDED_FOR": "maybe"})

@@ -31,10 +31,12 @@ from bertlens.rooms import (
     RoomError,
     RoomLimits,
     Tally,
+    client_key,
     secret_digest,
     tally,
 )
 from components.services.rooms import (
+    CLIENT_TABLE,
     CODE_TRIES,
     MIGRATIONS,
     POSTGRES,
@@ -91,7 +93,8 @@ class Backend:
         if self.name == "sqlite":
             path = Path(self.url.removeprefix("sqlite:///"))
             return b"".join(p.read_bytes() for p in (path, Path(f"{path}-wal")) if p.exists()).decode("latin-1")
-        return "\n".join(str(row) for table in TABLES for row in self.rows(f"SELECT t::text FROM {table} t"))
+        tables = (*TABLES, CLIENT_TABLE)
+        return "\n".join(str(row) for table in tables for row in self.rows(f"SELECT t::text FROM {table} t"))
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +118,8 @@ def backend(request, tmp_path) -> Iterator[Backend]:
         made = Backend("postgres", dsn, request.getfixturevalue("postgres_databases"))
         made.store()  # the tables, then emptied: each test starts from no room
         with psycopg.connect(dsn, autocommit=True) as connection:
-            connection.execute(sql.SQL("TRUNCATE {} CASCADE").format(sql.SQL(", ").join(map(sql.Identifier, TABLES))))
+            tables = sql.SQL(", ").join(map(sql.Identifier, (*TABLES, CLIENT_TABLE)))
+            connection.execute(sql.SQL("TRUNCATE {} CASCADE").format(tables))
     yield made
     for store in made.stores:
         store.disconnect()
@@ -422,6 +426,84 @@ def test_a_store_holds_at_most_max_open_rooms(backend):
     opened(store, now=later)
     with pytest.raises(RoomError, match=r"at most 2 open rooms"):
         store.open_room("discover", 1, later)
+
+
+# Per client address: what a fresh session cannot start afresh (the tab's own counts are the page's).
+
+ADDRESS = "203.0.113.7"
+CLIENT, OTHER_CLIENT = client_key(ADDRESS), client_key("198.51.100.9")
+
+
+def no_room(room: Room) -> str:
+    """A code of no open room."""
+    return "ZZZZZZ" if room.code != "ZZZZZZ" else "YYYYYY"
+
+
+def test_codes_that_open_no_room_are_limited_per_address_on_every_replica(backend):
+    limits = replace(LIMITS, wrong_codes_per_client=3, wrong_codes_minutes=10)
+    first, second = backend.store(limits), backend.store(limits)  # two replicas
+    room, _ = opened(first)
+    assert first.find_room(f"{room.code[:3].lower()}-{room.code[3:]}", CLIENT, NOW) == room  # a right code: not counted
+    with pytest.raises(RoomError, match=r"A room code has 6 letters and digits"):
+        second.find_room("0O1IL2", CLIENT, NOW)  # not a code: counted too
+    for at, store in ((NOW + 1, first), (NOW + 2, second)):
+        with pytest.raises(RoomClosed):
+            store.find_room(no_room(room), CLIENT, at)
+    for store in (first, second):  # past the limit, on either replica: a right code too, and nothing more counted
+        with pytest.raises(RoomError, match=r"at most 3 in 10 minutes\. Wait a few minutes"):
+            store.find_room(room.code, CLIENT, NOW + 5)
+    assert backend.rows("SELECT count(*) FROM client_events")[0][0] == 3
+    assert second.find_room(room.code, OTHER_CLIENT, NOW + 5) == room  # another address
+    assert second.find_room(room.code, None, NOW + 5) == room  # no address known: only the tab's own limit
+    assert first.find_room(room.code, CLIENT, NOW + 600) == room  # the first left the 10 minutes
+
+
+def test_an_address_is_held_to_its_limit_when_its_tries_come_at_once_on_two_replicas(backend):
+    stores = [backend.store(replace(LIMITS, wrong_codes_per_client=3)) for _ in range(2)]
+    start = threading.Barrier(8)
+
+    def attempt(number: int) -> str:
+        start.wait()
+        try:
+            stores[number % 2].find_room("ZZZZZZ", CLIENT, NOW)
+        except RoomClosed:
+            return "counted"
+        except RoomError:
+            return "refused"
+        return "found"
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(attempt, range(8)))
+    assert sorted(outcomes) == ["counted"] * 3 + ["refused"] * 5
+
+
+def test_an_address_opens_at_most_its_rooms_an_hour_on_every_replica(backend):
+    first, second = (backend.store(replace(LIMITS, rooms_per_client_hour=2)) for _ in range(2))
+    first.open_room("discover", 1, NOW, CLIENT)
+    second.open_room("discover", 1, NOW + 1, CLIENT)
+    for store in (first, second):
+        with pytest.raises(RoomError, match=r"At most 2 live classes an hour can be opened from one network address"):
+            store.open_room("discover", 1, NOW + 2, CLIENT)
+    assert backend.rows("SELECT count(*) FROM rooms")[0][0] == 2
+    second.open_room("discover", 1, NOW + 2, OTHER_CLIENT)
+    second.open_room("discover", 1, NOW + 2)  # no address known: only the tab's own limit
+    first.open_room("discover", 1, NOW + 3600, CLIENT)  # the first left the hour
+
+
+def test_the_store_keeps_a_digest_of_an_address_not_the_address_and_for_an_hour_at_most(backend):
+    store = backend.store()
+    room, _ = opened(store)
+    store.open_room("discover", 1, NOW, CLIENT)
+    with pytest.raises(RoomClosed):
+        store.find_room(no_room(room), CLIENT, NOW)
+    kept = backend.everything()
+    assert ADDRESS not in kept and str(CLIENT) in kept
+    with pytest.raises(RoomError, match=r"address's digest"):  # an address itself is refused before any query
+        store.find_room(room.code, ADDRESS, NOW)
+    store.purge(NOW + LIMITS.client_seconds - 1)
+    assert backend.rows("SELECT count(*) FROM client_events")[0][0] == 2
+    store.purge(NOW + LIMITS.client_seconds)
+    assert backend.rows("SELECT count(*) FROM client_events")[0][0] == 0
 
 
 # Expiry and deletion.

@@ -53,6 +53,16 @@ class SentenceRound:
         """Where this session keeps the sentence it sent (the student's star on the map)."""
         return f"{self.key}_sentence_sent"
 
+    @property
+    def box(self) -> str:
+        """The key of the student's sentence box."""
+        return f"{self.key}_sentence"
+
+    @property
+    def refused(self) -> str:
+        """Where the callback leaves why it refused the last send."""
+        return f"{self.key}_sentence_refused"
+
 
 def sentence_round(stage: Stage) -> SentenceRound | None:
     """The round this page takes part in: the tab is in a live class, on the class's step, and that step gathers
@@ -68,40 +78,49 @@ def sentence_round(stage: Stage) -> SentenceRound | None:
 
 
 def sentence_box(round_: SentenceRound, query: Query) -> None:
-    """A student's box for their one sentence of the round; "Send my sentence" stores it (in the click's callback,
-    before the run that says it is in). Sending again replaces it. Not for the teacher.
+    """A student's box for their one sentence of the round (``_sentence_form``). Not for the teacher.
 
     A new session (a reload, another replica) reads the sentence the student sent back from the room, once: the
     box shows it and the class's map stars it, as ``question_box`` does with an answer. A hidden sentence too: the
     student still sees their own sentence in the box, and the map says the teacher hid it."""
     if round_.in_class.member.hosting:
         return
-    box = f"{round_.key}_sentence"
     if round_.sent not in st.session_state:  # a new session: from the room
         with suppress(RoomError):  # closed meanwhile: the class map says so (and the next run asks again)
             member = round_.in_class.member
             st.session_state[round_.sent] = room_store().sentence_of(member.code, member.seat, round_.key, time.time())
-    if st.session_state.get(round_.sent) and box not in st.session_state:
-        st.session_state[box] = st.session_state[round_.sent]  # the box shows the sentence it sent
+    if st.session_state.get(round_.sent) and round_.box not in st.session_state:
+        st.session_state[round_.box] = st.session_state[round_.sent]  # the box shows the sentence it sent
+    _sentence_form(round_, query)
+
+
+@st.fragment
+def _sentence_form(round_: SentenceRound, query: Query) -> None:
+    """The box, "Send my sentence" and what became of the last send. Sending reruns only this: the sentence is
+    stored in the click's callback, then the note says it is in; the page and its maps are not drawn again (the
+    class's map shows the sentence at its next look at the room, within ``WATCH_SECONDS``), as with the answer box
+    (``components.ui.lessons``). Sending again replaces it."""
     word = round_.preset.word
     with st.form(f"{round_.key}_sentence_form", border=False):
         st.text_input(
             f"Your sentence with “{word}”",
-            key=box,
+            key=round_.box,
             max_chars=LIMITS.max_sentence_chars,
             help=f"One sentence of yours, at most {LIMITS.max_sentence_chars} characters, with “{word}” as a whole "
             "word: it joins the class's map, and sending again replaces it.",
         )
         st.form_submit_button("Send my sentence", on_click=_send, args=(round_, query))
-    if refused := st.session_state.pop(f"{round_.key}_sentence_refused", None):
+    if refused := st.session_state.pop(round_.refused, None):
         st.warning(literal(refused), icon=":material/error:")
     elif st.session_state.get(round_.sent):
-        st.success("Your sentence is in: it is on the class's map.", icon=":material/check_circle:")
+        st.success(
+            f"Your sentence is in: it is on the class's map within {WATCH_SECONDS:g} s.", icon=":material/check_circle:"
+        )
 
 
 def _send(round_: SentenceRound, query: Query) -> None:
     """The sentence checked (length, the word as a whole word) and stored before the run the click starts."""
-    raw, word = st.session_state.get(f"{round_.key}_sentence") or "", round_.preset.word
+    raw, word = st.session_state.get(round_.box) or "", round_.preset.word
     try:
         sentence = clean_text(raw, LIMITS.max_sentence_chars, "a sentence")
         if not cache.occurrences_in(query, sentence, word):
@@ -114,7 +133,7 @@ def _send(round_: SentenceRound, query: Query) -> None:
         member = round_.in_class.member
         room_store().add_sentence(member.code, member.seat, round_.key, sentence, time.time())
     except RoomError as error:
-        st.session_state[f"{round_.key}_sentence_refused"] = str(error)
+        st.session_state[round_.refused] = str(error)
         return
     st.session_state[round_.sent] = sentence
 
