@@ -39,9 +39,9 @@ def prepare_threads() -> None:
 def freeze_long_lived_objects() -> int:
     """Move every object alive now (torch, transformers, a loaded model) out of the garbage collector's reach.
 
-    Streamlit runs a full ``gc.collect(2)`` after every script run (``runner.postScriptGC``); without
-    this it walks the hundreds of thousands of objects of torch, transformers and each loaded model
-    on every click. Called after each model load and after its warm start (every view module imported,
+    Python's collector walks every object it tracks on each full collection (and Streamlit's
+    ``runner.postScriptGC``, off in the shipped config, after every run); without this it walks the hundreds of
+    thousands of objects of torch, transformers and each loaded model. Called after each model load and after its warm start (every view module imported,
     the presets cached): what is alive then lives as long as the server. That includes the objects of other
     sessions' runs in flight at that moment: those in a reference cycle (a plotly figure) are never freed. So it is
     called once per model put in memory, not per click, nor after a failed load or its retries (a fallback holds

@@ -52,10 +52,15 @@ def _secret_settings() -> Mapping[str, Any]:
     ``SettingsError``: a TOML error (Streamlit raises it as ``FileNotFoundError``, as if there were none: a hosted
     server configured there would have served in local mode, no token cap, any model), a file not in UTF-8 or not
     to be opened (its traceback, with the file's path, was shown to visitors). Why is in the server's log."""
+    files = st_config.get_option("secrets.files")
+    if getattr(st.secrets, "_secrets", None) is None and not any(Path(path).exists() for path in files):
+        # None loaded and none to load. Reading st.secrets would look for its files again, under Streamlit's config
+        # lock, on every run (py-spy, a class of 60 on one server: ~23 % of the server's time).
+        return {}
     try:
         return secrets_table(st.secrets)
     except FileNotFoundError as error:  # StreamlitSecretNotFoundError: none found, or found and unreadable
-        if not any(Path(path).exists() for path in st_config.get_option("secrets.files")):
+        if not any(Path(path).exists() for path in files):
             return {}
         unreadable: Exception = error
     except (OSError, UnicodeDecodeError) as error:  # found: not to be opened (permissions), or not UTF-8
