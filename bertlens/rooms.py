@@ -44,8 +44,11 @@ class RoomLimits:
     rooms_per_tab_hour: int = 3  # rooms one tab opens (200 rooms are every replica's: one tab cannot take them all)
     # Per client address, whatever its tabs and sessions (a fresh session starts the per-tab counts afresh); as
     # generous as a whole class behind one school NAT needs: 30 students each mistyping a code once, 20 teachers.
-    wrong_codes_per_client: int = 30  # codes that open no room, per address ...
-    wrong_codes_minutes: float = 10.0  # ... within this many minutes
+    wrong_codes_per_client: int = 30  # codes typed that open no room, per address ...
+    wrong_codes_minutes: float = 10.0  # ... within this many minutes (and for the links below)
+    # Class links whose room is not open: a class reloading its ended room's link spends 30 at once, and must not keep
+    # the next class of its school out of that school's new room; a script trying codes by link still meets a limit.
+    wrong_links_per_client: int = 200
     rooms_per_client_hour: int = 20  # rooms opened per address within an hour
 
     @property
@@ -231,10 +234,11 @@ class RoomStore(Protocol):
 
     def room(self, code: str, now: float) -> Room: ...
 
-    def find_room(self, typed: str, client: str | None, now: float) -> Room:
-        """The open room a code typed to join names (case, spaces and dashes ignored). A code that opens no room
-        counts against ``client`` (a ``client_key``; None: not counted); past ``limits.wrong_codes_per_client``
-        within ``limits.wrong_codes_minutes``, every code from it is refused, a right one too."""
+    def find_room(self, typed: str, client: str | None, now: float, by_link: bool = False) -> Room:
+        """The open room a code typed to join names (case, spaces and dashes ignored), or a class link's
+        (``by_link``). A code that opens no room counts against ``client`` (a ``client_key``; None: not counted);
+        past ``limits.wrong_codes_per_client`` typed (``limits.wrong_links_per_client`` by link) within
+        ``limits.wrong_codes_minutes``, every code from it that way is refused, a right one too."""
         ...
 
     def is_host(self, code: str, secret: str | None, now: float) -> bool: ...

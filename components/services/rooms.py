@@ -120,7 +120,8 @@ def _schema(real: str, serial: str) -> tuple[str, ...]:
 def _client_events(real: str) -> tuple[str, ...]:
     """What client addresses did, counted for the per-address limits: one row per code that opened no room and per
     room opened, under the address's ``client_key`` (a digest), each deleted once past ``RoomLimits.client_seconds``.
-    Rows are added only within a limit, so an address has at most ``wrong_codes_per_client + rooms_per_client_hour``."""
+    Rows are added only within a limit, so an address has at most ``wrong_codes_per_client + wrong_links_per_client
+    + rooms_per_client_hour``."""
     return (
         f"""CREATE TABLE IF NOT EXISTS client_events (
             client TEXT NOT NULL,
@@ -134,7 +135,7 @@ def _client_events(real: str) -> tuple[str, ...]:
 
 TABLES = ("rooms", "revealed", "students", "answers", "sentences")  # a room's (each row has its code)
 CLIENT_TABLE = "client_events"
-WRONG_CODE, OPENED_ROOM = "wrong code", "room"  # client_events.kind
+WRONG_CODE, WRONG_LINK, OPENED_ROOM = "wrong code", "wrong link", "room"  # client_events.kind
 
 
 @dataclass(frozen=True)
@@ -397,20 +398,23 @@ class _SqlRooms:
         with self._transaction(write=False) as tx:
             return self._room(tx, self._open(tx, code, now))
 
-    def find_room(self, typed: str, client: str | None, now: float) -> Room:
+    def find_room(self, typed: str, client: str | None, now: float, by_link: bool = False) -> Room:
         code, client = normalise_code(typed), _client(client)
-        limit, minutes = self.limits.wrong_codes_per_client, self.limits.wrong_codes_minutes
+        kind, limit = (WRONG_LINK, self.limits.wrong_links_per_client) if by_link else (
+            WRONG_CODE, self.limits.wrong_codes_per_client)  # fmt: skip
+        minutes = self.limits.wrong_codes_minutes
         with self._transaction(write=client is not None) as tx:
-            if client is not None and self._client_did(tx, client, WRONG_CODE, minutes * 60, now) >= limit:
+            if client is not None and self._client_did(tx, client, kind, minutes * 60, now) >= limit:
+                what, check = ("class links", "ask for the link") if by_link else ("codes", "check the code")
                 raise RoomError(
-                    f"Too many codes that open no room from your network address: at most {limit} in {minutes:g} "
-                    "minutes. Wait a few minutes, and check the code on the projector."
+                    f"Too many {what} that open no room from your network address: at most {limit} in {minutes:g} "
+                    f"minutes. Wait a few minutes, and {check} on the projector."
                 )
             found = self._open_or_none(tx, code, now) if code else None
             if found is not None:
                 return self._room(tx, found)
             if client is not None:
-                self._count_client(tx, client, WRONG_CODE, now)  # kept: the refusal below comes after the commit
+                self._count_client(tx, client, kind, now)  # kept: the refusal below comes after the commit
         if code is None:
             raise RoomError(f"A room code has {CODE_LENGTH} letters and digits, as the projector shows it.")
         raise RoomClosed(code, self.limits.room_hours)

@@ -36,7 +36,15 @@ from components.state.answers import (
     restore_answers,
     skipped_key,
 )
-from components.state.classroom import MEMBER, Membership, in_a_class, keep_host_key, leave_class, membership
+from components.state.classroom import (
+    MEMBER,
+    Membership,
+    in_a_class,
+    keep_host_key,
+    leave_class,
+    membership,
+    this_client,
+)
 from components.state.history import NO_HISTORY_ENTRY
 from components.state.params import (
     PARAMS,
@@ -153,10 +161,12 @@ def follow_the_class(bundle: ModelBundle, page: str) -> InClass | None:
         return None
     store, now = room_store(), time.time()
     try:
-        room = store.room(member.code, now)
         if not member.hosting and st.session_state.get(JOINED) != member.code:
+            store.find_room(member.code, this_client(), now, by_link=True)  # a link's code is a guess too
             room = store.join(member.code, member.seat, now)
             st.session_state[JOINED] = member.code
+        else:
+            room = store.room(member.code, now)
     except RoomError as error:
         st.warning(literal(str(error)), icon=":material/group_off:")
         leave_class()

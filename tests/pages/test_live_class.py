@@ -205,6 +205,27 @@ def test_a_fresh_session_is_held_to_its_addresss_limit_on_codes_that_open_no_roo
     assert param(join(fresh, room.code), "room") == room.code  # another network's student joins
 
 
+def test_an_ended_rooms_link_reloaded_by_a_class_keeps_no_one_of_its_network_out(session, rooms, monkeypatch):
+    """A class reloading its ended room's link (30 tabs of one school network) spends link tries only: the school's
+    next class joins by link and by typed code; past ``wrong_links_per_client`` a link is refused, naming the limit."""
+    client = client_key("203.0.113.7")
+    monkeypatch.setattr(components.ui.lessons, "this_client", lambda: client)
+    ended, secret = rooms.open_room("discover", 2, time.time())
+    rooms.close(ended.code, secret, time.time())
+    for _ in range(LIMITS.wrong_codes_per_client):
+        tab = session(ended.code)
+        assert f"No open room has the code {ended.code}" in warned(tab) and "room" not in tab.query_params
+    room, _ = rooms.open_room("discover", 2, time.time())
+    assert param(session(room.code), "room") == room.code  # the next class of the school joins by link ...
+    assert rooms.find_room(room.code, client, time.time()).code == room.code  # ... and by typed code
+    for _ in range(LIMITS.wrong_links_per_client - LIMITS.wrong_codes_per_client):
+        with pytest.raises(RoomClosed):
+            rooms.find_room(ended.code, client, time.time(), by_link=True)
+    refused = session(room.code)
+    limit = f"at most {LIMITS.wrong_links_per_client} in {LIMITS.wrong_codes_minutes:g} minutes"
+    assert literal(limit) in warned(refused) and "room" not in refused.query_params
+
+
 def test_a_fresh_session_is_held_to_its_addresss_rooms_an_hour(home, rooms, monkeypatch):
     client = client_key("203.0.113.7")
     monkeypatch.setattr(components.ui.classroom, "this_client", lambda: client)

@@ -458,6 +458,29 @@ def test_codes_that_open_no_room_are_limited_per_address_on_every_replica(backen
     assert first.find_room(room.code, CLIENT, NOW + 600) == room  # the first left the 10 minutes
 
 
+def test_links_that_open_no_room_have_their_own_limit_per_address(backend):
+    """A class reloading its ended room's link spends link tries, not the typed codes of its school's next class."""
+    limits = replace(LIMITS, wrong_codes_per_client=1, wrong_links_per_client=2, wrong_codes_minutes=10)
+    first, second = backend.store(limits), backend.store(limits)  # two replicas
+    room, _ = opened(first)
+    assert first.find_room(room.code, CLIENT, NOW, by_link=True) == room  # a right link: not counted
+    for store in (first, second):
+        with pytest.raises(RoomClosed):
+            store.find_room(no_room(room), CLIENT, NOW + 1, by_link=True)
+    with pytest.raises(RoomError, match=r"Too many class links that open no room .* at most 2 in 10 minutes"):
+        second.find_room(room.code, CLIENT, NOW + 2, by_link=True)  # past the link limit: a right link waits too
+    assert first.find_room(room.code, CLIENT, NOW + 2) == room  # typing the code still works
+    with pytest.raises(RoomClosed):
+        first.find_room(no_room(room), CLIENT, NOW + 3)  # the one typed try
+    with pytest.raises(RoomError, match=r"Too many codes that open no room .* at most 1 in 10 minutes"):
+        first.find_room(room.code, CLIENT, NOW + 4)
+    assert backend.rows("SELECT kind, count(*) FROM client_events GROUP BY kind ORDER BY kind") == [
+        ("wrong code", 1),
+        ("wrong link", 2),
+    ]
+    assert first.find_room(room.code, CLIENT, NOW + 601, by_link=True) == room  # the window passed
+
+
 def test_an_address_is_held_to_its_limit_when_its_tries_come_at_once_on_two_replicas(backend):
     stores = [backend.store(replace(LIMITS, wrong_codes_per_client=3)) for _ in range(2)]
     start = threading.Barrier(8)
