@@ -61,8 +61,8 @@ HUB_MODELS = (
 MODEL_CHOICES = (*HUB_MODELS, BUNDLED_MODEL)
 MODEL_ENV_VAR = "BERTLENS_MODEL"
 
-SHOWN_FAMILIES = frozenset({"bert"})  # the families the pages can show so far (issue 51: the others need their UI)
 ALL_FAMILIES = frozenset(FAMILIES)
+SHOWN_FAMILIES = ALL_FAMILIES  # the families the pages show: every one of BERT's family
 
 HUB_PROBE_SECONDS = 3.0  # the Hub must answer an HTTP request this fast to count as reachable
 HUB_REQUEST_TIMEOUT_SECONDS = 10.0  # cap on every Hub request's connect, read, write and pool waits
@@ -121,7 +121,7 @@ class Capabilities:
 
 # The loaded model's class: ``ModelBundle`` alone is a BERT's (what the pages read), ``ModelBundle[PreTrainedModel]``
 # any family's (``load_family_model``).
-LoadedModel = TypeVar("LoadedModel", bound=PreTrainedModel, default=BertForPreTraining, covariant=True)
+LoadedModel = TypeVar("LoadedModel", bound=PreTrainedModel, default=PreTrainedModel, covariant=True)
 
 
 @dataclass(frozen=True, eq=False)
