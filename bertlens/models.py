@@ -100,6 +100,8 @@ class Capabilities:
     max_positions: int
     vocab_size: int
     cased: bool
+    family_name: str = "BERT"  # as papers write it ("RoBERTa")
+    heads: tuple[str, ...] | None = None  # the pre-training heads the checkpoint has (None: MLM and NSP as flagged)
 
     @property
     def predicts_next_sentence(self) -> bool:
@@ -111,9 +113,11 @@ class Capabilities:
         return self.has_mlm_head if head == "MLM" else self.predicts_next_sentence
 
     def summary(self) -> str:
-        heads = [name for name, present in (("MLM", self.has_mlm_head), ("NSP", self.has_nsp_head)) if present]
+        flagged = [name for name, present in (("MLM", self.has_mlm_head), ("NSP", self.has_nsp_head)) if present]
+        heads = flagged if self.heads is None else self.heads
+        family = "" if self.family_name == "BERT" else f"{self.family_name} · "
         return (
-            f"{plural(self.num_layers, 'encoder layer')} × {plural(self.num_heads, 'attention head')} · "
+            f"{family}{plural(self.num_layers, 'encoder layer')} × {plural(self.num_heads, 'attention head')} · "
             f"hidden {self.hidden_size} · {self.max_positions} positions · {'cased' if self.cased else 'uncased'} · "
             f"pre-training heads: {', '.join(heads) if heads else 'none (encoder only)'}"
         )
@@ -310,6 +314,8 @@ def capabilities_of(description: ModelDescription) -> Capabilities:
         max_positions=description.max_positions,
         vocab_size=description.vocab_size,
         cased=description.cased,
+        family_name=description.family_name,
+        heads=description.heads,
     )
 
 

@@ -161,9 +161,10 @@ class TokenView:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def token_view(q: Query) -> TokenView:
-    tokenizer = cached_bundle(q.model).tokenizer
+    bundle = cached_bundle(q.model)
+    tokenizer = bundle.tokenizer
     encoding = encode(tokenizer, q.text, q.text_b or None, q.max_length)
-    table = token_table(encoding, q.text, q.text_b or None)
+    table = token_table(encoding, q.text, q.text_b or None, bundle.description.tokenizer)
     counts = token_counts(table, tokenizer.unk_token, spaced_words(encoding, q.text, q.text_b or None))
     before = before_wordpiece(tokenizer, f"{q.text}\n{q.text_b}")
     return TokenView(encoding, table, split_words(table), counts, round_trip(tokenizer, encoding), before)

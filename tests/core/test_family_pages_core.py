@@ -32,7 +32,7 @@ from bertlens.positions import position_embeddings
 from bertlens.pretraining import pretraining_step
 from bertlens.senses import embed_word
 from bertlens.steps import head_steps, layer_guesses
-from bertlens.tokenization import look_up, mask_effect, pad_batch, token_table, vocabulary_facts
+from bertlens.tokenization import continuation_column, look_up, mask_effect, pad_batch, token_table, vocabulary_facts
 from tests.core.test_family import FAMILY_NAMES, TEXT, TEXT_B, saved
 
 WITH_MLM = [f for f in FAMILY_NAMES if f != "electra"]  # ELECTRA's discriminator has replaced-token detection
@@ -330,7 +330,12 @@ def test_tokenization_reads_the_models_own_marker_and_special_tokens(bundles, fa
         i > 0 and pieces.word_ids()[i] is not None and pieces.word_ids()[i - 1] == pieces.word_ids()[i]
         for i in range(len(encoding))
     ]
-    assert table["continuation (##)"].tolist() == same_word
+    assert table[continuation_column(described.tokenizer)].tolist() == same_word
+    assert continuation_column(described.tokenizer) == (
+        f"continuation (no {described.tokenizer.marker})"
+        if described.tokenizer.marker_starts_word
+        else "continuation (##)"
+    )
     facts = vocabulary_facts(bundle.tokenizer)
     assert any(described.tokenizer.marker in kind for kind in facts.kinds["kind of entry"])
     assert look_up(bundle.tokenizer, described.mask_token).kind == "special"
