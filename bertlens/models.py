@@ -27,7 +27,7 @@ import torch
 import transformers
 from huggingface_hub import get_session, set_client_factory, try_to_load_from_cache
 from huggingface_hub.utils._http import hf_request_event_hook
-from transformers import AutoConfig, AutoTokenizer, BertForPreTraining, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import AutoConfig, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.utils import logging as transformers_logging
 from typing_extensions import TypeVar
 

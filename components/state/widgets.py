@@ -200,6 +200,18 @@ def set_shared_text(value: str, key: str = "text") -> None:
     st.session_state[REMEMBERED + key] = value
 
 
+def rewrite_shared_text(rewrite: Callable[[str], str], key: str = "text") -> str | None:
+    """Rewrite the student's shared text (theirs, or the link's) before its input is drawn: the text as it was when
+    ``rewrite`` changed it, else None."""
+    current = st.session_state.get(REMEMBERED + key)
+    if current is None and key in st.query_params:
+        current = one_line(st.query_params[key])
+    if current is None or (rewritten := rewrite(current)) == current:
+        return None
+    set_shared_text(rewritten, key)
+    return str(current)
+
+
 def forget_shared_text(key: str = "text") -> None:
     """Drop a shared text: each page shows its own default again (a link's value aside)."""
     st.session_state.pop(REMEMBERED + key, None)
