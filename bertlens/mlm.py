@@ -36,6 +36,7 @@ def with_mask_token(text: str, mask_token: str) -> str:
             text = text.replace(other, mask_token)
     return text
 
+
 MANY_MASKS = 5  # above this, most of the context is hidden: say so (all masks are still predicted)
 MAX_K = 50
 DEFAULT_K = 10  # the fill-mask page's top-k

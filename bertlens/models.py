@@ -4,8 +4,7 @@ A model is loaded once as its family's pre-training class (``BertForPreTraining`
 ``bertlens.family``) with every head its checkpoint really has. Heads are detected from the
 checkpoint's ``missing_keys``: transformers would otherwise fill a missing head with random
 weights, and BERT Lens never shows predictions from those. ``load_model`` (what the pages use)
-loads BERT checkpoints only, until the pages can show the rest of the family; ``load_family_model``
-loads any member of it.
+loads the families the pages show (``SHOWN_FAMILIES``: all of them); ``load_family_model`` any member.
 """
 
 from __future__ import annotations
@@ -123,8 +122,7 @@ class Capabilities:
         )
 
 
-# The loaded model's class: ``ModelBundle`` alone is a BERT's (what the pages read), ``ModelBundle[PreTrainedModel]``
-# any family's (``load_family_model``).
+# The loaded model's class: any family's pre-training class (``BertForPreTraining`` for BERT).
 LoadedModel = TypeVar("LoadedModel", bound=PreTrainedModel, default=PreTrainedModel, covariant=True)
 
 
@@ -151,7 +149,7 @@ class ModelBundle(Generic[LoadedModel]):
         return self.fallback_reason is not None
 
 
-AnyBundle = ModelBundle[PreTrainedModel]  # a checkpoint of any family (``ModelBundle`` alone: a BERT)
+AnyBundle = ModelBundle[PreTrainedModel]  # the same as ``ModelBundle``: a checkpoint of any family
 
 
 def bundled_model_path() -> Path:
@@ -377,14 +375,13 @@ def model_class(spec: FamilySpec, config: PretrainedConfig) -> type[PreTrainedMo
 
 
 def load_model(name: str) -> ModelBundle:
-    """Load the BERT checkpoint ``name`` (Hub id, local folder or the bundled encoder) with the heads it really has.
+    """Load the checkpoint ``name`` of BERT's family (Hub id, local folder or the bundled encoder) with the heads it
+    really has.
 
     Raises ModelUnavailable when it cannot be had here (including a checkpoint that cannot be read)
-    and NotBertError for other architectures, the rest of BERT's family included until the pages can
-    show it; ``load_with_fallback`` turns any error into a fallback.
+    and NotBertError for other architectures; ``load_with_fallback`` turns any error into a fallback.
     """
-    # Only the bert family passes SHOWN_FAMILIES, and its pre-training class is BertForPreTraining.
-    return cast("ModelBundle", load_checkpoint(name, SHOWN_FAMILIES))
+    return load_checkpoint(name, SHOWN_FAMILIES)
 
 
 def load_family_model(name: str) -> ModelBundle[PreTrainedModel]:

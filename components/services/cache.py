@@ -213,7 +213,8 @@ def architecture(q: Query) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 @st.cache_data(max_entries=8, show_spinner=False)
 def architecture_blocks(q: Query) -> Architecture:
     """The architecture figure's blocks, from the cached parameter counts."""
-    return anatomy.architecture(cached_bundle(q.model).model.config, architecture(q)[1])
+    bundle = cached_bundle(q.model)
+    return anatomy.architecture_of(bundle.description, bundle.model.config, architecture(q)[1])
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -239,7 +240,8 @@ def pooler(q: Query) -> PoolerCheck | None:
 
 def forward_outputs(q: Query) -> pd.DataFrame:
     """What the forward pass of ``q`` returns (shapes only: not worth a cache entry)."""
-    return anatomy.forward_outputs(analysis(q), cached_bundle(q.model).capabilities)
+    bundle = cached_bundle(q.model)
+    return anatomy.forward_outputs(analysis(q), bundle.capabilities, bundle.description)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -153,7 +153,7 @@ def architecture_figure(arch: Architecture, text_size: int = BOX_TEXT) -> go.Fig
     fig.update_xaxes(range=[-0.1, 12.1], **hidden)
     fig.update_yaxes(range=[nsp - half - 0.1, tokens + half + 0.1], **hidden)
     fig.update_layout(
-        title="BERT's architecture, with this checkpoint's sizes",
+        title=f"{arch.family_name}'s architecture, with this checkpoint's sizes",
         height=round(700 * text_size / BOX_TEXT),
         margin=dict(t=40, l=0, r=0, b=0),
         # Set here: the figure is shared, and exports.chart writes nothing to it (nor, in presentation mode,
@@ -355,9 +355,13 @@ def diagram_section(model_name: str) -> None:
             "Dashed boxes are parts this checkpoint does not ship: the pages that need them say so instead of "
             "guessing with random weights."
         )
-    st.caption(
-        f"Every box's parameters, the encoder layer's counted {plural(arch.layers, 'time')}, add up to {arch.total():,}."
+    layer_counted = (
+        f"the encoder layer's counted {plural(arch.layers, 'time')}"
+        if arch.encoder_parameters is None
+        else "the encoder's counted once per set of layer weights"
+        + (f" ({arch.distinct_layers} shared by all {arch.layers} layers)" if arch.distinct_layers != arch.layers else "")
     )
+    st.caption(f"Every box's parameters, {layer_counted}, add up to {arch.total():,}.")
 
 
 def architecture_section(model_name: str) -> None:
@@ -400,6 +404,14 @@ def architecture_section(model_name: str) -> None:
     with st.expander("Configuration"):
         exports.table(config, "config", key="config")
     with st.expander("The module tree, as print(model) shows it"):
+        described = cached_bundle(model_name).description
+        if described.family != "bert":
+            st.caption(
+                f"{described.family_name}'s encoder, and after it only the pre-training heads this checkpoint ships "
+                f"({', '.join(described.heads) or 'none'})."
+            )
+            st.text(cache.modules(cache.query(model_name)))  # literal, monospace
+            return
         shown = (
             "`BertForPreTraining`: its `bert` part below is the `BertModel` (embeddings, encoder, pooler), and its "
             "`cls` holds both heads, `predictions` (masked language model) and `seq_relationship` (next sentence)"

@@ -44,7 +44,9 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
     )
     typed, second_text = second_text, within_chars_budget(second_text, label)
     if blank(second_text):
-        st.info(f"Type a second sentence with a {mask} — e.g. the first with one word changed — to compare the guesses.")
+        st.info(
+            f"Type a second sentence with a {mask} — e.g. the first with one word changed — to compare the guesses."
+        )
         return
     missing = mlm.missing_mask_message(second_text, typed, mask, other_way=" in the second sentence")
     if missing:

@@ -207,7 +207,9 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
     # Plain text, shown literally (never Markdown or HTML); not st.code, whose syntax highlighter is 1.5 MB of
     # JavaScript a fresh tab would fetch and compile for two lines.
     st.text(view.decoded[0])
-    dropped = f" — {literal(unk)} is a special token too, so what became {literal(unk)} is gone" if counts.unknown else ""
+    dropped = (
+        f" — {literal(unk)} is a special token too, so what became {literal(unk)} is gone" if counts.unknown else ""
+    )
     st.caption(f"Without the special tokens (an uncased model also lowercases and strips accents){dropped}:")
     st.text(view.decoded[1])
 
