@@ -220,7 +220,9 @@ def senses_rows(bundle: ModelBundle, repeats: int) -> list[tuple[str, str]]:
     sentences = [s.sentence for s in preset.sentences]
     batch = bundle.tokenizer(sentences, padding=True, return_tensors="pt")
     with torch.inference_mode():
-        floor = seconds(lambda: encoder_of(bundle.model)(batch["input_ids"], attention_mask=batch["attention_mask"]), repeats)
+        floor = seconds(
+            lambda: encoder_of(bundle.model)(batch["input_ids"], attention_mask=batch["attention_mask"]), repeats
+        )
 
     def page() -> object:  # as the page: the reference words are read in the sentences' own batched pass
         sentence_vector_cache(cached_bundle(bundle.name)).clear()  # read every sentence, as a new preset would

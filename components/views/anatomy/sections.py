@@ -359,7 +359,11 @@ def diagram_section(model_name: str) -> None:
         f"the encoder layer's counted {plural(arch.layers, 'time')}"
         if arch.encoder_parameters is None
         else "the encoder's counted once per set of layer weights"
-        + (f" ({arch.distinct_layers} shared by all {arch.layers} layers)" if arch.distinct_layers != arch.layers else "")
+        + (
+            f" ({arch.distinct_layers} shared by all {arch.layers} layers)"
+            if arch.distinct_layers != arch.layers
+            else ""
+        )
     )
     st.caption(f"Every box's parameters, {layer_counted}, add up to {arch.total():,}.")
 
