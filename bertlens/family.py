@@ -181,6 +181,19 @@ class ModelDescription:
         return next((m.reason for m in self.missing if m.part == part), None)
 
 
+def layer_scope(description: ModelDescription, layer: int) -> str | None:
+    """What encoder layer ``layer`` (from 0) lets a token attend to, for a model with local layers (ModernBERT);
+    None where every layer attends to every token."""
+    if description.attention != "local and global" or description.local_window is None:
+        return None
+    if layer in description.global_layers:
+        return "a global layer: every token attends to every token"
+    return (
+        f"a local layer: each token attends only to the tokens within {description.local_window // 2} positions "
+        "of it (a sliding window); the weights outside it are 0"
+    )
+
+
 def family_spec(config: PretrainedConfig) -> FamilySpec | None:
     """The family of a config (None: not an encoder of BERT's family)."""
     return FAMILIES.get(str(config.model_type))

@@ -309,8 +309,8 @@ def evaluation(q: Query, rows: tuple[tuple[str, str, Any, str], ...]) -> nsp.Eva
 
 @st.cache_data(max_entries=16, show_spinner="Computing head statistics…")
 def statistics(q: Query) -> dict[str, np.ndarray]:
-    result = analysis(q)
-    return head_statistics(result.attentions, result.encoding)
+    result, described = analysis(q), cached_bundle(q.model).description
+    return head_statistics(result.attentions, result.encoding, described.cls_token, described.sep_token)
 
 
 @st.cache_data(max_entries=4, show_spinner="Rolling attention out through the layers…")
