@@ -57,7 +57,16 @@ HUB_MODELS = (
     "bert-large-uncased",
     "bert-base-multilingual-cased",
 )
-MODEL_CHOICES = (*HUB_MODELS, BUNDLED_MODEL)
+FAMILY_MODELS = (  # the common checkpoint of each of BERT's successors (README: their sizes)
+    "distilbert-base-uncased",
+    "roberta-base",
+    "xlm-roberta-base",
+    "camembert-base",
+    "albert-base-v2",
+    "google/electra-base-discriminator",
+    "answerdotai/ModernBERT-base",
+)
+MODEL_CHOICES = (*HUB_MODELS, *FAMILY_MODELS, BUNDLED_MODEL)  # the bundled encoder: the offline fallback
 MODEL_ENV_VAR = "BERTLENS_MODEL"
 
 ALL_FAMILIES = frozenset(FAMILIES)
