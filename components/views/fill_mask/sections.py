@@ -17,7 +17,7 @@ from bertlens.wording import blank, percent, shortened
 from components.services import cache
 from components.services.models import cached_bundle
 from components.services.settings import settings
-from components.services.text import SHARE_TICKS, literal
+from components.services.text import SHARE_TICKS, code_span, literal
 from components.state.params import bound, warn_bad_param
 from components.state.widgets import (
     bound_int_input,
@@ -152,8 +152,8 @@ def _mask_words(masked: str, hidden: str) -> None:
 def mask_token_rewritten(described: ModelDescription, before: str) -> None:
     """Say that the sentence's mask tokens were written as this model's own."""
     st.caption(
-        f"{described.family_name}'s mask token is {literal(described.mask_token)}: the sentence's masks are written "
-        f"that way here (it was {literal(shortened(before, 80))})."
+        f"{described.family_name}'s mask token is {code_span(described.mask_token)}: the sentence's masks are "
+        f"written that way here (it was {code_span(shortened(before, 80))})."
     )
 
 
