@@ -38,7 +38,9 @@ PAIR_HEADS = {"bert": ("P(IsNext)", "seq_relationship_logits"), "albert": ("P(in
 
 
 def shown(at) -> str:
-    return " ".join(str(e.value) for kind in ("markdown", "caption", "warning", "info", "success") for e in at.get(kind))
+    return " ".join(
+        str(e.value) for kind in ("markdown", "caption", "warning", "info", "success") for e in at.get(kind)
+    )
 
 
 def metrics(at) -> dict[str, str]:
