@@ -58,7 +58,7 @@ def family_dir(tmp_path_factory) -> Callable[[str], Path]:
 
     def folder(family: str) -> Path:
         if family not in saved:
-            saved[family] = save_random_family_model(tmp_path_factory.mktemp(f"tiny-{family}"), family)  # type: ignore[arg-type]
+            saved[family] = save_random_family_model(tmp_path_factory.mktemp(f"tiny-{family}"), family)
         return saved[family]
 
     return folder
