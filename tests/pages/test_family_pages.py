@@ -16,6 +16,7 @@ import transformers
 from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer, ElectraForPreTraining
 
 from bertlens.family import FAMILIES
+from bertlens.models import BUNDLED_MODEL, bundled_model_path
 from tests.conftest import drawn_charts, tables
 from tests.pages.test_attention_page import drawn_z, specs
 
@@ -76,6 +77,14 @@ def test_the_tokenizer_page_teaches_the_models_own_scheme(open_page, family_dir,
     assert table[column].tolist() == expected
     marker = column.removeprefix("continuation (").removeprefix("no ").removesuffix(")")
     assert f"{marker} marks a piece that" in shown(at)
+    if family == "roberta":  # the same text through a second tokenizer: the bundled encoder's WordPiece
+        at.selectbox(key="other_tokenizer").set_value(BUNDLED_MODEL).run()
+        assert not at.exception, at.exception
+        bundled = AutoTokenizer.from_pretrained(bundled_model_path())
+        texts = [t.value for t in at.text]
+        assert " ".join(tokenizer.convert_ids_to_tokens(encoding["input_ids"])) in texts
+        assert " ".join(bundled.convert_ids_to_tokens(bundled(text)["input_ids"])) in texts
+        assert "## marks a piece that continues a word" in shown(at)
 
 
 @pytest.mark.parametrize("family", FAMILY_NAMES)
