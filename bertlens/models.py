@@ -400,14 +400,14 @@ def load_family_model(name: str) -> ModelBundle[PreTrainedModel]:
 
 def _not_in(name: str, config: PretrainedConfig, families: frozenset[str]) -> NotBertError:
     spec = family_spec(config)
+    read = ", ".join(FAMILIES[family].name for family in FAMILIES if family in families)
     if spec is None:
         return NotBertError(
-            f"'{name}' is a {config.model_type!r} model. BERT Lens reads BERT checkpoints only "
-            "(model_type 'bert'), such as bert-base-uncased."
+            f"'{name}' is a {config.model_type!r} model. BERT Lens reads BERT and its family only ({read}), "
+            "such as bert-base-uncased or roberta-base."
         )
     return NotBertError(
-        f"'{name}' is a {spec.name} model (model_type {config.model_type!r}), of BERT's family. BERT Lens's "
-        "pages read BERT checkpoints only so far (model_type 'bert'), such as bert-base-uncased."
+        f"'{name}' is a {spec.name} model (model_type {config.model_type!r}), of BERT's family; this reads {read} only."
     )
 
 
