@@ -194,6 +194,21 @@ def layer_scope(description: ModelDescription, layer: int) -> str | None:
     )
 
 
+def in_model_tokens(markdown: str, description: ModelDescription) -> str:
+    """Markdown written with BERT's special tokens ("`[MASK]`", "[CLS]"), with the model's own where they differ, as
+    code spans ("`<mask>`", "`<s>`": bare, Markdown would take them for HTML)."""
+    own = {
+        "[MASK]": description.mask_token,
+        "[CLS]": description.cls_token,
+        "[SEP]": description.sep_token,
+        "[PAD]": description.pad_token,
+    }
+    for bert, token in own.items():
+        if token != bert:
+            markdown = markdown.replace(f"`{bert}`", bert).replace(bert, f"`{token}`")
+    return markdown
+
+
 def family_spec(config: PretrainedConfig) -> FamilySpec | None:
     """The family of a config (None: not an encoder of BERT's family)."""
     return FAMILIES.get(str(config.model_type))
