@@ -141,7 +141,7 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
     cols[0].metric(f"Words{analysed} (split at spaces)", counts.words)
     cols[1].metric(f"Tokens{analysed} (with special)", counts.tokens)
     cols[2].metric(
-        f"Words{analysed} cut into pieces",
+        f"Words{analysed} cut into {'' if scheme.marker_starts_word else f'{scheme.marker} '}pieces",
         counts.split_words,
         help=f"Among the words {cutter} reads, the ones it cut into several pieces. {pieces_rule(scheme)}"
         + (
@@ -182,7 +182,7 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
             why.append(f"{cutter} does not try a word longer than {longest} characters, such as {_quoted(too_long)}")
         if unspelled:
             why.append(_unspelled(unspelled, lacking_characters(bundle.tokenizer, unspelled), unk))
-        st.warning(f"{plural(counts.unknown, 'token')} became {literal(unk)}: {'; '.join(why)}.")
+        st.warning(f"{plural(counts.unknown, 'token')} became {special_token(unk)}: {'; '.join(why)}.")
     if typed := typed_special_tokens(view.table, bundle.tokenizer.all_special_tokens):
         st.info(
             f"You typed {listed(map(literal, typed))}: the tokenizer reads {agree(len(typed), 'it', 'each')} as the "
@@ -190,7 +190,7 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
             f"{described.family_name} cannot tell yours from its own; only the *special* column below says which the "
             "tokenizer added"
             + (
-                f", and a typed {literal(described.pad_token)} is read like a word (attention mask 1)."
+                f", and a typed {special_token(described.pad_token)} is read like a word (attention mask 1)."
                 if described.pad_token in typed
                 else "."
             )
@@ -208,7 +208,9 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
     # JavaScript a fresh tab would fetch and compile for two lines.
     st.text(view.decoded[0])
     dropped = (
-        f" — {literal(unk)} is a special token too, so what became {literal(unk)} is gone" if counts.unknown else ""
+        f" — {special_token(unk)} is a special token too, so what became {special_token(unk)} is gone"
+        if counts.unknown
+        else ""
     )
     st.caption(f"Without the special tokens (an uncased model also lowercases and strips accents){dropped}:")
     st.text(view.decoded[1])
@@ -348,7 +350,15 @@ def _unspelled(words: Sequence[str], lacking: Sequence[str], unk: str = "[UNK]")
     missing = f"{_quoted(lacking)} {agree(len(lacking), 'is', 'are')} not in the vocabulary"
     if set(words) <= set(lacking):  # each word is one character the vocabulary lacks
         return f"{missing} {examples}"
-    return f"{missing}, and one character it lacks makes the whole word {literal(unk)}: {_quoted(words)} {examples}"
+    return (
+        f"{missing}, and one character it lacks makes the whole word {special_token(unk)}: {_quoted(words)} {examples}"
+    )
+
+
+def special_token(token: str) -> str:
+    """A special token in Markdown: as written ("[UNK]", as BERT's always were), or as code when Markdown would
+    read it as HTML ("<unk>")."""
+    return token if token.startswith("[") and token.endswith("]") and token[1:-1].isalnum() else code_span(token)
 
 
 def _quoted(words: Sequence[str]) -> str:
