@@ -527,7 +527,8 @@ def pooler_words(check: PoolerCheck) -> str:
 def pooler_section(model_name: str, text: str, text_b: str) -> None:
     check = cache.pooler(cache.query(model_name, text, text_b))
     if check is None:
-        st.info("This checkpoint has no pooler weights, so there is no pooler_output to check.")
+        reason = cached_bundle(model_name).description.why_missing("pooler") or ""
+        st.info(f"This checkpoint has no pooler weights, so there is no pooler_output to check. {reason}".strip())
         return
     st.markdown("The pooler is one dense layer with tanh on the final `[CLS]` vector. Done by hand:")
     check_result("tanh(dense(final [CLS])) vs pooler_output", check.max_abs_difference)
