@@ -20,6 +20,7 @@ from bertlens.anatomy import (
     has_every_part,
     matrices_and_vectors,
 )
+from bertlens.family import encoder_of
 from bertlens.positions import PositionEmbeddings
 from bertlens.wording import blank, listed, plural
 from components.services import cache
@@ -541,9 +542,10 @@ def pooler_section(model_name: str, text: str, text_b: str) -> None:
 
 def outputs_section(model_name: str, text: str, text_b: str) -> None:
     q = cache.query(model_name, text, text_b)
+    encoder = type(encoder_of(cached_bundle(model_name).model)).__name__  # BertModel, RobertaModel …
     st.markdown(
         "What **one forward pass** of this input returns, as transformers hands it over "
-        "(`BertModel(..., output_attentions=True, output_hidden_states=True)`, then the pre-training heads), "
+        f"(`{encoder}(..., output_attentions=True, output_hidden_states=True)`, then the pre-training heads), "
         "for a batch of one input (a sentence, or a pair). The Attention page and this page's Embeddings and "
         "Pooler tabs read this one pass; Fill-mask reads the sentence alone (the same pass when there is no "
         "sentence B), and Next sentence the pair typed on its page (the same pass when it is this pair)."
