@@ -133,6 +133,28 @@ def test_fill_mask_uses_the_models_own_mask_token_and_head(open_page, family_dir
     assert guesses["probability"].min() >= np.sort(reference)[-5] - 1e-6  # the top five
 
 
+@pytest.mark.parametrize("family", WITH_MLM)
+def test_guesses_layer_by_layer_end_with_the_models_own(open_page, family_dir, family):
+    """Random weights. Wherever an MLM head exists, the guesses after every layer are drawn, and the last hidden
+    state's are the top k of the model's own MLM probabilities at the mask."""
+    folder = family_dir(family)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    text = TEXT.format(mask=tokenizer.mask_token)
+    at = open_page("pages/fill_mask.py", folder, text=text, k="3", fill_tab="Layer by layer")
+    assert not at.exception, at.exception
+    inputs = tokenizer(text, return_tensors="pt")
+    masked_lm = AutoModelForMaskedLM.from_pretrained(folder).eval()
+    with torch.no_grad():
+        logits = masked_lm(**inputs).logits[0]
+    position = inputs["input_ids"][0].tolist().index(tokenizer.mask_token_id)
+    top = torch.softmax(logits[position].double(), -1).topk(3)
+    layers = next(t for t in tables(at) if "hidden state" in t.columns and "token_id" in t.columns)
+    assert sorted(set(layers["hidden state"])) == list(range(masked_lm.config.num_hidden_layers + 1))
+    last = layers[layers["hidden state"] == layers["hidden state"].max()]
+    assert last["token_id"].tolist() == top.indices.tolist()
+    np.testing.assert_allclose(last["probability"], top.values.numpy(), rtol=1e-4)
+
+
 @pytest.mark.parametrize("family", FAMILY_NAMES)
 def test_next_sentence_shows_the_pair_task_the_model_has(open_page, family_dir, family):
     """Random weights. BERT: P(IsNext) from its NSP head; ALBERT: P(in order) from its sentence-order head, never an
