@@ -87,7 +87,8 @@ def true_word_choice(masks: int) -> tuple[dict[int, str], int]:
 def true_word_section(query: cache.Query, word: str, mask_number: int, vocab_size: int) -> None:
     st.header("True-word check", anchor=False)  # h2 under the page title: no skipped heading level
     st.caption(
-        f"The word mask {mask_number} hides (typed above): how probable did BERT find it, at which rank, "
+        f"The word mask {mask_number} hides (typed above): how probable did "
+        f"{cached_bundle(query.model).description.family_name} find it, at which rank, "
         "and what loss does that give?"
     )
     if blank(word):
