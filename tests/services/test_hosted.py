@@ -133,6 +133,13 @@ def test_hosted_allowlist_and_caps_from_env():
     assert (config.budgets.tokens, config.budgets.sentences) == (64, 12)
 
 
+def test_the_hosted_allowlist_names_any_checkpoint_of_berts_family():
+    family = ("roberta-base", "answerdotai/ModernBERT-base", "google/electra-base-discriminator", "albert-base-v2")
+    config = load_settings({"BERTLENS_HOSTED": "1", "BERTLENS_ALLOWED_MODELS": ",".join(family)})
+    assert config.model_options == (DEFAULT_MODEL, *family) and not config.allow_custom_models
+    assert set(FAMILY_MODELS) <= set(load_settings({}).model_options)  # offered by the local picker
+
+
 @pytest.mark.parametrize("raw", ["abc", "0", "-5", "1e3", "12.5", "+3", "٣", "１２"])  # Arabic-Indic, full-width
 @pytest.mark.parametrize("hosted", ["1", "0"])
 def test_malformed_caps_fail_closed(raw, hosted):
@@ -369,6 +376,23 @@ def test_token_cap_applies(hosted_app, monkeypatch):
     assert "the limit is at most 8 tokens per text on this server (set `BERTLENS_MAX_TOKENS`" in warnings(at)
 
 
+def test_a_hosted_server_runs_an_allowed_family_model_within_its_budgets(monkeypatch, family_dir):
+    """Random weights. A RoBERTa folder on the allowlist is loaded by the link naming it, and the hosted token cap
+    cuts its input as it cuts BERT's."""
+    folder = str(family_dir("roberta"))
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", BUNDLED_MODEL)
+    monkeypatch.setenv("BERTLENS_HOSTED", "1")
+    monkeypatch.setenv("BERTLENS_ALLOWED_MODELS", f"{BUNDLED_MODEL},{folder}")
+    monkeypatch.setenv("BERTLENS_MAX_TOKENS", "8")
+    at = AppTest.from_file(str(ROOT / "pages/attention.py"), default_timeout=APPTEST_TIMEOUT)
+    at.query_params.update(model=folder, text="The quick cat reads a book in Paris with the old dog")
+    at.run()
+    assert not at.exception
+    assert f"Model: `{folder}` — RoBERTa" in " ".join(c.value for c in at.caption)
+    assert "the limit is at most 8 tokens per text on this server" in warnings(at)
+
+
 def test_a_custom_model_travels_in_the_link(monkeypatch, tmp_path):
     """A link naming a custom folder opens a fresh session on that model (the address once carried only the
     menu's label, so students got the default; that the browser writes it: tests/browser/test_pages.py)."""
@@ -519,27 +543,3 @@ def test_a_refused_store_url_is_not_shown_with_its_password(value):
 
 def test_the_old_store_variable_is_no_setting():
     assert "BERTLENS_ROOMS" in unknown_variables({"BERTLENS_ROOMS": "/srv/rooms.sqlite3"})[0]
-
-
-def test_the_hosted_allowlist_names_any_checkpoint_of_berts_family():
-    family = ("roberta-base", "answerdotai/ModernBERT-base", "google/electra-base-discriminator", "albert-base-v2")
-    config = load_settings({"BERTLENS_HOSTED": "1", "BERTLENS_ALLOWED_MODELS": ",".join(family)})
-    assert config.model_options == (DEFAULT_MODEL, *family) and not config.allow_custom_models
-    assert set(FAMILY_MODELS) <= set(load_settings({}).model_options)  # offered by the local picker
-
-
-def test_a_hosted_server_runs_an_allowed_family_model_within_its_budgets(monkeypatch, family_dir):
-    """Random weights. A RoBERTa folder on the allowlist is loaded by the link naming it, and the hosted token cap
-    cuts its input as it cuts BERT's."""
-    folder = str(family_dir("roberta"))
-    monkeypatch.chdir(ROOT)
-    monkeypatch.setenv("BERTLENS_MODEL", BUNDLED_MODEL)
-    monkeypatch.setenv("BERTLENS_HOSTED", "1")
-    monkeypatch.setenv("BERTLENS_ALLOWED_MODELS", f"{BUNDLED_MODEL},{folder}")
-    monkeypatch.setenv("BERTLENS_MAX_TOKENS", "8")
-    at = AppTest.from_file(str(ROOT / "pages/attention.py"), default_timeout=APPTEST_TIMEOUT)
-    at.query_params.update(model=folder, text="The quick cat reads a book in Paris with the old dog")
-    at.run()
-    assert not at.exception
-    assert f"Model: `{folder}` — RoBERTa" in " ".join(c.value for c in at.caption)
-    assert "the limit is at most 8 tokens per text on this server" in warnings(at)
