@@ -25,7 +25,7 @@ from bertlens.family import (
     encoder_of,
     family_spec,
 )
-from bertlens.models import AnyBundle, Capabilities, ModelBundle
+from bertlens.models import AnyBundle, Capabilities
 from bertlens.wording import plural
 
 if TYPE_CHECKING:
@@ -392,6 +392,9 @@ class Architecture:
     pooler: Block
     nsp_head: Block
     layers: int
+    distinct_layers: int | None = None  # sets of layer weights (ALBERT: one, shared by every layer); None: ``layers``
+    family_name: str = "BERT"
+    encoder_parameters: int | None = None  # every layer's, where they differ (ModernBERT's layer 0 has no input norm)
 
     def blocks(self) -> tuple[Block, ...]:
         """Every block, from input to heads."""
@@ -410,9 +413,13 @@ class Architecture:
         )
 
     def total(self) -> int:
-        """The checkpoint's parameters: every block once, the encoder layer's two ``layers`` times."""
+        """The checkpoint's parameters: every block once, the encoder layer's two once per distinct layer."""
         once = sum(b.parameters or 0 for b in self.blocks())
-        return once + (self.layers - 1) * ((self.attention.parameters or 0) + (self.feed_forward.parameters or 0))
+        layer = (self.attention.parameters or 0) + (self.feed_forward.parameters or 0)
+        if self.encoder_parameters is not None:
+            return once - layer + self.encoder_parameters
+        distinct = self.layers if self.distinct_layers is None else self.distinct_layers
+        return once + (distinct - 1) * layer
 
     def in_words(self) -> str:
         """The diagram as one paragraph of plain text (its text equivalent)."""
@@ -477,8 +484,96 @@ def architecture(config: PretrainedConfig, counts: pd.DataFrame) -> Architecture
     )
 
 
-def bundle_architecture(bundle: ModelBundle) -> Architecture:
-    return architecture(bundle.model.config, bundle_parameter_counts(bundle))
+def family_architecture(described: ModelDescription, counts: pd.DataFrame) -> Architecture:
+    """The ``Architecture`` of a checkpoint of BERT's family other than BERT, from its description and its
+    ``family_parameter_counts``: the same boxes, holding what the family has (rotary positions, no segments,
+    factorised embeddings, ALBERT's shared layer, ELECTRA's replaced-token head, ALBERT's sentence-order head)."""
+    n = counts.set_index("component")["parameters"]
+
+    def parameters(*components: str) -> int | None:
+        values = [n.get(c) for c in components if c in n.index]
+        return None if not values or any(pd.isna(v) for v in values) else sum(int(v) for v in values)
+
+    hidden, emb, heads = described.hidden_size, described.embedding_size, described.num_heads
+    cls, sep = described.cls_token, described.sep_token
+    pair_sep = f"{sep}{sep}" if described.family in ("roberta", "xlm-roberta", "camembert") else sep
+    if described.positions == "rotary":
+        position = Block("Rotary positions", "no table: each head turns its q and k by the position", 0)
+    else:
+        position = Block("Position embeddings", f"{described.max_positions} × {emb}", parameters("position embeddings"))
+    types = parameters("token type embeddings")
+    segment = Block(
+        "Segment embeddings",
+        f"{types // emb} × {emb}" + ("" if described.token_types else ": one type for every token")
+        if types
+        else "none: A and B told apart by the separator",
+        types if types is not None else None,
+    )
+    projected = "; projected " + f"{emb} → {hidden}" if described.factorised_embeddings else ""
+    window = (
+        f"; layers {', '.join(map(str, described.global_layers))} global, the others within a {described.local_window}"
+        "-token window"
+        if described.attention == "local and global"
+        else ""
+    )
+    fused = "fused Wqkv (rotary q, k)" if described.positions == "rotary" else "query, key, value"
+    shared = "; one set of weights shared by all layers" if described.shares_layers else ""
+    if described.has("RTD") or (described.family == "electra" and not described.has("MLM")):
+        token_head = Block("RTD head (replaced?)", f"{hidden} → {hidden} → 1 score per token", parameters(
+            "replaced-token detector"))  # fmt: skip
+    else:
+        token_head = Block("MLM head (fill-mask)", f"… → {described.vocab_size:,} scores per token",
+                           parameters("fill-mask head"))  # fmt: skip
+    if "sentence-order classifier" in n.index:
+        pair = Block("SOP head (sentence order)", f"{hidden} → 2: in order, swapped",
+                     parameters("sentence-order classifier"))  # fmt: skip
+    else:
+        pair = Block("NSP head (next sentence)", f"{hidden} → 2: IsNext, NotNext", parameters("is-next classifier"))
+    return Architecture(
+        tokens=Block("Token ids", f"{cls} A {pair_sep} B {sep}; up to {described.max_positions} tokens", 0),
+        word=Block("Word embeddings", f"{described.vocab_size:,} × {emb}", parameters("word embeddings")),
+        position=position,
+        segment=segment,
+        embeddings_sum=Block(
+            "Sum and LayerNorm",
+            f"hidden state 0; a {hidden}-long vector per token{projected}",
+            parameters("LayerNorm", "projection to hidden_size"),
+        ),
+        attention=Block(
+            "Self-attention",
+            f"{heads} heads × {hidden // heads} = {hidden}; {fused}, output; norm{window}{shared}",
+            parameters("attention"),
+        ),
+        feed_forward=Block(
+            "Feed-forward", f"{hidden} → {described.intermediate_size} → {hidden}; norm", parameters("feed-forward")
+        ),
+        last_hidden=Block(
+            f"Hidden state {described.num_layers}",
+            f"a {hidden}-long vector per token; in context" + ("; final norm" if "final norm" in n.index else ""),
+            parameters("final norm") or 0,
+        ),
+        mlm_head=token_head,
+        pooler=Block(
+            "Pooler",
+            f"{cls}'s vector: {hidden} → {hidden}, tanh",
+            parameters("dense + tanh on [CLS]") if described.pooler else None,
+        ),  # fmt: skip
+        nsp_head=pair,
+        layers=described.num_layers,
+        distinct_layers=described.distinct_layers,
+        family_name=described.family_name,
+        encoder_parameters=int(counts.loc[(counts["part"] == "Encoder") & (counts["component"] != "final norm"),
+                                          "parameters"].sum()),
+    )  # fmt: skip
+
+
+def architecture_of(described: ModelDescription, config: PretrainedConfig, counts: pd.DataFrame) -> Architecture:
+    """Any family's ``Architecture`` from its ``bundle_parameter_counts``: BERT's own, or ``family_architecture``."""
+    return architecture(config, counts) if described.family == "bert" else family_architecture(described, counts)
+
+
+def bundle_architecture(bundle: AnyBundle) -> Architecture:
+    return architecture_of(bundle.description, bundle.model.config, bundle_parameter_counts(bundle))
 
 
 @dataclass(frozen=True)
@@ -619,10 +714,13 @@ def _shape(*dims: int) -> str:
     return f"({', '.join(str(d) for d in dims)})"
 
 
-def forward_outputs(analysis: Analysis, capabilities: Capabilities) -> pd.DataFrame:
+def forward_outputs(
+    analysis: Analysis, capabilities: Capabilities, described: ModelDescription | None = None
+) -> pd.DataFrame:
     """What one forward pass of this input returns, as transformers hands it over (batch of one; ``BertModel``'s
     outputs, then the pre-training heads'): each output's name, shape, number of values and meaning. Seeds 000,
-    001 and 004 print these shapes one by one. Heads the checkpoint lacks are named, with no shape."""
+    001 and 004 print these shapes one by one. Heads the checkpoint lacks are named, with no shape. With the
+    ``described`` checkpoint of another family, its own pre-training class's head outputs."""
     caps = capabilities
     layers, heads, n = analysis.attentions.shape[:3]
     hidden = analysis.hidden_states.shape[-1]
@@ -653,6 +751,10 @@ def forward_outputs(analysis: Analysis, capabilities: Capabilities) -> pd.DataFr
         if caps.has_pooler
         else ("pooler_output", *absent)
     )
+    if described is not None and described.family != "bert":
+        rows += _family_head_outputs(described, n)
+        table = pd.DataFrame(rows, columns=["output", "shape", "values", "holds"])
+        return table.astype({"values": "Int64"})
     rows.append(
         (
             "prediction_logits",
@@ -670,3 +772,36 @@ def forward_outputs(analysis: Analysis, capabilities: Capabilities) -> pd.DataFr
     )
     table = pd.DataFrame(rows, columns=["output", "shape", "values", "holds"])
     return table.astype({"values": "Int64"})
+
+
+def _family_head_outputs(described: ModelDescription, n: int) -> list[tuple[str, str | None, int | None, str]]:
+    """The head outputs of a family's pre-training class (``FamilySpec.pretraining_class``), by their names there:
+    ALBERT's ``prediction_logits`` and ``sop_logits``, the others' ``logits`` (MLM, or ELECTRA's per-token RTD)."""
+    absent = (None, None, NOT_IN_CHECKPOINT)
+    mlm_name = "prediction_logits" if described.family == "albert" else "logits"
+    vocab = described.vocab_size
+    rows: list[tuple[str, str | None, int | None, str]] = []
+    if described.family == "electra" and not described.has("MLM"):
+        rows.append(
+            ("logits", _shape(1, n), n, "the discriminator's score per token: above 0 means it looks replaced")
+            if described.has("RTD")
+            else ("logits", *absent)
+        )
+    else:
+        rows.append(
+            (
+                mlm_name,
+                _shape(1, n, vocab),
+                n * vocab,
+                "the MLM head's score of every vocabulary entry at every position",
+            )
+            if described.has("MLM")
+            else (mlm_name, *absent)
+        )
+    if described.family == "albert":
+        rows.append(
+            ("sop_logits", _shape(1, 2), 2, "the SOP head's two scores: [0, 0] in order, [0, 1] swapped")
+            if described.has("SOP") and described.pooler
+            else ("sop_logits", *absent)
+        )
+    return rows

@@ -181,6 +181,34 @@ class ModelDescription:
         return next((m.reason for m in self.missing if m.part == part), None)
 
 
+def layer_scope(description: ModelDescription, layer: int) -> str | None:
+    """What encoder layer ``layer`` (from 0) lets a token attend to, for a model with local layers (ModernBERT);
+    None where every layer attends to every token."""
+    if description.attention != "local and global" or description.local_window is None:
+        return None
+    if layer in description.global_layers:
+        return "a global layer: every token attends to every token"
+    return (
+        f"a local layer: each token attends only to the tokens within {description.local_window // 2} positions "
+        "of it (a sliding window); the weights outside it are 0"
+    )
+
+
+def in_model_tokens(markdown: str, description: ModelDescription) -> str:
+    """Markdown written with BERT's special tokens ("`[MASK]`", "[CLS]"), with the model's own where they differ, as
+    code spans ("`<mask>`", "`<s>`": bare, Markdown would take them for HTML)."""
+    own = {
+        "[MASK]": description.mask_token,
+        "[CLS]": description.cls_token,
+        "[SEP]": description.sep_token,
+        "[PAD]": description.pad_token,
+    }
+    for bert, token in own.items():
+        if token != bert:
+            markdown = markdown.replace(f"`{bert}`", bert).replace(bert, f"`{token}`")
+    return markdown
+
+
 def family_spec(config: PretrainedConfig) -> FamilySpec | None:
     """The family of a config (None: not an encoder of BERT's family)."""
     return FAMILIES.get(str(config.model_type))

@@ -31,7 +31,7 @@ from bertlens.analysis import Analysis, analyze
 from bertlens.anatomy import bundle_parameter_counts
 from bertlens.attention import STATISTIC_BY_KEY, find_head, find_token, head_statistics
 from bertlens.layers import encoder_layer_label, hidden_state_label
-from bertlens.mlm import top_k_guesses
+from bertlens.mlm import top_k_guesses, with_mask_token
 from bertlens.models import ModelBundle, PretrainingHead
 from bertlens.nsp import next_sentence
 from bertlens.sense_presets import PRESETS
@@ -120,6 +120,9 @@ def needs_head(bundle: ModelBundle, head: PretrainingHead) -> str | None:
     """Why this model cannot answer a question that needs ``head``; None when it can."""
     if bundle.capabilities.predicts(head):
         return None
+    described = bundle.description
+    if described.family != "bert" and (reason := described.why_missing(head)):
+        return f"This needs a model with the {head} head; the active model `{bundle.name}` has none. {reason}"
     return (
         f"This needs a model with the {head} head; the active model `{bundle.name}` has none (it is an encoder only)."
     )
@@ -148,7 +151,8 @@ class FillMaskTop1:
         missing = needs_head(live.bundle, "MLM")
         if missing:
             return Reveal(None, f"{missing} {GET_THE_HEADS}")
-        guesses = top_k_guesses(live.analysis(self.text), live.bundle.tokenizer, RANKED_GUESSES)
+        text = with_mask_token(self.text, live.bundle.description.mask_token)  # RoBERTa's family: <mask>
+        guesses = top_k_guesses(live.analysis(text), live.bundle.tokenizer, RANKED_GUESSES)
         if not guesses:
             return Reveal(None, "The sentence has no [MASK] the model reads.")
         first = guesses[0]

@@ -25,6 +25,18 @@ if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 BERT_MASK = "[MASK]"  # the default of the functions below; pass a model's own, ``description.mask_token``
+FAMILY_MASKS = (BERT_MASK, "<mask>")  # the mask tokens of BERT's family, as written (RoBERTa's family: <mask>)
+
+
+def with_mask_token(text: str, mask_token: str) -> str:
+    """``text`` with every other family member's mask token written as ``mask_token`` (a lesson's or a link's
+    "[MASK]" read by RoBERTa as its "<mask>")."""
+    for other in FAMILY_MASKS:
+        if other != mask_token:
+            text = text.replace(other, mask_token)
+    return text
+
+
 MANY_MASKS = 5  # above this, most of the context is hidden: say so (all masks are still predicted)
 MAX_K = 50
 DEFAULT_K = 10  # the fill-mask page's top-k
@@ -328,3 +340,19 @@ def missing_mask_message(
     if mask_token.casefold() in text.casefold():
         hint = f" It must be written exactly {mask_token}, in capitals."
     return f"A {mask_token} is needed: put {mask_token} where BERT should guess a word{other_way}.{hint}"
+
+
+def replaced_tokens(analysis: Analysis) -> pd.DataFrame:
+    """ELECTRA's replaced-token detection on one input: each token, the discriminator's logit and P(replaced), its
+    sigmoid. ValueError without an RTD head."""
+    if analysis.rtd_logits is None:
+        raise ValueError("This model has no replaced-token detection head.")
+    logits = analysis.rtd_logits.astype(np.float64)
+    return pd.DataFrame(
+        {
+            "position": range(len(logits)),
+            "token": list(analysis.encoding.tokens),
+            "logit": logits,
+            "P(replaced)": 1.0 / (1.0 + np.exp(-logits)),
+        }
+    )

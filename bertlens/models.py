@@ -4,8 +4,7 @@ A model is loaded once as its family's pre-training class (``BertForPreTraining`
 ``bertlens.family``) with every head its checkpoint really has. Heads are detected from the
 checkpoint's ``missing_keys``: transformers would otherwise fill a missing head with random
 weights, and BERT Lens never shows predictions from those. ``load_model`` (what the pages use)
-loads BERT checkpoints only, until the pages can show the rest of the family; ``load_family_model``
-loads any member of it.
+loads the families the pages show (``SHOWN_FAMILIES``: all of them); ``load_family_model`` any member.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ import torch
 import transformers
 from huggingface_hub import get_session, set_client_factory, try_to_load_from_cache
 from huggingface_hub.utils._http import hf_request_event_hook
-from transformers import AutoConfig, AutoTokenizer, BertForPreTraining, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import AutoConfig, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.utils import logging as transformers_logging
 from typing_extensions import TypeVar
 
@@ -58,11 +57,20 @@ HUB_MODELS = (
     "bert-large-uncased",
     "bert-base-multilingual-cased",
 )
-MODEL_CHOICES = (*HUB_MODELS, BUNDLED_MODEL)
+FAMILY_MODELS = (  # the common checkpoint of each of BERT's successors (README: their sizes)
+    "distilbert-base-uncased",
+    "roberta-base",
+    "xlm-roberta-base",
+    "camembert-base",
+    "albert-base-v2",
+    "google/electra-base-discriminator",
+    "answerdotai/ModernBERT-base",
+)
+MODEL_CHOICES = (*HUB_MODELS, *FAMILY_MODELS, BUNDLED_MODEL)  # the bundled encoder: the offline fallback
 MODEL_ENV_VAR = "BERTLENS_MODEL"
 
-SHOWN_FAMILIES = frozenset({"bert"})  # the families the pages can show so far (issue 51: the others need their UI)
 ALL_FAMILIES = frozenset(FAMILIES)
+SHOWN_FAMILIES = ALL_FAMILIES  # the families the pages show: every one of BERT's family
 
 HUB_PROBE_SECONDS = 3.0  # the Hub must answer an HTTP request this fast to count as reachable
 HUB_REQUEST_TIMEOUT_SECONDS = 10.0  # cap on every Hub request's connect, read, write and pool waits
@@ -100,6 +108,8 @@ class Capabilities:
     max_positions: int
     vocab_size: int
     cased: bool
+    family_name: str = "BERT"  # as papers write it ("RoBERTa")
+    heads: tuple[str, ...] | None = None  # the pre-training heads the checkpoint has (None: MLM and NSP as flagged)
 
     @property
     def predicts_next_sentence(self) -> bool:
@@ -111,17 +121,18 @@ class Capabilities:
         return self.has_mlm_head if head == "MLM" else self.predicts_next_sentence
 
     def summary(self) -> str:
-        heads = [name for name, present in (("MLM", self.has_mlm_head), ("NSP", self.has_nsp_head)) if present]
+        flagged = [name for name, present in (("MLM", self.has_mlm_head), ("NSP", self.has_nsp_head)) if present]
+        heads = flagged if self.heads is None else self.heads
+        family = "" if self.family_name == "BERT" else f"{self.family_name} · "
         return (
-            f"{plural(self.num_layers, 'encoder layer')} × {plural(self.num_heads, 'attention head')} · "
+            f"{family}{plural(self.num_layers, 'encoder layer')} × {plural(self.num_heads, 'attention head')} · "
             f"hidden {self.hidden_size} · {self.max_positions} positions · {'cased' if self.cased else 'uncased'} · "
             f"pre-training heads: {', '.join(heads) if heads else 'none (encoder only)'}"
         )
 
 
-# The loaded model's class: ``ModelBundle`` alone is a BERT's (what the pages read), ``ModelBundle[PreTrainedModel]``
-# any family's (``load_family_model``).
-LoadedModel = TypeVar("LoadedModel", bound=PreTrainedModel, default=BertForPreTraining, covariant=True)
+# The loaded model's class: any family's pre-training class (``BertForPreTraining`` for BERT).
+LoadedModel = TypeVar("LoadedModel", bound=PreTrainedModel, default=PreTrainedModel, covariant=True)
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,7 +158,7 @@ class ModelBundle(Generic[LoadedModel]):
         return self.fallback_reason is not None
 
 
-AnyBundle = ModelBundle[PreTrainedModel]  # a checkpoint of any family (``ModelBundle`` alone: a BERT)
+AnyBundle = ModelBundle[PreTrainedModel]  # the same as ``ModelBundle``: a checkpoint of any family
 
 
 def bundled_model_path() -> Path:
@@ -310,6 +321,8 @@ def capabilities_of(description: ModelDescription) -> Capabilities:
         max_positions=description.max_positions,
         vocab_size=description.vocab_size,
         cased=description.cased,
+        family_name=description.family_name,
+        heads=description.heads,
     )
 
 
@@ -371,14 +384,13 @@ def model_class(spec: FamilySpec, config: PretrainedConfig) -> type[PreTrainedMo
 
 
 def load_model(name: str) -> ModelBundle:
-    """Load the BERT checkpoint ``name`` (Hub id, local folder or the bundled encoder) with the heads it really has.
+    """Load the checkpoint ``name`` of BERT's family (Hub id, local folder or the bundled encoder) with the heads it
+    really has.
 
     Raises ModelUnavailable when it cannot be had here (including a checkpoint that cannot be read)
-    and NotBertError for other architectures, the rest of BERT's family included until the pages can
-    show it; ``load_with_fallback`` turns any error into a fallback.
+    and NotBertError for other architectures; ``load_with_fallback`` turns any error into a fallback.
     """
-    # Only the bert family passes SHOWN_FAMILIES, and its pre-training class is BertForPreTraining.
-    return cast("ModelBundle", load_checkpoint(name, SHOWN_FAMILIES))
+    return load_checkpoint(name, SHOWN_FAMILIES)
 
 
 def load_family_model(name: str) -> ModelBundle[PreTrainedModel]:
@@ -388,14 +400,14 @@ def load_family_model(name: str) -> ModelBundle[PreTrainedModel]:
 
 def _not_in(name: str, config: PretrainedConfig, families: frozenset[str]) -> NotBertError:
     spec = family_spec(config)
+    read = ", ".join(FAMILIES[family].name for family in FAMILIES if family in families)
     if spec is None:
         return NotBertError(
-            f"'{name}' is a {config.model_type!r} model. BERT Lens reads BERT checkpoints only "
-            "(model_type 'bert'), such as bert-base-uncased."
+            f"'{name}' is a {config.model_type!r} model. BERT Lens reads BERT and its family only ({read}), "
+            "such as bert-base-uncased or roberta-base."
         )
     return NotBertError(
-        f"'{name}' is a {spec.name} model (model_type {config.model_type!r}), of BERT's family. BERT Lens's "
-        "pages read BERT checkpoints only so far (model_type 'bert'), such as bert-base-uncased."
+        f"'{name}' is a {spec.name} model (model_type {config.model_type!r}), of BERT's family; this reads {read} only."
     )
 
 

@@ -99,6 +99,32 @@ def from_logits(logits: np.ndarray) -> NextSentence:
     return NextSentence(float(p[0]), float(p[1]), (float(logits[0]), float(logits[1])))
 
 
+@dataclass(frozen=True)
+class SentenceOrder:
+    """ALBERT's sentence-order prediction on a pair: are A and B in their original order, or swapped?"""
+
+    p_in_order: float
+    p_swapped: float
+    logits: tuple[float, float]  # the SOP head's raw scores (in order, swapped), before the softmax
+
+    @property
+    def in_order(self) -> bool:
+        return self.p_in_order >= self.p_swapped
+
+    @property
+    def verdict(self) -> str:
+        pick = "A then B is their original order" if self.in_order else "A and B look swapped"
+        return f"{pick} — the SOP head gives in order {self.p_in_order:.1%}, swapped {self.p_swapped:.1%}"
+
+
+def sentence_order(analysis: Analysis) -> SentenceOrder | None:
+    """The order verdict from the one forward pass; None when the model has no SOP head."""
+    if analysis.sop_logits is None:
+        return None
+    p = softmax(analysis.sop_logits)
+    return SentenceOrder(float(p[0]), float(p[1]), (float(analysis.sop_logits[0]), float(analysis.sop_logits[1])))
+
+
 def next_sentence(analysis: Analysis) -> NextSentence | None:
     """The verdict from the one forward pass; None when the model has no NSP head."""
     return None if analysis.nsp_logits is None else from_logits(analysis.nsp_logits)

@@ -69,14 +69,47 @@ def longest_spelled_word(tokenizer: PreTrainedTokenizerBase) -> int | None:
 # --- The token table -------------------------------------------------------------------------
 
 
+def continuation_column(scheme: TokenizerScheme = WORDPIECE) -> str:
+    """The token table's continuation column, named by the scheme's marker: "continuation (##)" (``##`` continues a
+    word), "continuation (no Ġ)" / "continuation (no ▁)" (the marker starts one)."""
+    marker = scheme.marker or "##"
+    return f"continuation (no {marker})" if scheme.marker_starts_word else f"continuation ({marker})"
+
+
+def scheme_name(scheme: TokenizerScheme = WORDPIECE) -> str:
+    """What the page calls the tokenizer's cutting step: "WordPiece", "byte-level BPE", "SentencePiece"."""
+    return "SentencePiece" if scheme.kind.startswith("SentencePiece") else scheme.kind
+
+
+def pieces_rule(scheme: TokenizerScheme = WORDPIECE) -> str:
+    """One sentence on how the scheme marks its pieces, with its own marker."""
+    marker = scheme.marker
+    match scheme.kind:
+        case "WordPiece":
+            return f"WordPiece cuts a word it cannot spell whole into pieces: {marker} marks a piece that continues a word."
+        case "byte-level BPE":
+            return (
+                "Byte-level BPE reads the text as bytes and merges frequent neighbours into pieces; a space belongs to "
+                f"the piece after it, written {marker}: {marker} marks a piece that starts a word, and a piece without "
+                "it continues one (or starts the text)."
+            )
+        case "SentencePiece Unigram" | "SentencePiece BPE":
+            how = "the likeliest pieces of its vocabulary (Unigram)" if scheme.kind.endswith("Unigram") else "pieces"
+            return (
+                f"SentencePiece writes each space as {marker} and cuts the text into {how}: {marker} marks a piece "
+                "that starts a word, and a piece without it continues one."
+            )
+    return "This tokenizer marks its pieces in a way BERT Lens does not read: the continuation column is a guess."
+
+
 def token_table(
     encoding: Encoding, text: str, text_b: str | None = None, scheme: TokenizerScheme = WORDPIECE
 ) -> pd.DataFrame:
     """One row per token: position, token, id, its word, continuation piece, special, segment, mask.
 
     A continuation is a ``##`` piece under WordPiece; under ``Ġ`` or ``▁`` (a marker of word starts, which a text's
-    first word or a punctuation mark may lack) a piece of the same word as the token before it. The column keeps
-    its name, "continuation (##)", for every scheme."""
+    first word or a punctuation mark may lack) a piece of the same word as the token before it. The column is named
+    by the marker (``continuation_column``)."""
     sentences = (text[:MAX_TEXT_CHARS], (text_b or "")[:MAX_TEXT_CHARS])
     spans: dict[tuple[int | None, int | None], tuple[int, int]] = {}  # (sentence, word) -> character span
     for seq, word, (start, end) in zip(encoding.sequence_ids, encoding.word_ids, encoding.offsets):
@@ -98,7 +131,7 @@ def token_table(
                 "word": "" if special or seq is None else sentences[seq][start : through_marks(sentences[seq], end)],
                 "word index": None if special else word,
                 "sentence": "—" if seq is None else "AB"[seq],
-                "continuation (##)": (
+                continuation_column(scheme): (
                     not special
                     and position > 0
                     and (encoding.sequence_ids[position - 1], encoding.word_ids[position - 1]) == (seq, word)

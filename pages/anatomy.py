@@ -3,7 +3,7 @@ and pooler checked live, and the learned position and token-type embeddings."""
 
 from components.services.cache import cached_analysis
 from components.state.widgets import lazy_tabs, sentence_pair
-from components.ui.layout import page_header, require_text, truncation_notice
+from components.ui.layout import explains_family_gaps, page_header, require_text, truncation_notice
 from components.views.anatomy import sections as views
 
 bundle, stage = page_header(
@@ -31,10 +31,10 @@ for tab, section in (
     (outputs, views.outputs_section),
 ):
     if tab.open:
-        with tab:
+        with tab, explains_family_gaps():
             if require_text(text):
                 truncation_notice(cached_analysis(model_name, text, text_b).encoding)
                 section(model_name, text, text_b)
 if positions.open:
-    with positions:
+    with positions, explains_family_gaps():
         views.positions_section(model_name, bundle.capabilities.max_positions)

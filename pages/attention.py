@@ -12,7 +12,7 @@ import streamlit as st
 
 from components.services import cache
 from components.state.widgets import sentence_pair
-from components.ui.layout import page_header, require_text, truncation_notice
+from components.ui.layout import explains_family_gaps, page_header, require_text, truncation_notice
 from components.views.attention import compare
 from components.views.attention import sections as views
 from components.views.attention import steps as steps
@@ -55,5 +55,5 @@ if readable:
     ]
     for tab, draw in sections:
         if tab.open:
-            with tab:
+            with tab, explains_family_gaps():
                 draw()

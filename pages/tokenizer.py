@@ -1,10 +1,11 @@
-"""Tokenizer page: how text becomes WordPiece tokens, ids, segments and attention masks."""
+"""Tokenizer page: how text becomes the model's tokens (WordPiece, byte-level BPE, SentencePiece), ids, segments and
+attention masks; the same text through a second tokenizer."""
 
 from components.state.widgets import lazy_tabs, sentence_pair
 from components.ui.layout import page_header, require_text
 from components.views.tokenizer import sections as views
 
-bundle, stage = page_header("Tokenizer", "How text becomes WordPiece tokens, ids and masks.", page="tokenizer")
+bundle, stage = page_header("Tokenizer", "How text becomes tokens, ids and masks.", page="tokenizer")
 model_name = bundle.name  # the model actually loaded keys every cached result
 with stage.side:
     text, text_b = sentence_pair()
@@ -15,6 +16,7 @@ if tokens_tab.open:
     with tokens_tab:
         if require_text(text):
             views.token_section(model_name, text, text_b)
+            views.other_tokenizer_section(model_name, text, text_b)
 if vocab_tab.open:
     with vocab_tab:
         views.vocabulary_section(model_name)

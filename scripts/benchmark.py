@@ -43,6 +43,7 @@ from transformers import BertModel, PreTrainedTokenizerBase, pipeline
 
 from bertlens import anatomy, attention, compare, influence, mlm, nsp, positions, senses, steps
 from bertlens.analysis import analyze, encode
+from bertlens.family import encoder_of
 from bertlens.models import ModelBundle, load_model
 from bertlens.pages import TOOL_PAGES
 from bertlens.sense_presets import PRESETS
@@ -219,7 +220,9 @@ def senses_rows(bundle: ModelBundle, repeats: int) -> list[tuple[str, str]]:
     sentences = [s.sentence for s in preset.sentences]
     batch = bundle.tokenizer(sentences, padding=True, return_tensors="pt")
     with torch.inference_mode():
-        floor = seconds(lambda: bundle.model.bert(batch["input_ids"], attention_mask=batch["attention_mask"]), repeats)
+        floor = seconds(
+            lambda: encoder_of(bundle.model)(batch["input_ids"], attention_mask=batch["attention_mask"]), repeats
+        )
 
     def page() -> object:  # as the page: the reference words are read in the sentences' own batched pass
         sentence_vector_cache(cached_bundle(bundle.name)).clear()  # read every sentence, as a new preset would
@@ -321,8 +324,8 @@ def main() -> None:
             text, pair = sentence_of(bundle.tokenizer, length), pair_of(bundle.tokenizer, length)
             input_ids = torch.tensor([encode(bundle.tokenizer, text).input_ids])
             with torch.inference_mode():
-                floor = seconds(partial(bundle.model.bert, input_ids), repeats)
-            row = {"floor: bundle.model.bert(input_ids)": ms(floor)}
+                floor = seconds(partial(encoder_of(bundle.model), input_ids), repeats)
+            row = {"floor: encoder_of(bundle.model)(input_ids)": ms(floor)}
             if baseline_rows:
                 with torch.inference_mode():
                     reference = seconds(partial(sdpa, input_ids), repeats)

@@ -1,7 +1,7 @@
 """The expected results of a class's runs: transformers directly, in the checking process.
 
 Its own tokenizer and model instances, loaded from the server's model folder, truncating to the same cap; and the
-floor of serving each distinct model input, a bare forward pass (``bundle.model.bert(input_ids)``), timed on the
+floor of serving each distinct model input, a bare forward pass (``encoder_of(bundle.model)(input_ids)``), timed on the
 app's own loaded model.
 """
 
@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from transformers import AutoTokenizer, BertForPreTraining
 
+from bertlens.family import encoder_of
 from bertlens.models import ModelBundle
 
 
@@ -80,7 +81,7 @@ class Reference:
     def bare_forward(
         self, bundle: ModelBundle, text: str, text_b: str = "", threads: int | None = None
     ) -> tuple[float, float]:
-        """A ``bundle.model.bert(input_ids)`` call on the capped input (the floor of serving it), with torch on
+        """A ``encoder_of(bundle.model)(input_ids)`` call on the capped input (the floor of serving it), with torch on
         ``threads`` threads (None: as set): (wall seconds, CPU seconds of all this process's threads) of the faster
         of two, so that a moment of other load on the machine does not inflate the floor."""
         input_ids = torch.tensor([self.encode(text, text_b)["ids"]])
@@ -88,7 +89,7 @@ class Reference:
         with torch.inference_mode(), threads_set_to(threads) if threads else nullcontext():
             for _ in range(2):
                 started, cpu = time.perf_counter(), time.process_time()
-                bundle.model.bert(input_ids)
+                encoder_of(bundle.model)(input_ids)
                 times.append((time.perf_counter() - started, time.process_time() - cpu))
         return min(times)
 

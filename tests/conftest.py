@@ -32,7 +32,12 @@ from streamlit.testing.v1.element_tree import Dataframe, Html  # noqa: E402
 from transformers import BertForMaskedLM, BertForNextSentencePrediction  # noqa: E402
 
 from bertlens.models import BUNDLED_MODEL, ModelBundle, load_model  # noqa: E402
-from bertlens.synthetic import TINY_CONFIG, random_bert_config, save_random_bert  # noqa: E402
+from bertlens.synthetic import (  # noqa: E402
+    TINY_CONFIG,
+    random_bert_config,
+    save_random_bert,
+    save_random_family_model,
+)
 from components.ui import exports  # noqa: E402
 from components.ui.html_table import is_table, read_table  # noqa: E402
 from components.ui.plotly_chart import ELEMENT, FIGURE_FIRST  # noqa: E402
@@ -94,6 +99,20 @@ def tiny_encoder_dir(tmp_path_factory) -> Path:
     return save_random_bert(
         tmp_path_factory.mktemp("tiny-encoder"), random_bert_config(**TINY_CONFIG), with_heads=False
     )
+
+
+@pytest.fixture(scope="session")
+def family_dir(tmp_path_factory) -> Callable[[str], Path]:
+    """A tiny random model of one of BERT's family (its pre-training class, every head; ``bertlens.synthetic``),
+    saved once per session: ``family_dir("roberta")``."""
+    saved: dict[str, Path] = {}
+
+    def folder(family: str) -> Path:
+        if family not in saved:
+            saved[family] = save_random_family_model(tmp_path_factory.mktemp(f"tiny-{family}"), family)
+        return saved[family]
+
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -161,9 +161,10 @@ class TokenView:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def token_view(q: Query) -> TokenView:
-    tokenizer = cached_bundle(q.model).tokenizer
+    bundle = cached_bundle(q.model)
+    tokenizer = bundle.tokenizer
     encoding = encode(tokenizer, q.text, q.text_b or None, q.max_length)
-    table = token_table(encoding, q.text, q.text_b or None)
+    table = token_table(encoding, q.text, q.text_b or None, bundle.description.tokenizer)
     counts = token_counts(table, tokenizer.unk_token, spaced_words(encoding, q.text, q.text_b or None))
     before = before_wordpiece(tokenizer, f"{q.text}\n{q.text_b}")
     return TokenView(encoding, table, split_words(table), counts, round_trip(tokenizer, encoding), before)
@@ -212,7 +213,8 @@ def architecture(q: Query) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 @st.cache_data(max_entries=8, show_spinner=False)
 def architecture_blocks(q: Query) -> Architecture:
     """The architecture figure's blocks, from the cached parameter counts."""
-    return anatomy.architecture(cached_bundle(q.model).model.config, architecture(q)[1])
+    bundle = cached_bundle(q.model)
+    return anatomy.architecture_of(bundle.description, bundle.model.config, architecture(q)[1])
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -238,7 +240,8 @@ def pooler(q: Query) -> PoolerCheck | None:
 
 def forward_outputs(q: Query) -> pd.DataFrame:
     """What the forward pass of ``q`` returns (shapes only: not worth a cache entry)."""
-    return anatomy.forward_outputs(analysis(q), cached_bundle(q.model).capabilities)
+    bundle = cached_bundle(q.model)
+    return anatomy.forward_outputs(analysis(q), bundle.capabilities, bundle.description)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -306,8 +309,8 @@ def evaluation(q: Query, rows: tuple[tuple[str, str, Any, str], ...]) -> nsp.Eva
 
 @st.cache_data(max_entries=16, show_spinner="Computing head statistics…")
 def statistics(q: Query) -> dict[str, np.ndarray]:
-    result = analysis(q)
-    return head_statistics(result.attentions, result.encoding)
+    result, described = analysis(q), cached_bundle(q.model).description
+    return head_statistics(result.attentions, result.encoding, described.cls_token, described.sep_token)
 
 
 @st.cache_data(max_entries=4, show_spinner="Rolling attention out through the layers…")

@@ -23,7 +23,7 @@ from bertlens.compare import SEED_FIRST
 from bertlens.curriculum import LESSONS
 from bertlens.engine import background_priority
 from bertlens.lessons import Step
-from bertlens.mlm import DEFAULT_K
+from bertlens.mlm import DEFAULT_K, with_mask_token
 from bertlens.nsp import DEFAULT_A, DEFAULT_B, DEFAULT_CANDIDATES, DEFAULT_PAIRS
 from bertlens.sense_presets import DEFAULT_PRESET
 from bertlens.sense_presets import PRESETS as SENSE_PRESETS
@@ -54,7 +54,8 @@ logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").add
 
 def preset_requests(model_name: str) -> list[Callable[[], object]]:
     """Each page's first view, as the page itself asks for it (same cached function, same arguments)."""
-    caps = cached_bundle(model_name).capabilities
+    bundle = cached_bundle(model_name)
+    caps, mask = bundle.capabilities, bundle.description.mask_token
     first = query(model_name, SEED_FIRST)  # the pages' example sentence (state.widgets.DEFAULT_TEXT)
     requests: list[Callable[[], object]] = [
         lambda: cache.token_view(first),
@@ -64,7 +65,7 @@ def preset_requests(model_name: str) -> list[Callable[[], object]]:
     ]
     requests += [partial(cache.analysis, query(model_name, p.text, p.text_b)) for p in ATTENTION_PRESETS]
     if caps.has_mlm_head:
-        examples = [p.text for p in ATTENTION_PRESETS if "[MASK]" in p.text and not p.text_b]
+        examples = [with_mask_token(p.text, mask) for p in ATTENTION_PRESETS if "[MASK]" in p.text and not p.text_b]
         requests += [partial(cache.mask_guesses, query(model_name, text), DEFAULT_K) for text in examples]
     if caps.has_nsp_head and caps.has_pooler:
         pairs = list(map(tuple, DEFAULT_PAIRS.itertuples(index=False)))

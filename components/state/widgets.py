@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from streamlit.delta_generator import DeltaGenerator
     from streamlit.elements.lib.mutable_tab_container import TabContainer  # what st.tabs returns: a tab with .open
 
+REWRITTEN = "_rewritten_"  # + key: (a shared text as it was, as rewritten for the model: ``rewrite_shared_text``)
 DEFAULT_TEXT = SEED_FIRST  # the pages' example sentence: seed 000's
 SHARED_TEXTS = ("text", "a", "b")  # the texts that follow the student from page to page
 REMEMBERED = "_shared_"  # session: + a shared text's key, its last value (kept across page switches)
@@ -198,6 +199,21 @@ def brought_from_another_page(key: str) -> bool:
 def set_shared_text(value: str, key: str = "text") -> None:
     """Replace a shared text, e.g. from a button's callback (before its input is drawn)."""
     st.session_state[REMEMBERED + key] = value
+
+
+def rewrite_shared_text(rewrite: Callable[[str], str], key: str = "text") -> str | None:
+    """Rewrite the student's shared text (theirs, or the link's) before its input is drawn. Returns the text as it
+    was before ``rewrite`` changed it, for as long as the text is still the rewritten one (a rerun included); else
+    None."""
+    current = st.session_state.get(REMEMBERED + key)
+    if current is None and key in st.query_params:
+        current = one_line(st.query_params[key])
+    if current is not None and (rewritten := rewrite(current)) != current:
+        set_shared_text(rewritten, key)
+        st.session_state[REWRITTEN + key] = (current, rewritten)
+        return str(current)
+    before, after = st.session_state.get(REWRITTEN + key, (None, None))
+    return before if after is not None and after == current else None
 
 
 def forget_shared_text(key: str = "text") -> None:

@@ -13,6 +13,7 @@ from streamlit.errors import StreamlitPageNotFoundError
 from streamlit.runtime.pages_manager import PagesManager
 
 from bertlens.analysis import Encoding, input_problem
+from bertlens.family import NotInThisFamily
 from bertlens.lessons import Lesson
 from bertlens.models import ModelBundle
 from bertlens.pages import APP_TITLE
@@ -202,6 +203,15 @@ def page_header(title: str, lead: str, page: str, staged: bool = True) -> tuple[
             if lesson_panel(bundle, page, step, stage.picture, in_class):
                 stop_page()  # its question first: the page would show the answer
     return bundle, replace(stage, in_class=in_class, step=step)
+
+
+@contextmanager
+def explains_family_gaps() -> Iterator[None]:
+    """Run a view; where it needs a part the model's family does not have (``NotInThisFamily``), show why instead."""
+    try:
+        yield
+    except NotInThisFamily as gap:
+        st.info(str(gap), icon=":material/info:")
 
 
 def require_text(text: str) -> bool:

@@ -19,7 +19,9 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.errors import StreamlitAPIException
 
 from bertlens.curriculum import LESSONS, lesson_step
+from bertlens.family import in_model_tokens
 from bertlens.lessons import GET_THE_HEADS, PAGE_HEADS, Lesson, Question, Step, heads_needed, needs_head, resolve
+from bertlens.mlm import with_mask_token
 from bertlens.models import ModelBundle
 from bertlens.pages import PAGE_TITLES
 from bertlens.rooms import LIMITS, Room, RoomError, answer_form
@@ -46,6 +48,7 @@ from components.state.classroom import (
     this_client,
 )
 from components.state.history import NO_HISTORY_ENTRY
+from components.state.model_choice import active_bundle
 from components.state.params import (
     PARAMS,
     declared,
@@ -304,9 +307,14 @@ def _step_navigation(lesson: Lesson, index: int, layers: int) -> None:
     st.progress((index + 1) / len(lesson.steps))
 
 
+def for_the_model(markdown: str) -> str:
+    """A lesson's text, written for BERT, with the active model's own special tokens (RoBERTa's `<mask>`, `<s>`)."""
+    return in_model_tokens(markdown, active_bundle().description)
+
+
 def in_one_breath(text: str, limit: int, more: str, show: Callable[[str], object] = st.markdown) -> None:
     """``text``'s first sentences up to ``limit`` words, shown by ``show``; the rest one click away under ``more``."""
-    lead, rest = first_words(text, limit)
+    lead, rest = first_words(for_the_model(text), limit)
     show(lead)
     if rest:
         with st.expander(more):
@@ -497,7 +505,7 @@ def question_box(
     if st.session_state.get(answered) and box not in st.session_state:
         st.session_state[box] = st.session_state[answered]  # the box shows the answer it gave
     if hosting:
-        st.markdown(f"**Predict first.** {question.prompt}")
+        st.markdown(f"**Predict first.** {for_the_model(question.prompt)}")
         _given(question)
         if not revealed:
             assert in_class is not None
@@ -551,7 +559,7 @@ def question_box(
 
 def _answer_form(question: Question, key: str, in_class: InClass | None) -> None:
     with st.form(f"{key}_form", border=False):
-        st.markdown(f"**Predict first.** {question.prompt}")
+        st.markdown(f"**Predict first.** {for_the_model(question.prompt)}")
         _given(question)
         if question.choices:
             st.radio("Your answer", question.choices, index=None, key=guess_key(key), horizontal=True)  # 2.5.8
@@ -586,7 +594,10 @@ def _class_answer_box(question: Question, key: str, in_class: InClass, waiting_n
 
 def _given(question: Question) -> None:
     if question.given:
-        st.markdown("  \n".join(f"{label}: **{literal(text)}**" for label, text in question.given))
+        mask = active_bundle().description.mask_token  # the sentence as the page shows it
+        st.markdown(
+            "  \n".join(f"{label}: **{literal(with_mask_token(text, mask))}**" for label, text in question.given)
+        )
 
 
 def _check(question: Question, key: str, in_class: InClass | None) -> None:

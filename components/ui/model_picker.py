@@ -43,15 +43,15 @@ def model_picker() -> None:
         "Model",
         picker_options(),
         **bound(MODEL_KEY),
-        help="Any BERT checkpoint: a Hugging Face Hub id or a local folder. "
-        f"{BUNDLED_MODEL} is bundled and works offline.",
+        help="BERT or one of its family (DistilBERT, RoBERTa, XLM-RoBERTa, CamemBERT, ALBERT, ELECTRA, ModernBERT): "
+        f"a Hugging Face Hub id or a local folder. {BUNDLED_MODEL} is bundled and works offline.",
     )
     if st.session_state.get(MODEL_KEY) == CUSTOM:
         st.text_input(  # in the link too: a class link opens every student on the same custom model
             "Hub id or local folder",
             **bound(CUSTOM_KEY),
             max_chars=MAX_MODEL_NAME_CHARS,
-            placeholder="e.g. bert-base-uncased or /models/my-bert",
+            placeholder="e.g. roberta-base or /models/my-bert",
         )
 
 
@@ -67,7 +67,7 @@ def model_status(bundle: ModelBundle) -> None:
     caps = bundle.capabilities
     st.markdown(f"**Active model:** {code_span(bundle.name)}")
     st.caption(caps.summary())
-    if not caps.has_mlm_head or not caps.has_nsp_head:
+    if bundle.description.missing:
         st.caption("Pages that need a missing head explain why instead of showing predictions.")
 
 

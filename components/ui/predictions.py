@@ -21,8 +21,19 @@ HEADS: dict[PretrainingHead, tuple[str, str]] = {
 
 
 def no_head_explanation(bundle: ModelBundle, head: PretrainingHead) -> None:
-    """Why there are no predictions here, and how to get a model that has the head."""
+    """Why there are no predictions here (the family's own reason when it never had the head), and how to get a
+    model that has the head."""
     name, job = HEADS[head]
+    described = bundle.description
+    if described.family != "bert" and (reason := described.why_missing(head)):
+        if head == "NSP" and (order := described.why_missing("SOP")):  # ALBERT's checkpoint without its SOP head
+            reason = f"{reason} {order}"
+        st.info(
+            f"**No predictions with {code_span(bundle.name)}: {described.family_name} has no {name}.**\n\n"
+            f"{reason}\n\nBERT itself has it: pick **bert-base-uncased** in the sidebar's **Model** menu.",
+            icon=":material/block:",
+        )
+        return
     st.info(
         f"**No predictions with {code_span(bundle.name)}: its checkpoint has no {name}.**\n\n"
         f"It is an encoder only: it turns text into vectors, but the layer that would {job} was "

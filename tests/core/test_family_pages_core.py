@@ -18,21 +18,22 @@ from bertlens.anatomy import (
     bundle_named_parameters,
     bundle_parameter_counts,
     embedding_parts,
+    forward_outputs,
     has_every_part,
     module_tree,
     pooler_check,
 )
 from bertlens.attention import head_statistics
-from bertlens.family import FAMILIES, NO_POSITION_TABLE, NotInThisFamily, encoder_of
+from bertlens.family import FAMILIES, NO_POSITION_TABLE, NotInThisFamily, encoder_of, in_model_tokens, layer_scope
 from bertlens.influence import mask_and_see
-from bertlens.mlm import check_true_word, softmax
+from bertlens.mlm import check_true_word, softmax, with_mask_token
 from bertlens.models import load_family_model
 from bertlens.nsp import PAIR_LABELS, evaluate_pairs, rank_candidates, score_pairs
 from bertlens.positions import position_embeddings
 from bertlens.pretraining import pretraining_step
 from bertlens.senses import embed_word
 from bertlens.steps import head_steps, layer_guesses
-from bertlens.tokenization import look_up, mask_effect, pad_batch, token_table, vocabulary_facts
+from bertlens.tokenization import continuation_column, look_up, mask_effect, pad_batch, token_table, vocabulary_facts
 from tests.core.test_family import FAMILY_NAMES, TEXT, TEXT_B, saved
 
 WITH_MLM = [f for f in FAMILY_NAMES if f != "electra"]  # ELECTRA's discriminator has replaced-token detection
@@ -330,7 +331,12 @@ def test_tokenization_reads_the_models_own_marker_and_special_tokens(bundles, fa
         i > 0 and pieces.word_ids()[i] is not None and pieces.word_ids()[i - 1] == pieces.word_ids()[i]
         for i in range(len(encoding))
     ]
-    assert table["continuation (##)"].tolist() == same_word
+    assert table[continuation_column(described.tokenizer)].tolist() == same_word
+    assert continuation_column(described.tokenizer) == (
+        f"continuation (no {described.tokenizer.marker})"
+        if described.tokenizer.marker_starts_word
+        else "continuation (##)"
+    )
     facts = vocabulary_facts(bundle.tokenizer)
     assert any(described.tokenizer.marker in kind for kind in facts.kinds["kind of entry"])
     assert look_up(bundle.tokenizer, described.mask_token).kind == "special"
@@ -350,3 +356,52 @@ def test_a_true_word_is_read_as_after_a_space_by_byte_level_bpe(bundles, family)
     check = check_true_word(analysis, bundle.tokenizer, "book")
     assert check.token.startswith("Ġ") and check.mask_token == bundle.description.mask_token
     assert check.token_id == bundle.tokenizer.convert_tokens_to_ids(bundle.tokenizer.tokenize(" book"))[0]
+
+
+# --- the pages' wording for the model ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", FAMILY_NAMES)
+def test_lesson_text_and_links_use_the_models_own_special_tokens(bundles, family):
+    """A text written for BERT names the model's own tokens: its mask in a sentence, every special token in a
+    lesson's Markdown (as code spans: a bare <mask> would be taken for HTML)."""
+    described = bundles(family).description
+    assert (
+        with_mask_token("A [MASK] and a <mask>.", described.mask_token)
+        == f"A {described.mask_token} and a {described.mask_token}."
+    )
+    said = in_model_tokens("`[CLS]` A [SEP] B, hidden behind `[MASK]`.", described)
+    if described.cls_token == "[CLS]":
+        assert said.startswith("`[CLS]` A [SEP] B")
+    else:
+        assert said.startswith(f"`{described.cls_token}` A `{described.sep_token}` B")
+    assert said.endswith(f"`{described.mask_token}`.") and said.count("`") % 2 == 0
+
+
+@pytest.mark.parametrize("family", FAMILY_NAMES)
+def test_only_modernberts_local_layers_are_named_local(bundles, family):
+    """Random weights (ModernBERT: global every third layer, a 4-token window). The label matches the attention:
+    a local layer's weights are 0 beyond the window."""
+    bundle = bundles(family)
+    described = bundle.description
+    scopes = [layer_scope(described, layer) for layer in range(described.num_layers)]
+    if family != "modernbert":
+        assert scopes == [None] * described.num_layers
+        return
+    assert scopes[0].startswith("a global layer") and all(s.startswith("a local layer") for s in scopes[1:])
+    attentions = analyze(bundle, "The quick cat reads a book in Paris with the old dog").attentions
+    far = np.abs(np.subtract.outer(np.arange(attentions.shape[-1]), np.arange(attentions.shape[-1]))) > 2
+    assert np.all(attentions[1][:, far] == 0) and np.any(attentions[0][:, far] > 0)
+
+
+@pytest.mark.parametrize("family", FAMILY_NAMES)
+def test_the_outputs_table_names_the_family_classes_own_outputs(bundles, family):
+    """Random weights. The head rows are the outputs the pre-training class returns, with their shapes."""
+    bundle = bundles(family)
+    analysis = analyze(bundle, TEXT_B)
+    table = forward_outputs(analysis, bundle.capabilities, bundle.description).set_index("output")
+    with torch.no_grad():
+        out = bundle.model(**own_inputs(bundle, analysis.encoding.input_ids, analysis.encoding.token_type_ids))
+    for name in ("prediction_logits", "seq_relationship_logits", "sop_logits", "logits"):
+        if name in table.index and table.loc[name, "shape"] is not None:
+            assert table.loc[name, "shape"] == str(tuple(out[name].shape)).replace(",)", ")")

@@ -15,7 +15,7 @@ from streamlit import config as streamlit_config
 from streamlit.runtime.secrets import Secrets
 from streamlit.testing.v1 import AppTest
 
-from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, LOAD_COUNTS, MODEL_CHOICES
+from bertlens.models import BUNDLED_MODEL, DEFAULT_MODEL, FAMILY_MODELS, LOAD_COUNTS, MODEL_CHOICES
 from bertlens.settings import (
     DEFAULT_CLASS_STORE,
     OFF_WORDS,
@@ -132,6 +132,13 @@ def test_hosted_allowlist_and_caps_from_env():
     )
     assert config.model_options == (BUNDLED_MODEL, "bert-base-cased", "bert-base-uncased")
     assert (config.budgets.tokens, config.budgets.sentences) == (64, 12)
+
+
+def test_the_hosted_allowlist_names_any_checkpoint_of_berts_family():
+    family = ("roberta-base", "answerdotai/ModernBERT-base", "google/electra-base-discriminator", "albert-base-v2")
+    config = load_settings({"BERTLENS_HOSTED": "1", "BERTLENS_ALLOWED_MODELS": ",".join(family)})
+    assert config.model_options == (DEFAULT_MODEL, *family) and not config.allow_custom_models
+    assert set(FAMILY_MODELS) <= set(load_settings({}).model_options)  # offered by the local picker
 
 
 @pytest.mark.parametrize("raw", ["abc", "0", "-5", "1e3", "12.5", "+3", "٣", "１２"])  # Arabic-Indic, full-width
@@ -368,6 +375,23 @@ def test_token_cap_applies(hosted_app, monkeypatch):
     assert not at.exception
     # The server's budget, named with the setting that changes it (it once read like the model's own limit)
     assert "the limit is at most 8 tokens per text on this server (set `BERTLENS_MAX_TOKENS`" in warnings(at)
+
+
+def test_a_hosted_server_runs_an_allowed_family_model_within_its_budgets(monkeypatch, family_dir):
+    """Random weights. A RoBERTa folder on the allowlist is loaded by the link naming it, and the hosted token cap
+    cuts its input as it cuts BERT's."""
+    folder = str(family_dir("roberta"))
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BERTLENS_MODEL", BUNDLED_MODEL)
+    monkeypatch.setenv("BERTLENS_HOSTED", "1")
+    monkeypatch.setenv("BERTLENS_ALLOWED_MODELS", f"{BUNDLED_MODEL},{folder}")
+    monkeypatch.setenv("BERTLENS_MAX_TOKENS", "8")
+    at = AppTest.from_file(str(ROOT / "pages/attention.py"), default_timeout=APPTEST_TIMEOUT)
+    at.query_params.update(model=folder, text="The quick cat reads a book in Paris with the old dog")
+    at.run()
+    assert not at.exception
+    assert f"Model: `{folder}` — RoBERTa" in " ".join(c.value for c in at.caption)
+    assert "the limit is at most 8 tokens per text on this server" in warnings(at)
 
 
 def test_a_custom_model_travels_in_the_link(monkeypatch, tmp_path):

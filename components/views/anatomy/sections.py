@@ -20,6 +20,7 @@ from bertlens.anatomy import (
     has_every_part,
     matrices_and_vectors,
 )
+from bertlens.family import encoder_of
 from bertlens.positions import PositionEmbeddings
 from bertlens.wording import blank, listed, plural
 from components.services import cache
@@ -153,7 +154,7 @@ def architecture_figure(arch: Architecture, text_size: int = BOX_TEXT) -> go.Fig
     fig.update_xaxes(range=[-0.1, 12.1], **hidden)
     fig.update_yaxes(range=[nsp - half - 0.1, tokens + half + 0.1], **hidden)
     fig.update_layout(
-        title="BERT's architecture, with this checkpoint's sizes",
+        title=f"{arch.family_name}'s architecture, with this checkpoint's sizes",
         height=round(700 * text_size / BOX_TEXT),
         margin=dict(t=40, l=0, r=0, b=0),
         # Set here: the figure is shared, and exports.chart writes nothing to it (nor, in presentation mode,
@@ -355,9 +356,17 @@ def diagram_section(model_name: str) -> None:
             "Dashed boxes are parts this checkpoint does not ship: the pages that need them say so instead of "
             "guessing with random weights."
         )
-    st.caption(
-        f"Every box's parameters, the encoder layer's counted {plural(arch.layers, 'time')}, add up to {arch.total():,}."
+    layer_counted = (
+        f"the encoder layer's counted {plural(arch.layers, 'time')}"
+        if arch.encoder_parameters is None
+        else "the encoder's counted once per set of layer weights"
+        + (
+            f" ({arch.distinct_layers} shared by all {arch.layers} layers)"
+            if arch.distinct_layers != arch.layers
+            else ""
+        )
     )
+    st.caption(f"Every box's parameters, {layer_counted}, add up to {arch.total():,}.")
 
 
 def architecture_section(model_name: str) -> None:
@@ -400,6 +409,14 @@ def architecture_section(model_name: str) -> None:
     with st.expander("Configuration"):
         exports.table(config, "config", key="config")
     with st.expander("The module tree, as print(model) shows it"):
+        described = cached_bundle(model_name).description
+        if described.family != "bert":
+            st.caption(
+                f"{described.family_name}'s encoder, and after it only the pre-training heads this checkpoint ships "
+                f"({', '.join(described.heads) or 'none'})."
+            )
+            st.text(cache.modules(cache.query(model_name)))  # literal, monospace
+            return
         shown = (
             "`BertForPreTraining`: its `bert` part below is the `BertModel` (embeddings, encoder, pooler), and its "
             "`cls` holds both heads, `predictions` (masked language model) and `seq_relationship` (next sentence)"
@@ -511,7 +528,8 @@ def pooler_words(check: PoolerCheck) -> str:
 def pooler_section(model_name: str, text: str, text_b: str) -> None:
     check = cache.pooler(cache.query(model_name, text, text_b))
     if check is None:
-        st.info("This checkpoint has no pooler weights, so there is no pooler_output to check.")
+        reason = cached_bundle(model_name).description.why_missing("pooler") or ""
+        st.info(f"This checkpoint has no pooler weights, so there is no pooler_output to check. {reason}".strip())
         return
     st.markdown("The pooler is one dense layer with tanh on the final `[CLS]` vector. Done by hand:")
     check_result("tanh(dense(final [CLS])) vs pooler_output", check.max_abs_difference)
@@ -524,9 +542,10 @@ def pooler_section(model_name: str, text: str, text_b: str) -> None:
 
 def outputs_section(model_name: str, text: str, text_b: str) -> None:
     q = cache.query(model_name, text, text_b)
+    encoder = type(encoder_of(cached_bundle(model_name).model)).__name__  # BertModel, RobertaModel …
     st.markdown(
         "What **one forward pass** of this input returns, as transformers hands it over "
-        "(`BertModel(..., output_attentions=True, output_hidden_states=True)`, then the pre-training heads), "
+        f"(`{encoder}(..., output_attentions=True, output_hidden_states=True)`, then the pre-training heads), "
         "for a batch of one input (a sentence, or a pair). The Attention page and this page's Embeddings and "
         "Pooler tabs read this one pass; Fill-mask reads the sentence alone (the same pass when there is no "
         "sentence B), and Next sentence the pair typed on its page (the same pass when it is this pair)."

@@ -32,6 +32,7 @@ from bertlens.attention import (
     thumbnail_size,
     token_labels,
 )
+from bertlens.family import layer_scope
 from bertlens.models import ModelBundle
 from bertlens.wording import plural
 from components.services import cache
@@ -221,6 +222,8 @@ def controls(bundle: ModelBundle) -> Choice:
         mean = st.toggle("Average the heads of the layer", **bound("mean"), disabled=view == "rollout")
     with layer_column:
         layer = bound_int_slider("Encoder layer", "attn_layer", 0, caps.num_layers - 1, help=LAYER_HELP)
+        if scope := layer_scope(bundle.description, layer):
+            st.caption(f"Encoder layer {layer} is {scope}.")
     with head_column:
         head = bound_int_slider("Head", "head", 0, caps.num_heads - 1, disabled=mean or view == "rollout")
     how_to_read(READING_NOTES)
@@ -233,7 +236,9 @@ def open_tabs() -> list[TabContainer]:
 
 def heatmap_section(page: PageInput, choice: Choice, heads: int) -> None:
     matrix = matrices(page, choice)[choice.layer]
-    chart(matrix_figure(matrix, page.encoding, choice.title(heads)), f"attention-{choice.slug()}", key="heatmap")
+    scope = layer_scope(cached_bundle(page.query.model).description, choice.layer) if choice.view == "raw" else None
+    title = choice.title(heads) + (f" — {scope.split(':')[0].removeprefix('a ')}" if scope else "")
+    chart(matrix_figure(matrix, page.encoding, title), f"attention-{choice.slug()}", key="heatmap")
     labels = list(token_labels(page.encoding))
     csv_download(
         lambda: labelled_matrix(matrix, labels, "query"),

@@ -217,6 +217,8 @@ def _watched_words(seen: Watch, labels: list[str]) -> tuple[str, str]:
         return f"BERT's guesses at the {labels[seen.observer]} token", f"attention from {labels[seen.observer]}"
     if seen.measure == "verdict":
         return "the next-sentence verdict P(IsNext), read from [CLS]", f"attention from {labels[0]}"
+    if seen.measure == "order":
+        return f"the sentence-order verdict P(in order), read from {labels[0]}", f"attention from {labels[0]}"
     return (
         "every other token's last hidden state (a [MASK] would have its guesses watched, and a sentence B the "
         "next-sentence verdict, where this model has those heads)",
@@ -290,6 +292,7 @@ def one_token_view(
     change = {
         "guess": f"the top guess goes from **{literal(influence.before)}** to **{literal(after)}**",
         "verdict": f"P(IsNext) goes from **{influence.before}** to **{after}**",
+        "order": f"P(in order) goes from **{influence.before}** to **{after}**",
         "vectors": f"the token that moves most is {literal(after)}",
     }[influence.measure]
     st.markdown(

@@ -34,7 +34,8 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
         key="fill_compare_copy",
         help="Copy the sentence into the box below, then change one word.",
     )
-    label = "Second sentence, with [MASK] (try changing one word)"
+    mask = cached_bundle(model_name).description.mask_token
+    label = f"Second sentence, with {mask} (try changing one word)"
     second_text = linked_text(
         st.text_input,
         label,
@@ -43,9 +44,11 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
     )
     typed, second_text = second_text, within_chars_budget(second_text, label)
     if blank(second_text):
-        st.info("Type a second sentence with a [MASK] — e.g. the first with one word changed — to compare the guesses.")
+        st.info(
+            f"Type a second sentence with a {mask} — e.g. the first with one word changed — to compare the guesses."
+        )
         return
-    missing = mlm.missing_mask_message(second_text, typed, other_way=" in the second sentence")
+    missing = mlm.missing_mask_message(second_text, typed, mask, other_way=" in the second sentence")
     if missing:
         st.info(missing)
         return
@@ -54,9 +57,9 @@ def fill_mask_compare_section(model_name: str, text: str, analysis: Analysis, k:
     where_they_differ(analysis, second)
     if (second_number := partner_mask(analysis, second, mask_number)) is None:
         st.info(
-            f"The second sentence has no [MASK] in the place of mask {mask_number} (token "
+            f"The second sentence has no {mask} in the place of mask {mask_number} (token "
             f"{analysis.mask_positions[mask_number - 1]} of the first): guesses are compared mask for mask, in the "
-            "same place. Keep the [MASK] where it is and change another word."
+            f"same place. Keep the {mask} where it is and change another word."
         )
         return
     if second_number != mask_number:

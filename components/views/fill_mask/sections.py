@@ -6,15 +6,18 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from bertlens import mlm
+from bertlens.family import ModelDescription
 from bertlens.steps import LayerGuesses
-from bertlens.wording import blank, percent
+from bertlens.wording import blank, percent, shortened
 from components.services import cache
+from components.services.models import cached_bundle
 from components.services.settings import settings
-from components.services.text import SHARE_TICKS, literal
+from components.services.text import SHARE_TICKS, code_span, literal
 from components.state.params import bound, warn_bad_param
 from components.state.widgets import (
     bound_int_input,
@@ -84,7 +87,8 @@ def true_word_choice(masks: int) -> tuple[dict[int, str], int]:
 def true_word_section(query: cache.Query, word: str, mask_number: int, vocab_size: int) -> None:
     st.header("True-word check", anchor=False)  # h2 under the page title: no skipped heading level
     st.caption(
-        f"The word mask {mask_number} hides (typed above): how probable did BERT find it, at which rank, "
+        f"The word mask {mask_number} hides (typed above): how probable did "
+        f"{cached_bundle(query.model).description.family_name} find it, at which rank, "
         "and what loss does that give?"
     )
     if blank(word):
@@ -146,10 +150,46 @@ def _mask_words(masked: str, hidden: str) -> None:
     st.session_state["words_to_mask"] = []  # masked now: the picker starts again from the new sentence's words
 
 
-def mask_word_helper(text: str) -> None:
+def mask_token_rewritten(described: ModelDescription, before: str) -> None:
+    """Say that the sentence's mask tokens were written as this model's own."""
+    st.caption(
+        f"{described.family_name}'s mask token is {code_span(described.mask_token)}: the sentence's masks are "
+        f"written that way here (it was {code_span(shortened(before, 80))})."
+    )
+
+
+def replaced_tokens_section(model_name: str, text: str) -> None:
+    """ELECTRA's discriminator on the sentence: for each token, how likely it looks replaced (replaced-token
+    detection), instead of guesses at a mask (its checkpoint has no MLM head)."""
+    described = cached_bundle(model_name).description
+    st.info(described.why_missing("MLM") or "", icon=":material/info:")
+    st.header("Which tokens look replaced?", anchor=False)
+    how_to_read(
+        "ELECTRA's discriminator was pre-trained on replaced-token detection: a small generator filled masked "
+        "positions with plausible words, and the discriminator learnt to tell, for **every** token, whether it is "
+        "the original or a replacement (Clark et al. 2020). **P(replaced)** is the sigmoid of its score for each "
+        "token. Change a word of the sentence into a less fitting one and see whether its probability rises."
+    )
+    if blank(text):
+        st.info("Type a sentence to see which of its tokens look replaced.")
+        return
+    analysis = cache.cached_analysis(model_name, text)
+    truncation_notice(analysis.encoding)
+    scores = mlm.replaced_tokens(analysis)
+    chart(replaced_figure(scores), "replaced-tokens", key="replaced_chart")
+    table(scores, "replaced-tokens", key="replaced_table", column_config={"P(replaced)": PROBABILITY, "logit": LOGIT})
+
+
+def replaced_figure(scores: pd.DataFrame) -> go.Figure:
+    """P(replaced) per token, in sentence order (special tokens included: the discriminator scores them too)."""
+    labels = [f"{position}: {token}" for position, token in zip(scores["position"], scores["token"])]
+    return bar_figure(labels, scores["P(replaced)"].tolist(), "P(replaced) for each token", "P(replaced)")
+
+
+def mask_word_helper(text: str, mask_token: str = mlm.BERT_MASK) -> None:
     """Pick words of the sentence and replace them with [MASK] (seed 000's ``word_to_mask``, seed 003's
     exercise 4); the words picked become the true words of the check, beside those already typed for its masks."""
-    spans = {span.label: span for span in mlm.word_spans(text)}
+    spans = {span.label: span for span in mlm.word_spans(text, mask_token)}
     if not spans:
         st.caption("There is no word here to mask.")
         return
@@ -164,11 +204,11 @@ def mask_word_helper(text: str) -> None:
     if not chosen:
         return
     typed = st.session_state.get("true_word", st.query_params.get("true_word", ""))
-    masks = text.count("[MASK]")
+    masks = text.count(mask_token)
     at_mask = st.session_state.get("at_mask", 1)  # kept (bound to the link) after a sentence with more masks
     at_mask = min(max(at_mask, 1), masks) if masks > 1 and isinstance(at_mask, int) else 1
     known, _ = mlm.true_words(typed, masks, at_mask)
-    masked, hidden = mlm.mask_spans(text, [spans[label] for label in chosen], known)
+    masked, hidden = mlm.mask_spans(text, [spans[label] for label in chosen], known, mask_token)
     st.caption("The sentence will become:")
     st.text(masked)
     label = "Mask this word" if len(chosen) == 1 else f"Mask these {len(chosen)} words"

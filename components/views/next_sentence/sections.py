@@ -10,6 +10,7 @@ import streamlit as st
 
 from bertlens import nsp
 from bertlens.analysis import Analysis
+from bertlens.family import ModelDescription
 from bertlens.table_input import TableInputError
 from bertlens.tokenization import batch_lines
 from bertlens.wording import agree, blank, plural, shortened
@@ -184,6 +185,29 @@ def verdict_view(result: nsp.NextSentence) -> None:
         f"The NSP head reads the pooled [CLS] vector and gives two logits (raw scores): IsNext {is_next:.4f} "
         f"(index 0), NotNext {not_next:.4f} (index 1). Their softmax gives the probabilities, and only "
         f"their difference matters: IsNext − NotNext = {difference}."
+    )
+
+
+def order_view(result: nsp.SentenceOrder, cls_token: str) -> None:
+    """ALBERT's sentence-order prediction on the pair: in order or swapped."""
+    left, right = st.columns(2)
+    left.metric("P(in order)", f"{result.p_in_order:.4f}")
+    right.metric("P(swapped)", f"{result.p_swapped:.4f}")
+    (st.success if result.in_order else st.warning)(f"**Verdict:** {result.verdict}")
+    in_order, swapped = result.logits
+    st.caption(
+        f"ALBERT's sentence-order prediction (SOP) head reads the pooled {cls_token} vector and gives two logits: in "
+        f"order {in_order:.4f} (index 0), swapped {swapped:.4f} (index 1); their softmax gives the probabilities. "
+        "In pre-training, B was always the sentence that follows A, sometimes swapped with it: the head judges the "
+        "order, not whether B belongs to A's text (Lan et al. 2020). *Swap A and B* to see it change."
+    )
+
+
+def no_is_next_scores(described: ModelDescription) -> None:
+    """Ranking and evaluation score IsNext: a sentence-order head has no such score."""
+    st.info(
+        f"{described.why_missing('NSP')} Ranking candidate Bs and evaluating IsNext labels need an IsNext "
+        "probability, which a sentence-order head does not give: see its verdict on one pair, and on it swapped."
     )
 
 

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from bertlens.budgets import Budgets
+from bertlens.family import TokenizerScheme
 from bertlens.tokenization import (
     MAX_LOOKUP_CHARS,
     SEED_BATCH,
@@ -20,8 +21,11 @@ from bertlens.tokenization import (
     VocabularyFacts,
     WordLookup,
     batch_lines,
+    continuation_column,
     lacking_characters,
     longest_spelled_word,
+    pieces_rule,
+    scheme_name,
     typed_special_tokens,
     unknown_words,
 )
@@ -30,7 +34,7 @@ from components.services import cache
 from components.services.budgeted import lines_within_chars_budget
 from components.services.models import cached_bundle
 from components.services.settings import settings
-from components.services.text import chart_text, isolated, literal
+from components.services.text import chart_text, code_span, isolated, literal
 from components.state.params import asked_for, bound, warn_bad_param
 from components.state.widgets import bound_int_slider, linked_text
 from components.ui import exports
@@ -57,9 +61,16 @@ TOKEN_ORDER = (
     "sentence",
     "word",
     "word index",
-    "continuation (##)",
+    continuation_column(),  # the model's own marker's column stands here (``token_order``)
     "special",
 )
+
+
+def token_order(scheme: TokenizerScheme) -> tuple[str, ...]:
+    """``TOKEN_ORDER`` with the continuation column named by the model's marker."""
+    return tuple(continuation_column(scheme) if name == continuation_column() else name for name in TOKEN_ORDER)
+
+
 TOKEN_COLUMNS = {name: INT_COLUMN for name in ("position", "id", "word index", "token_type_ids", "attention_mask")}
 
 
@@ -122,31 +133,39 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
     view = cache.token_view(cache.query(model_name, text, text_b))
     truncation_notice(view.encoding)
     counts = view.counts
+    bundle = cached_bundle(model_name)
+    described = bundle.description
+    scheme, cutter, unk = described.tokenizer, scheme_name(described.tokenizer), bundle.tokenizer.unk_token
     cols = st.columns(4)
     analysed = " analysed" if view.encoding.truncated else ""  # the counts are of the part the model reads
     cols[0].metric(f"Words{analysed} (split at spaces)", counts.words)
     cols[1].metric(f"Tokens{analysed} (with special)", counts.tokens)
     cols[2].metric(
-        f"Words{analysed} cut into ## pieces",
+        f"Words{analysed} cut into {'' if scheme.marker_starts_word else f'{scheme.marker} '}pieces",
         counts.split_words,
-        help="Among the words WordPiece reads: the text split at spaces and around every punctuation mark, so "
-        '"30,522" is the words 30 , 522 here, and only 522 is cut (52 ##2).',
+        help=f"Among the words {cutter} reads, the ones it cut into several pieces. {pieces_rule(scheme)}"
+        + (
+            ' WordPiece reads the text split at spaces and around every punctuation mark, so "30,522" is the words '
+            "30 , 522 here, and only 522 is cut (52 ##2)."
+            if scheme.kind == "WordPiece"
+            else ""
+        ),
     )
     cols[3].metric(
         "Tokens per word",
         f"{counts.tokens_per_word:.2f}",
-        help=f"Tokens{analysed} without [CLS] and [SEP], divided by the words{analysed} split at spaces.",
+        help=f"Tokens{analysed} without {described.cls_token} and {described.sep_token}, divided by the "
+        f"words{analysed} split at spaces.",
     )
-    bundle = cached_bundle(model_name)
-    st.caption(before_wordpiece_caption(view.before_wordpiece, lowercases=not bundle.capabilities.cased))
+    st.caption(before_cutting_caption(view.before_wordpiece, lowercases=not described.cased, scheme=scheme))
     if counts.split_words:
         cuts = listed(
             (f"{isolated(w)} → {isolated(p)}" for w, p in zip(view.split["word"], view.split["pieces"])), "; "
         )
-        st.markdown(f"**WordPiece cut {plural(counts.split_words, 'word')} into pieces:** {cuts}")
+        st.markdown(f"**{cutter} cut {plural(counts.split_words, 'word')} into pieces:** {cuts}")
     else:  # a word that became [UNK] is not a vocabulary entry either
         st.markdown(
-            "WordPiece cut no word into pieces"
+            f"{cutter} cut no word into pieces"
             + (
                 ": every word it could spell is one vocabulary entry."
                 if counts.unknown
@@ -154,33 +173,77 @@ def token_section(model_name: str, text: str, text_b: str) -> None:
             )
         )
     if counts.unknown:
-        unknown = unknown_words(view.table, bundle.tokenizer.unk_token)
+        unknown = unknown_words(view.table, unk)
         longest = longest_spelled_word(bundle.tokenizer)
         too_long = [w for w in unknown if longest is not None and len(w) > longest]
         unspelled = [w for w in unknown if w not in too_long]
         why = []  # a word too long is not a spelling problem: WordPiece does not try it
         if too_long:
-            why.append(f"WordPiece does not try a word longer than {longest} characters, such as {_quoted(too_long)}")
+            why.append(f"{cutter} does not try a word longer than {longest} characters, such as {_quoted(too_long)}")
         if unspelled:
-            why.append(_unspelled(unspelled, lacking_characters(bundle.tokenizer, unspelled)))
-        st.warning(f"{plural(counts.unknown, 'token')} became [UNK]: {'; '.join(why)}.")
+            why.append(_unspelled(unspelled, lacking_characters(bundle.tokenizer, unspelled), unk))
+        st.warning(f"{plural(counts.unknown, 'token')} became {special_token(unk)}: {'; '.join(why)}.")
     if typed := typed_special_tokens(view.table, bundle.tokenizer.all_special_tokens):
         st.info(
             f"You typed {listed(map(literal, typed))}: the tokenizer reads {agree(len(typed), 'it', 'each')} as the "
-            f"special token itself, with the same id as {agree(len(typed), 'the one', 'the ones')} it adds, so BERT "
-            "cannot tell yours from its own; only the *special* column below says which the tokenizer added"
-            + (", and a typed [PAD] is read like a word (attention mask 1)." if "[PAD]" in typed else ".")
+            f"special token itself, with the same id as {agree(len(typed), 'the one', 'the ones')} it adds, so "
+            f"{described.family_name} cannot tell yours from its own; only the *special* column below says which the "
+            "tokenizer added"
+            + (
+                f", and a typed {special_token(described.pad_token)} is read like a word (attention mask 1)."
+                if described.pad_token in typed
+                else "."
+            )
         )
-    st.caption("The *split word* column marks the pieces of a word WordPiece cut up.")
+    st.caption(
+        f"The *split word* column marks the pieces of a word {cutter} cut up; *{continuation_column(scheme)}* the "
+        f"pieces that continue a word. {pieces_rule(scheme)}"
+    )
     # A plain table (no pandas Styler): styling the rows took half of a cached visit's server time.
-    exports.table(view.table, "tokens", key="token_table", column_config=TOKEN_COLUMNS, column_order=TOKEN_ORDER)
+    exports.table(
+        view.table, "tokens", key="token_table", column_config=TOKEN_COLUMNS, column_order=token_order(scheme)
+    )
     st.markdown("**Round trip** — the ids decoded back to text, with the special tokens the tokenizer added:")
     # Plain text, shown literally (never Markdown or HTML); not st.code, whose syntax highlighter is 1.5 MB of
     # JavaScript a fresh tab would fetch and compile for two lines.
     st.text(view.decoded[0])
-    dropped = " — [UNK] is a special token too, so what became [UNK] is gone" if counts.unknown else ""
+    dropped = (
+        f" — {special_token(unk)} is a special token too, so what became {special_token(unk)} is gone"
+        if counts.unknown
+        else ""
+    )
     st.caption(f"Without the special tokens (an uncased model also lowercases and strips accents){dropped}:")
     st.text(view.decoded[1])
+
+
+NO_OTHER_TOKENIZER = "(none)"
+
+
+def other_tokenizer_section(model_name: str, text: str, text_b: str) -> None:
+    """The same text through another offered model's tokenizer, side by side with this model's (loaded on request:
+    one of the models this server offers, so it costs no more than picking it)."""
+    st.header("Two tokenizers, side by side", anchor=False)
+    offered = [name for name in settings().model_options if name != model_name]
+    other = st.selectbox(
+        "The same text through another model's tokenizer",
+        [NO_OTHER_TOKENIZER, *offered],
+        key="other_tokenizer",  # a detail of the view: not in the link
+        help="Each family cuts words its own way: WordPiece's ##, byte-level BPE's Ġ, SentencePiece's ▁.",
+    )
+    if other is None or other == NO_OTHER_TOKENIZER:
+        return
+    if (other_bundle := cached_bundle(other)).is_fallback:
+        st.info(f"{code_span(other)} cannot be loaded here: {literal(other_bundle.fallback_reason or '')}")
+        return
+    for column, name in zip(st.columns(2), (model_name, other)):
+        view, described = cache.token_view(cache.query(name, text, text_b)), cached_bundle(name).description
+        with column:
+            st.markdown(
+                f"{code_span(name)} — {described.family_name}, {scheme_name(described.tokenizer)}: "
+                f"**{plural(len(view.table), 'token')}**"
+            )
+            st.text(" ".join(view.table["token"]))  # literal, never Markdown
+            st.caption(pieces_rule(described.tokenizer))
 
 
 def vocabulary_section(model_name: str) -> None:
@@ -214,7 +277,9 @@ def word_lookup_section(model_name: str, facts: VocabularyFacts) -> None:
         st.info("Type a word to look it up.")
         return
     found, variants = cache.word_lookup(cache.query(model_name), word)
-    st.success(lookup_message(found)) if found.in_vocab else st.info(lookup_message(found))
+    scheme = cached_bundle(model_name).description.tokenizer
+    message = lookup_message(found, scheme)
+    st.success(message) if found.in_vocab else st.info(message)
     if facts.cased:
         st.markdown("**This model is cased:** capitals matter, so the variants below can become different tokens.")
     elif typed := [token for token in facts.special["token"] if any(token in v for v in variants["as typed"])]:
@@ -240,14 +305,17 @@ def word_lookup_section(model_name: str, facts: VocabularyFacts) -> None:
 ENTRY_KINDS = {
     "special": "a special token",
     "reserved": "a reserved slot: no text maps to it",
-    "continuation": "a continuation piece: WordPiece uses it only inside a word, after another piece",
+    "continuation": "a continuation piece: {cutter} uses it only inside a word, after another piece",
     "word": None,
 }
 
 
-def before_wordpiece_caption(before: BeforeWordPiece, lowercases: bool) -> str:
-    """What the tokenizer does before WordPiece, with this text's own examples: a script is named only when the
-    text is written in it."""
+def before_cutting_caption(before: BeforeWordPiece, lowercases: bool, scheme: TokenizerScheme) -> str:
+    """What the tokenizer does before it cuts words into pieces, with this text's own examples: a script is named only
+    when the text is written in it."""
+    if scheme.kind != "WordPiece":  # BERT's pre-tokenizer (split at punctuation, lowercase) is WordPiece's
+        lowered = "It lowercases the text first. " if lowercases else ""
+        return f"{lowered}{pieces_rule(scheme)}"
     said = "Before WordPiece, the tokenizer "
     if lowercases:
         stripped = before.stripped
@@ -270,8 +338,8 @@ def before_wordpiece_caption(before: BeforeWordPiece, lowercases: bool) -> str:
     return said + "; WordPiece then cuts a word it cannot spell whole into ## pieces."
 
 
-def _unspelled(words: Sequence[str], lacking: Sequence[str]) -> str:
-    """Why ``words`` became [UNK]: the characters the vocabulary ``lacking`` named (a word is not [UNK] for its other
+def _unspelled(words: Sequence[str], lacking: Sequence[str], unk: str = "[UNK]") -> str:
+    """Why ``words`` became ``unk``: the characters the vocabulary ``lacking`` named (a word is not [UNK] for its other
     letters: "pizza🍕")."""
     examples = (
         "(emoji, many Chinese characters and rare scripts end up here; a language written without spaces, such as "
@@ -282,7 +350,15 @@ def _unspelled(words: Sequence[str], lacking: Sequence[str]) -> str:
     missing = f"{_quoted(lacking)} {agree(len(lacking), 'is', 'are')} not in the vocabulary"
     if set(words) <= set(lacking):  # each word is one character the vocabulary lacks
         return f"{missing} {examples}"
-    return f"{missing}, and one character it lacks makes the whole word [UNK]: {_quoted(words)} {examples}"
+    return (
+        f"{missing}, and one character it lacks makes the whole word {special_token(unk)}: {_quoted(words)} {examples}"
+    )
+
+
+def special_token(token: str) -> str:
+    """A special token in Markdown: as written ("[UNK]", as BERT's always were), or as code when Markdown would
+    read it as HTML ("<unk>")."""
+    return token if token.startswith("[") and token.endswith("]") and token[1:-1].isalnum() else code_span(token)
 
 
 def _quoted(words: Sequence[str]) -> str:
@@ -290,8 +366,9 @@ def _quoted(words: Sequence[str]) -> str:
     return listed(literal(shortened(w, UNKNOWN_CHARS)) for w in words)
 
 
-def lookup_message(found: WordLookup) -> str:
+def lookup_message(found: WordLookup, scheme: TokenizerScheme | None = None) -> str:
     """What the look-up found: the entry and its id, and what typing the word as text gives when that differs."""
+    cutter = scheme_name() if scheme is None else scheme_name(scheme)
     shown = f"“{literal(found.word)}”"  # quoted: an emoji first in an alert becomes its icon (and is not read out)
     spelled = " + ".join(literal(p) for p in found.pieces) or "(nothing)"
     if found.entry is None or found.entry_id is None or found.kind is None:
@@ -299,15 +376,15 @@ def lookup_message(found: WordLookup) -> str:
             split = ", ".join(literal(w) for w in found.parts[:MAX_LISTED]) + (" …" * (len(found.parts) > MAX_LISTED))
             return (
                 f"{shown} is not one word: the tokenizer first splits it at spaces and punctuation into "
-                f"{plural(len(found.parts), 'part')} ({split}), then WordPiece spells them as "
+                f"{plural(len(found.parts), 'part')} ({split}), then {cutter} spells them as "
                 f"{plural(len(found.pieces), 'piece')}: {spelled}."
             )
         return (
-            f"{shown} is not in the vocabulary; WordPiece spells it as {plural(len(found.pieces), 'piece')}: {spelled}."
+            f"{shown} is not in the vocabulary; {cutter} spells it as {plural(len(found.pieces), 'piece')}: {spelled}."
         )
     message = f"{shown} is in the vocabulary as {literal(found.entry)} (id {found.entry_id})"
     if what := ENTRY_KINDS[found.kind]:
-        message += f", {what}"
+        message += f", {what.format(cutter=cutter)}"
     if not found.typed_gives_entry:
         message += f". Typed in a text it becomes {plural(len(found.pieces), 'piece')}: {spelled}"
     return message + "."
@@ -366,8 +443,9 @@ def padding_section(model_name: str) -> None:
             f"positions: turn on truncation, or the model cannot read {agree(len(too_long), 'it', 'them')}."
         )
     if cut := batch.cut:
-        kept = f"{agree(len(cut), 'it keeps', 'each keeps')} {max_length} tokens, [CLS] and [SEP] included"
-        left = "only [CLS] and [SEP] are left, no word" if max_length <= 2 else kept
+        ends = f"{bundle.description.cls_token} and {bundle.description.sep_token}"
+        kept = f"{agree(len(cut), 'it keeps', 'each keeps')} {max_length} tokens, {ends} included"
+        left = f"only {ends} are left, no word" if max_length <= 2 else kept
         st.warning(f"{_rows(cut, batch.sentences)} {agree(len(cut), 'was', 'were')} cut to N = {max_length}: {left}.")
     if not batch.rectangular:
         st.warning(
@@ -386,7 +464,8 @@ def padding_section(model_name: str) -> None:
             f"{budgets.limit('lab_positions')}. Turn on truncation, or use fewer or shorter lines."
         )
         return
-    ids_title, mask_title = f"Token ids — padding: {strategy}", "Attention mask (1 = real token, 0 = [PAD])"
+    pad = bundle.description.pad_token
+    ids_title, mask_title = f"Token ids — padding: {strategy}", f"Attention mask (1 = real token, 0 = {pad})"
     exports.chart(batch_heatmap(batch, "input_ids", ids_title), "padded-ids", key="ids_heatmap")
     exports.chart(batch_heatmap(batch, "attention_mask", mask_title), "attention-mask", key="mask_heatmap")
     exports.csv_download(batch.table, f"padded-batch-{strategy}", label="Download the padded batch (CSV)")
