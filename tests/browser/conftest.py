@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 
 import pytest
 
+from bertlens.models import BUNDLED_MODEL
 from scripts.visits import CHROMIUM_ARGS
 from tests.live_server import streamlit_server
 
@@ -80,6 +81,14 @@ def server_url(tiny_pretraining_dir, server_log) -> Iterator[str]:
     if problem:
         pytest.fail(f"BERTLENS_REQUIRE_BROWSER=1 but {problem}")
     with streamlit_server(tiny_pretraining_dir, server_log) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def bundled_url(server_url, tmp_path_factory) -> Iterator[str]:
+    """A second server, on the bundled encoder (real weights, no MLM/NSP heads), shared by the test files that need
+    one (each started its own: ~20 s apiece)."""
+    with streamlit_server(BUNDLED_MODEL, tmp_path_factory.mktemp("bundled") / "server.log") as url:
         yield url
 
 

@@ -19,7 +19,6 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import Page, expect
 
-from bertlens.models import BUNDLED_MODEL
 from bertlens.pages import APP_TITLE, HOME, PAGE_TITLES
 from components.views.anatomy.sections import TABS as ANATOMY_TABS
 from components.views.attention.sections import TABS as ATTENTION_TABS
@@ -30,7 +29,6 @@ from components.views.tokenizer.sections import TABS as TOKENIZER_TABS
 from tests.browser.conftest import CHARTS_DONE, REQUIRED, RUN_TIMEOUT_MS, SETTLED, wait_for_layout, wait_for_run
 from tests.browser.test_pages import TRUNCATED
 from tests.conftest import ROOT
-from tests.live_server import streamlit_server
 
 AXE_VERSION = "4.14.1"  # pinned: a new axe release may add rules; bump it on purpose
 AXE_JS = Path(os.environ.get("BERTLENS_AXE") or Path.home() / ".cache/bertlens/node_modules/axe-core/axe.min.js")
@@ -195,13 +193,6 @@ def expect_charts_drawn_named_and_readable(page: Page, view: tuple[str, dict[str
 @pytest.mark.parametrize("view", VIEWS, ids=view_id)
 def test_axe_finds_no_violation_in_the_apps_content(view, axe_page, server_url, axe_source, chrome_violations):
     check_view(axe_page, server_url, view, axe_source, chrome_violations)
-
-
-@pytest.fixture(scope="module")
-def bundled_url(server_url, tmp_path_factory) -> Iterator[str]:
-    """A second server on the bundled encoder (no MLM/NSP heads): the pages' "no head" views."""
-    with streamlit_server(BUNDLED_MODEL, tmp_path_factory.mktemp("bundled") / "server.log") as url:
-        yield url
 
 
 @pytest.mark.parametrize("view", VIEWS[: 1 + len(PAGE_TABS)] + [("fill_mask", LINK_PARAMS["fill_mask"])], ids=view_id)

@@ -7,7 +7,6 @@ head a question needs. The class link opens two independent browsers on the iden
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -19,7 +18,6 @@ from bertlens.pages import PAGE_TITLES
 from tests.browser.conftest import RUN_TIMEOUT_MS, SETTLED, wait_for_layout, wait_for_run
 from tests.browser.test_accessibility import SIDEWAYS
 from tests.browser.test_projector import FOLD, WIDTH, assert_step_on_first_screen, within_the_screen
-from tests.live_server import streamlit_server
 
 
 def main(page: Page):
@@ -104,12 +102,6 @@ def walk(page: Page, base_url: str, lesson: Lesson, live: DirectLive, projector:
 @pytest.mark.parametrize("lesson", list(LESSONS.values()), ids=list(LESSONS))
 def test_each_lesson_walks_to_its_last_step_on_a_projector(page, server_url, tiny_bundle, lesson):
     walk(page, server_url, lesson, DirectLive(tiny_bundle), projector=True)
-
-
-@pytest.fixture(scope="module")
-def bundled_url(tmp_path_factory) -> Iterator[str]:
-    with streamlit_server(BUNDLED_MODEL, tmp_path_factory.mktemp("bundled") / "server.log") as url:
-        yield url
 
 
 def test_the_overview_lesson_walks_on_the_bundled_encoder(page, bundled_url, bundled):

@@ -13,10 +13,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from bertlens.models import BUNDLED_MODEL
 from bertlens.pages import TOOL_PAGES
 from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_layout, wait_for_run
-from tests.live_server import streamlit_server
 
 WIDTH, FOLD = 1280, 720
 PICTURE_BY = 480  # the picture starts in the screen's upper two thirds: most of it is on the first screen
@@ -149,13 +147,6 @@ def test_on_a_phone_nothing_overflows_and_the_picture_comes_before_long_text(pho
     )
     before = [text for words, y, text in paragraphs if words > LONG_TEXT_WORDS and y < top]
     assert not before, f"{path}: long text before the picture: {before}"
-
-
-@pytest.fixture(scope="module")
-def bundled_url(tmp_path_factory):
-    """The bundled encoder, real weights: the README's picture shows real attention."""
-    with streamlit_server(BUNDLED_MODEL, tmp_path_factory.mktemp("bundled") / "server.log") as url:
-        yield url
 
 
 def test_on_real_weights_the_projector_shows_a_heads_attention_whole(projector, bundled_url):
