@@ -73,6 +73,22 @@ FAMILIES: Mapping[str, FamilySpec] = {  # by config.model_type
     )
 }  # fmt: skip
 
+# How each family other than BERT learned to fill masks, beside BERT's recipe (15 % chosen, 80/10/10) that the
+# fill-mask page draws on the student's sentence: what the family's paper changed.
+MASKING_RECIPES: Mapping[str, str] = {
+    "distilbert": "distilled from BERT while filling masks, with masks drawn afresh each time a sentence is seen "
+    "and no next-sentence task (Sanh et al. 2019)",
+    "roberta": "the same 15 % and 80/10/10, but drawn afresh each time a sentence is seen (dynamic masking), on "
+    "longer texts with no next-sentence task (Liu et al. 2019)",
+    "xlm-roberta": "RoBERTa's masking on text in 100 languages (Conneau et al. 2020)",
+    "camembert": "RoBERTa's masking on French text (Martin et al. 2020)",
+    "albert": "masks over spans of up to three words (n-gram masking), beside its sentence-order task (Lan et al. 2020)",
+    "electra": "a small generator fills the masks, and this discriminator learns which tokens of the result were "
+    "replaced (Clark et al. 2020)",
+    "modernbert": "30 % of the tokens chosen instead of 15 %, and no next-sentence task (Warner et al. 2024)",
+}
+assert set(MASKING_RECIPES) == set(FAMILIES) - {"bert"}
+
 # Why a family never had a part (shown instead of a number); a checkpoint that dropped its head gets ``DROPPED``.
 _ROBERTA_LACKS = {
     "NSP": "RoBERTa dropped next sentence prediction: trained on long runs of full sentences without it, it matched "

@@ -15,7 +15,7 @@ import torch
 import transformers
 from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer, ElectraForPreTraining
 
-from bertlens.family import FAMILIES
+from bertlens.family import FAMILIES, MASKING_RECIPES
 from bertlens.models import BUNDLED_MODEL, bundled_model_path
 from tests.conftest import drawn_charts, tables
 from tests.pages.test_attention_page import drawn_z, specs
@@ -153,6 +153,23 @@ def test_guesses_layer_by_layer_end_with_the_models_own(open_page, family_dir, f
     last = layers[layers["hidden state"] == layers["hidden state"].max()]
     assert last["token_id"].tolist() == top.indices.tolist()
     np.testing.assert_allclose(last["probability"], top.values.numpy(), rtol=1e-4)
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta", "modernbert"])
+def test_pretraining_masking_says_how_the_models_family_learned(open_page, family_dir, family):
+    """Random weights. Pre-training's draw is BERT's recipe on the model's own mask token; a successor's page says
+    what its family's paper changed (ModernBERT: 30 %), BERT's adds nothing."""
+    folder = family_dir(family)
+    mask = AutoTokenizer.from_pretrained(folder).mask_token
+    at = open_page("pages/fill_mask.py", folder, text=TEXT.format(mask=mask), pretrain="true")
+    assert not at.exception, at.exception
+    said = [c.value for c in at.caption if "learned with" in c.value]
+    if family == "bert":
+        assert not said
+    else:
+        (caption,) = said
+        assert f"`{mask}`" in caption and MASKING_RECIPES[family] in caption
+        assert f"{FAMILIES[family].name} learned with" in caption
 
 
 @pytest.mark.parametrize("family", FAMILY_NAMES)

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from bertlens import mlm
-from bertlens.family import ModelDescription
+from bertlens.family import MASKING_RECIPES, ModelDescription
 from bertlens.steps import LayerGuesses
 from bertlens.wording import blank, percent, shortened
 from components.services import cache
@@ -257,9 +257,16 @@ def pretraining_shown() -> bool:
 
 def pretraining_section(query: cache.Query) -> None:
     """Pre-training's own masking on the student's sentence: one reproducible draw, BERT's guesses, the loss."""
-    if not st.toggle("How BERT learned this: pre-training's 15 % and 80/10/10, on this sentence", **bound("pretrain")):
+    described = cached_bundle(query.model).description
+    label = "How BERT learned this" if described.family == "bert" else "How BERT learned it"
+    if not st.toggle(f"{label}: pre-training's 15 % and 80/10/10, on this sentence", **bound("pretrain")):
         return
     how_to_read(PRETRAINING_NOTE)
+    if recipe := MASKING_RECIPES.get(described.family):
+        st.caption(
+            f"This model is a {described.family_name}, drawn here with its own mask token "
+            f"{code_span(described.mask_token)}: {described.family_name} learned with {recipe}."
+        )
     number, again = st.columns([1, 3], vertical_alignment="bottom")
     with number:
         draw = bound_int_input("Draw", "draw", 1, MAX_DRAW, default=1, help="The same draw gives the same corruption.")
