@@ -29,8 +29,12 @@ from bertlens.lessons import (
     LargestPart,
     LessPadding,
     MaskMatters,
+    MoreParameters,
+    MoreTokens,
     NextSentenceVerdict,
+    PairTask,
     ParameterCount,
+    SameFirstGuess,
     StrongestHead,
     resolve,
 )
@@ -69,7 +73,8 @@ IDS = [f"{lesson.key}-{i + 1}" for lesson, i, _ in STEPS]
 
 
 def test_lessons_follow_the_notebooks_and_have_questions():
-    assert list(LESSONS) == ["discover", "senses", "patterns", "overview", "inside"]  # seeds 000 … 004
+    # seeds 000 … 004, then the comparison of BERT and a successor (issue 51)
+    assert list(LESSONS) == ["discover", "senses", "patterns", "overview", "inside", "successors"]
     kinds = {type(s.question) for lesson in LESSONS.values() for s in lesson.steps if s.question}
     assert kinds == {
         FillMaskTop1,
@@ -82,6 +87,10 @@ def test_lessons_follow_the_notebooks_and_have_questions():
         BestSeparation,
         ParameterCount,
         LargestPart,
+        MoreTokens,
+        MoreParameters,
+        SameFirstGuess,
+        PairTask,
     }
     for lesson in LESSONS.values():
         assert len(lesson.steps) >= 2 and all(step.text.strip() for step in lesson.steps)
