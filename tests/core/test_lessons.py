@@ -21,6 +21,7 @@ from bertlens.attention import STATISTICS, VIEWS
 from bertlens.curriculum import LESSONS
 from bertlens.layers import encoder_layer_label, hidden_state_label
 from bertlens.lessons import (
+    COMPARED,
     AttendsMore,
     BestSeparation,
     CloserInContext,
@@ -230,6 +231,8 @@ def test_encoder_only_model_says_what_is_missing(bundled):
             assert reveal.answer is None and reveal.judge("cat") is None
             head = "MLM" if isinstance(step.question, FillMaskTop1) else "NSP"
             assert f"needs a model with the {head} head" in reveal.detail
+        elif isinstance(step.question, COMPARED):  # no model beside it here: said, as a missing head is
+            assert reveal.answer is None and "needs a model with the active one beside it" in reveal.detail
         else:
             assert reveal.answer in step.question.choices  # attention and senses need no head
 
