@@ -494,24 +494,41 @@ def named(one: Side) -> str:
     return f"`{one.name}` ({one.family_name})"
 
 
+def two_sides(live: Live, text: str, mlm: bool = False) -> tuple[Side, Side] | str:
+    """Both models' sides of ``text`` (the active one's first), or why they cannot be compared here (``mlm``: both
+    need the MLM head)."""
+    partner = partner_of(live)
+    if isinstance(partner, str):
+        return partner
+    if mlm and (missing := mlm_beside(live, partner)):
+        return missing
+    return side(live, text), side(partner, text)
+
+
 @dataclass(frozen=True)
-class MoreTokens:
-    """ "Which model cuts the sentence into more tokens?" — each tokenizer's own tokens, special ones included."""
+class AboutASentence:
+    """A comparison question about one sentence, shown with it."""
 
     text: str
-    prompt: str = "Which model cuts this sentence into more tokens (its special tokens included)?"
-    choices: tuple[str, ...] = SIDES
 
     @property
     def given(self) -> Given:
         return (("Sentence", self.text),)
 
+
+@dataclass(frozen=True)
+class MoreTokens(AboutASentence):
+    """ "Which model cuts the sentence into more tokens?" — each tokenizer's own tokens, special ones included."""
+
+    prompt: str = "Which model cuts this sentence into more tokens (its special tokens included)?"
+    choices: tuple[str, ...] = SIDES
+
     def reveal(self, live: Live) -> Reveal:
-        partner = partner_of(live)
-        if isinstance(partner, str):
-            return Reveal(None, partner)
-        mine, theirs = side(live, self.text), side(partner, self.text)
-        counts = "; ".join(f"{named(one)}, {one.scheme.kind}: {len(one.tokens)} tokens" for one in (mine, theirs))
+        sides = two_sides(live, self.text)
+        if isinstance(sides, str):
+            return Reveal(None, sides)
+        mine, theirs = sides
+        counts = "; ".join(f"{named(one)}, {one.scheme.kind}: {len(one.tokens)} tokens" for one in sides)
         return Reveal(
             which_side(len(mine.tokens), len(theirs.tokens)),
             f"{counts}. Each tokenizer learnt its own vocabulary: a word one of them keeps whole, the other may cut "
@@ -561,31 +578,24 @@ def mlm_beside(live: Live, partner: Live) -> str | None:
 
 
 @dataclass(frozen=True)
-class SameFirstGuess:
+class SameFirstGuess(AboutASentence):
     """ "Do both models put the same word first in place of the mask?" — each MLM head's top-1, the sentence
     written with each model's own mask token."""
 
-    text: str
     prompt: str = "Do both models put the same word first in place of [MASK]?"
     choices: tuple[str, ...] = SAME_FIRST
 
-    @property
-    def given(self) -> Given:
-        return (("Sentence", self.text),)
-
     def reveal(self, live: Live) -> Reveal:
-        partner = partner_of(live)
-        if isinstance(partner, str):
-            return Reveal(None, partner)
-        if missing := mlm_beside(live, partner):
-            return Reveal(None, missing)
-        mine, theirs = side(live, self.text), side(partner, self.text)
+        sides = two_sides(live, self.text, mlm=True)
+        if isinstance(sides, str):
+            return Reveal(None, sides)
+        mine, theirs = sides
         if not mine.guesses or not theirs.guesses:
             return Reveal(None, "The sentence has no mask that both models read.")
         words = "; ".join(
             f"{named(one)} reads `{one.mask_token}` and puts **{one.guesses[0][0]}** first "
             f"({percent(one.guesses[0][1])})"
-            for one in (mine, theirs)
+            for one in sides
             if one.guesses
         )
         same = mine.guesses[0][0].lower() == theirs.guesses[0][0].lower()
