@@ -1,4 +1,5 @@
-"""The five lessons: the course notebooks in ``../shared/seeds`` as guided steps over the live pages.
+"""The six lessons: the course notebooks in ``../shared/seeds`` as guided steps over the live pages, and the comparison
+of BERT with one of its successors (issue 51).
 
 Each lesson follows one notebook in its order; the texts are ours. Step parameters are URL parameters
 declared in ``components.state.params`` (tests check every one against its page). Questions are answered live
@@ -25,8 +26,12 @@ from bertlens.lessons import (
     Lesson,
     LessPadding,
     MaskMatters,
+    MoreParameters,
+    MoreTokens,
     NextSentenceVerdict,
+    PairTask,
     ParameterCount,
+    SameFirstGuess,
     Step,
     StrongestHead,
 )
@@ -551,7 +556,82 @@ INSIDE = Lesson(
     ),
 )
 
-LESSONS: dict[str, Lesson] = {lesson.key: lesson for lesson in (DISCOVER, SENSES, PATTERNS, OVERVIEW, INSIDE)}
+# --- BERT and its successors (issue 51): two models side by side, any two this server offers ---------------
+
+NOT_A_BIGGER_BERT = (
+    "**A successor is not simply a bigger BERT.** RoBERTa kept its shape, trained longer and dropped next sentence "
+    "prediction; DistilBERT halved the layers; ALBERT shares one layer's weights; ELECTRA spots replaced tokens."
+)
+SAME_WORD_NOT_SAME_MODEL = (
+    "**The same first guess does not make the same model.** Two models can agree on the top word with very "
+    "different probabilities, from different vocabularies. Read the whole top 5 of each, not only the first."
+)
+TWO_MODELS_TEXT = "Unbelievably, the capital of France is [MASK]."
+TWO_MODELS: dict[str, str | tuple[str, ...]] = {"anatomy_tab": "Two models"}
+
+SUCCESSORS = Lesson(
+    "successors",
+    "BERT and its successors",
+    "the lesson on BERT's family of models",  # no notebook: issue 51's comparison
+    "The same sentence through BERT and one of its successors, side by side: their tokens, their parameters, "
+    "their guesses for the masked word, and the pre-training tasks each kept or dropped.",
+    (
+        Step(
+            "Two models, one sentence",
+            "The *Two models* tab reads the sentence with the active model and, beside it, another model this "
+            "server offers: a successor of BERT beside a BERT (roberta-base first), BERT beside a successor. Each "
+            "tokenizer cuts words its own way. Predict first, then compare the two rows of tokens.",
+            "anatomy",
+            {**TWO_MODELS, "text": TWO_MODELS_TEXT},
+            MoreTokens(TWO_MODELS_TEXT),
+            (NOT_A_BIGGER_BERT,),
+            control="second_model",
+        ),
+        Step(
+            "Where the parameters are",
+            "Under each model's tokens, its parameters by part: the embeddings, the encoder layers, the pooler and "
+            "each pre-training head it has, adding up to the checkpoint's total. Which is larger?",
+            "anatomy",
+            TWO_MODELS,
+            MoreParameters(),
+            control="anatomy_tab",
+        ),
+        Step(
+            "The masked word, each its own way",
+            "Each family has its own mask token: BERT's and RoBERTa's are spelt differently. The page writes the "
+            "sentence's mask as each model's own and lists the top 5 guesses of each model that has a masked "
+            "language modelling head.",
+            "anatomy",
+            {**TWO_MODELS, "text": TWO_MODELS_TEXT},
+            SameFirstGuess(TWO_MODELS_TEXT),
+            (SAME_WORD_NOT_SAME_MODEL,),
+            control="text",
+        ),
+        Step(
+            "The pre-training tasks",
+            "BERT learnt two tasks: the masked word, and whether sentence B followed sentence A. Its successors kept, "
+            "changed or dropped the second. Under each model's guesses: the heads its checkpoint has, and why it "
+            "lacks the others.",
+            "anatomy",
+            TWO_MODELS,
+            PairTask(),
+            control="anatomy_tab",
+        ),
+        Step(
+            "Another successor",
+            "Choose another model in *Beside it*: DistilBERT has half of BERT's layers, ALBERT one shared layer and "
+            "a sentence-order task, ELECTRA's discriminator no masked-word head at all, ModernBERT rotary positions. "
+            "What changes in each column?",
+            "anatomy",
+            TWO_MODELS,
+            control="second_model",
+        ),
+    ),
+)
+
+LESSONS: dict[str, Lesson] = {
+    lesson.key: lesson for lesson in (DISCOVER, SENSES, PATTERNS, OVERVIEW, INSIDE, SUCCESSORS)
+}
 
 
 def lesson_step(lesson: str | None, step: str | None) -> tuple[Lesson, int] | None:

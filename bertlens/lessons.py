@@ -1,4 +1,4 @@
-"""Lessons: guided steps over the live pages (pure types and checks, no Streamlit; the five lessons
+"""Lessons: guided steps over the live pages (pure types and checks, no Streamlit; the six lessons
 themselves are in ``bertlens.curriculum``).
 
 A ``Lesson`` is a title, the notebook it follows and its ``Step``s in the notebook's order. A step is our own
@@ -30,6 +30,8 @@ from sklearn.metrics.pairwise import cosine_similarity
 from bertlens.analysis import Analysis, analyze
 from bertlens.anatomy import bundle_parameter_counts
 from bertlens.attention import STATISTIC_BY_KEY, find_head, find_token, head_statistics
+from bertlens.comparison import Side, in_own_mask, parts_of, side_of
+from bertlens.family import HEAD_NAMES, ModelDescription, pair_head
 from bertlens.layers import encoder_layer_label, hidden_state_label
 from bertlens.mlm import top_k_guesses, with_mask_token
 from bertlens.models import ModelBundle, PretrainingHead
@@ -73,12 +75,18 @@ class Live(Protocol):
         """The Padding lab's comparison of the padding strategies (truncating to ``max_length``)."""
         ...
 
+    def partner(self) -> Live | str:
+        """The same for the model set beside the active one (a comparison's second model), or why there is none
+        here (Markdown: it cannot be loaded, or none is offered)."""
+        ...
+
 
 @dataclass(frozen=True)
 class DirectLive:
-    """``Live`` without caches: the tests' reference for the app's cached one."""
+    """``Live`` without caches: the tests' reference for the app's cached one (``other``: the model beside it)."""
 
     bundle: ModelBundle
+    other: ModelBundle | None = None
 
     def analysis(self, text: str, text_b: str = "") -> Analysis:
         return analyze(self.bundle, text, text_b or None)
@@ -94,6 +102,12 @@ class DirectLive:
 
     def padding_comparison(self, lines: tuple[str, ...], max_length: int) -> pd.DataFrame:
         return padding_comparison(padded_batches(self.bundle.tokenizer, lines, max_length, True), max_length)
+
+    def partner(self) -> Live | str:
+        return NO_PARTNER if self.other is None else DirectLive(self.other)
+
+
+NO_PARTNER = "no second model is loaded beside it."
 
 
 def checkpoint_total(counts: pd.DataFrame) -> int:
@@ -449,6 +463,180 @@ class LargestPart:
         )
 
 
+# --- comparing two models (the lesson "BERT and its successors") ---------------------------------------
+
+SIDES = ("the active model", "the model beside it", "the same for both")
+PAIR_CHOICES = ("only the active model", "only the model beside it", "both", "neither")
+SAME_FIRST = ("yes, the same word", "no, different words")
+
+
+def partner_of(live: Live) -> Live | str:
+    """The model beside the active one, or why a comparison question cannot be asked (said as a missing head is:
+    "needs a model with the …")."""
+    partner = live.partner()
+    if isinstance(partner, str):
+        return f"This question needs a model with the active one beside it: {partner}"
+    return partner
+
+
+def side(live: Live, text: str) -> Side:
+    """``live``'s model's side of the comparison, for ``text`` written with its own mask token."""
+    own = in_own_mask(text, live.bundle)
+    return side_of(live.bundle, own, live.analysis(own), live.parameter_counts())
+
+
+def which_side(active: float, beside: float) -> str:
+    """The choice of ``SIDES`` with the larger number."""
+    return SIDES[2] if active == beside else SIDES[0] if active > beside else SIDES[1]
+
+
+def named(one: Side) -> str:
+    return f"`{one.name}` ({one.family_name})"
+
+
+def two_sides(live: Live, text: str, mlm: bool = False) -> tuple[Side, Side] | str:
+    """Both models' sides of ``text`` (the active one's first), or why they cannot be compared here (``mlm``: both
+    need the MLM head)."""
+    partner = partner_of(live)
+    if isinstance(partner, str):
+        return partner
+    if mlm and (missing := mlm_beside(live, partner)):
+        return missing
+    return side(live, text), side(partner, text)
+
+
+@dataclass(frozen=True)
+class AboutASentence:
+    """A comparison question about one sentence, shown with it."""
+
+    text: str
+
+    @property
+    def given(self) -> Given:
+        return (("Sentence", self.text),)
+
+
+@dataclass(frozen=True)
+class MoreTokens(AboutASentence):
+    """ "Which model cuts the sentence into more tokens?" — each tokenizer's own tokens, special ones included."""
+
+    prompt: str = "Which model cuts this sentence into more tokens (its special tokens included)?"
+    choices: tuple[str, ...] = SIDES
+
+    def reveal(self, live: Live) -> Reveal:
+        sides = two_sides(live, self.text)
+        if isinstance(sides, str):
+            return Reveal(None, sides)
+        mine, theirs = sides
+        counts = "; ".join(f"{named(one)}, {one.scheme.kind}: {len(one.tokens)} tokens" for one in sides)
+        return Reveal(
+            which_side(len(mine.tokens), len(theirs.tokens)),
+            f"{counts}. Each tokenizer learnt its own vocabulary: a word one of them keeps whole, the other may cut "
+            "into pieces. The page lists both models' tokens.",
+        )
+
+
+@dataclass(frozen=True)
+class MoreParameters:
+    """ "Which model has more parameters?" — each checkpoint's own count (``bertlens.anatomy``)."""
+
+    prompt: str = "Which model has more parameters (weights and biases) in its checkpoint?"
+    choices: tuple[str, ...] = SIDES
+    given: Given = ()
+
+    def reveal(self, live: Live) -> Reveal:
+        partner = partner_of(live)
+        if isinstance(partner, str):
+            return Reveal(None, partner)
+        mine, theirs = parameter_side(live), parameter_side(partner)
+        numbers = "; ".join(
+            f"`{name}` {total:,} (its largest part: {largest})" for name, total, largest in (mine, theirs)
+        )
+        return Reveal(
+            which_side(mine[1], theirs[1]),
+            f"Parameters in each checkpoint: {numbers}. The page shows every part of both.",
+        )
+
+
+def parameter_side(live: Live) -> tuple[str, int, str]:
+    """The model's name, its checkpoint's parameters and its largest part (``comparison.parts_of``)."""
+    counts = live.parameter_counts()
+    parts = parts_of(counts)
+    largest = max(parts, key=lambda part: part[1])[0].lower()
+    return live.bundle.name, checkpoint_total(counts), largest
+
+
+def mlm_beside(live: Live, partner: Live) -> str | None:
+    """Why the two models cannot both fill a mask (said as a missing head is), or None when they can."""
+    if missing := needs_head(live.bundle, "MLM"):
+        return missing
+    other = partner.bundle
+    if not other.capabilities.predicts("MLM"):
+        reason = other.description.why_missing("MLM") or "It is an encoder only."
+        return f"This needs a model with the MLM head beside the active one; `{other.name}` has none. {reason}"
+    return None
+
+
+@dataclass(frozen=True)
+class SameFirstGuess(AboutASentence):
+    """ "Do both models put the same word first in place of the mask?" — each MLM head's top-1, the sentence
+    written with each model's own mask token."""
+
+    prompt: str = "Do both models put the same word first in place of [MASK]?"
+    choices: tuple[str, ...] = SAME_FIRST
+
+    def reveal(self, live: Live) -> Reveal:
+        sides = two_sides(live, self.text, mlm=True)
+        if isinstance(sides, str):
+            return Reveal(None, sides)
+        mine, theirs = sides
+        if not mine.guesses or not theirs.guesses:
+            return Reveal(None, "The sentence has no mask that both models read.")
+        words = "; ".join(
+            f"{named(one)} reads `{one.mask_token}` and puts **{one.guesses[0][0]}** first "
+            f"({percent(one.guesses[0][1])})"
+            for one in sides
+            if one.guesses
+        )
+        same = mine.guesses[0][0].lower() == theirs.guesses[0][0].lower()
+        return Reveal(
+            SAME_FIRST[0] if same else SAME_FIRST[1],
+            f"{words}. Each learnt from its own text with its own vocabulary: the page lists the top "
+            f"{len(mine.guesses)} of both.",
+        )
+
+
+@dataclass(frozen=True)
+class PairTask:
+    """ "Which of the two has a sentence-pair head?" — NSP or sentence order, from each checkpoint's weights."""
+
+    prompt: str = "Which of the two can tell, from its pre-training, whether sentence B belongs after sentence A?"
+    choices: tuple[str, ...] = PAIR_CHOICES
+    given: Given = ()
+
+    def reveal(self, live: Live) -> Reveal:
+        partner = partner_of(live)
+        if isinstance(partner, str):
+            return Reveal(None, partner)
+        described = [one.bundle.description for one in (live, partner)]
+        tasks = [pair_head(one) for one in described]
+        has = [task is not None for task in tasks]
+        answer = PAIR_CHOICES[3 if not any(has) else 2 if all(has) else 0 if has[0] else 1]
+        said = " ".join(
+            f"`{one.bundle.name}` has the {HEAD_NAMES[task]} head ({task})."
+            if task is not None
+            else f"`{one.bundle.name}` has none: {pair_gap(one.bundle.description)}"
+            for one, task in zip((live, partner), tasks)
+        )
+        return Reveal(answer, said)
+
+
+def pair_gap(described: ModelDescription) -> str:
+    """Why a model has no sentence-pair head: its family's or its checkpoint's reason."""
+    head = "SOP" if described.family == "albert" else "NSP"
+    return described.why_missing(head) or described.why_missing("pooler") or "it is an encoder only."
+
+
 Question = (
     FillMaskTop1
     | NextSentenceVerdict
@@ -460,7 +648,24 @@ Question = (
     | BestSeparation
     | ParameterCount
     | LargestPart
+    | MoreTokens
+    | MoreParameters
+    | SameFirstGuess
+    | PairTask
 )
+COMPARED = (MoreTokens, MoreParameters, SameFirstGuess, PairTask)  # questions about two models
+
+
+def why_not_asked(question: Question | None, live: Live) -> str | None:
+    """Why a comparison question cannot be asked with this model beside the active one (no second model, or one
+    of the two lacks the head it needs), said as a missing head is; None when it can (and for any other question:
+    its page's head is ``needs_head``'s)."""
+    if not isinstance(question, COMPARED):
+        return None
+    partner = partner_of(live)
+    if isinstance(partner, str):
+        return partner
+    return mlm_beside(live, partner) if isinstance(question, SameFirstGuess) else None
 
 
 @dataclass(frozen=True)

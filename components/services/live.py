@@ -10,6 +10,7 @@ from bertlens.analysis import Analysis
 from bertlens.models import ModelBundle
 from bertlens.senses import WordVectors
 from components.services import cache
+from components.services.models import second_bundle
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,7 @@ class CachedLive:
     """A question's model output through the shared caches: same input, same numbers for every student."""
 
     bundle: ModelBundle
+    partner_name: str = ""  # the model set beside it (a comparison's second model); "": none offered
 
     def analysis(self, text: str, text_b: str = "") -> Analysis:
         return cache.cached_analysis(self.bundle.name, text, text_b)
@@ -32,3 +34,9 @@ class CachedLive:
 
     def padding_comparison(self, lines: tuple[str, ...], max_length: int) -> pd.DataFrame:
         return cache.padding_lab(cache.query(self.bundle.name), lines, max_length, True)[1]
+
+    def partner(self) -> CachedLive | str:
+        if not self.partner_name:
+            return "this server offers no other model."
+        found = second_bundle(self.partner_name)
+        return found if isinstance(found, str) else CachedLive(found)

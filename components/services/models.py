@@ -19,6 +19,7 @@ from bertlens.models import ModelBundle, load_with_fallback
 from bertlens.serving import freeze_long_lived_objects
 from components.services.page_flow import stop_page
 from components.services.settings import settings
+from components.services.text import code_span, literal
 
 _load_finished: dict[str, float] = {}  # when each name's last load attempt ended
 _loading: set[str] = set()  # names whose load is under way
@@ -169,3 +170,18 @@ def claim_custom_slot(name: str) -> bool:
             return False
         _custom_loaded.add(name)
         return True
+
+
+def offered_besides(name: str) -> list[str]:
+    """The models this server offers, ``name`` left out: the choices for a second model beside it (loading one costs
+    no more than picking it in the sidebar, and a hosted server's allowlist and budgets hold for it too)."""
+    return [option for option in settings().model_options if option != name]
+
+
+def second_bundle(name: str) -> ModelBundle | str:
+    """A second model, beside the active one (the tokenizer's side-by-side, the two models compared), or why it
+    cannot be loaded here (Markdown, the reason shown literally)."""
+    bundle = cached_bundle(name)
+    if bundle.is_fallback:
+        return f"{code_span(name)} cannot be loaded here: {literal(bundle.fallback_reason or '')}"
+    return bundle

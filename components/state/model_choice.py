@@ -6,9 +6,10 @@ from pathlib import Path
 
 import streamlit as st
 
+from bertlens.comparison import default_partner
 from bertlens.models import LOAD_COUNTS, ModelBundle, is_folder, needs_download
 from components.services import warm_start
-from components.services.models import cached_bundle, claim_custom_slot
+from components.services.models import cached_bundle, claim_custom_slot, offered_besides
 from components.services.settings import settings
 from components.services.text import literal
 from components.state.params import warn_bad_param
@@ -64,3 +65,17 @@ def refuse_unoffered_model() -> None:
     """Say so when the link names a model this server does not offer (it is never loaded)."""
     custom = f" (or {CUSTOM} in the sidebar, then its Hub id or folder)" if settings().allow_custom_models else ""
     warn_bad_param(MODEL_KEY, lambda name: name in picker_options(), f"one of the models this server offers{custom}")
+
+
+SECOND_MODEL = "second_model"  # the link's parameter: the model set beside the active one (Model anatomy, Two models)
+
+
+def second_model_choice(bundle: ModelBundle) -> str:
+    """The model set beside ``bundle`` (the two models compared, and a comparison question's second model): the
+    page's or the link's choice when this server offers it, else ``bertlens.comparison.default_partner``; "" when the
+    server offers no other model."""
+    offered = offered_besides(bundle.name)
+    chosen = st.session_state.get(SECOND_MODEL, st.query_params.get(SECOND_MODEL))
+    if chosen in offered:
+        return str(chosen)
+    return default_partner(bundle.name, bundle.description.family, offered) or ""

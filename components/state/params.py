@@ -88,6 +88,7 @@ SCHEMA: tuple[Param, ...] = (
     Param("emb_other", "anatomy", str, "Embeddings: another sentence, its same tokens compared", "I am Matt"),
     Param("n_positions", "anatomy", int, "Positions: the first N positions", "64"),
     Param("sinusoid", "anatomy", bool, "Positions: compare with the Transformer's sinusoidal encoding", "true"),
+    Param("second_model", "anatomy", str, "Two models: the model set beside the active one", "roberta-base"),
     # Fill-mask
     Param("fill_tab", "fill_mask", str, "open tab", "Layer by layer"),
     Param("k", "fill_mask", int, "top-k guesses per mask", "5"),

@@ -20,7 +20,17 @@ from streamlit.errors import StreamlitAPIException
 
 from bertlens.curriculum import LESSONS, lesson_step
 from bertlens.family import in_model_tokens
-from bertlens.lessons import GET_THE_HEADS, PAGE_HEADS, Lesson, Question, Step, heads_needed, needs_head, resolve
+from bertlens.lessons import (
+    GET_THE_HEADS,
+    PAGE_HEADS,
+    Lesson,
+    Question,
+    Step,
+    heads_needed,
+    needs_head,
+    resolve,
+    why_not_asked,
+)
 from bertlens.mlm import with_mask_token
 from bertlens.models import ModelBundle
 from bertlens.pages import PAGE_TITLES
@@ -48,7 +58,7 @@ from components.state.classroom import (
     this_client,
 )
 from components.state.history import NO_HISTORY_ENTRY
-from components.state.model_choice import active_bundle
+from components.state.model_choice import active_bundle, second_model_choice
 from components.state.params import (
     PARAMS,
     declared,
@@ -330,7 +340,9 @@ def _step_body(
     step, key = lesson.steps[index], question_key(lesson.key, index)
     st.header(step.title, anchor=False)  # h2 under the page title (axe: heading order)
     head = PAGE_HEADS.get(step.page)
-    missing = needs_head(bundle, head) if head else None
+    missing_head = needs_head(bundle, head) if head else None
+    live = CachedLive(bundle, second_model_choice(bundle))  # a comparison's second model: the page's choice
+    missing = missing_head or why_not_asked(step.question, live)
     question = None if missing else step.question  # no "predict first" without a reveal
     # Reading, the question beside the step's text, not under it: it stays on the first screen. Presenting, in the
     # step's column, right under the text, before the callouts.
@@ -350,7 +362,8 @@ def _step_body(
             go_to_step(lesson, index, bundle.capabilities.num_layers)
         if missing:  # on the step's own page, the page's explanation below says where to get the head
             asks = " So this step asks nothing." if step.question else ""
-            st.info(f"{missing}{asks}" + ("" if step.page == page else f" {GET_THE_HEADS}"), icon=":material/info:")
+            get_it = "" if step.page == page or not missing_head else f" {GET_THE_HEADS}"
+            st.info(f"{missing}{asks}{get_it}", icon=":material/info:")
     with notes:
         for number, callout in enumerate(step.callouts, start=1):
             more = "More on this note" + (f" ({number})" if len(step.callouts) > 1 else "")
@@ -361,7 +374,7 @@ def _step_body(
         # Back could not undo it (the answer is the session's, not the address's).
         with ask, st.container(key=NO_HISTORY_ENTRY):
             here = step.page == page and not st.session_state.get(skipped_key(key))
-            answered = question_box(question, CachedLive(bundle), key, in_class, waiting_note=here)
+            answered = question_box(question, live, key, in_class, waiting_note=here)
             if answered and ask is stage:
                 st.rerun()  # answered where the picture goes: back to the step's column, the page in its place
             waits = here and not answered
@@ -374,7 +387,7 @@ def _step_body(
                     on_click=st.session_state.__setitem__,
                     args=(skipped_key(key), True),
                 )
-    if not waits and step.control and step.page == page and not missing:
+    if not waits and step.control and step.page == page and not missing_head:  # a comparison's control is drawn
         st.html(outline(step.control))
         if presenting():  # beside the step, on the same screen: nothing to go to
             st.caption(f"The control this step talks about is outlined: {control_name(step.control)}.")

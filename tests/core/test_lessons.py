@@ -21,6 +21,7 @@ from bertlens.attention import STATISTICS, VIEWS
 from bertlens.curriculum import LESSONS
 from bertlens.layers import encoder_layer_label, hidden_state_label
 from bertlens.lessons import (
+    COMPARED,
     AttendsMore,
     BestSeparation,
     CloserInContext,
@@ -29,8 +30,12 @@ from bertlens.lessons import (
     LargestPart,
     LessPadding,
     MaskMatters,
+    MoreParameters,
+    MoreTokens,
     NextSentenceVerdict,
+    PairTask,
     ParameterCount,
+    SameFirstGuess,
     StrongestHead,
     resolve,
 )
@@ -69,7 +74,8 @@ IDS = [f"{lesson.key}-{i + 1}" for lesson, i, _ in STEPS]
 
 
 def test_lessons_follow_the_notebooks_and_have_questions():
-    assert list(LESSONS) == ["discover", "senses", "patterns", "overview", "inside"]  # seeds 000 … 004
+    # seeds 000 … 004, then the comparison of BERT and a successor (issue 51)
+    assert list(LESSONS) == ["discover", "senses", "patterns", "overview", "inside", "successors"]
     kinds = {type(s.question) for lesson in LESSONS.values() for s in lesson.steps if s.question}
     assert kinds == {
         FillMaskTop1,
@@ -82,6 +88,10 @@ def test_lessons_follow_the_notebooks_and_have_questions():
         BestSeparation,
         ParameterCount,
         LargestPart,
+        MoreTokens,
+        MoreParameters,
+        SameFirstGuess,
+        PairTask,
     }
     for lesson in LESSONS.values():
         assert len(lesson.steps) >= 2 and all(step.text.strip() for step in lesson.steps)
@@ -221,6 +231,8 @@ def test_encoder_only_model_says_what_is_missing(bundled):
             assert reveal.answer is None and reveal.judge("cat") is None
             head = "MLM" if isinstance(step.question, FillMaskTop1) else "NSP"
             assert f"needs a model with the {head} head" in reveal.detail
+        elif isinstance(step.question, COMPARED):  # no model beside it here: said, as a missing head is
+            assert reveal.answer is None and "needs a model with the active one beside it" in reveal.detail
         else:
             assert reveal.answer in step.question.choices  # attention and senses need no head
 

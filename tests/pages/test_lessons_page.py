@@ -12,7 +12,7 @@ from transformers import AutoTokenizer, BertModel
 
 from bertlens import curriculum
 from bertlens.curriculum import LESSONS
-from bertlens.lessons import PAGE_HEADS, resolve
+from bertlens.lessons import COMPARED, PAGE_HEADS, resolve
 from bertlens.pages import PAGE_TITLES
 from bertlens.wording import first_words, percent
 from components.state.params import EVERY_TOKEN, PARAMS, session_value
@@ -294,6 +294,10 @@ def test_every_lesson_walks_to_its_last_step(monkeypatch, tiny_pretraining_dir, 
             assert not rest or rest in [m.value for m in at.markdown]
         if step.question is not None and model == "bundled" and step.page in PAGE_HEADS:
             assert f"needs a model with the {PAGE_HEADS[step.page]} head" in shown(at)
+            assert not [b for b in at.button if b.key == f"_lesson_{lesson.key}_{index}_check"]
+        elif isinstance(step.question, COMPARED):  # offline, the model beside it (roberta-base) cannot be loaded
+            assert "needs a model with the active one beside it" in shown(at)
+            assert "roberta-base" in shown(at) and "cannot be loaded here" in shown(at)
             assert not [b for b in at.button if b.key == f"_lesson_{lesson.key}_{index}_check"]
         elif step.question is not None:
             key = f"_lesson_{lesson.key}_{index}"

@@ -34,7 +34,7 @@ from components.ui.checks import CHECK_TOLERANCE, check_result
 from components.ui.layout import how_to_read, truncation_notice
 from components.ui.palette import CELL_TEXT
 
-TABS = ("Architecture", "Parameters", "Named parameters", "Embeddings", "Pooler", "Outputs", "Positions")
+TABS = ("Architecture", "Parameters", "Named parameters", "Embeddings", "Pooler", "Outputs", "Positions", "Two models")
 DEFAULT_POSITIONS = 64  # positions shown unless the link says otherwise (URL ``n_positions``)
 COUNT_COLUMN = st.column_config.NumberColumn(format="localized")
 BOX_HEIGHT = 1.0  # data units; the diagram is 12 wide and 11.6 tall

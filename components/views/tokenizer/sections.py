@@ -32,7 +32,7 @@ from bertlens.tokenization import (
 from bertlens.wording import MAX_LISTED, agree, blank, listed, numbered, plural, shortened
 from components.services import cache
 from components.services.budgeted import lines_within_chars_budget
-from components.services.models import cached_bundle
+from components.services.models import cached_bundle, offered_besides, second_bundle
 from components.services.settings import settings
 from components.services.text import chart_text, code_span, isolated, literal
 from components.state.params import asked_for, bound, warn_bad_param
@@ -223,17 +223,16 @@ def other_tokenizer_section(model_name: str, text: str, text_b: str) -> None:
     """The same text through another offered model's tokenizer, side by side with this model's (loaded on request:
     one of the models this server offers, so it costs no more than picking it)."""
     st.header("Two tokenizers, side by side", anchor=False)
-    offered = [name for name in settings().model_options if name != model_name]
     other = st.selectbox(
         "The same text through another model's tokenizer",
-        [NO_OTHER_TOKENIZER, *offered],
+        [NO_OTHER_TOKENIZER, *offered_besides(model_name)],
         key="other_tokenizer",  # a detail of the view: not in the link
         help="Each family cuts words its own way: WordPiece's ##, byte-level BPE's Ġ, SentencePiece's ▁.",
     )
     if other is None or other == NO_OTHER_TOKENIZER:
         return
-    if (other_bundle := cached_bundle(other)).is_fallback:
-        st.info(f"{code_span(other)} cannot be loaded here: {literal(other_bundle.fallback_reason or '')}")
+    if isinstance(why_not := second_bundle(other), str):
+        st.info(why_not)
         return
     for column, name in zip(st.columns(2), (model_name, other)):
         view, described = cache.token_view(cache.query(name, text, text_b)), cached_bundle(name).description
