@@ -141,11 +141,14 @@ def _unigram(first: list[str], last: list[str] = []) -> list[tuple[str, float]]:
     return [(token, 0.0) for token in first] + learnt + [(token, 0.0) for token in last]
 
 
-def _byte_level(specials: list[str]) -> tuple[dict[str, int], list[tuple[str, str]]]:
+def _byte_level(specials: list[str], size: int | None = None) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """The trained byte-level BPE under ``specials``; with ``size``, padded to that many entries with placeholders no
+    merge ever produces (so every id a full-size MLM head scores has a token, and no text is split differently)."""
     model = _model_json("byte-level-bpe")
     learnt = sorted((token for token in model["vocab"] if token not in specials), key=model["vocab"].get)
     merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
-    return {token: i for i, token in enumerate([*specials, *learnt])}, merges
+    unused = [f"<unused{i}>" for i in range(max(0, (size or 0) - len(specials) - len(learnt)))]
+    return {token: i for i, token in enumerate([*specials, *learnt, *unused])}, merges
 
 
 def _modernbert_tokenizer() -> PreTrainedTokenizerBase:
@@ -171,8 +174,9 @@ def _modernbert_tokenizer() -> PreTrainedTokenizerBase:
     )
 
 
-def family_tokenizer(family: Family) -> PreTrainedTokenizerBase:
-    """A small tokenizer of ``family``'s kind and special tokens, built offline."""
+def family_tokenizer(family: Family, vocab_size: int | None = None) -> PreTrainedTokenizerBase:
+    """A small tokenizer of ``family``'s kind and special tokens, built offline; RoBERTa's padded to ``vocab_size``
+    entries when given (unused placeholders: a base-size model's vocabulary with the small tokenizer's splits)."""
     bert_specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     roberta_specials = ["<s>", "<pad>", "</s>", "<unk>"]
     match family:
@@ -181,7 +185,7 @@ def family_tokenizer(family: Family) -> PreTrainedTokenizerBase:
         case "distilbert":
             return DistilBertTokenizer(vocab=_wordpiece(bert_specials))
         case "roberta":
-            vocab, merges = _byte_level([*roberta_specials, "<mask>"])
+            vocab, merges = _byte_level([*roberta_specials, "<mask>"], vocab_size)
             # transformers annotates merges as strings; the tokenizers backend takes (left, right) pairs
             return RobertaTokenizer(vocab=vocab, merges=merges)  # type: ignore[arg-type]
         case "albert":
@@ -229,6 +233,27 @@ def random_family_config(family: Family, tokenizer: PreTrainedTokenizerBase, **o
     return AutoConfig.for_model(family, **{**settings, **overrides})
 
 
+# roberta-base's config.json: bert-base's shape with its own vocabulary, positions (offset past the padding id) and a
+# single token type; the ids are the small offline tokenizer's, numbered as roberta-base's (<s> 0, <pad> 1, </s> 2).
+# The real vocab_size, so the MLM head's cost is honest though the tokenizer is small.
+ROBERTA_BASE_CONFIG = {
+    **BERT_BASE_UNCASED_CONFIG,
+    **dict(vocab_size=50265, max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5),
+    **dict(pad_token_id=1, bos_token_id=0, eos_token_id=2),
+}
+BASE_CONFIGS: dict[str, dict[str, Any]] = {"bert": BERT_BASE_UNCASED_CONFIG, "roberta": ROBERTA_BASE_CONFIG}
+
+
+def save_random_base_model(folder: str | Path, family: str) -> Path:
+    """A random model with the base-size config of ``family`` (a ``BASE_CONFIGS`` key) for the benchmarks: BERT with
+    the real WordPiece tokenizer; the others with their family's small offline tokenizer (``family_tokenizer``, its
+    vocabulary padded to the config's with unused placeholders), so a text's token count differs from the real
+    checkpoint's while the model's shape and cost are its own."""
+    if family == "bert":
+        return save_random_bert(folder, random_bert_config())
+    return save_random_family_model(folder, cast("Family", family), **BASE_CONFIGS[family])
+
+
 def save_random_family_model(
     folder: str | Path,
     family: Family,
@@ -239,7 +264,7 @@ def save_random_family_model(
     """Save a tiny random ``family`` model (its family's pre-training class unless ``model_class`` says otherwise,
     e.g. the bare encoder, or ELECTRA's generator) with a tokenizer of its kind."""
     folder = Path(folder)
-    tokenizer = family_tokenizer(family)
+    tokenizer = family_tokenizer(family, overrides.get("vocab_size"))
     config = random_family_config(family, tokenizer, **overrides)
     torch.manual_seed(seed)
     spec = FAMILIES[family]

@@ -1,7 +1,8 @@
 """What each run of a class showed, checked against the reference (``scripts/class_reference.py``).
 
 The token ids (tokenizer table, padding-lab heatmap), the tokens (anatomy's embedding table, the NSP segments
-table), the attention heatmap of the layer/head shown, fill-mask probabilities, P(IsNext), the word-senses
+table; a model whose embeddings are not BERT's sum, as RoBERTa's single token type: the page's reason, no table), the attention heatmap of the layer/head shown, fill-mask probabilities (at the model's own mask token), P(IsNext)
+(without an NSP head, as RoBERTa's: the page's reason, and no number), the word-senses
 cosines, and the truncation notice for inputs over the cap. Leaked truncation shows as a short token list, a
 small heatmap or changed values. Also collects the distinct model inputs the pages ran (for the floor).
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from bertlens.anatomy import bert_like_embeddings
 from bertlens.sense_presets import PRESETS
 from scripts.class_reference import Reference
 from scripts.class_sim import PAD_LENGTH, PADDING_LAB, SENSE_WORD, Observation
@@ -58,9 +60,17 @@ def check_tokenizer(run: Run, ref: Reference, text: str, text_b: str) -> list[st
     return problems + truncation_problem(run, ref, out)
 
 
+def explained(run: Run, reason: str, shown: list[str]) -> list[str]:
+    """A part the model lacks: the page must say ``reason`` and show none of its numbers (``shown``: what it did)."""
+    said = any(reason in alert.body for alert in run.drawn("alert"))
+    return ([] if said else [f"no reason shown: {reason[:60]}…"]) + [f"shown without the part: {s}" for s in shown]
+
+
 def check_anatomy(run: Run, ref: Reference, text: str, text_b: str) -> list[str]:
     out = ref.encode(text, text_b)
     table = run.table("embedding_norms")
+    if (reason := bert_like_embeddings(ref.description)) is not None:  # RoBERTa: one token type, no BERT-like sum
+        return explained(run, reason, [] if table is None else ["the embedding table"])
     if table is None:
         return ["no embedding table"]
     tokens = ref.tokenizer.convert_ids_to_tokens(out["ids"])
@@ -69,7 +79,7 @@ def check_anatomy(run: Run, ref: Reference, text: str, text_b: str) -> list[str]
 
 
 def check_fill_mask(run: Run, ref: Reference, text: str, text_b: str) -> list[str]:
-    if "[MASK]" not in text:
+    if ref.mask not in text:
         return []  # the page asks for a mask first
     out = ref.outputs(text)
     problems = []
@@ -89,6 +99,8 @@ def check_fill_mask(run: Run, ref: Reference, text: str, text_b: str) -> list[st
 
 
 def check_next_sentence(run: Run, ref: Reference, text: str, text_b: str) -> list[str]:
+    if not ref.has_nsp:  # RoBERTa's family: the page says why there is no IsNext, and shows no number
+        return explained(run, ref.description.why_missing("NSP") or "", list(run.metrics()))
     out = ref.outputs(text, text_b)
     problems = []
     segments = run.table("segments-table")  # drawn when its expander is open
@@ -184,7 +196,7 @@ CHECKS: dict[str, Callable[[Run, Reference, str, str], list[str]]] = {
 }
 
 
-def model_inputs(observation: Observation, shown: tuple[str, str]) -> list[tuple[str, str]]:
+def model_inputs(observation: Observation, shown: tuple[str, str], ref: Reference) -> list[tuple[str, str]]:
     """The model inputs a page's default view runs the model on (for the floor: Σ bare forwards)."""
     text, text_b = shown
     run = observation.run
@@ -192,7 +204,9 @@ def model_inputs(observation: Observation, shown: tuple[str, str]) -> list[tuple
     if observation.page in ("anatomy", "attention"):
         return [(text, text_b)]
     if observation.page == "fill_mask":
-        return [(text, "")] if "[MASK]" in text else []
+        return [(text, "")] if ref.mask in text else []
+    if observation.page == "next_sentence" and not ref.has_nsp:  # the page explains why, and runs nothing
+        return []
     if observation.page == "next_sentence":  # the verdict, then the ranking of each candidate B, then the pairs
         candidates = [line.strip() for line in (run.text_value("candidates") or "").splitlines() if line.strip()]
         pairs = run.widget("pairs")
@@ -250,7 +264,7 @@ def check_all(
                         wrong.append("the page shows another input than the one typed")
                     wrong += CHECKS[observation.page](observation.run, ref, text, text_b)
                     capped = ref.encode(text, text_b)["full_length"] > ref.cap
-                    inputs.update(model_inputs(observation, shown))
+                    inputs.update(model_inputs(observation, shown, ref))
             verdicts.append(Verdict(observation.page, observation.kind, observation.seconds, error, wrong, capped))
             observation.run = None  # free the drawn elements
         ref.forget(keep=[(s, "") for s in ref_sense_sentences()])

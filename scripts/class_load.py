@@ -1,6 +1,7 @@
 """A class on one shared link: S browser sessions against a real BERT Lens server on 127.0.0.1.
 
     python -m scripts.class_load                      # 30 sessions, bert-base-sized random model, hosted caps
+    python -m scripts.class_load --families bert,roberta   # the same class on each, one server after the other
     python -m scripts.class_load --sessions 8 --inputs 3 --json out.json
     python -m scripts.class_load --url http://127.0.0.1:8501 --model /path/to/its/model --pid 1234
 
@@ -27,6 +28,17 @@ The class arrives once the server has loaded its model and warmed every page's p
 teacher starts it before the lesson (``--cold``: during that). Bounded: ``--max-seconds`` (default
 600) stops the whole run.
 
+``--families bert,roberta`` runs the class once per family, each on a random model of that family's base-size
+config (``bertlens.synthetic.BASE_CONFIGS``: roberta-base's hidden 768, 12 layers and heads, vocabulary 50,265, 514
+positions, one token type), one fresh server after the other, and ends with a table of the families side by side.
+Only BERT's tokenizer is the real one: RoBERTa's is a small byte-level BPE trained offline
+(``bertlens.synthetic.family_tokenizer``; the real one cannot be downloaded here; its vocabulary padded to 50,265
+with unused entries no text splits into), so the texts are made of its one-token words and a text's token count
+differs from what roberta-base's own tokenizer would give; the model's shape and the MLM head over the full
+vocabulary are roberta-base's, so its speed and memory are honest. The checks follow the family: fill-mask at
+``<mask>``; RoBERTa has no NSP head, and its embeddings are not BERT's three-table sum (one token type), so the Next
+sentence page and anatomy's Embeddings tab must give their reason and show no number.
+
 The parts: the simulated class (``scripts/class_sim.py``), the reference (``scripts/class_reference.py``), the checks
 (``scripts/class_checks.py``) and the report (``scripts/class_report.py``); this module runs them against a
 server and is the command line.
@@ -37,6 +49,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import tempfile
 import time
@@ -50,10 +63,10 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 import torch  # noqa: E402
 
 from bertlens.models import load_model  # noqa: E402
-from bertlens.synthetic import random_bert_config, save_random_bert  # noqa: E402
+from bertlens.synthetic import BASE_CONFIGS, save_random_base_model  # noqa: E402
 from scripts.class_checks import check_all  # noqa: E402
 from scripts.class_reference import Reference  # noqa: E402
-from scripts.class_report import GIB, Summary, markdown, summarise  # noqa: E402
+from scripts.class_report import GIB, Summary, families_table, markdown, summarise  # noqa: E402
 from scripts.class_sim import Recorder, burst, plans  # noqa: E402
 from scripts.server import cpu_seconds, model_loads, peak_rss_bytes, running_server, thread_cpu_seconds  # noqa: E402
 from scripts.streamlit_client import Session, run_to_end  # noqa: E402
@@ -175,6 +188,12 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=30, help="students (plus one in the Padding lab)")
     parser.add_argument("--inputs", type=int, default=4, help="distinct inputs each student types")
     parser.add_argument("--model", help="model folder or id (default: a random model with bert-base-uncased's config)")
+    parser.add_argument(
+        "--families",
+        type=lambda value: value.split(","),
+        help=f"instead of --model: random base-size models of these families, one class each "
+        f"(comma-separated, of {', '.join(BASE_CONFIGS)}; default bert)",
+    )
     parser.add_argument("--url", help="an already running server (then --model must name its model)")
     parser.add_argument("--pid", type=int, help="with --url: the server's process id, for its peak RSS")
     parser.add_argument("--no-hosted", action="store_true", help="start the server without hosted mode's caps")
@@ -203,12 +222,16 @@ def main() -> None:
     args = parser.parse_args()
     if args.url and not args.model:
         parser.error("--url needs --model (the reference must use the server's model)")
+    if args.families and (args.model or set(args.families) - BASE_CONFIGS.keys()):
+        parser.error(f"--families takes some of {', '.join(BASE_CONFIGS)}, and no --model")
+    families = args.families or ["bert"]
 
     def out_of_time(*_: object) -> None:
         raise TimeoutError(f"stopped after --max-seconds {args.max_seconds:.0f} s")
 
     signal.signal(signal.SIGALRM, out_of_time)
-    signal.alarm(int(args.max_seconds) + 60)  # last resort; the phases watch the deadline themselves
+    # Last resort (the phases watch the deadline themselves): each class has --max-seconds.
+    signal.alarm(int(args.max_seconds) * (1 if args.model else len(families)) + 60)
     options = Options(
         sessions=args.sessions,
         inputs=args.inputs,
@@ -222,17 +245,30 @@ def main() -> None:
         cold=args.cold,
         server_env=dict(item.split("=", 1) for item in args.server_env),
     )
+    summaries: dict[str, Summary] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        model = args.model
-        if model is None:
-            model = str(save_random_bert(Path(tmp) / "bert-base-uncased-random", random_bert_config()))
-        if args.url:
-            summary = measure(args.url, model, options, None, args.pid, time.monotonic() + args.max_seconds)
-        else:
-            summary = run_class(model, options, Path(tmp) / "server.log")
-    print(markdown(summary))
+        for name in [args.model] if args.model else families:
+            model = args.model or str(save_random_base_model(Path(tmp) / f"{name}-base-random", name))
+            summaries[name] = run_on(model, args, options, Path(tmp) / "runs" / name.replace("/", "_"))
+            if not args.model:
+                shutil.rmtree(model)  # half a gigabyte each
+            table = markdown(summaries[name])
+            print(f"### {name}\n\n{table}\n" if len(summaries) > 1 or len(families) > 1 else table, flush=True)
+    if len(summaries) > 1:
+        print(families_table(summaries))
     if args.json:
-        args.json.write_text(json.dumps(asdict(summary), indent=2, default=str))
+        found = [asdict(s) for s in summaries.values()]
+        args.json.write_text(
+            json.dumps(found[0] if len(found) == 1 else dict(zip(summaries, found)), indent=2, default=str)
+        )
+
+
+def run_on(model: str, args: argparse.Namespace, options: Options, scratch: Path) -> Summary:
+    """The class against ``args.url`` (serving ``model``), or against a server of its own started on ``model``."""
+    if args.url:
+        return measure(args.url, model, options, None, args.pid, time.monotonic() + args.max_seconds)
+    scratch.mkdir(parents=True, exist_ok=True)
+    return run_class(model, options, scratch / "server.log")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """The expected results of a class's runs: transformers directly, in the checking process.
 
-Its own tokenizer and model instances, loaded from the server's model folder, truncating to the same cap; and the
+Its own tokenizer and model instances (the family's pre-training class: ``BertForPreTraining``, ``RobertaForMaskedLM``
+…, run through ``bertlens.family``'s uniform calls), loaded from the server's model folder, truncating to the same
+cap; the checkpoint's description (``describe_checkpoint``) says which heads it has and how long an input may be; and the
 floor of serving each distinct model input, a bare forward pass (``encoder_of(bundle.model)(input_ids)``), timed on the
 app's own loaded model.
 """
@@ -16,10 +18,10 @@ from typing import Any
 
 import numpy as np
 import torch
-from transformers import AutoTokenizer, BertForPreTraining
+from transformers import AutoConfig, AutoTokenizer, PreTrainedModel
 
-from bertlens.family import encoder_of
-from bertlens.models import ModelBundle
+from bertlens.family import describe_checkpoint, encoder_of, family_spec, mlm_logits, sentence_logits
+from bertlens.models import ModelBundle, model_class
 
 
 class Reference:
@@ -27,9 +29,17 @@ class Reference:
 
     def __init__(self, folder: str, cap: int | None):
         self.tokenizer = AutoTokenizer.from_pretrained(folder)
-        # transformers' PreTrainedModel.eval is unannotated
-        self.model = BertForPreTraining.from_pretrained(folder, attn_implementation="eager").eval()  # type: ignore[no-untyped-call]
-        positions = self.model.config.max_position_embeddings
+        config = AutoConfig.from_pretrained(folder)
+        spec = family_spec(config)
+        assert spec is not None, f"{folder} is not a model of BERT's family"
+        # output_loading_info: (model, info), which transformers' annotation does not say
+        loaded: tuple[PreTrainedModel, dict[str, Any]] = model_class(spec, config).from_pretrained(  # type: ignore[assignment]
+            folder, attn_implementation="eager", output_loading_info=True
+        )
+        model, info = loaded
+        self.model = model.eval()  # type: ignore[no-untyped-call]  # transformers' PreTrainedModel.eval is unannotated
+        self.description = describe_checkpoint(self.model, self.tokenizer, set(info["missing_keys"]))
+        positions = self.description.max_positions
         self.cap = min(cap, positions) if cap else positions
         self._outputs: dict[tuple[str, str], dict[str, Any]] = {}
         self._bare_times: dict[tuple[str, str], BarePassTimes] = {}
@@ -37,28 +47,41 @@ class Reference:
     def encode(self, text: str, text_b: str = "") -> dict[str, Any]:
         enc = self.tokenizer(text, text_b or None, truncation=True, max_length=self.cap, return_offsets_mapping=True)
         full = len(self.tokenizer(text, text_b or None)["input_ids"])
-        return {"ids": enc["input_ids"], "types": enc["token_type_ids"], "offsets": enc["offset_mapping"],
+        return {"ids": enc["input_ids"], "types": enc.get("token_type_ids"), "offsets": enc["offset_mapping"],
                 "word_ids": enc.word_ids(), "full_length": full}  # fmt: skip
 
     def outputs(self, text: str, text_b: str = "") -> dict[str, Any]:
-        """Tokens and one forward pass (attentions, hidden states, MLM probabilities, P(IsNext)); kept until ``forget``."""
+        """Tokens and one forward pass (attentions, hidden states, MLM probabilities, P(IsNext) or None without an
+        NSP head); kept until ``forget``."""
         key = (text, text_b)
         if key not in self._outputs:
             enc = self.encode(text, text_b)
-            ids = torch.tensor([enc["ids"]])
-            with torch.inference_mode():
-                out = self.model(input_ids=ids, token_type_ids=torch.tensor([enc["types"]]),
-                                 output_attentions=True, output_hidden_states=True)  # fmt: skip
+            types = {"token_type_ids": torch.tensor([enc["types"]])} if self.description.token_types else {}
             masks = [i for i, t in enumerate(enc["ids"]) if t == self.tokenizer.mask_token_id]
+            with torch.inference_mode():
+                out = encoder_of(self.model)(input_ids=torch.tensor([enc["ids"]]), **types,
+                                             output_attentions=True, output_hidden_states=True)  # fmt: skip
+                mlm = mlm_logits(self.model, out.last_hidden_state[0, masks])
+                nsp = sentence_logits(self.model, out.pooler_output) if self.has_nsp else None
             enc.update(
                 tokens=self.tokenizer.convert_ids_to_tokens(enc["ids"]),
                 attentions=[a[0].numpy() for a in out.attentions],
                 hidden=torch.stack(out.hidden_states)[:, 0].numpy(),
-                mlm=torch.softmax(out.prediction_logits[0, masks], dim=-1).numpy(),
-                p_is_next=float(torch.softmax(out.seq_relationship_logits[0], dim=-1)[0]),
+                mlm=torch.softmax(mlm, dim=-1).numpy(),
+                p_is_next=None if nsp is None else float(torch.softmax(nsp[0], dim=-1)[0]),
             )
             self._outputs[key] = enc
         return self._outputs[key]
+
+    @property
+    def has_nsp(self) -> bool:
+        """Whether the checkpoint predicts IsNext (BERT's NSP head, with its pooler); RoBERTa never had it."""
+        return self.description.has("NSP") and self.description.pooler
+
+    @property
+    def mask(self) -> str:
+        """The model's own mask token: "[MASK]", "<mask>" …"""
+        return self.description.mask_token
 
     def forget(self, keep: Iterable[tuple[str, str]] = ()) -> None:
         kept = set(keep)

@@ -139,3 +139,17 @@ def markdown(summary: Summary) -> str:
     if summary.examples:
         lines += ["", "First problems seen:", *(f"- {e}" for e in summary.examples)]
     return "\n".join(lines)
+
+
+def families_table(summaries: dict[str, Summary]) -> str:
+    """One row per model of one invocation (``--families``): the ratios to compare, measured on the same machine."""
+    lines = ["| model | burst | worst page's p95 of a new input ÷ ideal | efficiency: one core each (all cores) "
+             "| Σ bare forwards, one core each | peak RSS | errors / wrong |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    for name, s in summaries.items():
+        worst = max((row["p95_seconds"] for page, row in s.pages.items() if page in PAGES), default=float("nan"))
+        rss = "n/a" if s.peak_rss_gib is None else f"{s.peak_rss_gib:.2f} GiB"
+        lines.append(f"| {name} | {s.burst_seconds:.1f} s | {worst / s.ideal_p95_seconds:.2f} × | "
+                     f"{s.serving_efficiency:.0%} ({s.serving_efficiency_all_cores:.0%}) | "
+                     f"{s.bare_forward_one_core_seconds:.1f} s | {rss} | {s.errors} / {s.wrong} |")  # fmt: skip
+    return "\n".join(lines)

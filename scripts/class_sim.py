@@ -43,13 +43,23 @@ PADDING_LAB = "tokenizer (Padding lab)"
 
 
 def input_text(tokenizer: PreTrainedTokenizerBase, session: int, step: int, tokens: int, rng: random.Random) -> str:
-    """A distinct text of ``tokens`` tokens (specials included) with a [MASK] and "field" among the first 12."""
-    prefix = f"Lesson {session} part {step}: the [MASK] ran across the {SENSE_WORD} and"
+    """A distinct text of ``tokens`` tokens (specials included) with the model's own mask token ("[MASK]", "<mask>")
+    and "field" among the first 12."""
+    prefix = f"Lesson {session} part {step}: the {tokenizer.mask_token} ran across the {SENSE_WORD} and"
     used = len(tokenizer(prefix)["input_ids"]) + 1  # the final "."
-    filler = [rng.choice(WORDS) for _ in range(max(0, tokens - used))]  # each is one WordPiece token
+    words = one_token_words(tokenizer)
+    filler = [rng.choice(words) for _ in range(max(0, tokens - used))]
     text = " ".join([prefix, *filler]) + "."
-    assert len(tokenizer(text)["input_ids"]) == max(tokens, used + 1), (tokens, text)
+    assert len(tokenizer(text)["input_ids"]) == max(tokens, used), (tokens, text)
     return text
+
+
+def one_token_words(tokenizer: PreTrainedTokenizerBase) -> list[str]:
+    """The WORDS that are one token each after a space (all of them in BERT's WordPiece vocabulary; a few in the small
+    offline tokenizers of ``bertlens.synthetic``)."""
+    words = [w for w in WORDS if len(tokenizer(f" {w}", add_special_tokens=False)["input_ids"]) == 1]
+    assert words, "no filler word is a single token for this tokenizer"
+    return words
 
 
 def padding_lines(number: int) -> str:

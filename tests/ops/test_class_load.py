@@ -11,13 +11,18 @@ list cut to 8, a small heatmap) is a wrong result here.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 pytest.importorskip("websockets")
 import torch  # noqa: E402
+from transformers import RobertaForMaskedLM  # noqa: E402
 
 from scripts.class_load import DEFAULT_CAP, Options, run_class  # noqa: E402
+from scripts.class_reference import Reference  # noqa: E402
 from scripts.class_report import markdown  # noqa: E402
+from scripts.class_sim import input_text  # noqa: E402
 
 
 def test_class_gets_right_results_one_model_load_and_the_cap(tiny_pretraining_dir, tmp_path):
@@ -44,3 +49,20 @@ def test_class_gets_right_results_one_model_load_and_the_cap(tiny_pretraining_di
     assert scripts > max(loop, passes)
     # Inputs of 300 and 512 tokens were cut to the cap (checked: the token ids and the notice).
     assert summary.capped_runs > 0
+
+
+def test_reference_and_inputs_follow_the_family(family_dir):
+    """RoBERTa (tiny, random): texts carry its <mask>, the cap is its positions past the padding id, and the
+    reference's guesses are RobertaForMaskedLM's own; no NSP head, so no P(IsNext) to check."""
+    folder = family_dir("roberta")
+    ref = Reference(str(folder), DEFAULT_CAP)
+    text = input_text(ref.tokenizer, 0, 0, 48, random.Random(0))
+    assert ref.mask == "<mask>" in text and len(ref.tokenizer(text)["input_ids"]) == 48
+    assert ref.cap == ref.model.config.max_position_embeddings - 2 and not ref.has_nsp
+    out = ref.outputs(text)
+    assert out["p_is_next"] is None
+    model = RobertaForMaskedLM.from_pretrained(folder).eval()
+    with torch.inference_mode():
+        logits = model(torch.tensor([out["ids"]])).logits[0]
+    mask = out["ids"].index(ref.tokenizer.mask_token_id)
+    assert torch.allclose(torch.softmax(logits[mask], -1), torch.from_numpy(out["mlm"][0]), atol=1e-6)
