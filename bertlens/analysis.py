@@ -64,18 +64,22 @@ def max_tokens(bundle: AnyBundle, cap: int | None = None) -> int:
 # transformers types these look-ups for a single item or a list at once; these say which.
 
 
+def no_token(token_id: int) -> str:
+    """What stands for an id the model scores but its tokenizer has no entry for (a checkpoint whose output layer is
+    padded past its vocabulary, e.g. to a multiple of 64)."""
+    return f"[id {token_id}: no token]"
+
+
 def tokens_of(tokenizer: PreTrainedTokenizerBase, ids: Sequence[int]) -> list[str]:
-    """The vocabulary entries of ``ids``."""
+    """The vocabulary entries of ``ids`` (``no_token(id)`` for an id past the vocabulary)."""
     tokens = tokenizer.convert_ids_to_tokens(list(ids))
     assert isinstance(tokens, list)
-    return tokens
+    return [no_token(int(i)) if token is None else token for i, token in zip(ids, tokens)]
 
 
 def token_of(tokenizer: PreTrainedTokenizerBase, token_id: int) -> str:
-    """The vocabulary entry of one id."""
-    token = tokenizer.convert_ids_to_tokens(int(token_id))
-    assert isinstance(token, str)
-    return token
+    """The vocabulary entry of one id (``no_token(id)`` for an id past the vocabulary)."""
+    return tokens_of(tokenizer, [token_id])[0]
 
 
 def ids_of(tokenizer: PreTrainedTokenizerBase, tokens: Sequence[str]) -> list[int]:

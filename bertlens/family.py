@@ -89,6 +89,22 @@ MASKING_RECIPES: Mapping[str, str] = {
 }
 assert set(MASKING_RECIPES) == set(FAMILIES) - {"bert"}
 
+# What a masked-word loss was of each family's pre-training loss (the fill-mask page's true-word check explains it).
+MLM_LOSS_SHARE: Mapping[str, str] = {
+    "bert": "one part of BERT's pre-training loss: pre-training minimised its sum with the next-sentence-prediction "
+    "loss (Devlin et al., 2019)",
+    "albert": "one part of ALBERT's pre-training loss, summed with its sentence-order-prediction loss (Lan et al. 2020)",
+    "distilbert": "one part of DistilBERT's training loss, beside matching BERT's own guesses (distillation) and its "
+    "hidden states (Sanh et al. 2019)",
+    "roberta": "all of RoBERTa's pre-training loss: it has no sentence-pair task (Liu et al. 2019)",
+    "xlm-roberta": "all of XLM-RoBERTa's pre-training loss: it has no sentence-pair task (Conneau et al. 2020)",
+    "camembert": "all of CamemBERT's pre-training loss: it has no sentence-pair task (Martin et al. 2020)",
+    "electra": "the loss of ELECTRA's small generator; the discriminator learned from whether each token was replaced "
+    "(Clark et al. 2020)",
+    "modernbert": "all of ModernBERT's pre-training loss: it has no sentence-pair task (Warner et al. 2024)",
+}
+assert set(MLM_LOSS_SHARE) == set(FAMILIES)
+
 # Why a family never had a part (shown instead of a number); a checkpoint that dropped its head gets ``DROPPED``.
 _ROBERTA_LACKS = {
     "NSP": "RoBERTa dropped next sentence prediction: trained on long runs of full sentences without it, it matched "

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import regex
 
-from bertlens.analysis import Analysis, Encoding, ids_of, text_of, tokens_of
+from bertlens.analysis import Analysis, Encoding, ids_of, no_token, text_of, tokens_of
 from bertlens.family import scheme_of
 from bertlens.wording import plural
 
@@ -102,13 +102,15 @@ def top_k_guesses(analysis: Analysis, tokenizer: PreTrainedTokenizerBase, k: int
     ):
         top = np.argpartition(-probs, k - 1)[:k]  # O(vocab), then sort only the k best
         ids = [int(i) for i in top[np.argsort(-probs[top], kind="stable")]]
+        tokens = tokens_of(tokenizer, ids)
         guesses.append(
             MaskGuesses(
                 mask_number=number,
                 position=position,
                 token_ids=tuple(ids),
-                tokens=tuple(tokens_of(tokenizer, ids)),
-                strings=tuple(text_of(tokenizer, [i]) for i in ids),
+                tokens=tuple(tokens),
+                # an id past the vocabulary decodes to "" in the pipeline; here it keeps its name
+                strings=tuple(t if t == no_token(i) else text_of(tokenizer, [i]) for i, t in zip(ids, tokens)),
                 probabilities=tuple(float(probs[i]) for i in ids),
                 logits=tuple(float(logits[i]) for i in ids),
             )

@@ -39,7 +39,7 @@ with stage.picture:
                 views.verdict_view(verdict)
             if (order := sentence_order(analysis)) is not None:  # ALBERT: in order or swapped, never IsNext
                 views.order_view(order, bundle.description.cls_token)
-            views.segments_section(analysis)
+            views.segments_section(analysis, bundle.description)
 
     if head == "SOP":
         for tab in (ranking_tab, evaluation_tab):

@@ -230,8 +230,6 @@ def main() -> None:
         raise TimeoutError(f"stopped after --max-seconds {args.max_seconds:.0f} s")
 
     signal.signal(signal.SIGALRM, out_of_time)
-    # Last resort (the phases watch the deadline themselves): each class has --max-seconds.
-    signal.alarm(int(args.max_seconds) * (1 if args.model else len(families)) + 60)
     options = Options(
         sessions=args.sessions,
         inputs=args.inputs,
@@ -248,12 +246,16 @@ def main() -> None:
     summaries: dict[str, Summary] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in [args.model] if args.model else families:
+            # Last resort (the phases watch the deadline themselves): each class, its model's saving
+            # included, has --max-seconds and a minute, re-armed per class so a slow one cannot cut the next.
+            signal.alarm(int(args.max_seconds) + 60)
             model = args.model or str(save_random_base_model(Path(tmp) / f"{name}-base-random", name))
             summaries[name] = run_on(model, args, options, Path(tmp) / "runs" / name.replace("/", "_"))
             if not args.model:
                 shutil.rmtree(model)  # half a gigabyte each
             table = markdown(summaries[name])
             print(f"### {name}\n\n{table}\n" if len(summaries) > 1 or len(families) > 1 else table, flush=True)
+        signal.alarm(0)
     if len(summaries) > 1:
         print(families_table(summaries))
     if args.json:

@@ -22,6 +22,7 @@ from bertlens.attention import PRESETS as ATTENTION_PRESETS
 from bertlens.compare import SEED_FIRST
 from bertlens.curriculum import LESSONS
 from bertlens.engine import background_priority
+from bertlens.family import NotInThisFamily
 from bertlens.lessons import Step
 from bertlens.mlm import DEFAULT_K, with_mask_token
 from bertlens.nsp import DEFAULT_A, DEFAULT_B, DEFAULT_CANDIDATES, DEFAULT_PAIRS
@@ -102,6 +103,8 @@ def warm(model_name: str) -> int:
             try:
                 request()
                 done += 1
+            except NotInThisFamily:  # the page shows this family's reason instead, nothing to warm
+                pass
             except Exception:  # a preset that fails here fails for its visitor too, with a message there
                 logging.getLogger("bertlens").exception("Warm start of %s: a preset failed", model_name)
     freeze_long_lived_objects()

@@ -15,8 +15,9 @@ import torch
 import transformers
 from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer, ElectraForPreTraining
 
-from bertlens.family import FAMILIES, MASKING_RECIPES
+from bertlens.family import FAMILIES, MASKING_RECIPES, MLM_LOSS_SHARE
 from bertlens.models import BUNDLED_MODEL, bundled_model_path
+from bertlens.synthetic import family_tokenizer, save_random_family_model
 from tests.conftest import drawn_charts, tables
 from tests.pages.test_attention_page import drawn_z, specs
 
@@ -194,6 +195,8 @@ def test_next_sentence_shows_the_pair_task_the_model_has(open_page, family_dir, 
     p = torch.softmax(logits.double(), -1)[0].item()
     assert float(metrics(at)[label]) == pytest.approx(p, abs=6e-5)
     assert ("IsNext" in shown(at) or "IsNext" in " ".join(metrics(at))) == (family == "bert")
+    name = FAMILIES[family].name
+    assert f"Segments: how {name} tells A from B (token_type_ids)" in [e.label for e in at.expander]
 
 
 @pytest.mark.parametrize("family", FAMILY_NAMES)
@@ -221,3 +224,54 @@ def test_word_senses_open_on_every_family(open_page, family_dir, family):
     at = open_page("pages/senses.py", family_dir(family))
     assert not at.exception, at.exception
     assert drawn_charts(at) and not at.error
+
+
+@pytest.fixture(scope="module")
+def padded_vocabulary_dir(tmp_path_factory):
+    """A tiny random ModernBERT whose output layer is 64 rows longer than its tokenizer (as checkpoints pad their
+    vocabulary to a multiple of 64), the last, token-less row made the top guess everywhere by its bias."""
+    folder = tmp_path_factory.mktemp("padded-modernbert")
+    tokenizer = family_tokenizer("modernbert")
+    save_random_family_model(folder, "modernbert", vocab_size=len(tokenizer) + 64)
+    model = AutoModelForMaskedLM.from_pretrained(folder)
+    with torch.no_grad():
+        model.get_output_embeddings().bias[-1] = 100.0
+    model.save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize("fill_tab", [None, "Layer by layer"])
+def test_a_guess_with_no_token_is_named_by_its_id(open_page, padded_vocabulary_dir, fill_tab):
+    """Random weights. An id the head scores past the tokenizer's vocabulary is a guess like any other, named
+    ``[id N: no token]``, its probability the softmax of the model's own logits (it used to crash the page)."""
+    folder = padded_vocabulary_dir
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    text = TEXT.format(mask=tokenizer.mask_token)
+    tab = {"fill_tab": fill_tab} if fill_tab else {}
+    at = open_page("pages/fill_mask.py", folder, text=text, k="3", **tab)
+    assert not at.exception, at.exception
+    inputs = tokenizer(text, return_tensors="pt")
+    with torch.no_grad():
+        logits = AutoModelForMaskedLM.from_pretrained(folder).eval()(**inputs).logits[0]
+    last_id = logits.shape[-1] - 1
+    assert last_id >= len(tokenizer)
+    position = inputs["input_ids"][0].tolist().index(tokenizer.mask_token_id)
+    guesses = next(t for t in tables(at) if "token_id" in t.columns and "probability" in t.columns)
+    if fill_tab:
+        guesses = guesses[guesses["hidden state"] == guesses["hidden state"].max()]
+    first = guesses.iloc[0]
+    assert (first["token_id"], first["token"]) == (last_id, f"[id {last_id}: no token]")
+    reference = torch.softmax(logits[position].double(), -1)[last_id].item()
+    assert first["probability"] == pytest.approx(reference, rel=1e-4)
+
+
+@pytest.mark.parametrize("family", ["roberta", "albert"])
+def test_the_true_word_check_says_what_the_loss_was_of_this_familys_pre_training(open_page, family_dir, family):
+    """Random weights. The MLM loss was all of RoBERTa's pre-training loss (no sentence-pair task), one part of
+    ALBERT's beside sentence order: the check says which, never BERT's next-sentence sum."""
+    folder = family_dir(family)
+    mask = AutoTokenizer.from_pretrained(folder).mask_token
+    at = open_page("pages/fill_mask.py", folder, text=TEXT.format(mask=mask), true_word="mat")
+    assert not at.exception, at.exception
+    assert "What the loss means" in shown(at)
+    assert MLM_LOSS_SHARE[family] in shown(at) and "next-sentence-prediction loss" not in shown(at)

@@ -70,3 +70,13 @@ def test_a_fallback_warms_the_model_actually_loaded(open_page, monkeypatch, tmp_
     at = open_page("pages/tokenizer.py", tmp_path / "no-such-model")
     assert not at.exception
     assert warmed == [BUNDLED_MODEL]
+
+
+def test_a_successor_warms_without_errors_for_the_parts_its_family_lacks(family_dir, caplog):
+    """Random weights. RoBERTa has no BERT-like embedding sum (its page gives the reason): warming it logs no
+    failed preset, and its other presets still run."""
+    model = str(family_dir("roberta"))
+    with caplog.at_level("INFO", logger="bertlens"):
+        done = warm_start.warm(model)
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
+    assert 0 < done < len(warm_start.preset_requests(model))  # the embeddings preset was skipped, not counted

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from bertlens import mlm
-from bertlens.family import MASKING_RECIPES, ModelDescription
+from bertlens.family import MASKING_RECIPES, MLM_LOSS_SHARE, ModelDescription
 from bertlens.steps import LayerGuesses
 from bertlens.wording import blank, percent, shortened
 from components.services import cache
@@ -96,7 +96,7 @@ def true_word_section(query: cache.Query, word: str, mask_number: int, vocab_siz
             st.info(f"Type the word mask {mask_number} hides in *Original word* above (e.g. paris) to check it.")
         return
     check = cache.true_word(query, word, mask_number)
-    true_word_view(check, vocab_size)
+    true_word_view(check, vocab_size, cached_bundle(query.model).description.family)
     if not isinstance(check, str):
         labels_section(query, check, mask_number)
 
@@ -222,7 +222,7 @@ def mask_overview_section(query: cache.Query, guesses: list[mlm.MaskGuesses], wo
     average = mlm.average_top_confidence(guesses)
     st.metric("Average confidence of the top guesses", percent(average, 2))  # 43.21%, and 0.0051% (not 0.01%)
     if not words:
-        st.caption("Type the hidden words above, one per mask separated by commas, to see which BERT got right.")
+        st.caption("Type the hidden words above, one per mask separated by commas, to see which the model got right.")
     overview = mlm.mask_overview(guesses, words, checks)
     table(
         overview,
@@ -273,7 +273,7 @@ def pretraining_section(query: cache.Query) -> None:
     again.button("Draw again", key="draw_again", on_click=_next_draw)
     step = cache.pretraining(query, draw)
     truncation_notice(step.encoding)
-    st.caption("What BERT is given:")
+    st.caption("What the model is given:")
     st.text(" ".join(step.seen))  # literal, never Markdown
     if not step.corruption.positions:
         st.info(
@@ -292,7 +292,7 @@ def pretraining_section(query: cache.Query) -> None:
     )
 
 
-def true_word_view(check: mlm.TrueWordCheck | str, vocab_size: int) -> None:
+def true_word_view(check: mlm.TrueWordCheck | str, vocab_size: int, family: str = "bert") -> None:
     if isinstance(check, str):
         st.info(check)
         return
@@ -305,9 +305,8 @@ def true_word_view(check: mlm.TrueWordCheck | str, vocab_size: int) -> None:
     st.markdown(
         f"**What the loss means.** This is the masked-language-model (MLM) loss at this mask, the cross-entropy "
         f"−log p of the true token: −log({check.probability:.4g}) = {check.loss:.4f}. Its mean over an input's "
-        "masked positions is one part of BERT's pre-training loss: pre-training minimised its sum with the "
-        "next-sentence-prediction loss (Devlin et al., 2019). "
-        "It is 0 only when BERT is certain of the right word (p = 1) and grows as p shrinks: "
+        f"masked positions is {MLM_LOSS_SHARE[family]}. "
+        "It is 0 only when the model is certain of the right word (p = 1) and grows as p shrinks: "
         f"0.69 at p = 0.5, 2.30 at p = 0.1. Guessing blindly among all {vocab_size:,} tokens would give "
         f"−log(1/{vocab_size:,}) = {math.log(vocab_size):.2f}. A low loss needs the right word *and* confidence."
     )

@@ -10,7 +10,7 @@ import streamlit as st
 
 from bertlens import nsp
 from bertlens.analysis import Analysis
-from bertlens.family import ModelDescription
+from bertlens.family import ModelDescription, in_model_tokens
 from bertlens.table_input import TableInputError
 from bertlens.tokenization import batch_lines
 from bertlens.wording import agree, blank, plural, shortened
@@ -211,16 +211,20 @@ def no_is_next_scores(described: ModelDescription) -> None:
     )
 
 
-def segments_section(analysis: Analysis) -> None:
+def segments_section(analysis: Analysis, described: ModelDescription) -> None:
     """The pair's segment ids, token by token, in an expander drawn only when opened (a data grid costs
     the browser ~0.3 s per view)."""
-    segments = st.expander("Segments: how BERT tells A from B (token_type_ids)", key="segments", on_change="rerun")
+    name = described.family_name
+    segments = st.expander(f"Segments: how {name} tells A from B (token_type_ids)", key="segments", on_change="rerun")
     if segments.open:
         with segments:
             st.caption(
-                "[CLS], A's tokens and the [SEP] after A are segment 0 (A); B's tokens and the last [SEP] are "
-                "segment 1 (B). A [SEP] typed in a sentence keeps that sentence's segment: BERT tells A from B by "
-                "these ids."
+                in_model_tokens(
+                    "[CLS], A's tokens and the [SEP] after A are segment 0 (A); B's tokens and the last [SEP] are "
+                    f"segment 1 (B). A [SEP] typed in a sentence keeps that sentence's segment: {name} tells A from "
+                    "B by these ids.",
+                    described,
+                )
             )
             table(nsp.segments_table(analysis), "nsp-segments", key="segments-table")
 
