@@ -12,6 +12,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
@@ -22,6 +23,7 @@ from tests.live_server import streamlit_server
 
 CHROMIUM = os.environ.get("BERTLENS_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 REQUIRED = os.environ.get("BERTLENS_REQUIRE_BROWSER") == "1"
+VIEWPORT = {"width": 1400, "height": 1000}  # the tests' tabs, but those of a screen's size
 RUN_TIMEOUT_MS = 60_000  # one Streamlit run, first model load included
 # Streamlit draws grey skeletons while a widget's code loads (lazily, after the run ends); a chart element
 # (components/ui/plotly_chart.py, Streamlit's custom-component box) is drawn once its code and plotly.js are in.
@@ -103,33 +105,72 @@ def browser(server_url):
 @pytest.fixture(scope="session")
 def browser_context(browser):
     """One context for the session: its HTTP cache keeps Streamlit's lazily loaded chunks (plotly, grid)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport=VIEWPORT)
     yield context
     context.close()
 
 
+@pytest.fixture(scope="session")
+def _reused_tab(browser_context) -> Iterator[list[Page]]:
+    """The tab ``page`` hands from test to test (at most one), replaced when a test failed in it."""
+    tab: list[Page] = []
+    yield tab
+    for page in tab:
+        page.close()
+
+
+def _fresh_to_the_app(page: Page, server_url: str) -> None:
+    """The tab as a new one is to the app: its viewport the context's, no sessionStorage on the app's origin (the
+    answers kept for a reload: components.state.answers), and about:blank before the test's first link."""
+    page.set_viewport_size(VIEWPORT)
+    page.goto(f"{server_url}/_stcore/health")  # the app's origin, without loading the app
+    page.evaluate("() => sessionStorage.clear()")
+    page.goto("about:blank")
+
+
 @pytest.fixture
-def page(browser_context, server_log, request) -> Iterator[Page]:
-    """A fresh tab (its own Streamlit session), with none of the cookies an earlier test's tabs left (a closed
-    tab hands its lesson answers to the next page for half a minute: components.state.answers). On failure, the
+def page(browser_context, _reused_tab, server_url, server_log, request) -> Iterator[Page]:
+    """A tab with its own Streamlit session and none of the cookies an earlier test's tabs left (a closed tab hands
+    its lesson answers to the next page for half a minute: components.state.answers). One tab serves the tests of
+    a process in turn, reset between them (``_fresh_to_the_app``): a new tab costs about twice a page load's CPU
+    (measured 2026-12-07: 6.7 s against 2.9 s of system CPU for the Attention page), on ~100 tests. A test marked
+    ``new_tab`` (one that listens to the tab's events or adds scripts to it) gets a tab of its own. On failure, the
     browser's errors and the server's log are shown."""
     browser_context.clear_cookies()
-    page = browser_context.new_page()
-    page.set_default_timeout(RUN_TIMEOUT_MS)
+    own = request.node.get_closest_marker("new_tab") is not None
+    if own or not _reused_tab:
+        page = browser_context.new_page()
+        page.set_default_timeout(RUN_TIMEOUT_MS)
+        if not own:
+            _reused_tab.append(page)
+    else:
+        page = _reused_tab[0]
+        _fresh_to_the_app(page, server_url)
     errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    timeline = _tab_timeline(page)
+
+    def on_error(error: object) -> None:
+        errors.append(str(error))
+
+    page.on("pageerror", on_error)
+    timeline, listeners = _tab_timeline(page)
     yield page
-    page.close()
+    for event, listener in [("pageerror", on_error), *listeners]:
+        page.remove_listener(event, listener)
     report = getattr(request.node, "outcome_call", None)
+    failed = report is None or report.failed
+    if own or failed:
+        page.close()
+        if not own:
+            _reused_tab.clear()
     if report is not None and report.failed:
         print("browser errors:", errors or "none")
         print("tab timeline (s since the tab opened):\n" + "\n".join(timeline))
         print("server log (end):\n" + server_log.read_text()[-4000:])
 
 
-def _tab_timeline(page: Page) -> list[str]:
-    """What the tab did, for a failure report: documents loaded, websockets opened and closed, console warnings."""
+def _tab_timeline(page: Page) -> tuple[list[str], list[tuple[str, Callable[[Any], None]]]]:
+    """What the tab did, for a failure report: documents loaded, websockets opened and closed, console warnings;
+    and the listeners that note it, to remove when the test is over."""
     started = time.monotonic()
     timeline: list[str] = []
 
@@ -140,16 +181,19 @@ def _tab_timeline(page: Page) -> list[str]:
         note(f"websocket opened {websocket.url}")
         websocket.on("close", lambda _: note("websocket closed"))
 
-    page.on("framenavigated", lambda frame: note(f"at {frame.url}") if frame == page.main_frame else None)
-    page.on("load", lambda _: note("document loaded"))
-    page.on("websocket", socket)
-    page.on(
-        "console",
-        lambda message: (
-            note(f"console {message.type}: {message.text[:300]}") if message.type in ("error", "warning") else None
-        ),
-    )
-    return timeline
+    def console(message) -> None:
+        if message.type in ("error", "warning"):
+            note(f"console {message.type}: {message.text[:300]}")
+
+    listeners: list[tuple[str, Callable[[Any], None]]] = [
+        ("framenavigated", lambda frame: note(f"at {frame.url}") if frame == page.main_frame else None),
+        ("load", lambda _: note("document loaded")),
+        ("websocket", socket),
+        ("console", console),
+    ]
+    for event, listener in listeners:
+        page.on(event, listener)
+    return timeline, listeners
 
 
 def wait_for_run(page: Page) -> None:

@@ -20,6 +20,7 @@ def test_the_chart_theme_is_the_one_streamlit_draws(browser):
     assert json.loads(THEME.read_text()) == streamlit_theme(browser)
 
 
+@pytest.mark.new_tab
 def test_charts_come_from_bertlens_plotly_and_3d_only_when_drawn(page, open_url):
     fetched: list[str] = []
     page.on("request", lambda request: fetched.append(urlparse(request.url).path))
@@ -31,6 +32,7 @@ def test_charts_come_from_bertlens_plotly_and_3d_only_when_drawn(page, open_url)
     assert [path for path in fetched if path.startswith("/app/static/plotly/scatter3d-")]
 
 
+@pytest.mark.new_tab
 def test_the_element_code_comes_once_for_every_chart_of_a_page(page, open_url):
     """Each chart's message carries only a loader (components.ui.plotly_chart.ENTRY); its code is one file."""
     fetched: list[str] = []
@@ -128,6 +130,7 @@ def test_the_parameters_sunburst_shows_no_label_too_small_to_read(open_url):
     assert sizes and min(sizes) >= 10, sizes
 
 
+@pytest.mark.new_tab
 def test_a_click_picks_a_head_and_reruns_nothing_on_a_chart_that_picks_nothing(page, open_url):
     """All heads: a click on a thumbnail opens that head (its point's customdata goes to the server). The Padding
     lab's ids heatmap has customdata too but no callback: a click on it sends nothing (it reran the page)."""
@@ -161,6 +164,7 @@ COUNT_DRAWS = """Object.defineProperty(HTMLDivElement.prototype, "emit", { confi
     return emit.call(this, name, ...rest); } }); } });"""
 
 
+@pytest.mark.new_tab
 def test_each_chart_is_drawn_once(page, open_url):
     """st.plotly_chart drew each chart twice (its theme applied after a first draw); a resize observer's first call
     would redraw it too."""
@@ -189,6 +193,7 @@ def test_at_200_percent_zoom_word_senses_axis_titles_are_whole(browser, server_u
         context.close()
 
 
+@pytest.mark.new_tab
 def test_leaving_a_chart_tab_raises_nothing_in_the_browser(page, open_url):
     """Each switch away from a chart's tab threw in the browser (the chart, hidden, was resized to 0 by plotly)."""
     errors: list[str] = []
