@@ -104,12 +104,32 @@ def test_each_lesson_walks_to_its_last_step_on_a_projector(page, server_url, tin
     walk(page, server_url, lesson, DirectLive(tiny_bundle), projector=True)
 
 
-def test_the_overview_lesson_walks_on_the_bundled_encoder(page, bundled_url, bundled):
-    """No MLM/NSP head: those questions say what they need; every other answer is the encoder's own. The overview
-    lesson has both a fill-mask and a next-sentence step. Every lesson is walked on this encoder in AppTest
-    (tests/pages/test_lessons_page.py) and in this browser on the tiny model below; all five here took 80-130 s of
-    CI's 15 minutes for no branch those do not reach."""
-    walk(page, bundled_url, LESSONS["overview"], DirectLive(bundled))
+def test_on_the_bundled_encoder_a_question_says_which_head_it_needs(page, bundled_url, bundled):
+    """No MLM/NSP head: the overview lesson's fill-mask and next-sentence questions each say once what they need, with
+    nothing to answer; a question the encoder can answer (the anatomy step's) gets the encoder's own answer. Each
+    step opened by its link: every lesson is walked step by step on this encoder in AppTest
+    (tests/pages/test_lessons_page.py) and in this browser on the tiny model above (the overview's whole walk here
+    took ~55 s of CI's 15 minutes for no branch those do not reach)."""
+    lesson, live = LESSONS["overview"], DirectLive(bundled)
+    steps = [(n, s) for n, s in enumerate(lesson.steps, start=1) if s.question and s.page in PAGE_HEADS]
+    answerable = next((n, s) for n, s in enumerate(lesson.steps, start=1) if s.question and s.page == "anatomy")
+    assert steps and {s.page for _, s in steps} == set(PAGE_HEADS)
+    for number, step in [*steps, answerable]:
+        page.goto(f"{bundled_url}/{step.page}?lesson={lesson.key}&step={number}")
+        wait_for_run(page)
+        expect(main(page).get_by_role("heading", name=step.title)).to_be_visible()
+        assert step.question is not None
+        reveal = step.question.reveal(live)
+        alerts = main(page).locator('[data-testid="stAlert"]')
+        if step.page in PAGE_HEADS:
+            assert reveal.answer is None
+            expect(alerts.filter(has_text=f"needs a model with the {PAGE_HEADS[step.page]} head")).to_have_count(1)
+            expect(main(page).get_by_role("button", name="Check my answer")).to_have_count(0)
+        else:
+            answer(page, step.question.choices)
+            verdict = alerts.filter(has_text="you said")
+            expect(verdict).to_have_count(1)
+            expect(verdict).to_contain_text(reveal.answer or "")
 
 
 ANIMAL = "The+animal+couldn%27t+cross+the+street+because+it+was+too+tired."
