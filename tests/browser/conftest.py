@@ -134,9 +134,9 @@ def page(browser_context, _reused_tab, server_url, server_log, request) -> Itera
     its lesson answers to the next page for half a minute: components.state.answers). One tab serves the tests of
     a process in turn, reset between them (``_fresh_to_the_app``): a new tab costs about twice a page load's CPU
     (measured 2026-12-07: 6.7 s against 2.9 s of system CPU for the Attention page), on ~100 tests. A test marked
-    ``new_tab`` (one that listens to the tab's events or adds scripts to it) gets a tab of its own. On failure, the
+    ``new_tab`` (one that listens to the tab's events, adds scripts to it or counts its history, which a browser
+    caps at 50 entries) gets a tab of its own. On failure, the
     browser's errors and the server's log are shown."""
-    browser_context.clear_cookies()
     own = request.node.get_closest_marker("new_tab") is not None
     if own or not _reused_tab:
         page = browser_context.new_page()
@@ -146,6 +146,7 @@ def page(browser_context, _reused_tab, server_url, server_log, request) -> Itera
     else:
         page = _reused_tab[0]
         _fresh_to_the_app(page, server_url)
+    browser_context.clear_cookies()  # after the last test's page went: leaving, it hands its answers on in a cookie
     errors: list[str] = []
 
     def on_error(error: object) -> None:

@@ -30,6 +30,7 @@ from components.views.next_sentence.sections import NSP_TABS
 from components.views.senses.sections import TABS as SENSES_TABS
 from components.views.tokenizer.sections import TABS as TOKENIZER_TABS
 from tests.browser.conftest import CHARTS_DONE, REQUIRED, RUN_TIMEOUT_MS, SETTLED, wait_for_layout, wait_for_run
+from tests.browser.test_downloads import FORMULA_TEXT, downloaded_csvs, spreadsheet_problems
 from tests.browser.test_pages import TRUNCATED
 from tests.conftest import ROOT
 
@@ -59,6 +60,11 @@ PAGE_TABS = {
 }
 # A deep link's own input where the default shows too little: fill-mask's default sentence has no [MASK].
 LINK_PARAMS = {"fill_mask": {"text": "The [MASK] crossed the street because it was [MASK]."}}
+# The tab walk's sentence: a spreadsheet formula and markup the pages show literally, and a mask for fill-mask.
+WALK_TEXT = FORMULA_TEXT + " [MASK] 2."
+# Pages whose CSVs carry the sentence's own tokens (fill-mask's carry the guesses, next-sentence's its own pairs,
+# word senses' their preset's sentences): there the formula must arrive, neutralised.
+SENTENCE_CSV_PAGES = {"tokenizer", "anatomy", "attention"}
 # Views opened by a link of their own: home, fill-mask's default view (its sentence has no [MASK]) and a choice inside
 # a tab. Each page's tabs are walked by clicks from its link (``test_axe_finds_no_violation_in_every_tab``: the first
 # tab is the page's default view).
@@ -205,12 +211,15 @@ def test_axe_finds_no_violation_in_the_apps_content(view, axe_page, server_url, 
 
 @pytest.mark.parametrize("path", PAGE_TABS)
 def test_axe_finds_no_violation_in_every_tab(path, axe_page, server_url, axe_source, chrome_violations):
-    """Each of the page's tabs, clicked one after another from its link (the first is open there): a new tab on a
-    page is checked too, as the labels are the page's own."""
+    """Each of the page's tabs, clicked one after another from its link with ``WALK_TEXT`` (the first tab is open
+    there): a new tab on a page is checked too, as the labels are the page's own. In each tab, every CSV button on
+    screen is clicked and its file read byte for byte as the browser saved it (``spreadsheet_problems``): the
+    formula in the sentence reaches a CSV, neutralised."""
     page = axe_page
     key, labels = PAGE_TABS[path]
-    params = LINK_PARAMS.get(path, {})
+    params = {"text": WALK_TEXT}
     check_view(page, server_url, (path, params), axe_source, chrome_violations)
+    files = downloaded_csvs(page)
     expect(page.locator('[data-testid="stMain"]').get_by_role("tab", name=labels[0], exact=True)).to_have_attribute(
         "aria-selected", "true"
     )
@@ -222,6 +231,14 @@ def test_axe_finds_no_violation_in_every_tab(path, axe_page, server_url, axe_sou
         expect(page).to_have_url(re.compile(rf"[?&]{key}={value}(&|$)"))  # the tab's run began
         wait_for_run(page)
         check_open_view(page, (path, {**params, key: label}), axe_source, chrome_violations)
+        files |= downloaded_csvs(page)
+    assert files, f"{path}: no CSV download in any tab"
+    problems, neutralised = [], 0
+    for name, data in files.items():
+        found, cells = spreadsheet_problems(name, data)
+        problems, neutralised = problems + found, neutralised + cells
+    assert not problems, problems
+    assert neutralised or path not in SENTENCE_CSV_PAGES, f"{path}: the sentence's formula reached no CSV"
 
 
 @pytest.mark.parametrize("view", BUNDLED_VIEWS, ids=view_id)

@@ -1,5 +1,6 @@
 """Downloads in a real browser: a table's CSV is built when the button is clicked, and it is the
-table's data, spreadsheet-safe (a cell that a spreadsheet would run as a formula gets a leading ')."""
+table's data, spreadsheet-safe (a cell that a spreadsheet would run as a formula gets a leading '). Every CSV of
+every tab is read in the accessibility walk, which opens every tab (test_accessibility.py, ``spreadsheet_problems``)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,6 @@ import io
 
 import pandas as pd
 from transformers import AutoTokenizer
-
-from bertlens.pages import TOOL_PAGES
-from tests.browser.conftest import wait_for_run
 
 FORMULA_TEXT = '=HYPERLINK("http://evil.example") café <b>bold</b>'
 
@@ -48,9 +46,7 @@ def test_a_chart_downloads_as_png_in_the_browser(open_url):
         assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
 
 
-PAGES = TOOL_PAGES  # every page that shows the model (the registry, bertlens.pages)
 CSV_BUTTONS = '[data-testid="stMain"] [class*="st-key-csv-"] button'
-MAIN_TABS = '[data-testid="stMain"] [role="tab"]'
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP's CSV-injection starts
 
 
@@ -77,27 +73,23 @@ def downloaded_csvs(page) -> dict[str, bytes]:
     return files
 
 
-def test_every_csv_download_is_utf8_with_a_bom_crlf_and_formula_safe(open_url):
-    """Each page's every tab, every CSV button on screen, read byte for byte as the browser saved it: a byte-order
-    mark, UTF-8, CRLF rows (RFC 4180), and no cell (header included) that a spreadsheet would run as a formula."""
-    files: dict[str, bytes] = {}
-    for name in PAGES:
-        page = open_url(name, text=FORMULA_TEXT + " [MASK] 2.")
-        tabs = page.locator(MAIN_TABS).count()
-        for tab in range(max(tabs, 1)):
-            if tabs:
-                page.locator(MAIN_TABS).nth(tab).click()
-                wait_for_run(page)
-            files |= {f"{name}/{file}": data for file, data in downloaded_csvs(page).items()}
-    assert len(files) >= 8, sorted(files)
-    neutralised = 0
-    for name, data in files.items():
-        assert data.startswith(b"\xef\xbb\xbf"), name
-        text = data[3:].decode("utf-8")
-        assert text.endswith("\r\n") and "\n" not in text.replace("\r\n", ""), name
-        rows = list(csv.reader(io.StringIO(text, newline="")))
-        assert len(rows) >= 2, name  # a header and at least one row
-        for cell in (cell for row in rows for cell in row):
-            assert not cell.startswith(FORMULA_STARTS) or is_number(cell), (name, cell)
-            neutralised += cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS)
-    assert neutralised, "the formula in the sentence reached no CSV: nothing was checked"
+def spreadsheet_problems(name: str, data: bytes) -> tuple[list[str], int]:
+    """What is wrong with one CSV as the browser saved it (a byte-order mark, UTF-8, CRLF rows as RFC 4180 has them,
+    a header and a row, no cell, header included, that a spreadsheet would run as a formula), and how many of its
+    cells were neutralised (a leading ')."""
+    if not data.startswith(b"\xef\xbb\xbf"):
+        return [f"{name}: no byte-order mark"], 0
+    text = data[3:].decode("utf-8")
+    problems = []
+    if not text.endswith("\r\n") or "\n" in text.replace("\r\n", ""):
+        problems.append(f"{name}: rows not ended by CRLF")
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    if len(rows) < 2:
+        problems.append(f"{name}: no header and row")
+    cells = [cell for row in rows for cell in row]
+    problems += [
+        f"{name}: {cell!r} runs as a formula"
+        for cell in cells
+        if cell.startswith(FORMULA_STARTS) and not is_number(cell)
+    ]
+    return problems, sum(cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS) for cell in cells)

@@ -340,6 +340,7 @@ def test_a_class_link_keeps_what_it_says(page, server_url):
     assert "attn_tab=Head+view" in page.url and "present=true" in page.url
 
 
+@pytest.mark.new_tab  # counts the tab's history, which a browser caps at 50 entries
 def test_answering_or_skipping_a_question_adds_no_history_entry(page, server_url):
     """Back could not undo an answer or a skip (they live in the session), so each cost the student a Back press
     that changed nothing; a bare lesson link's rewrite of the address adds none either."""

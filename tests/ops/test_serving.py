@@ -90,19 +90,27 @@ def test_the_shipped_config_is_the_serving_configuration():
     assert config["server"]["headless"] is True and config["browser"]["gatherUsageStats"] is False
 
 
-def test_the_server_loads_torch_with_sleeping_openmp_threads(tiny_pretraining_dir, tmp_path, monkeypatch):
-    """app.py sets OpenMP's wait policy before torch loads: the server's OpenMP reports, at load, that
-    its idle threads spin 0 times before sleeping (300,000 when the policy is unset)."""
-    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
-    log = tmp_path / "server.log"
+@pytest.fixture(scope="module")
+def first_run_log(tiny_pretraining_dir, tmp_path_factory) -> str:
+    """The log of a server started with no OpenMP wait policy of its own (OpenMP's settings printed at load), after
+    one visit's run."""
+    log = tmp_path_factory.mktemp("first-run") / "server.log"
 
     async def visit(url: str) -> None:
         async with Session.connect(url, "") as session:
             await session.run()
 
-    with running_server(tiny_pretraining_dir, log, OMP_DISPLAY_ENV="VERBOSE") as server:
-        run_to_end(visit(server.url))
-    assert "GOMP_SPINCOUNT = '0'" in log.read_text()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("OMP_WAIT_POLICY", raising=False)
+        with running_server(tiny_pretraining_dir, log, OMP_DISPLAY_ENV="VERBOSE") as server:
+            run_to_end(visit(server.url))
+    return log.read_text()
+
+
+def test_the_server_loads_torch_with_sleeping_openmp_threads(first_run_log):
+    """app.py sets OpenMP's wait policy before torch loads: the server's OpenMP reports, at load, that
+    its idle threads spin 0 times before sleeping (300,000 when the policy is unset)."""
+    assert "GOMP_SPINCOUNT = '0'" in first_run_log
 
 
 def nodelay(sock: socket.socket) -> int:
@@ -142,15 +150,8 @@ def test_nagle_can_be_left_on(monkeypatch):
         assert send_small_messages_at_once() == 0 and nodelay(listener) == 0
 
 
-def test_a_server_turns_nagle_off_on_its_first_run(tiny_pretraining_dir, tmp_path):
-    async def visit(url: str) -> None:
-        async with Session.connect(url, "") as session:
-            await session.run()
-
-    log = tmp_path / "server.log"
-    with running_server(tiny_pretraining_dir, log) as server:
-        run_to_end(visit(server.url))
-    said = re.findall(r"TCP_NODELAY on (\d+) serving sockets", log.read_text())
+def test_a_server_turns_nagle_off_on_its_first_run(first_run_log):
+    said = re.findall(r"TCP_NODELAY on (\d+) serving sockets", first_run_log)
     assert len(said) == 1 and int(said[0]) >= 1  # its listener (and the visit's connection), once
 
 
