@@ -275,3 +275,11 @@ def test_the_true_word_check_says_what_the_loss_was_of_this_familys_pre_training
     assert not at.exception, at.exception
     assert "What the loss means" in shown(at)
     assert MLM_LOSS_SHARE[family] in shown(at) and "next-sentence-prediction loss" not in shown(at)
+
+
+def test_head_statistics_name_the_models_own_start_and_separator_tokens(open_page, family_dir):
+    """Random weights. RoBERTa's statistics leave out its <s> and </s> rows: the note says so in its tokens."""
+    at = open_page("pages/attention.py", family_dir("roberta"), attn_tab="Head statistics", text="The cat sat")
+    assert not at.exception, at.exception
+    note = " ".join(m.value for m in at.markdown)
+    assert "(`<s>` and `</s>` rows are left out" in note and "[CLS]" not in note

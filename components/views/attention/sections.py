@@ -32,7 +32,7 @@ from bertlens.attention import (
     thumbnail_size,
     token_labels,
 )
-from bertlens.family import layer_scope
+from bertlens.family import in_model_tokens, layer_scope
 from bertlens.models import ModelBundle
 from bertlens.wording import plural
 from components.services import cache
@@ -336,7 +336,9 @@ def overview_section(page: PageInput, choice: Choice, bundle: ModelBundle) -> No
 
 def statistics_section(page: PageInput, choice: Choice) -> None:
     stats = cache.statistics(page.query)
-    how_to_read(STATISTICS_NOTE, "How to read these statistics")
+    how_to_read(
+        in_model_tokens(STATISTICS_NOTE, cached_bundle(page.query.model).description), "How to read these statistics"
+    )
     labels = [s.label for s in STATISTICS]
     label = bound_choice(st.selectbox, "Statistic", labels, "stat", index=labels.index(STATISTIC_BY_KEY["next"].label))
     statistic = next(s.key for s in STATISTICS if s.label == label)
