@@ -19,7 +19,9 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from subprocess import Popen
 
 import pytest
 import torch
@@ -278,13 +280,11 @@ def test_a_folder_that_keeps_changing_falls_back(checkpoint, bundled, monkeypatc
 # --- A Hub that accepts connections but never answers -----------------------------------------------------
 
 
-@pytest.fixture
-def silent_hub() -> Iterator[Callable[[bool], str]]:
+@contextmanager
+def silent_hubs() -> Iterator[Callable[[bool], str]]:
     """``start(answer_probe)``: an endpoint on 127.0.0.1 that accepts every connection and never answers
     (with ``answer_probe``: except ``HEAD /``, so the Hub looks up and then stalls). Returns its URL."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(64)
+    servers: list[socket.socket] = []
     held: list[socket.socket] = []
 
     def serve(connection: socket.socket, answer_probe: bool) -> None:
@@ -301,6 +301,11 @@ def silent_hub() -> Iterator[Callable[[bool], str]]:
             held.append(connection.dup())  # never answered
 
     def start(answer_probe: bool) -> str:
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(64)
+        servers.append(server)
+
         def accept() -> None:
             while True:
                 try:
@@ -312,10 +317,11 @@ def silent_hub() -> Iterator[Callable[[bool], str]]:
         threading.Thread(target=accept, daemon=True).start()
         return f"http://127.0.0.1:{server.getsockname()[1]}"
 
-    yield start
-    server.close()
-    for connection in held:
-        connection.close()
+    try:
+        yield start
+    finally:
+        for closing in [*servers, *held]:
+            closing.close()
 
 
 HUB_LOAD = r"""
@@ -330,33 +336,46 @@ print(json.dumps({"seconds": time.perf_counter() - started, "name": bundle.name,
 """
 
 
-def load_from_hub(endpoint: str, tmp_path: Path, config_deadline: float = models.HUB_CONFIG_DEADLINE_SECONDS) -> dict:
+def load_from_hub(endpoint: str, home: Path, config_deadline: float = models.HUB_CONFIG_DEADLINE_SECONDS) -> Popen[str]:
+    """A fresh process loading a Hub model from ``endpoint`` (``hub_result`` reads what it fell back to)."""
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}  # this load may go online
-    env.update(PYTHONPATH=str(ROOT), HF_ENDPOINT=endpoint, HF_HOME=str(tmp_path / "hf-home"))
+    env.update(PYTHONPATH=str(ROOT), HF_ENDPOINT=endpoint, HF_HOME=str(home / "hf-home"))
+    command = [sys.executable, "-c", HUB_LOAD, str(config_deadline)]
+    return Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+
+
+def hub_result(child: Popen[str]) -> dict:
     try:
-        child = subprocess.run(
-            [sys.executable, "-c", HUB_LOAD, str(config_deadline)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=env,
-            cwd=ROOT,
-        )
+        out, err = child.communicate(timeout=120)
     except subprocess.TimeoutExpired:
+        child.kill()
         pytest.fail("the load hung on a Hub that never answers (no fallback within 120 s)")
-    assert child.returncode == 0, child.stderr[-2000:]
-    return json.loads(child.stdout.strip().splitlines()[-1])
+    assert child.returncode == 0, err[-2000:]
+    return json.loads(out.strip().splitlines()[-1])
 
 
-def test_a_hub_that_never_answers_falls_back_within_seconds(silent_hub, tmp_path):
-    result = load_from_hub(silent_hub(False), tmp_path)
+@pytest.fixture(scope="module")
+def hub_fallbacks(tmp_path_factory) -> dict[str, dict]:
+    """What a load fell back to from a Hub that never answers and from one that answers the probe then stalls
+    (its config deadline shortened from the shipped 20 s to 4 s to test it): the two loads run side by side, as
+    each mostly waits on its Hub."""
+    with silent_hubs() as start:
+        children = {
+            "never answers": load_from_hub(start(False), tmp_path_factory.mktemp("silent")),
+            "stalls": load_from_hub(start(True), tmp_path_factory.mktemp("stalling"), config_deadline=4),
+        }
+        return {kind: hub_result(child) for kind, child in children.items()}
+
+
+def test_a_hub_that_never_answers_falls_back_within_seconds(hub_fallbacks):
+    result = hub_fallbacks["never answers"]
     assert result["name"] == BUNDLED_MODEL and result["offline"]
     assert "cannot be reached" in result["reason"]
     assert result["seconds"] < 30  # measured ~6 s: the agent-registry fetch (3 s) and the HTTP probe (3 s)
 
 
-def test_a_hub_that_answers_the_probe_then_stalls_falls_back_in_bounded_time(silent_hub, tmp_path):
-    result = load_from_hub(silent_hub(True), tmp_path, config_deadline=4)  # the shipped 20 s, shortened to test it
+def test_a_hub_that_answers_the_probe_then_stalls_falls_back_in_bounded_time(hub_fallbacks):
+    result = hub_fallbacks["stalls"]
     assert result["name"] == BUNDLED_MODEL and result["offline"]
     assert "did not send the config of 'some-org/some-bert' within 4 s" in result["reason"]
     # Bound: 3 s + 3 s + the 4 s config deadline + one backoff sleep (≤ 8 s). Measured ~7 s (~23 s at 20 s).
