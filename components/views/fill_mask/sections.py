@@ -292,7 +292,7 @@ def pretraining_section(query: cache.Query) -> None:
     )
 
 
-def true_word_view(check: mlm.TrueWordCheck | str, vocab_size: int, family: str = "bert") -> None:
+def true_word_view(check: mlm.TrueWordCheck | str, vocab_size: int, family: str) -> None:
     if isinstance(check, str):
         st.info(check)
         return
