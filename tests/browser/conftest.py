@@ -145,7 +145,12 @@ def page(browser_context, _reused_tab, server_url, server_log, request) -> Itera
             _reused_tab.append(page)
     else:
         page = _reused_tab[0]
-        _fresh_to_the_app(page, server_url)
+        try:
+            _fresh_to_the_app(page, server_url)
+        except Exception:  # a tab that cannot be reset (crashed, hung): a new one, as the reused one is no more
+            page.close()
+            page = _reused_tab[0] = browser_context.new_page()
+            page.set_default_timeout(RUN_TIMEOUT_MS)
     browser_context.clear_cookies()  # after the last test's page went: leaving, it hands its answers on in a cookie
     errors: list[str] = []
 

@@ -177,8 +177,10 @@ CHART_TEXTS = """() => [...document.querySelectorAll('.js-plotly-plot svg text')
 
 WHITE = (255, 255, 255)
 # Views that draw at least one chart (the rest may draw none): a view that stops drawing its chart fails.
-CHART_VIEWS = {"attention", "attention/Head statistics", "attention/Head view", "anatomy", "anatomy/Parameters",
-               "tokenizer/Padding lab", "next_sentence/Evaluation", "senses", "attention/Mask and see/Every token in turn"}  # fmt: skip
+# A page's default view is its first tab: "attention" by a bare link, "attention/Heatmap" in the tab walk.
+CHART_VIEWS = {"attention", "attention/Heatmap", "attention/Head statistics", "attention/Head view", "anatomy",
+               "anatomy/Architecture", "anatomy/Parameters", "tokenizer/Padding lab", "next_sentence/Evaluation",
+               "senses", "senses/Map", "attention/Mask and see/Every token in turn"}  # fmt: skip
 # Tick labels in plotly's SI prefixes for small numbers ("200n", "100μ", "5m"): not how a student reads 2e-7.
 SI_TICKS = """() => [...document.querySelectorAll('.js-plotly-plot :is(.xaxislayer-above, .yaxislayer-above) text')]
   .map(t => t.textContent).filter(text => /^[−-]?[0-9.]+[pnμm]$/.test(text))"""
@@ -218,7 +220,7 @@ def test_axe_finds_no_violation_in_every_tab(path, axe_page, server_url, axe_sou
     page = axe_page
     key, labels = PAGE_TABS[path]
     params = {"text": WALK_TEXT}
-    check_view(page, server_url, (path, params), axe_source, chrome_violations)
+    check_view(page, server_url, (path, {**params, key: labels[0]}), axe_source, chrome_violations)
     files = downloaded_csvs(page)
     expect(page.locator('[data-testid="stMain"]').get_by_role("tab", name=labels[0], exact=True)).to_have_attribute(
         "aria-selected", "true"
