@@ -40,7 +40,7 @@ LAID_OUT = "() => document.fonts.status === 'loaded' && [...document.images].eve
 PAGE_SCRIPTS_IN = "() => window.bertlensHistory && window.bertlensReloadOnReconnect && window.bertlensFocus && window.bertlensTabsScroll"
 
 try:
-    from playwright.sync_api import Page, expect, sync_playwright
+    from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
 
     expect.set_options(timeout=RUN_TIMEOUT_MS)  # lazily loaded charts and grids can take seconds on 2 cores
 except ImportError:  # pragma: no cover - depends on the machine
@@ -110,6 +110,13 @@ def browser_context(browser):
     context.close()
 
 
+def open_tab(context: BrowserContext) -> Page:
+    """A new tab in ``context``, waiting as long as one Streamlit run may take."""
+    page = context.new_page()
+    page.set_default_timeout(RUN_TIMEOUT_MS)
+    return page
+
+
 @pytest.fixture(scope="session")
 def _reused_tab(browser_context) -> Iterator[list[Page]]:
     """The tab ``page`` hands from test to test (at most one), replaced when a test failed in it."""
@@ -139,8 +146,7 @@ def page(browser_context, _reused_tab, server_url, server_log, request) -> Itera
     browser's errors and the server's log are shown."""
     own = request.node.get_closest_marker("new_tab") is not None
     if own or not _reused_tab:
-        page = browser_context.new_page()
-        page.set_default_timeout(RUN_TIMEOUT_MS)
+        page = open_tab(browser_context)
         if not own:
             _reused_tab.append(page)
     else:
@@ -149,8 +155,7 @@ def page(browser_context, _reused_tab, server_url, server_log, request) -> Itera
             _fresh_to_the_app(page, server_url)
         except Exception:  # a tab that cannot be reset (crashed, hung): a new one, as the reused one is no more
             page.close()
-            page = _reused_tab[0] = browser_context.new_page()
-            page.set_default_timeout(RUN_TIMEOUT_MS)
+            page = _reused_tab[0] = open_tab(browser_context)
     browser_context.clear_cookies()  # after the last test's page went: leaving, it hands its answers on in a cookie
     errors: list[str] = []
 

@@ -29,7 +29,15 @@ from components.views.fill_mask.sections import FILL_MASK_TABS
 from components.views.next_sentence.sections import NSP_TABS
 from components.views.senses.sections import TABS as SENSES_TABS
 from components.views.tokenizer.sections import TABS as TOKENIZER_TABS
-from tests.browser.conftest import CHARTS_DONE, REQUIRED, RUN_TIMEOUT_MS, SETTLED, wait_for_layout, wait_for_run
+from tests.browser.conftest import (
+    CHARTS_DONE,
+    REQUIRED,
+    RUN_TIMEOUT_MS,
+    SETTLED,
+    open_tab,
+    wait_for_layout,
+    wait_for_run,
+)
 from tests.browser.test_downloads import FORMULA_TEXT, downloaded_csvs, spreadsheet_problems
 from tests.browser.test_pages import TRUNCATED
 from tests.conftest import ROOT
@@ -116,8 +124,7 @@ def chrome_violations() -> Iterator[dict[str, list[dict]]]:
 @pytest.fixture(scope="module")
 def axe_page(browser_context):
     """One tab for every view: each view is a fresh deep link (a new Streamlit session) in the same tab."""
-    page = browser_context.new_page()
-    page.set_default_timeout(RUN_TIMEOUT_MS)
+    page = open_tab(browser_context)
     yield page
     page.close()
 

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_layout, wait_for_run
+from tests.browser.conftest import open_tab, wait_for_layout, wait_for_run
 from tests.browser.test_projector import keep
 
 FOLD = 720
@@ -23,8 +23,7 @@ SENTENCE = "The teacher shared this sentence with the whole class."
 @pytest.fixture
 def projector(browser) -> Page:
     context = browser.new_context(viewport={"width": 1280, "height": FOLD})
-    page = context.new_page()
-    page.set_default_timeout(RUN_TIMEOUT_MS)
+    page = open_tab(context)
     yield page
     context.close()
 

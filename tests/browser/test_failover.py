@@ -24,7 +24,7 @@ from playwright.sync_api import expect
 from components.ui.reconnect import REOPENED_COOKIE
 from scripts.serve import Cluster
 from scripts.server import free_port
-from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_run
+from tests.browser.conftest import open_tab, wait_for_run
 from tests.browser.test_pages import metric, p_is_next, reference, type_into  # noqa: F401 (reference: a fixture)
 from tests.conftest import rounded
 
@@ -74,8 +74,7 @@ def cluster(tiny_pretraining_dir, tmp_path_factory):
 def test_killed_replica_costs_no_student_their_view(cluster, reference, browser):  # noqa: F811
     # The session's browser: a second sync Playwright cannot start while the first one runs.
     with browser.new_context(viewport={"width": 1400, "height": 1000}) as context:
-        page = context.new_page()
-        page.set_default_timeout(RUN_TIMEOUT_MS)
+        page = open_tab(context)
         handshakes = Handshakes(context, page)
 
         response = page.goto(f"{cluster.url}/next_sentence?a={A}&b={B}")

@@ -15,7 +15,7 @@ from bertlens.curriculum import LESSONS
 from bertlens.lessons import PAGE_HEADS, DirectLive, Lesson, needs_head
 from bertlens.models import BUNDLED_MODEL
 from bertlens.pages import PAGE_TITLES
-from tests.browser.conftest import RUN_TIMEOUT_MS, SETTLED, wait_for_layout, wait_for_run
+from tests.browser.conftest import RUN_TIMEOUT_MS, SETTLED, open_tab, wait_for_layout, wait_for_run
 from tests.browser.test_accessibility import SIDEWAYS
 from tests.browser.test_projector import FOLD, WIDTH, assert_step_on_first_screen, within_the_screen
 
@@ -208,8 +208,7 @@ def test_a_class_link_opens_two_browsers_on_the_identical_view(page, server_url,
     for _ in range(2):  # two students: separate contexts (no shared cookies, storage or session)
         context = browser.new_context(viewport={"width": 1280, "height": 720})
         try:
-            student = context.new_page()
-            student.set_default_timeout(RUN_TIMEOUT_MS)
+            student = open_tab(context)
             student.goto(link)
             wait_for_run(student)
             views.append(settled_view(student, lesson.steps[3].title))
@@ -225,8 +224,7 @@ def test_a_lesson_step_fits_a_phone(browser, server_url):
     """At 390 px the panel's columns stack: no sideways scrolling, and Next and the question are reachable."""
     context = browser.new_context(viewport={"width": 390, "height": 844})
     try:
-        phone = context.new_page()
-        phone.set_default_timeout(RUN_TIMEOUT_MS)
+        phone = open_tab(context)
         phone.goto(f"{server_url}/attention?lesson=discover&step=4&text={ANIMAL}&attn_tab=Token+focus")
         wait_for_run(phone)
         phone.wait_for_function(SETTLED, timeout=RUN_TIMEOUT_MS)  # the final widths: a skeleton is not its widget

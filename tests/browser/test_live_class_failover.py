@@ -23,7 +23,7 @@ from components.services.rooms import PostgresRooms
 from scripts.live_class_load import LESSON, QUESTION, STEP
 from scripts.serve import Cluster, class_store
 from scripts.server import free_port
-from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_run
+from tests.browser.conftest import open_tab, wait_for_run
 from tests.browser.test_lessons_in_browser import main
 from tests.postgres_server import require_postgres
 
@@ -52,8 +52,7 @@ def test_a_student_whose_replica_dies_is_back_in_the_room_with_the_answer(cluste
     running = cluster[0]
     room, _ = store.open_room(LESSON, STEP, time.time())  # as the teacher's Start does
     with browser.new_context(viewport={"width": 1400, "height": 1000}) as context:
-        page = context.new_page()
-        page.set_default_timeout(RUN_TIMEOUT_MS)
+        page = open_tab(context)
         page.goto(f"{running.url}/?room={room.code}")
         wait_for_run(page)
         box = main(page).get_by_role("textbox", name="Your answer (one word)")

@@ -24,7 +24,7 @@ from components.services.rooms import open_store
 from components.state.classroom import HOST_COOKIE
 from components.state.history import NO_HISTORY_ENTRY
 from components.ui.classroom import JOIN_LABEL
-from tests.browser.conftest import REQUIRED, RUN_TIMEOUT_MS, SETTLED, wait_for_run
+from tests.browser.conftest import REQUIRED, RUN_TIMEOUT_MS, SETTLED, open_tab, wait_for_run
 from tests.browser.test_accessibility import AXE_JS, CHROME, RUN_AXE
 from tests.browser.test_lessons_in_browser import click, main
 from tests.browser.test_projector import keep
@@ -63,12 +63,6 @@ def contexts(browser: Browser) -> Iterator[list[BrowserContext]]:
         context.close()
 
 
-def tab(context: BrowserContext) -> Page:
-    page = context.new_page()
-    page.set_default_timeout(RUN_TIMEOUT_MS)
-    return page
-
-
 def axe_clean(page: Page, where: str) -> None:
     if not AXE_JS.exists():
         assert not REQUIRED, f"BERTLENS_REQUIRE_BROWSER=1 but axe-core is not at {AXE_JS}"
@@ -95,7 +89,7 @@ def on_step(page: Page, number: int) -> None:
 
 
 def test_a_teacher_and_two_students_answer_reveal_and_reload(contexts, class_url, rooms_file):
-    teacher, first, second = (tab(context) for context in contexts)
+    teacher, first, second = (open_tab(context) for context in contexts)
 
     # 1. The teacher starts a class on "Discover BERT" from home: the join view opens.
     teacher.goto(class_url)
@@ -204,7 +198,7 @@ def test_a_word_senses_round_maps_the_class_and_the_teacher_hides_a_sentence(con
     store = open_store(f"sqlite:///{rooms_file}", LIMITS)
     room, secret = store.open_room("senses", ROUND_STEP, time.time())
     contexts[0].add_cookies([{"name": HOST_COOKIE, "value": f"{room.code}.{secret}", "url": class_url}])
-    teacher, first, second = (tab(context) for context in contexts)
+    teacher, first, second = (open_tab(context) for context in contexts)
     teacher.goto(f"{class_url}/senses?lesson=senses&step={ROUND_STEP}&room={room.code}")
     wait_for_run(teacher)
     expect(main(teacher).get_by_text("you lead it")).to_be_visible()

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from bertlens.pages import TOOL_PAGES
-from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_layout, wait_for_run
+from tests.browser.conftest import open_tab, wait_for_layout, wait_for_run
 
 WIDTH, FOLD = 1280, 720
 PICTURE_BY = 480  # the picture starts in the screen's upper two thirds: most of it is on the first screen
@@ -36,8 +36,7 @@ LOWER_PICTURES = {
 @pytest.fixture(scope="module")
 def projector(browser):
     context = browser.new_context(viewport={"width": WIDTH, "height": FOLD})
-    page = context.new_page()
-    page.set_default_timeout(RUN_TIMEOUT_MS)
+    page = open_tab(context)
     yield page
     context.close()
 
@@ -127,8 +126,7 @@ def assert_step_on_first_screen(page: Page, key: str, number: int, control: str 
 @pytest.fixture(scope="module")
 def phone(browser):
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
-    page = context.new_page()
-    page.set_default_timeout(RUN_TIMEOUT_MS)
+    page = open_tab(context)
     yield page
     context.close()
 
